@@ -1,0 +1,114 @@
+# stackpipe — plain Makefile.  Targets: all deps check install uninstall clean
+# bench fuzz demo.  Flags come from pkg-config; see README.md.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BINDIR   = $(PREFIX)/bin
+MANDIR   = $(PREFIX)/share/man
+
+CC      ?= cc
+PKGS     = libdw libelf libxxhash libcjson zlib
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CFLAGS  ?= -O2 -g
+WARN     = -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=2
+ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Ilib -Iformats $(PKG_CFLAGS)
+LIBS     = $(PKG_LIBS) -lpthread
+
+# Every command is cmd/<name>.c; every library source is lib/*.c or formats/*.c.
+CMDS     = $(patsubst cmd/%.c,%,$(wildcard cmd/*.c))
+LIB_SRC  = $(wildcard lib/*.c formats/*.c)
+UNIT_SRC = $(wildcard tests/unit/*.c)
+FUZZ_SRC = $(wildcard tests/fuzz/*.c)
+HDRS     = $(wildcard lib/*.h formats/*.h)
+
+B        = build
+BA       = build-asan
+LIB_OBJ  = $(patsubst %.c,$(B)/%.o,$(LIB_SRC))
+LIBA_OBJ = $(patsubst %.c,$(BA)/%.o,$(LIB_SRC))
+BINS     = $(addprefix bin/,$(CMDS))
+UNITS    = $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
+UNITS_A  = $(patsubst tests/unit/%.c,$(BA)/tests/%,$(UNIT_SRC))
+BINS_A   = $(addprefix $(BA)/bin/,$(CMDS))
+ASAN     = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+.PHONY: all deps check check-fast install uninstall clean bench fuzz demo asan
+all: $(BINS) $(UNITS) bin/sp-dump
+
+# Generated embedding of share/ files (the SVG's script and style, later).
+$(B)/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+$(BA)/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -O1 $(ASAN) -c -o $@ $<
+
+$(B)/libstackpipe.a: $(LIB_OBJ)
+	@rm -f $@; ar rcs $@ $^
+$(BA)/libstackpipe.a: $(LIBA_OBJ)
+	@rm -f $@; ar rcs $@ $^
+
+bin/%: cmd/%.c $(B)/libstackpipe.a $(HDRS)
+	@mkdir -p bin
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libstackpipe.a $(LIBS)
+$(BA)/bin/%: cmd/%.c $(BA)/libstackpipe.a $(HDRS)
+	@mkdir -p $(BA)/bin
+	$(CC) $(ALL_CFLAGS) -O1 $(ASAN) -o $@ $< $(BA)/libstackpipe.a $(LIBS)
+
+# sp-dump: test helper that prints a binary stream as canonical text.
+bin/sp-dump: tests/sp-dump.c $(B)/libstackpipe.a $(HDRS)
+	@mkdir -p bin
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libstackpipe.a $(LIBS)
+$(BA)/bin/sp-dump: tests/sp-dump.c $(BA)/libstackpipe.a $(HDRS)
+	@mkdir -p $(BA)/bin
+	$(CC) $(ALL_CFLAGS) -O1 $(ASAN) -o $@ $< $(BA)/libstackpipe.a $(LIBS)
+
+$(B)/tests/%: tests/unit/%.c $(B)/libstackpipe.a $(HDRS)
+	@mkdir -p $(B)/tests
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libstackpipe.a $(LIBS)
+$(BA)/tests/%: tests/unit/%.c $(BA)/libstackpipe.a $(HDRS)
+	@mkdir -p $(BA)/tests
+	$(CC) $(ALL_CFLAGS) -O1 $(ASAN) -o $@ $< $(BA)/libstackpipe.a $(LIBS)
+
+asan: $(BINS_A) $(UNITS_A) $(BA)/bin/sp-dump
+
+# libFuzzer targets (clang).  One per parser.
+FUZZ_CC ?= clang
+FUZZ_BINS = $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRC))
+$(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(HDRS)
+	@mkdir -p $(B)/fuzz
+	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Ilib -Iformats $(PKG_CFLAGS) -o $@ $< $(LIB_SRC) $(LIBS)
+FUZZ_SECONDS ?= 300
+fuzz: $(FUZZ_BINS)
+	@for f in $(FUZZ_BINS); do n=$$(basename $$f); mkdir -p $(B)/corpus/$$n; \
+	  echo "fuzz $$n for $(FUZZ_SECONDS)s"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) $(B)/corpus/$$n tests/fuzz/corpus/$$n || exit 1; done
+
+deps:
+	@sh tests/deps.sh
+
+check: deps
+	@$(MAKE) --no-print-directory all asan $(FUZZ_BINS)
+	@bash tests/run.sh
+
+check-fast: all
+	@SP_NO_ASAN=1 SP_NO_FUZZ=1 bash tests/run.sh
+
+bench: deps all
+	@bash tests/bench/bench.sh
+
+demo: deps all
+	@bash share/demo/demo.sh
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
+	install -m 755 $(BINS) $(DESTDIR)$(BINDIR)/
+	install -m 644 share/man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 share/man/man5/*.5 $(DESTDIR)$(MANDIR)/man5/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(CMDS))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(wildcard share/man/man1/*.1)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(notdir $(wildcard share/man/man5/*.5)))
+
+clean:
+	rm -rf $(B) $(BA) bin

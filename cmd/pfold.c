@@ -1,0 +1,352 @@
+/* pfold — fold stack samples (perf script, folded, py-spy, binary stream)
+ * into folded stacks or the binary stream. */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "fold.h"
+#include "format.h"
+#include "inline.h"
+#include "perf.h"
+#include "stream.h"
+
+static const char synopsis[] =
+	"usage: pfold [options] [FILE...]\n"
+	"Fold stack samples into folded stacks (\"root;...;leaf COUNT\") or the binary stream.\n"
+	"Inputs (auto-detected, gzip ok, '-' or none = stdin): perf script text, folded\n"
+	"stacks (one or two values), py-spy raw output, the stackpipe binary stream.\n"
+	"\n"
+	"  -f, --format=NAME       input format: perf, folded, pyspy, stream (default: detect)\n"
+	"  -b, --binary            write the binary stream (keeps threads, times, events, periods)\n"
+	"  -o, --output=FILE       write to FILE instead of standard output\n"
+	"      --pid               root frame is comm-PID\n"
+	"      --tid               root frame is comm-PID/TID\n"
+	"      --no-comm           no comm root frame\n"
+	"      --kernel            mark kernel frames with _[k]\n"
+	"      --jit               mark JIT frames with _[j]\n"
+	"      --all               --kernel and --jit\n"
+	"      --addrs             put the raw address into [unknown] frames\n"
+	"      --event-filter=EV   keep samples of event EV only (default: the first event seen)\n"
+	"      --inline            expand inlined frames from DWARF (libdw), in-process\n"
+	"      --weight=W          count each sample as 1 (count) or by its period (period, default)\n"
+	"  -j, --jobs=N            worker threads for large perf script files (default: CPUs)\n"
+	"  -q, --quiet             do not print each bad line (the summary is still printed)\n"
+	"  -h, --help              show this help\n"
+	"\n"
+	"Exit status: 0 ok (bad lines are reported and skipped), 2 error.\n";
+
+struct opts {
+	const char *format;
+	int binary;
+	const char *output;
+	struct sp_fold_opts fold;
+	struct sp_read_opts read;
+	const char *event_filter;
+	int do_inline;
+	int weight_count;
+	unsigned long jobs;
+	int quiet;
+	uint64_t warned;
+};
+
+static void print_warning(void *ctx, const struct sp_err *e)
+{
+	struct opts *o = ctx;
+	if (e->where[0] && o->quiet)
+		return;
+	if (e->where[0] && ++o->warned > 100) {
+		if (o->warned == 101)
+			sp_error("more bad lines follow; not printing them (see the summary)");
+		return;
+	}
+	sp_error_e(e);
+}
+
+/* ---- the parallel path: one large perf script file, folded output ---- */
+
+struct worker {
+	pthread_t th;
+	int fd;
+	const char *name;
+	uint64_t start, end;
+	struct sp_profile *p;
+	struct sp_fold *fold;
+	struct sp_read_opts read;
+	struct sp_err err;
+	int rc;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct sp_input *in = sp_input_fd(w->fd, w->name, w->start, w->end);
+	w->rc = sp_format_perf.read(in, w->p, sp_fold_sink(w->fold), &w->read, &w->err);
+	sp_input_close(in);
+	return NULL;
+}
+
+/* Split [0,size) at sample boundaries: after a blank line ("\n\n"). */
+static uint64_t find_split(int fd, uint64_t from, uint64_t size)
+{
+	char buf[1 << 16];
+	uint64_t pos = from;
+	int prev_nl = 0;
+	while (pos < size && pos < from + (16u << 20)) {
+		ssize_t r = pread(fd, buf, sizeof buf, (off_t)pos);
+		if (r <= 0)
+			return 0;
+		for (ssize_t i = 0; i < r; i++) {
+			if (buf[i] == '\n') {
+				if (prev_nl)
+					return pos + (uint64_t)i + 1;
+				prev_nl = 1;
+			} else if (buf[i] != '\r') {
+				prev_nl = 0;
+			}
+		}
+		pos += (uint64_t)r;
+	}
+	return 0;
+}
+
+static int fold_parallel(struct opts *o, struct sp_input *in, int fd, uint64_t size, struct sp_profile *p,
+			 struct sp_fold *fold, struct sp_err *err)
+{
+	/* Every worker must filter on the same event as a single pass would:
+	 * the first event of the file, unless one was given. */
+	struct sp_buf ev = SP_BUF_INIT;
+	const char *first = o->event_filter;
+	int defaulted = 0;
+	if (!first) {
+		const char *buf;
+		size_t n;
+		sp_input_peek(in, 1 << 20, &buf, &n);
+		first = sp_perf_first_event(buf, n, &ev);
+		defaulted = 1;
+	}
+	unsigned nw = (unsigned)o->jobs;
+	struct worker *w = sp_xcalloc(nw, sizeof *w);
+	uint64_t at = 0;
+	unsigned used = 0;
+	for (unsigned i = 0; i < nw && at < size; i++) {
+		uint64_t end = size;
+		if (i + 1 < nw) {
+			end = find_split(fd, size / nw * (i + 1), size);
+			if (!end || end <= at)
+				end = size;
+		}
+		w[i].fd = fd;
+		w[i].name = sp_input_name(in);
+		w[i].start = at;
+		w[i].end = end;
+		w[i].p = i == 0 ? p : sp_profile_new();
+		w[i].fold = i == 0 ? fold : sp_fold_new(w[i].p, &o->fold);
+		w[i].read = o->read;
+		w[i].read.bad_lines = 0;
+		w[i].read.event_filter = first;
+		w[i].read.event_filter_defaulted = defaulted;
+		at = end;
+		used++;
+	}
+	/* Worker 0 starts at offset 0: give it a pread range so it does not
+	 * consume the probe's buffered bytes twice. */
+	if (w[0].start == 0 && w[0].end == 0)
+		w[0].end = size;
+	for (unsigned i = 1; i < used; i++)
+		pthread_create(&w[i].th, NULL, worker_main, &w[i]);
+	worker_main(&w[0]);
+	int rc = w[0].rc;
+	if (rc)
+		*err = w[0].err;
+	for (unsigned i = 1; i < used; i++) {
+		pthread_join(w[i].th, NULL);
+		if (w[i].rc && !rc) {
+			rc = -1;
+			*err = w[i].err;
+		}
+		sp_fold_merge(fold, w[i].fold);
+		sp_fold_free(w[i].fold);
+		sp_profile_free(w[i].p);
+	}
+	for (unsigned i = 0; i < used; i++)
+		o->read.bad_lines += w[i].read.bad_lines;
+	free(w);
+	sp_buf_release(&ev);
+	return rc;
+}
+
+static int cmd_pfold(int argc, char **argv)
+{
+	enum { O_PID = 256, O_TID, O_NOCOMM, O_KERNEL, O_JIT, O_ALL, O_ADDRS, O_EVENT, O_INLINE, O_WEIGHT };
+	static const struct option longopts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "binary", no_argument, NULL, 'b' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "pid", no_argument, NULL, O_PID },
+		{ "tid", no_argument, NULL, O_TID },
+		{ "no-comm", no_argument, NULL, O_NOCOMM },
+		{ "kernel", no_argument, NULL, O_KERNEL },
+		{ "jit", no_argument, NULL, O_JIT },
+		{ "all", no_argument, NULL, O_ALL },
+		{ "addrs", no_argument, NULL, O_ADDRS },
+		{ "event-filter", required_argument, NULL, O_EVENT },
+		{ "inline", no_argument, NULL, O_INLINE },
+		{ "weight", required_argument, NULL, O_WEIGHT },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o;
+	memset(&o, 0, sizeof o);
+	o.fold.label = SP_LABEL_COMM;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	o.jobs = ncpu > 0 ? (unsigned long)ncpu : 1;
+	int c;
+	while ((c = getopt_long(argc, argv, "f:bo:j:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (!sp_format_find(optarg))
+				return sp_usage_error(synopsis, "unknown format '%s' (known: %s)", optarg,
+						      sp_format_names());
+			o.format = optarg;
+			break;
+		case 'b': o.binary = 1; break;
+		case 'o': o.output = optarg; break;
+		case O_PID: if (o.fold.label != SP_LABEL_TID) o.fold.label = SP_LABEL_PID; break;
+		case O_TID: o.fold.label = SP_LABEL_TID; break;
+		case O_NOCOMM: o.fold.label = SP_LABEL_NONE; break;
+		case O_KERNEL: o.fold.annotate_kernel = 1; break;
+		case O_JIT: o.fold.annotate_jit = 1; break;
+		case O_ALL: o.fold.annotate_kernel = o.fold.annotate_jit = 1; break;
+		case O_ADDRS: o.read.addrs = 1; break;
+		case O_EVENT: o.event_filter = optarg; break;
+		case O_INLINE: o.do_inline = 1; break;
+		case O_WEIGHT:
+			if (!strcmp(optarg, "count") || !strcmp(optarg, "samples"))
+				o.weight_count = 1;
+			else if (strcmp(optarg, "period"))
+				return sp_usage_error(synopsis, "--weight must be count or period, not '%s'", optarg);
+			break;
+		case 'j':
+			if (sp_opt_uint("--jobs", optarg, &o.jobs) < 0)
+				return SP_EXIT_ERROR;
+			if (o.jobs < 1)
+				o.jobs = 1;
+			if (o.jobs > 64)
+				o.jobs = 64;
+			break;
+		case 'q': o.quiet = 1; break;
+		case 'h': fputs(synopsis, stdout); return SP_EXIT_OK;
+		default: return sp_usage_error(synopsis, "unknown option");
+		}
+	}
+	o.fold.weight = o.weight_count ? "samples" : NULL;
+	o.read.warn = print_warning;
+	o.read.warn_ctx = &o;
+	o.read.event_filter = o.event_filter;
+
+	FILE *out = stdout;
+	if (o.output && !(out = fopen(o.output, "w"))) {
+		sp_error("%s: %s", o.output, strerror(errno));
+		return SP_EXIT_ERROR;
+	}
+	if (o.binary && sp_check_binary_stdout(out) < 0)
+		return SP_EXIT_ERROR;
+
+	struct sp_profile *p = sp_profile_new();
+	struct sp_fold *fold = NULL;
+	struct sp_stream_writer *sw = NULL;
+	struct sp_sink *sink;
+	struct sp_inline *inl = NULL;
+	if (o.binary) {
+		sw = sp_stream_writer_new(out, p);
+		sink = sp_stream_writer_sink(sw);
+	} else {
+		fold = sp_fold_new(p, &o.fold);
+		sink = sp_fold_sink(fold);
+	}
+	if (o.do_inline) {
+		inl = sp_inline_new(p, sink);
+		sink = sp_inline_sink(inl);
+	}
+	if (o.binary && o.weight_count) {
+		static const char *const names[] = { "samples", "period" };
+		sp_profile_set_values(p, 2, names);
+	}
+
+	int nfiles = argc - optind;
+	char *stdin_only[] = { "-" };
+	char **files = nfiles ? argv + optind : stdin_only;
+	if (!nfiles)
+		nfiles = 1;
+	int rc = SP_EXIT_OK;
+	struct sp_err err;
+	for (int i = 0; i < nfiles && rc == SP_EXIT_OK; i++) {
+		struct sp_input *in = sp_input_open(files[i], &err);
+		if (!in) {
+			sp_error_e(&err);
+			rc = SP_EXIT_ERROR;
+			break;
+		}
+		const struct sp_format *fmt = o.format ? sp_format_find(o.format) : sp_format_probe(in);
+		if (!fmt) {
+			const char *b;
+			size_t n;
+			sp_input_peek(in, 1, &b, &n);
+			if (n == 0) { /* empty input: nothing to fold */
+				sp_input_close(in);
+				continue;
+			}
+			if (!sp_input_failed(in, &err))
+				sp_error("%s: cannot tell the input format (known: %s; choose with -f)",
+					 sp_input_name(in), sp_format_names());
+			else
+				sp_error_e(&err);
+			sp_input_close(in);
+			rc = SP_EXIT_ERROR;
+			break;
+		}
+		int fd;
+		uint64_t size;
+		int r;
+		if (fmt == &sp_format_perf && fold && !inl && o.jobs > 1 && nfiles == 1 &&
+		    sp_input_splittable(in, &fd, &size) && size > (8u << 20))
+			r = fold_parallel(&o, in, fd, size, p, fold, &err);
+		else
+			r = fmt->read(in, p, sink, &o.read, &err);
+		if (r < 0) {
+			sp_error_e(&err);
+			rc = SP_EXIT_ERROR;
+		}
+		sp_input_close(in);
+	}
+	if (rc == SP_EXIT_OK && inl && sp_inline_finish(inl, &err) < 0) {
+		sp_error_e(&err);
+		rc = SP_EXIT_ERROR;
+	}
+	if (rc == SP_EXIT_OK) {
+		int w = fold ? sp_fold_write(fold, out, &err) : sp_stream_writer_finish(sw, &err);
+		if (w < 0) {
+			sp_error_e(&err);
+			rc = SP_EXIT_ERROR;
+		}
+	}
+	if (o.read.bad_lines)
+		sp_error("%llu bad line%s skipped", (unsigned long long)o.read.bad_lines,
+			 o.read.bad_lines == 1 ? "" : "s");
+	if (out != stdout && fclose(out) != 0 && rc == SP_EXIT_OK) {
+		sp_error("%s: %s", o.output, strerror(errno));
+		rc = SP_EXIT_ERROR;
+	}
+	sp_inline_free(inl);
+	sp_fold_free(fold);
+	sp_stream_writer_free(sw);
+	sp_profile_free(p);
+	return rc;
+}
+
+int main(int argc, char **argv) { return sp_cmd_run("pfold", cmd_pfold, argc, argv); }

@@ -1,0 +1,325 @@
+/* folded.c — readers of folded stacks: "a;b;c 12", two-value "a;b;c 3 5"
+ * (difffolded.pl), and py-spy's `record --format raw` output, which is
+ * folded text whose Python frames read "function (file.py:LINE)".
+ *
+ * A line's stack text is looked up whole in a cache (one xxh3 per line), so
+ * re-aggregating folded text does not re-hash every frame of every line.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "format.h"
+
+struct stack_cache {
+	struct sp_u64map map; /* hash -> index+1 into ents */
+	struct { uint32_t off, len, node; } *ents;
+	size_t n, cap;
+	struct sp_buf text;
+};
+
+static int is_num_char(char c) { return (c >= '0' && c <= '9') || c == '.'; }
+
+/* Parse a count token [s,e): digits with an optional fraction, optional
+ * leading '-'.  Returns 1 and the value when it is one. */
+static int parse_count(const char *s, const char *e, double *v)
+{
+	if (s == e)
+		return 0;
+	int neg = 0;
+	if (*s == '-') {
+		neg = 1;
+		s++;
+	}
+	if (s == e || !(*s >= '0' && *s <= '9'))
+		return 0;
+	uint64_t ip = 0;
+	const char *q = s;
+	while (q < e && *q >= '0' && *q <= '9') {
+		if (ip > (UINT64_MAX - 9) / 10)
+			return 0;
+		ip = ip * 10 + (uint64_t)(*q - '0');
+		q++;
+	}
+	double d = (double)ip;
+	if (q < e && *q == '.') {
+		q++;
+		double scale = 0.1;
+		while (q < e && *q >= '0' && *q <= '9') {
+			d += (*q - '0') * scale;
+			scale *= 0.1;
+			q++;
+		}
+		/* Exact parse of the decimal for output stability. */
+		char tmp[64];
+		size_t n = (size_t)(e - s);
+		if (n < sizeof tmp) {
+			memcpy(tmp, s, n);
+			tmp[n] = 0;
+			d = strtod(tmp, NULL);
+		}
+	}
+	if (q != e)
+		return 0;
+	*v = neg ? -d : d;
+	return 1;
+}
+
+/* Split "stack N" or "stack A B": returns the number of counts (0 = bad). */
+static int split_counts(const char *s, const char *e, int want, const char **stack_end, double *c)
+{
+	const char *t = e;
+	while (t > s && !(t[-1] == ' ' || t[-1] == '\t'))
+		t--;
+	if (t == s || !parse_count(t, e, &c[want > 1 ? 1 : 0]))
+		return 0;
+	const char *u = t;
+	while (u > s && (u[-1] == ' ' || u[-1] == '\t'))
+		u--;
+	if (want == 1) {
+		*stack_end = u;
+		return u > s ? 1 : 0;
+	}
+	/* two values wanted (or undecided: want = 0 tries two, then one) */
+	const char *v = u;
+	while (v > s && !(v[-1] == ' ' || v[-1] == '\t'))
+		v--;
+	if (v > s && v < u && is_num_char(u[-1]) && parse_count(v, u, &c[0])) {
+		const char *w = v;
+		while (w > s && (w[-1] == ' ' || w[-1] == '\t'))
+			w--;
+		if (w > s) {
+			*stack_end = w;
+			return 2;
+		}
+	}
+	if (want == 2)
+		return 0;
+	c[0] = c[1];
+	*stack_end = u;
+	return u > s ? 1 : 0;
+}
+
+/* "name (file.py:12)" -> python frame.  Returns 1 when it is one. */
+static int python_frame(struct sp_profile *p, const char *s, size_t n, struct sp_frame *f)
+{
+	if (n < 6 || s[n - 1] != ')')
+		return 0;
+	const char *lp = memrchr(s, '(', n);
+	if (!lp || lp == s || lp[-1] != ' ')
+		return 0;
+	const char *in = lp + 1, *ie = s + n - 1;
+	const char *colon = memrchr(in, ':', (size_t)(ie - in));
+	uint32_t line = 0;
+	const char *fe = ie;
+	if (colon) {
+		uint64_t l;
+		size_t k = sp_parse_u64(colon + 1, ie, &l);
+		if (k && colon + 1 + k == ie) {
+			line = (uint32_t)l;
+			fe = colon;
+		}
+	}
+	if (fe - in < 3 || !(memmem(in, (size_t)(fe - in), ".py", 3) || memmem(in, (size_t)(fe - in), "<", 1)))
+		return 0;
+	memset(f, 0, sizeof *f);
+	f->name = sp_str_intern(p, s, (size_t)(lp - 1 - s));
+	f->file = sp_str_intern(p, in, (size_t)(fe - in));
+	f->line = line;
+	f->kind = SP_KIND_PYTHON;
+	return 1;
+}
+
+static uint32_t intern_stack(struct sp_profile *p, const char *s, const char *e, int pyspy)
+{
+	uint32_t node = 0;
+	while (s <= e) {
+		const char *sc = memchr(s, ';', (size_t)(e - s));
+		const char *fe = sc ? sc : e;
+		size_t n = (size_t)(fe - s);
+		struct sp_frame f = { 0 };
+		if (!(pyspy && python_frame(p, s, n, &f))) {
+			unsigned kind = SP_KIND_NATIVE;
+			if (n > 4 && s[n - 4] == '_' && s[n - 3] == '[' && s[n - 1] == ']') {
+				if (s[n - 2] == 'k')
+					kind = SP_KIND_KERNEL;
+				else if (s[n - 2] == 'j')
+					kind = SP_KIND_JIT;
+				else if (s[n - 2] == 'i')
+					kind = SP_KIND_INLINED;
+			}
+			f.name = sp_str_intern(p, s, n);
+			f.kind = (uint8_t)kind;
+		}
+		if (n || sc)
+			node = sp_node_intern(p, node, sp_frame_intern(p, &f));
+		if (!sc)
+			break;
+		s = sc + 1;
+	}
+	return node;
+}
+
+static void warn_bad(struct sp_read_opts *o, struct sp_input *in, const char *what, const char *line, size_t len)
+{
+	o->bad_lines++;
+	if (!o->warn)
+		return;
+	struct sp_err e;
+	if (len > 120)
+		len = 120;
+	sp_err_at(&e, sp_input_name(in), sp_input_lineno(in), "%s: %.*s", what, (int)len, line);
+	o->warn(o->warn_ctx, &e);
+}
+
+static int read_folded(struct sp_input *in, struct sp_profile *p, struct sp_sink *sink, struct sp_read_opts *o,
+		       struct sp_err *err, int pyspy)
+{
+	struct stack_cache sc = { 0 };
+	sp_u64map_init(&sc.map);
+	int nv = sp_profile_nvalues(p);
+	int want = 0; /* columns in this file: decided by the first line */
+	if (nv == 2 && !strcmp(sp_profile_value_name(p, 0), "a"))
+		want = 2;
+	struct sp_sample smp;
+	memset(&smp, 0, sizeof smp);
+	smp.time = SP_NO_TIME;
+	int rc = 0;
+	const char *line;
+	size_t len;
+	while ((line = sp_input_line(in, &len))) {
+		const char *s = line, *e = line + len;
+		while (e > s && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		if (s == e)
+			continue;
+		double c[2] = { 0, 0 };
+		const char *se;
+		int k = split_counts(s, e, want, &se, c);
+		if (!k) {
+			warn_bad(o, in, want == 2 ? "expected \"stack COUNT COUNT\"" : "expected \"stack COUNT\"", line,
+				 len);
+			continue;
+		}
+		if (!want) {
+			want = k;
+			if (nv == 0) {
+				static const char *const one[] = { "samples" }, *const two[] = { "a", "b" };
+				sp_profile_set_values(p, k, k == 2 ? two : one);
+				nv = k;
+			} else if (k == 2) {
+				sp_err_at(err, sp_input_name(in), sp_input_lineno(in),
+					  "two-value (diff) input cannot be mixed with one-value input");
+				rc = -1;
+				break;
+			}
+		}
+		uint64_t h = sp_hash(s, (size_t)(se - s));
+		int found;
+		uint32_t *slot = sp_u64map_slot(&sc.map, h, &found);
+		uint32_t node;
+		if (found && sc.ents[*slot - 1].len == (size_t)(se - s) &&
+		    !memcmp(sc.text.p + sc.ents[*slot - 1].off, s, (size_t)(se - s))) {
+			node = sc.ents[*slot - 1].node;
+		} else {
+			node = intern_stack(p, s, se, pyspy);
+			if (!found) {
+				if (sc.n == sc.cap) {
+					sc.cap = sc.cap ? sc.cap * 2 : 256;
+					sc.ents = sp_xrealloc(sc.ents, sc.cap * sizeof *sc.ents);
+				}
+				sc.ents[sc.n].off = (uint32_t)sc.text.len;
+				sc.ents[sc.n].len = (uint32_t)(se - s);
+				sc.ents[sc.n].node = node;
+				sp_buf_add(&sc.text, s, (size_t)(se - s));
+				*slot = (uint32_t)++sc.n;
+			}
+		}
+		smp.stack = node;
+		if (want == 2) {
+			smp.values[0] = c[0];
+			smp.values[1] = c[1];
+		} else {
+			for (int i = 0; i < nv && i < SP_MAX_VALUES; i++)
+				smp.values[i] = c[0];
+		}
+		if (sink->sample && sink->sample(sink, p, &smp, err) < 0) {
+			rc = -1;
+			break;
+		}
+	}
+	if (!rc && sp_input_failed(in, err))
+		rc = -1;
+	if (!rc && sink->end_input && sink->end_input(sink, p, err) < 0)
+		rc = -1;
+	sp_u64map_release(&sc.map);
+	free(sc.ents);
+	sp_buf_release(&sc.text);
+	return rc;
+}
+
+/* Probe: most non-empty lines end in a count and hold no tab-indented frame
+ * lines. */
+static int probe_common(const char *buf, size_t n, int complete, int *python)
+{
+	const char *s = buf, *e = buf + n;
+	int good = 0, bad = 0, py = 0;
+	while (s < e && good + bad < 100) {
+		const char *nl = memchr(s, '\n', (size_t)(e - s));
+		if (!nl && !complete)
+			break;
+		const char *le = nl ? nl : e;
+		while (le > s && (le[-1] == '\r' || le[-1] == ' '))
+			le--;
+		if (le > s) {
+			double c[2];
+			const char *se;
+			if (s[0] != ' ' && s[0] != '\t' && split_counts(s, le, 0, &se, c)) {
+				good++;
+				if (memmem(s, (size_t)(se - s), ".py:", 4))
+					py++;
+			} else {
+				bad++;
+			}
+		}
+		if (!nl)
+			break;
+		s = nl + 1;
+	}
+	*python = py;
+	if (!good || bad * 10 > good)
+		return 0;
+	return 50;
+}
+
+static int folded_probe(const char *buf, size_t n, int complete)
+{
+	int py;
+	return probe_common(buf, n, complete, &py);
+}
+
+static int pyspy_probe(const char *buf, size_t n, int complete)
+{
+	int py;
+	int r = probe_common(buf, n, complete, &py);
+	return r && py ? 60 : 0;
+}
+
+static int folded_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sink, struct sp_read_opts *o,
+		       struct sp_err *err)
+{
+	return read_folded(in, p, sink, o, err, 0);
+}
+
+static int pyspy_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sink, struct sp_read_opts *o,
+		      struct sp_err *err)
+{
+	return read_folded(in, p, sink, o, err, 1);
+}
+
+const struct sp_format sp_format_folded = {
+	"folded", "folded stacks: \"a;b;c COUNT\" or two-value \"a;b;c A B\"", folded_probe, folded_read,
+};
+
+const struct sp_format sp_format_pyspy = {
+	"pyspy", "py-spy record --format raw (folded, frames \"func (file.py:LINE)\")", pyspy_probe, pyspy_read,
+};

@@ -1,0 +1,55 @@
+/* format.h — the table of foreign-format readers.
+ *
+ * Every input format is a module with a name, a probe and a reader.  The
+ * reader parses an sp_input into a profile and pushes samples into a sink.
+ * Commands pick a format by name (-f NAME) or by probing the first bytes;
+ * they never include a format's internals.
+ */
+#ifndef SP_FORMAT_H
+#define SP_FORMAT_H
+
+#include "input.h"
+#include "profile.h"
+
+/* Options understood by readers; a reader ignores what does not apply. */
+struct sp_read_opts {
+	int annotate_kernel; /* perf: (folded output adds _[k]) — kept for readers that name frames */
+	int addrs;           /* perf: raw address inside [unknown] frames */
+	int inline_frames;   /* perf: resolve inlined frames with libdw (--inline) */
+	int no_tidy;         /* perf: keep raw symbol names */
+	/* perf: keep only samples of this event; NULL = the first event seen
+	 * (event_filter_defaulted says the name was picked that way, so a
+	 * note is printed when other events are dropped). */
+	const char *event_filter;
+	int event_filter_defaulted;
+	/* Non-fatal problems (a bad line that is skipped): called with the error,
+	 * may be NULL.  Readers count them in *bad_lines as well. */
+	void (*warn)(void *ctx, const struct sp_err *e);
+	void *warn_ctx;
+	uint64_t bad_lines;
+};
+
+struct sp_format {
+	const char *name;
+	const char *description;
+	/* Score 0 (not this format) .. 100 (certain) for the first bytes of the
+	 * input; `complete` says buf holds the whole input. */
+	int (*probe)(const char *buf, size_t n, int complete);
+	/* Read the whole input.  Returns 0, or -1 with err filled for a fatal
+	 * error (binary stream corruption, read failure). */
+	int (*read)(struct sp_input *in, struct sp_profile *p, struct sp_sink *sink,
+		    struct sp_read_opts *o, struct sp_err *err);
+};
+
+extern const struct sp_format sp_format_perf;    /* perf script text */
+extern const struct sp_format sp_format_folded;  /* folded stacks, 1 or 2 values */
+extern const struct sp_format sp_format_pyspy;   /* py-spy record --format raw */
+extern const struct sp_format sp_format_stream;  /* the binary stream */
+
+const struct sp_format *sp_format_find(const char *name);
+/* Probe an input (peeks, does not consume).  NULL when nothing matches. */
+const struct sp_format *sp_format_probe(struct sp_input *in);
+/* Names of all formats, comma separated, for messages. */
+const char *sp_format_names(void);
+
+#endif

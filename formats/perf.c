@@ -1,0 +1,864 @@
+/* perf.c — reader of `perf script` text output.
+ *
+ * Follows stackcollapse-perf.pl's interpretation (FlameGraph at 57207afbe114)
+ * so that folded output matches the peers byte for byte, and goes further
+ * where it gives up: padded comms, single-line samples (event line carrying
+ * its one frame), frames without a dso, srcline lines, "(inlined)" frames.
+ *
+ * Hot path: a sample is an event line plus one line per frame.  Each frame
+ * line is split with memchr/memrchr only; the symbol+module text is looked
+ * up in a cache that maps it to the frame ids it produces (after tidying,
+ * "->" inline splitting and [unknown] handling), so a frame seen before costs
+ * one xxh3 hash and one probe.  No allocation per line or per sample.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "format.h"
+#include "perf.h"
+
+/* ---- frame cache: raw (sym, module, flags) -> frame id list ---- */
+
+struct fc_ent {
+	uint64_t hash;
+	uint32_t key_off, key_len; /* in keys */
+	uint32_t ids_off;          /* in ids */
+	uint16_t nids;
+	uint16_t used;
+};
+
+struct fcache {
+	struct fc_ent *tab;
+	size_t mask, used;
+	struct sp_buf keys;
+	uint32_t *ids;
+	size_t nids, capids;
+};
+
+static void fc_init(struct fcache *c)
+{
+	c->mask = 4095;
+	c->tab = sp_xcalloc(c->mask + 1, sizeof *c->tab);
+	c->used = 0;
+	sp_buf_init(&c->keys);
+	c->ids = NULL;
+	c->nids = c->capids = 0;
+}
+
+static void fc_release(struct fcache *c)
+{
+	free(c->tab);
+	sp_buf_release(&c->keys);
+	free(c->ids);
+}
+
+static void fc_grow(struct fcache *c)
+{
+	size_t cap = (c->mask + 1) * 2;
+	struct fc_ent *t = sp_xcalloc(cap, sizeof *t);
+	for (size_t i = 0; i <= c->mask; i++) {
+		if (!c->tab[i].used)
+			continue;
+		size_t j = c->tab[i].hash & (cap - 1);
+		while (t[j].used)
+			j = (j + 1) & (cap - 1);
+		t[j] = c->tab[i];
+	}
+	free(c->tab);
+	c->tab = t;
+	c->mask = cap - 1;
+}
+
+/* ---- reader state ---- */
+
+struct perf_state {
+	struct sp_profile *p;
+	struct sp_sink *sink;
+	struct sp_read_opts *o;
+	struct sp_input *in;
+	struct sp_err *err;
+	struct fcache fc;
+
+	/* the sample being built */
+	int in_sample;   /* an event line was seen and not yet flushed */
+	int skipping;    /* the current sample's event is filtered out */
+	int dry;         /* probing: parse, touch no tables */
+	int java;        /* comm starts with "java" (Java name tidying) */
+	int last_was_frame;
+	struct sp_sample smp;
+	uint32_t *frames; /* leaf first */
+	size_t nframes, capframes;
+
+	/* event filter */
+	uint32_t filter_event; /* string id, 0 = not chosen yet */
+	int filter_defaulted;
+
+	/* last thread, to skip re-interning */
+	struct sp_buf last_comm;
+	int64_t last_pid, last_tid;
+	uint32_t last_thread;
+	uint32_t last_event_str;
+	struct sp_buf last_event;
+	struct sp_buf tmp;
+};
+
+static atomic_int filter_warned;
+
+static void warn_line(struct perf_state *st, const char *what, const char *line, size_t len)
+{
+	struct sp_err e;
+	st->o->bad_lines++;
+	if (!st->o->warn)
+		return;
+	if (len > 120)
+		len = 120;
+	sp_err_at(&e, sp_input_name(st->in), sp_input_lineno(st->in), "%s: %.*s", what, (int)len, line);
+	st->o->warn(st->o->warn_ctx, &e);
+}
+
+static inline int is_ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
+static inline int is_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+static inline int is_word(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static int flush_sample(struct perf_state *st)
+{
+	if (!st->in_sample) {
+		st->skipping = 0;
+		return 0;
+	}
+	st->in_sample = 0;
+	if (st->skipping) {
+		st->skipping = 0;
+		st->nframes = 0;
+		return 0;
+	}
+	uint32_t node = 0;
+	for (size_t i = st->nframes; i > 0; i--)
+		node = sp_node_intern(st->p, node, st->frames[i - 1]);
+	st->nframes = 0;
+	st->smp.stack = node;
+	if (st->sink->sample)
+		return st->sink->sample(st->sink, st->p, &st->smp, st->err);
+	return 0;
+}
+
+static void push_frame(struct perf_state *st, uint32_t id)
+{
+	if (st->nframes == st->capframes) {
+		st->capframes = st->capframes ? st->capframes * 2 : 256;
+		st->frames = sp_xrealloc(st->frames, st->capframes * sizeof *st->frames);
+	}
+	st->frames[st->nframes++] = id;
+}
+
+/* Does the module name a kernel image?  (stackcollapse-perf.pl:
+ * $mod =~ m/(^\[|vmlinux$)/ && $mod !~ /unknown/) */
+static int mod_is_kernel(const char *m, size_t n)
+{
+	if (!n)
+		return 0;
+	if (memmem(m, n, "unknown", 7))
+		return 0;
+	return m[0] == '[' || (n >= 7 && !memcmp(m + n - 7, "vmlinux", 7));
+}
+
+/* m:/tmp/perf-\d+\.map: (perf map files), and perf inject --jit's
+ * "jitted-PID-N.so" images (as inferno does). */
+static int mod_is_jit(const char *m, size_t n)
+{
+	const char *e = m + n;
+	const char *s = m;
+	const char *j = memmem(m, n, "/jitted-", 8);
+	if (j && n >= 3 && !memcmp(e - 3, ".so", 3))
+		return 1;
+	while ((s = memmem(s, (size_t)(e - s), "/tmp/perf-", 10))) {
+		const char *d = s + 10;
+		const char *q = d;
+		while (q < e && *q >= '0' && *q <= '9')
+			q++;
+		if (q > d && e - q >= 4 && !memcmp(q, ".map", 4))
+			return 1;
+		s++;
+	}
+	return 0;
+}
+
+/* Tidy one function name as stackcollapse-perf.pl does, into out. */
+static void tidy_name(struct perf_state *st, const char *f, size_t n, struct sp_buf *out)
+{
+	sp_buf_reset(out);
+	if (st->o->no_tidy) {
+		sp_buf_add(out, f, n);
+		return;
+	}
+	/* Go method names such as "net/http.(*Client).Do" keep their parens:
+	 * $func !~ m/\.\(.*\)\./ */
+	int go = 0;
+	const char *dp = memmem(f, n, ".(", 2);
+	if (dp) {
+		const char *rest = dp + 2;
+		size_t rn = (size_t)(f + n - rest);
+		if (memmem(rest, rn, ").", 2))
+			go = 1;
+	}
+	size_t end = n;
+	if (!go) {
+		/* perl: everything from the first '(' that does not open
+		 * "(anonymous namespace)" is dropped. */
+		for (size_t i = 0; i < n; i++) {
+			if (f[i] != '(')
+				continue;
+			if (n - i - 1 >= 20 && !memcmp(f + i + 1, "anonymous namespace)", 20))
+				continue;
+			end = i;
+			break;
+		}
+	}
+	for (size_t i = 0; i < end; i++) {
+		char c = f[i];
+		if (c == ';')
+			c = ':';
+		else if (c == '"' || c == '\'')
+			continue;
+		sp_buf_addc(out, c);
+	}
+	/* Java: Lorg/mozilla/...;.call -> org/mozilla/...:.call */
+	if (st->java && out->len && out->p[0] == 'L' && memchr(out->p, '/', out->len)) {
+		memmove(out->p, out->p + 1, out->len - 1);
+		out->len--;
+	}
+}
+
+/* Produce the frames of one frame line (several when "a->b->c" lists
+ * inlined functions), pushing them leaf first. */
+static void make_frames(struct perf_state *st, const char *pc, size_t pclen, const char *fn, size_t fnlen,
+			const char *mod, size_t modlen, uint32_t *ids, uint16_t *nids, size_t maxids)
+{
+	struct sp_buf *t = &st->tmp;
+	uint32_t modid = sp_str_intern(st->p, mod, modlen);
+	size_t k = 0;
+	const char *s = fn, *e = fn + fnlen;
+	int part = 0;
+	while (s <= e && k < maxids) {
+		const char *arrow = memmem(s, (size_t)(e - s), "->", 2);
+		const char *pe = arrow ? arrow : e;
+		const char *f = s;
+		size_t n = (size_t)(pe - s);
+		char ubuf[512];
+		if (n == 9 && !memcmp(f, "[unknown]", 9)) {
+			const char *base;
+			size_t bn;
+			if (!(modlen == 9 && !memcmp(mod, "[unknown]", 9)) && modlen) {
+				const char *sl = memrchr(mod, '/', modlen);
+				base = sl ? sl + 1 : mod;
+				bn = (size_t)(mod + modlen - base);
+			} else {
+				base = "unknown";
+				bn = 7;
+			}
+			int w;
+			if (st->o->addrs)
+				w = snprintf(ubuf, sizeof ubuf, "[%.*s <%.*s>]", (int)bn, base, (int)pclen, pc);
+			else
+				w = snprintf(ubuf, sizeof ubuf, "[%.*s]", (int)bn, base);
+			f = ubuf;
+			n = (size_t)w < sizeof ubuf ? (size_t)w : sizeof ubuf - 1;
+		}
+		tidy_name(st, f, n, t);
+		unsigned kind = SP_KIND_NATIVE;
+		if (part > 0 || (modlen == 7 && !memcmp(mod, "inlined", 7)))
+			kind = SP_KIND_INLINED;
+		else if (mod_is_kernel(mod, modlen))
+			kind = SP_KIND_KERNEL;
+		else if (mod_is_jit(mod, modlen))
+			kind = SP_KIND_JIT;
+		struct sp_frame fr = { 0 };
+		fr.name = sp_str_intern(st->p, t->p ? t->p : "", t->len);
+		fr.module = modid;
+		fr.kind = (uint8_t)kind;
+		ids[k++] = sp_frame_intern(st->p, &fr);
+		part++;
+		if (!arrow)
+			break;
+		s = arrow + 2;
+	}
+	*nids = (uint16_t)k;
+}
+
+#define MAX_INLINE 64
+
+/* Frames for (fn, mod), from the cache when possible.  The perl pushes the
+ * parts of "a->b" so that a is nearer the root: we push leaf first, so push
+ * them in reverse. */
+static void frame_line(struct perf_state *st, const char *pc, size_t pclen, const char *fn, size_t fnlen,
+		       const char *mod, size_t modlen)
+{
+	uint32_t ids[MAX_INLINE];
+	uint16_t nids;
+	int cacheable = !(st->o->addrs && memmem(fn, fnlen, "[unknown]", 9));
+	if (!cacheable) {
+		make_frames(st, pc, pclen, fn, fnlen, mod, modlen, ids, &nids, MAX_INLINE);
+		for (size_t i = nids; i > 0; i--)
+			push_frame(st, ids[i - 1]);
+		return;
+	}
+	struct fcache *c = &st->fc;
+	uint64_t h = sp_hash_seed(mod, modlen, sp_hash(fn, fnlen) ^ (uint64_t)st->java) ;
+	size_t i = h & c->mask;
+	for (;;) {
+		struct fc_ent *en = &c->tab[i];
+		if (!en->used)
+			break;
+		if (en->hash == h && en->key_len == fnlen + modlen + 2) {
+			const char *k = c->keys.p + en->key_off;
+			if ((unsigned char)k[0] == (unsigned)st->java && !memcmp(k + 1, fn, fnlen) &&
+			    k[1 + fnlen] == 0 && !memcmp(k + 2 + fnlen, mod, modlen)) {
+				for (size_t j = en->nids; j > 0; j--)
+					push_frame(st, c->ids[en->ids_off + j - 1]);
+				return;
+			}
+		}
+		i = (i + 1) & c->mask;
+	}
+	make_frames(st, pc, pclen, fn, fnlen, mod, modlen, ids, &nids, MAX_INLINE);
+	struct fc_ent *en = &c->tab[i];
+	en->used = 1;
+	en->hash = h;
+	en->key_off = (uint32_t)c->keys.len;
+	en->key_len = (uint32_t)(fnlen + modlen + 2);
+	sp_buf_addc(&c->keys, (char)st->java);
+	sp_buf_add(&c->keys, fn, fnlen);
+	sp_buf_addc(&c->keys, 0);
+	sp_buf_add(&c->keys, mod, modlen);
+	if (c->nids + nids > c->capids) {
+		c->capids = (c->capids + nids) * 2;
+		c->ids = sp_xrealloc(c->ids, c->capids * sizeof *c->ids);
+	}
+	en->ids_off = (uint32_t)c->nids;
+	en->nids = nids;
+	memcpy(c->ids + c->nids, ids, nids * sizeof *ids);
+	c->nids += nids;
+	if (++c->used * 2 > c->mask)
+		fc_grow(c);
+	for (size_t j = nids; j > 0; j--)
+		push_frame(st, ids[j - 1]);
+}
+
+/* Parse a frame line "   ADDR SYM+OFF (MODULE)" starting at s (leading
+ * whitespace allowed).  Returns 1 if it was a frame line, 0 otherwise. */
+static int parse_frame(struct perf_state *st, const char *s, const char *e)
+{
+	while (s < e && is_ws(*s))
+		s++;
+	const char *pc = s;
+	while (s < e && is_word(*s))
+		s++;
+	size_t pclen = (size_t)(s - pc);
+	if (!pclen)
+		return 0;
+	for (size_t i = 0; i < pclen; i++)
+		if (!is_hex(pc[i]))
+			return 0;
+	if (s < e && !is_ws(*s))
+		return 0;
+	while (e > s && is_ws(e[-1]))
+		e--;
+	/* The module is inside the last " (" ... ")" of the line.  Between the
+	 * address and " (" is the symbol, as perl's
+	 * /^\s*(\w+)\s*(.+) \((.*)\)/ splits it, quirks included: trailing
+	 * blanks stay, and with no symbol the peers produce " ". */
+	const char *fn = NULL, *fe = NULL, *mod = "", *me = mod;
+	const char *rp = e > s ? memrchr(s, ')', (size_t)(e - s)) : NULL;
+	const char *q = rp;
+	while (rp && q > s) {
+		const char *lp = memrchr(s, '(', (size_t)(q - s));
+		if (!lp)
+			break;
+		if (lp > s && lp[-1] == ' ') {
+			mod = lp + 1;
+			me = rp;
+			fe = lp - 1;
+			fn = s;
+			while (fn < fe && is_ws(*fn))
+				fn++;
+			if (fn == fe) {
+				if (fe > s) {
+					fn = fe - 1; /* the last blank */
+				} else {
+					/* "ADDR (MOD)": perl takes the address's last
+					 * character as the symbol */
+					if (pclen < 2)
+						return 0;
+					pclen--;
+					fn = pc + pclen;
+				}
+				fe = fn + 1;
+			}
+			break;
+		}
+		q = lp;
+	}
+	if (!fn) {
+		fn = s;
+		while (fn < e && is_ws(*fn))
+			fn++;
+		fe = e;
+		if (fn == fe)
+			return 0; /* an address and nothing else */
+	}
+	if (st->skipping || st->dry)
+		return 1;
+	/* strip "+0x1f" symbol offsets: s/\+0x[\da-f]+$// */
+	const char *x = fe;
+	while (x > fn && ((x[-1] >= '0' && x[-1] <= '9') || (x[-1] >= 'a' && x[-1] <= 'f')))
+		x--;
+	if (x < fe && x - fn >= 3 && x[-1] == 'x' && x[-2] == '0' && x[-3] == '+')
+		fe = x - 3;
+	if (fe > fn && fn[0] == '(')
+		return 1; /* "skip process names" */
+	frame_line(st, pc, pclen, fn, (size_t)(fe - fn), mod, (size_t)(me - mod));
+	return 1;
+}
+
+/* Parse an event line.  Returns 1 if it is one.  On success a sample is
+ * started (or skipped when its event is filtered out). */
+static int parse_event(struct perf_state *st, const char *line, size_t len, int strict)
+{
+	const char *s = line, *e = line + len;
+	while (e > s && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	while (s < e && is_ws(*s))
+		s++;
+	if (s == e)
+		return 0;
+	/* comm is the shortest prefix followed by " PID[/TID] " (comms may
+	 * contain spaces: "V8 WorkerThread 24636/25607 [000] ..."). */
+	const char *c = s + 1;
+	const char *comm_end = NULL;
+	int64_t pid = -1, tid = -1;
+	const char *after = NULL;
+	while (c < e) {
+		const char *w = memchr(c, ' ', (size_t)(e - c));
+		const char *w2 = memchr(c, '\t', (size_t)(e - c));
+		if (!w || (w2 && w2 < w))
+			w = w2;
+		if (!w)
+			break;
+		const char *q = w;
+		while (q < e && is_ws(*q))
+			q++;
+		uint64_t a, b;
+		size_t na = sp_parse_u64(q, e, &a);
+		if (na) {
+			const char *r = q + na;
+			int has_b = 0;
+			while (r < e && *r == '/')
+				r++;
+			size_t nb = sp_parse_u64(r, e, &b);
+			if (nb) {
+				has_b = 1;
+				r += nb;
+			}
+			if (r < e && is_ws(*r)) {
+				comm_end = w;
+				if (has_b) {
+					pid = (int64_t)a;
+					tid = (int64_t)b;
+				} else {
+					tid = (int64_t)a;
+				}
+				after = r;
+				break;
+			}
+		}
+		c = w + 1;
+	}
+	if (!comm_end)
+		return 0;
+
+	/* A single-line sample carries its frame after "EVENT: ". */
+	const char *frame_s = NULL;
+	if (e[-1] != ':') {
+		const char *q = e;
+		while (q > after) {
+			const char *col = memrchr(after, ':', (size_t)(q - after));
+			if (!col)
+				break;
+			if (col + 1 < e && is_ws(col[1])) {
+				frame_s = col + 1;
+				e = col + 1;
+				break;
+			}
+			q = col;
+		}
+		if (!frame_s && strict)
+			return 0;
+	}
+
+	/* Event and period: /:\s*(\d+)*\s+(\S+):\s*$/ */
+	const char *ev = NULL, *eve = NULL;
+	uint64_t period = 0;
+	if (e[-1] == ':') {
+		const char *q = e - 1;
+		const char *t = q;
+		while (t > after && !is_ws(t[-1]))
+			t--;
+		if (t < q && t > after) {
+			const char *u = t;
+			while (u > after && is_ws(u[-1]))
+				u--;
+			const char *d = u;
+			while (d > after && d[-1] >= '0' && d[-1] <= '9')
+				d--;
+			const char *v = d;
+			if (d < u && v > after && !is_ws(v[-1]) && v[-1] != ':')
+				v = NULL; /* digits glued to something else */
+			if (v) {
+				while (v > after && is_ws(v[-1]))
+					v--;
+				if (v > after && v[-1] == ':') {
+					ev = t;
+					eve = q;
+					sp_parse_u64(d, u, &period);
+				}
+			}
+		}
+	}
+	/* Timestamp: the first token "SECONDS.FRACTION:" after the pid. */
+	uint64_t time = SP_NO_TIME;
+	for (const char *q = after; q < e;) {
+		while (q < e && is_ws(*q))
+			q++;
+		const char *t = q;
+		while (q < e && !is_ws(*q))
+			q++;
+		if (q - t >= 3 && q[-1] == ':') {
+			uint64_t sec, frac;
+			size_t ns = sp_parse_u64(t, q, &sec);
+			if (ns && t[ns] == '.') {
+				size_t nf = sp_parse_u64(t + ns + 1, q, &frac);
+				if (nf && t + ns + 1 + nf == q - 1) {
+					for (size_t k = nf; k < 9; k++)
+						frac *= 10;
+					for (size_t k = 9; k < nf; k++)
+						frac /= 10;
+					time = sec * 1000000000ull + frac;
+					break;
+				}
+			}
+		}
+		if (ev && t >= ev)
+			break;
+	}
+
+	if (st->dry)
+		return frame_s ? (parse_frame(st, frame_s, line + len) ? 2 : 0) : 1;
+	if (flush_sample(st) < 0)
+		return -1;
+	st->in_sample = 1;
+	st->skipping = 0;
+	st->nframes = 0;
+	st->last_was_frame = 0;
+
+	/* Event filter: by default the first event seen. */
+	uint32_t evid = 0;
+	if (ev) {
+		size_t evn = (size_t)(eve - ev);
+		if (st->last_event_str && st->last_event.len == evn && !memcmp(st->last_event.p, ev, evn)) {
+			evid = st->last_event_str;
+		} else {
+			evid = sp_str_intern(st->p, ev, evn);
+			sp_buf_reset(&st->last_event);
+			sp_buf_add(&st->last_event, ev, evn);
+			st->last_event_str = evid;
+		}
+		if (frame_s) {
+			/* Single-line samples: the peers' event pattern needs the
+			 * line to end at "EVENT:", so they never filter these;
+			 * neither do we, to give the same folded output. */
+		} else if (!st->filter_event) {
+			st->filter_event = evid;
+			st->filter_defaulted = 1;
+		} else if (evid != st->filter_event) {
+			if (st->filter_defaulted && st->o->warn && !atomic_exchange(&filter_warned, 1)) {
+				struct sp_err n;
+				sp_err_set(&n, "filtering for events of type: %s (use --event-filter to choose)",
+					   sp_str(st->p, st->filter_event));
+				st->o->warn(st->o->warn_ctx, &n);
+			}
+			st->skipping = 1;
+			return 1;
+		}
+	}
+
+	/* Thread, re-interned only when it changes. */
+	size_t clen = (size_t)(comm_end - s);
+	if (!(st->last_thread && st->last_pid == pid && st->last_tid == tid && st->last_comm.len == clen &&
+	      !memcmp(st->last_comm.p, s, clen))) {
+		uint32_t name = sp_str_intern(st->p, s, clen);
+		st->last_thread = sp_thread_intern(st->p, pid, tid, name);
+		st->last_pid = pid;
+		st->last_tid = tid;
+		sp_buf_reset(&st->last_comm);
+		sp_buf_add(&st->last_comm, s, clen);
+		st->java = clen >= 4 && !memcmp(s, "java", 4);
+	}
+	st->smp.thread = st->last_thread;
+	st->smp.event = evid;
+	st->smp.time = time;
+	st->smp.values[0] = 1;
+	st->smp.values[1] = period ? (double)period : 1;
+
+	if (frame_s && !parse_frame(st, frame_s, line + len))
+		warn_line(st, "cannot parse the frame on this event line", line, len);
+	return 1;
+}
+
+/* For a line without indentation inside a sample: is it rather the next
+ * event line (samples not separated by blank lines)?  Event lines end in
+ * "EVENT:" or carry a "SECONDS.FRACTION:" timestamp. */
+static int looks_like_event(const char *s, const char *e)
+{
+	while (e > s && is_ws(e[-1]))
+		e--;
+	if (e > s && e[-1] == ':')
+		return 1;
+	for (const char *q = s; q < e; q++) {
+		if (*q != ':' || q + 1 >= e || !is_ws(q[1]))
+			continue;
+		const char *t = q;
+		while (t > s && t[-1] >= '0' && t[-1] <= '9')
+			t--;
+		if (t < q && t > s && t[-1] == '.') {
+			const char *u = t - 1;
+			while (u > s && u[-1] >= '0' && u[-1] <= '9')
+				u--;
+			if (u < t - 1 && (u == s || is_ws(u[-1])))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* A line following a frame that is perf's srcline field ("file.c:12" or
+ * "lib.so[1234]"). */
+static int is_srcline(const char *s, const char *e)
+{
+	while (s < e && is_ws(*s))
+		s++;
+	while (e > s && is_ws(e[-1]))
+		e--;
+	if (s == e || memchr(s, ' ', (size_t)(e - s)))
+		return 0;
+	if (e[-1] == ']')
+		return memchr(s, '[', (size_t)(e - s)) != NULL;
+	const char *c = memrchr(s, ':', (size_t)(e - s));
+	if (!c || c + 1 == e)
+		return 0;
+	for (const char *q = c + 1; q < e; q++)
+		if (*q < '0' || *q > '9')
+			return 0;
+	return 1;
+}
+
+static int perf_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sink, struct sp_read_opts *o,
+		     struct sp_err *err)
+{
+	struct perf_state st;
+	memset(&st, 0, sizeof st);
+	st.p = p;
+	st.sink = sink;
+	st.o = o;
+	st.in = in;
+	st.err = err;
+	fc_init(&st.fc);
+	sp_buf_init(&st.last_comm);
+	sp_buf_init(&st.last_event);
+	sp_buf_init(&st.tmp);
+	if (sp_profile_nvalues(p) == 0) {
+		static const char *const names[] = { "samples", "period" };
+		sp_profile_set_values(p, 2, names);
+	}
+	if (o->event_filter && *o->event_filter) {
+		st.filter_event = sp_str_intern(p, o->event_filter, strlen(o->event_filter));
+		st.filter_defaulted = o->event_filter_defaulted;
+	}
+	int rc = 0;
+	const char *line;
+	size_t len;
+	while ((line = sp_input_line(in, &len))) {
+		if (len && line[0] == '#') {
+			if (len > 12 && !memcmp(line, "# cmdline : ", 12) && !st.in_sample) {
+				sp_buf_reset(&st.tmp);
+				sp_buf_add(&st.tmp, line + 12, len - 12);
+				while (st.tmp.len && is_ws(st.tmp.p[st.tmp.len - 1]))
+					st.tmp.len--;
+				sp_meta_add(p, "command", sp_buf_cstr(&st.tmp));
+				if (sink->meta && sink->meta(sink, p, err) < 0) {
+					rc = -1;
+					break;
+				}
+			}
+			continue;
+		}
+		const char *e = line + len;
+		const char *s = line;
+		while (s < e && is_ws(*s))
+			s++;
+		if (s == e) {
+			if (flush_sample(&st) < 0) {
+				rc = -1;
+				break;
+			}
+			continue;
+		}
+		if (!st.in_sample) {
+			int r = parse_event(&st, line, len, 0);
+			if (r < 0) {
+				rc = -1;
+				break;
+			}
+			if (r == 0) {
+				if (line[0] != s[0] && parse_frame(&(struct perf_state){ .dry = 1 }, line, e))
+					warn_line(&st, "stack line outside a sample (no event line before it)", line, len);
+				else
+					warn_line(&st, "not an event line", line, len);
+			}
+			continue;
+		}
+		/* Inside a sample: a frame, a srcline, or (no blank line between
+		 * samples) the next event line. */
+		if (line[0] != s[0] || !looks_like_event(line, e)) {
+			if (parse_frame(&st, line, e)) {
+				st.last_was_frame = 1;
+				continue;
+			}
+			if (st.last_was_frame && is_srcline(line, e)) {
+				st.last_was_frame = 0;
+				continue;
+			}
+		}
+		int r = parse_event(&st, line, len, line[0] == s[0] ? 0 : 1);
+		if (r < 0) {
+			rc = -1;
+			break;
+		}
+		if (r == 0)
+			warn_line(&st, "cannot parse stack line", line, len);
+	}
+	if (!rc && flush_sample(&st) < 0)
+		rc = -1;
+	if (!rc && sp_input_failed(in, err))
+		rc = -1;
+	if (!rc && sink->end_input && sink->end_input(sink, p, err) < 0)
+		rc = -1;
+	fc_release(&st.fc);
+	free(st.frames);
+	sp_buf_release(&st.last_comm);
+	sp_buf_release(&st.last_event);
+	sp_buf_release(&st.tmp);
+	return rc;
+}
+
+const char *sp_perf_first_event(const char *buf, size_t n, struct sp_buf *out)
+{
+	/* Find the first event line and return its event name (into out). */
+	struct sp_input *in = sp_input_mem(buf, n, "-");
+	struct sp_profile *p = sp_profile_new();
+	struct sp_read_opts o = { 0 };
+	struct perf_state st;
+	memset(&st, 0, sizeof st);
+	st.p = p;
+	st.o = &o;
+	st.in = in;
+	struct sp_sink none = { 0 };
+	st.sink = &none;
+	sp_buf_init(&st.last_comm);
+	sp_buf_init(&st.last_event);
+	sp_buf_init(&st.tmp);
+	fc_init(&st.fc);
+	const char *res = NULL;
+	const char *line;
+	size_t len;
+	int prev_blank = 1;
+	while ((line = sp_input_line(in, &len))) {
+		if (len && line[0] == '#')
+			continue;
+		int blank = 1;
+		for (size_t i = 0; i < len; i++)
+			if (!is_ws(line[i]))
+				blank = 0;
+		if (!blank && prev_blank && parse_event(&st, line, len, 0) == 1) {
+			if (st.filter_event) {
+				sp_buf_reset(out);
+				sp_buf_adds(out, sp_str(p, st.filter_event));
+				res = sp_buf_cstr(out);
+			}
+			break;
+		}
+		prev_blank = blank;
+	}
+	fc_release(&st.fc);
+	free(st.frames);
+	sp_buf_release(&st.last_comm);
+	sp_buf_release(&st.last_event);
+	sp_buf_release(&st.tmp);
+	sp_profile_free(p);
+	sp_input_close(in);
+	return res;
+}
+
+/* Probe: an event line followed by a frame line (or a single-line sample). */
+static int perf_probe(const char *buf, size_t n, int complete)
+{
+	const char *s = buf, *e = buf + n;
+	int state = 0; /* 0 outside, 1 after an event line */
+	int lines = 0;
+	while (s < e && lines < 200) {
+		const char *nl = memchr(s, '\n', (size_t)(e - s));
+		if (!nl && !complete)
+			break;
+		const char *le = nl ? nl : e;
+		lines++;
+		const char *t = s;
+		while (t < le && is_ws(*t))
+			t++;
+		if (*s == '#' && state == 0) {
+			/* perf's header */
+		} else if (t == le) {
+			if (state == 1)
+				return 0; /* event line then blank: not perf (inferno agrees) */
+		} else if (state == 0) {
+			/* must look like "comm pid ... EVENT:" */
+			struct perf_state st;
+			memset(&st, 0, sizeof st);
+			st.dry = 1;
+			int r = parse_event(&st, s, (size_t)(le - s), 1);
+			if (r == 2)
+				return 90; /* single-line samples */
+			if (r != 1)
+				return 0;
+			state = 1;
+		} else {
+			struct perf_state st;
+			memset(&st, 0, sizeof st);
+			st.dry = 1;
+			return parse_frame(&st, s, le) ? 95 : 0;
+		}
+		if (!nl)
+			break;
+		s = nl + 1;
+	}
+	return 0;
+}
+
+const struct sp_format sp_format_perf = {
+	"perf", "perf script text output", perf_probe, perf_read,
+};

@@ -1,0 +1,36 @@
+/* cmd.h — what every command shares: the program name, error printing in
+ * the one house format ("prog: FILE:LINE: what is wrong"), and the wrapper
+ * that flushes and checks stdout after the command ran, so a full disk or an
+ * I/O error never passes as success.  EPIPE (a reader such as `head` went
+ * away) ends the command quietly with status 0.
+ *
+ * Exit status everywhere: 0 ok, 1 negative result (where a command has
+ * one), 2 error or usage.
+ */
+#ifndef SP_CMD_H
+#define SP_CMD_H
+
+#include <stdio.h>
+
+#include "util.h"
+
+#define SP_EXIT_OK 0
+#define SP_EXIT_NEGATIVE 1
+#define SP_EXIT_ERROR 2
+
+extern const char *sp_prog;
+
+/* Runs fn(argc, argv) as the command `name` and returns the exit status. */
+int sp_cmd_run(const char *name, int (*fn)(int, char **), int argc, char **argv);
+
+void sp_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints an sp_err: "prog: WHERE: MSG" or "prog: MSG". */
+void sp_error_e(const struct sp_err *e);
+/* Usage error: one line of reason, then the synopsis, to stderr; returns 2. */
+int sp_usage_error(const char *synopsis, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Parses a non-negative integer option value or prints an error. */
+int sp_opt_uint(const char *opt, const char *val, unsigned long *out);
+/* Refuses to write binary data to a terminal; returns -1 after an error. */
+int sp_check_binary_stdout(FILE *out);
+
+#endif

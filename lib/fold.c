@@ -1,0 +1,304 @@
+/* fold.c — aggregation by stack and folded-text output. */
+#include "fold.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+struct sp_fold {
+	struct sp_sink sink; /* first: the sink callbacks cast back to us */
+	struct sp_profile *p;
+	struct sp_fold_opts o;
+	struct sp_u64map map;  /* (label frame << 32 | node) -> entry index + 1 */
+	uint64_t *keys;        /* per entry */
+	double *vals;          /* per entry, nvals each */
+	size_t n, cap;
+	int nvals;
+	uint32_t *label_of;    /* thread id -> label frame id + 1 (0 = not computed) */
+	size_t nlabel;
+	uint64_t samples;
+};
+
+static int fold_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err);
+
+struct sp_fold *sp_fold_new(struct sp_profile *p, const struct sp_fold_opts *o)
+{
+	struct sp_fold *f = sp_xcalloc(1, sizeof *f);
+	f->sink.sample = fold_sample;
+	f->p = p;
+	if (o)
+		f->o = *o;
+	sp_u64map_init(&f->map);
+	return f;
+}
+
+void sp_fold_free(struct sp_fold *f)
+{
+	if (!f)
+		return;
+	sp_u64map_release(&f->map);
+	free(f->keys);
+	free(f->vals);
+	free(f->label_of);
+	free(f);
+}
+
+struct sp_sink *sp_fold_sink(struct sp_fold *f) { return &f->sink; }
+uint64_t sp_fold_samples(const struct sp_fold *f) { return f->samples; }
+uint64_t sp_fold_stacks(const struct sp_fold *f) { return f->n; }
+
+static uint32_t label_frame(struct sp_fold *f, uint32_t thread)
+{
+	if (!thread || f->o.label == SP_LABEL_NONE)
+		return 0;
+	if (thread >= f->nlabel) {
+		size_t n = f->nlabel ? f->nlabel : 64;
+		while (n <= thread)
+			n *= 2;
+		f->label_of = sp_xrealloc(f->label_of, n * sizeof *f->label_of);
+		memset(f->label_of + f->nlabel, 0, (n - f->nlabel) * sizeof *f->label_of);
+		f->nlabel = n;
+	}
+	if (f->label_of[thread])
+		return f->label_of[thread] - 1;
+	const struct sp_thread *t = sp_thread_get(f->p, thread);
+	struct sp_buf b = SP_BUF_INIT;
+	const char *name = sp_str(f->p, t->name);
+	for (const char *c = name; *c; c++)
+		sp_buf_addc(&b, *c == ' ' ? '_' : *c);
+	if (f->o.label >= SP_LABEL_PID) {
+		sp_buf_addc(&b, '-');
+		if (t->pid >= 0)
+			sp_buf_addi64(&b, t->pid);
+		else
+			sp_buf_addc(&b, '?');
+	}
+	if (f->o.label == SP_LABEL_TID) {
+		sp_buf_addc(&b, '/');
+		sp_buf_addi64(&b, t->tid);
+	}
+	uint32_t fr = sp_frame_named(f->p, b.p ? b.p : "", b.len, SP_KIND_SYNTHETIC);
+	sp_buf_release(&b);
+	f->label_of[thread] = fr + 1;
+	return fr;
+}
+
+static double *entry(struct sp_fold *f, uint64_t key)
+{
+	int found;
+	uint32_t *slot = sp_u64map_slot(&f->map, key, &found);
+	if (found)
+		return f->vals + (size_t)(*slot - 1) * (size_t)f->nvals;
+	if (f->n == f->cap) {
+		f->cap = f->cap ? f->cap * 2 : 1024;
+		f->keys = sp_xrealloc(f->keys, f->cap * sizeof *f->keys);
+		f->vals = sp_xrealloc(f->vals, f->cap * (size_t)f->nvals * sizeof *f->vals);
+	}
+	f->keys[f->n] = key;
+	double *v = f->vals + f->n * (size_t)f->nvals;
+	memset(v, 0, (size_t)f->nvals * sizeof *v);
+	*slot = (uint32_t)++f->n;
+	return v;
+}
+
+static int fold_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err)
+{
+	struct sp_fold *f = (struct sp_fold *)s;
+	if (!f->nvals) {
+		f->nvals = sp_profile_nvalues(p);
+		if (f->nvals < 1)
+			f->nvals = 1;
+	}
+	uint64_t key = ((uint64_t)label_frame(f, smp->thread) << 32) | smp->stack;
+	double *v = entry(f, key);
+	for (int i = 0; i < f->nvals; i++)
+		v[i] += smp->values[i];
+	f->samples++;
+	return 0;
+}
+
+void sp_fold_frame_name(const struct sp_profile *p, uint32_t frame, const struct sp_fold_opts *o,
+			struct sp_buf *out)
+{
+	const struct sp_frame *fr = sp_frame_get(p, frame);
+	const char *name = sp_str(p, fr->name);
+	size_t n = sp_str_len(p, fr->name);
+	sp_buf_add(out, name, n);
+	if (fr->kind == SP_KIND_PYTHON && fr->file) {
+		/* py-spy's spelling: "function (file.py:LINE)" */
+		sp_buf_add(out, " (", 2);
+		sp_buf_adds(out, sp_str(p, fr->file));
+		if (fr->line) {
+			sp_buf_addc(out, ':');
+			sp_buf_addu64(out, fr->line);
+		}
+		sp_buf_addc(out, ')');
+		return;
+	}
+	const char *suffix = NULL;
+	if (fr->kind == SP_KIND_INLINED && !o->no_inline_suffix)
+		suffix = "_[i]";
+	else if (fr->kind == SP_KIND_KERNEL && o->annotate_kernel)
+		suffix = "_[k]";
+	else if (fr->kind == SP_KIND_JIT && o->annotate_jit)
+		suffix = "_[j]";
+	/* Names read from folded text may carry the suffix already. */
+	if (suffix && !(n >= 4 && !memcmp(name + n - 4, suffix, 4)) &&
+	    (suffix[2] == 'k' || !memmem(name, n, suffix, 4)))
+		sp_buf_add(out, suffix, 4);
+}
+
+/* ---- merging folds of different profiles ---- */
+
+struct remap {
+	struct sp_profile *from, *to;
+	uint32_t *frames; /* from-id -> to-id + 1 */
+	uint32_t *nodes;
+};
+
+static uint32_t remap_str(struct remap *r, uint32_t s)
+{
+	return s ? sp_str_intern(r->to, sp_str(r->from, s), sp_str_len(r->from, s)) : 0;
+}
+
+static uint32_t remap_frame(struct remap *r, uint32_t id)
+{
+	if (r->frames[id])
+		return r->frames[id] - 1;
+	struct sp_frame f = *sp_frame_get(r->from, id);
+	f.name = remap_str(r, f.name);
+	f.module = remap_str(r, f.module);
+	f.file = remap_str(r, f.file);
+	uint32_t to = sp_frame_intern(r->to, &f);
+	r->frames[id] = to + 1;
+	return to;
+}
+
+static uint32_t remap_node(struct remap *r, uint32_t id)
+{
+	if (!id)
+		return 0;
+	if (r->nodes[id])
+		return r->nodes[id] - 1;
+	const struct sp_node *n = sp_node_get(r->from, id);
+	uint32_t frame = n->frame;
+	uint32_t parent = remap_node(r, n->parent);
+	uint32_t to = sp_node_intern(r->to, parent, remap_frame(r, frame));
+	r->nodes[id] = to + 1;
+	return to;
+}
+
+void sp_fold_merge(struct sp_fold *dst, struct sp_fold *src)
+{
+	if (!src->n)
+		return;
+	if (!dst->nvals)
+		dst->nvals = src->nvals;
+	struct remap r = { src->p, dst->p, NULL, NULL };
+	r.frames = sp_xcalloc(sp_frame_count(src->p), sizeof *r.frames);
+	r.nodes = sp_xcalloc(sp_node_count(src->p), sizeof *r.nodes);
+	for (size_t i = 0; i < src->n; i++) {
+		uint64_t k = src->keys[i];
+		uint32_t label = (uint32_t)(k >> 32), node = (uint32_t)k;
+		uint64_t nk = ((uint64_t)(label ? remap_frame(&r, label) : 0) << 32) | remap_node(&r, node);
+		double *v = entry(dst, nk);
+		const double *sv = src->vals + i * (size_t)src->nvals;
+		for (int j = 0; j < dst->nvals && j < src->nvals; j++)
+			v[j] += sv[j];
+	}
+	dst->samples += src->samples;
+	free(r.frames);
+	free(r.nodes);
+}
+
+/* ---- output ---- */
+
+struct line {
+	size_t off, len; /* stack text in the buffer */
+	size_t entry;
+};
+
+static const char *sort_base;
+
+static int line_cmp(const void *a, const void *b)
+{
+	const struct line *x = a, *y = b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c = memcmp(sort_base + x->off, sort_base + y->off, n);
+	if (c)
+		return c;
+	return x->len < y->len ? -1 : x->len > y->len;
+}
+
+int sp_fold_write(struct sp_fold *f, FILE *out, struct sp_err *err)
+{
+	struct sp_profile *p = f->p;
+	int two = f->nvals == 2 && !strcmp(sp_profile_value_name(p, 0), "a") &&
+		  !strcmp(sp_profile_value_name(p, 1), "b");
+	int col = 0;
+	if (f->o.weight) {
+		for (int i = 0; i < f->nvals; i++)
+			if (!strcmp(sp_profile_value_name(p, i), f->o.weight))
+				col = i;
+	} else {
+		for (int i = 0; i < f->nvals; i++)
+			if (!strcmp(sp_profile_value_name(p, i), "period"))
+				col = i;
+	}
+	struct sp_buf text = SP_BUF_INIT;
+	struct line *lines = sp_xmalloc((f->n ? f->n : 1) * sizeof *lines);
+	uint32_t *frames = NULL;
+	size_t capf = 0;
+	for (size_t i = 0; i < f->n; i++) {
+		uint32_t label = (uint32_t)(f->keys[i] >> 32), node = (uint32_t)f->keys[i];
+		size_t off = text.len;
+		if (label)
+			sp_fold_frame_name(p, label, &f->o, &text);
+		uint32_t d = sp_node_frames(p, node, &frames, &capf);
+		for (uint32_t j = 0; j < d; j++) {
+			if (label || j)
+				sp_buf_addc(&text, ';');
+			sp_fold_frame_name(p, frames[j], &f->o, &text);
+		}
+		lines[i] = (struct line){ off, text.len - off, i };
+	}
+	free(frames);
+	sort_base = text.p;
+	qsort(lines, f->n, sizeof *lines, line_cmp);
+	struct sp_buf ob = SP_BUF_INIT;
+	int rc = 0;
+	for (size_t i = 0; i < f->n;) {
+		size_t j = i + 1;
+		double a = f->vals[lines[i].entry * (size_t)f->nvals + (two ? 0 : (size_t)col)];
+		double b = two ? f->vals[lines[i].entry * (size_t)f->nvals + 1] : 0;
+		while (j < f->n && !line_cmp(&lines[i], &lines[j])) {
+			a += f->vals[lines[j].entry * (size_t)f->nvals + (two ? 0 : (size_t)col)];
+			if (two)
+				b += f->vals[lines[j].entry * (size_t)f->nvals + 1];
+			j++;
+		}
+		sp_buf_add(&ob, text.p + lines[i].off, lines[i].len);
+		sp_buf_addc(&ob, ' ');
+		sp_buf_addnum(&ob, a);
+		if (two) {
+			sp_buf_addc(&ob, ' ');
+			sp_buf_addnum(&ob, b);
+		}
+		sp_buf_addc(&ob, '\n');
+		if (ob.len > (1 << 16)) {
+			if (fwrite(ob.p, 1, ob.len, out) != ob.len) {
+				rc = -1;
+				break;
+			}
+			ob.len = 0;
+		}
+		i = j;
+	}
+	if (!rc && ob.len && fwrite(ob.p, 1, ob.len, out) != ob.len)
+		rc = -1;
+	if (rc)
+		sp_err_set(err, "write error: %s", strerror(errno));
+	sp_buf_release(&ob);
+	sp_buf_release(&text);
+	free(lines);
+	return rc;
+}

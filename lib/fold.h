@@ -1,0 +1,52 @@
+/* fold.h — aggregate samples by stack and write folded text.
+ *
+ * An sp_fold is a sink: every sample adds its values to the entry of its
+ * (root label, stack node).  The root label is the thread's name (comm),
+ * optionally with pid and tid, as stackcollapse-perf.pl prints it.  Memory
+ * grows with the number of distinct stacks, not with the number of samples.
+ *
+ * Writing builds each distinct stack's text once, sorts the lines by bytes
+ * (the order stackcollapse-perf.pl and inferno use), merges lines that became
+ * equal (the same name from two modules) and prints "stack value" or, for
+ * two-value profiles (value names a,b), "stack a b".
+ */
+#ifndef SP_FOLD_H
+#define SP_FOLD_H
+
+#include <stdio.h>
+
+#include "profile.h"
+
+enum sp_fold_label {
+	SP_LABEL_NONE = 0, /* no root frame */
+	SP_LABEL_COMM,     /* "comm" (spaces become '_') */
+	SP_LABEL_PID,      /* "comm-PID" */
+	SP_LABEL_TID,      /* "comm-PID/TID" */
+};
+
+struct sp_fold_opts {
+	enum sp_fold_label label; /* for samples that have a thread */
+	int annotate_kernel;      /* _[k] on kernel frames */
+	int annotate_jit;         /* _[j] on jit frames */
+	int no_inline_suffix;     /* do not add _[i] to inlined frames */
+	const char *weight;       /* value column to print: name, NULL = the
+				   * first ("period" for perf input) */
+};
+
+struct sp_fold;
+
+struct sp_fold *sp_fold_new(struct sp_profile *p, const struct sp_fold_opts *o);
+void sp_fold_free(struct sp_fold *f);
+struct sp_sink *sp_fold_sink(struct sp_fold *f);
+/* Add everything of src (which may use another profile) into dst. */
+void sp_fold_merge(struct sp_fold *dst, struct sp_fold *src);
+/* Write sorted folded lines to out.  Returns 0, or -1 when out failed. */
+int sp_fold_write(struct sp_fold *f, FILE *out, struct sp_err *err);
+uint64_t sp_fold_samples(const struct sp_fold *f); /* samples added */
+uint64_t sp_fold_stacks(const struct sp_fold *f);  /* distinct entries */
+
+/* The display name of a frame in folded text (with _[k]/_[j]/_[i]). */
+void sp_fold_frame_name(const struct sp_profile *p, uint32_t frame, const struct sp_fold_opts *o,
+			struct sp_buf *out);
+
+#endif

@@ -1,0 +1,294 @@
+/* util.c — buffers, arenas, errors, hashing. */
+#include "util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <xxhash.h>
+
+static void oom(size_t n)
+{
+	fprintf(stderr, "stackpipe: out of memory allocating %zu bytes\n", n);
+	abort();
+}
+
+void *sp_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+void *sp_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom(n * size);
+	return p;
+}
+
+void *sp_xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+char *sp_xstrndup(const char *s, size_t n)
+{
+	char *p = sp_xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = 0;
+	return p;
+}
+
+void sp_buf_init(struct sp_buf *b)
+{
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+void sp_buf_release(struct sp_buf *b)
+{
+	free(b->p);
+	sp_buf_init(b);
+}
+
+void sp_buf_grow(struct sp_buf *b, size_t extra)
+{
+	size_t want = b->len + extra + 1;
+	if (want <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap : 64;
+	while (cap < want)
+		cap *= 2;
+	b->p = sp_xrealloc(b->p, cap);
+	b->cap = cap;
+}
+
+void sp_buf_addf(struct sp_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	sp_buf_grow(b, (size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void sp_buf_addu64(struct sp_buf *b, uint64_t v)
+{
+	char tmp[24];
+	int i = 24;
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	sp_buf_add(b, tmp + i, (size_t)(24 - i));
+}
+
+void sp_buf_addi64(struct sp_buf *b, int64_t v)
+{
+	if (v < 0) {
+		sp_buf_addc(b, '-');
+		sp_buf_addu64(b, (uint64_t)0 - (uint64_t)v);
+	} else {
+		sp_buf_addu64(b, (uint64_t)v);
+	}
+}
+
+void sp_buf_addnum(struct sp_buf *b, double v)
+{
+	if (v == floor(v) && fabs(v) < 9.2e18) {
+		sp_buf_addi64(b, (int64_t)v);
+		return;
+	}
+	char tmp[40];
+	/* Shortest representation that reads back the same. */
+	for (int prec = 6; prec <= 17; prec++) {
+		snprintf(tmp, sizeof tmp, "%.*g", prec, v);
+		if (strtod(tmp, NULL) == v)
+			break;
+	}
+	sp_buf_adds(b, tmp);
+}
+
+const char *sp_buf_cstr(struct sp_buf *b)
+{
+	sp_buf_grow(b, 1);
+	b->p[b->len] = 0;
+	return b->p;
+}
+
+struct sp_arena_block {
+	struct sp_arena_block *next;
+	size_t size;
+	char data[];
+};
+
+void sp_arena_init(struct sp_arena *a)
+{
+	a->head = NULL;
+	a->cur = a->end = NULL;
+	a->total = 0;
+}
+
+void sp_arena_release(struct sp_arena *a)
+{
+	struct sp_arena_block *b = a->head;
+	while (b) {
+		struct sp_arena_block *n = b->next;
+		free(b);
+		b = n;
+	}
+	sp_arena_init(a);
+}
+
+void *sp_arena_alloc(struct sp_arena *a, size_t n, size_t align)
+{
+	uintptr_t c = ((uintptr_t)a->cur + (align - 1)) & ~(uintptr_t)(align - 1);
+	if (!a->cur || c + n > (uintptr_t)a->end) {
+		size_t sz = 64 * 1024;
+		if (a->total > 1024 * 1024)
+			sz = 1024 * 1024;
+		if (sz < n + align)
+			sz = n + align;
+		struct sp_arena_block *b = sp_xmalloc(sizeof *b + sz);
+		b->next = a->head;
+		b->size = sz;
+		a->head = b;
+		a->total += sz;
+		a->cur = b->data;
+		a->end = b->data + sz;
+		c = ((uintptr_t)a->cur + (align - 1)) & ~(uintptr_t)(align - 1);
+	}
+	a->cur = (char *)(c + n);
+	return (void *)c;
+}
+
+char *sp_arena_strndup(struct sp_arena *a, const char *s, size_t n)
+{
+	char *p = sp_arena_alloc(a, n + 1, 1);
+	memcpy(p, s, n);
+	p[n] = 0;
+	return p;
+}
+
+int sp_err_set(struct sp_err *e, const char *fmt, ...)
+{
+	if (!e)
+		return -1;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	va_end(ap);
+	e->where[0] = 0;
+	return -1;
+}
+
+int sp_err_at(struct sp_err *e, const char *file, uint64_t line, const char *fmt, ...)
+{
+	if (!e)
+		return -1;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	va_end(ap);
+	snprintf(e->where, sizeof e->where, "%s:%llu", file ? file : "-", (unsigned long long)line);
+	return -1;
+}
+
+int sp_err_off(struct sp_err *e, const char *file, uint64_t off, const char *fmt, ...)
+{
+	if (!e)
+		return -1;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	va_end(ap);
+	snprintf(e->where, sizeof e->where, "%s: offset %llu", file ? file : "-",
+		 (unsigned long long)off);
+	return -1;
+}
+
+uint64_t sp_hash(const void *p, size_t n) { return XXH3_64bits(p, n); }
+uint64_t sp_hash_seed(const void *p, size_t n, uint64_t seed) { return XXH3_64bits_withSeed(p, n, seed); }
+
+void sp_u64map_init(struct sp_u64map *m)
+{
+	m->keys = NULL;
+	m->vals = NULL;
+	m->mask = 0;
+	m->used = 0;
+}
+
+void sp_u64map_release(struct sp_u64map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	sp_u64map_init(m);
+}
+
+static void u64map_rehash(struct sp_u64map *m, size_t cap)
+{
+	uint64_t *ok = m->keys;
+	uint32_t *ov = m->vals;
+	size_t ocap = ok ? m->mask + 1 : 0;
+	m->keys = sp_xmalloc(cap * sizeof *m->keys);
+	memset(m->keys, 0xff, cap * sizeof *m->keys);
+	m->vals = sp_xcalloc(cap, sizeof *m->vals);
+	m->mask = cap - 1;
+	for (size_t i = 0; i < ocap; i++) {
+		if (ok[i] == UINT64_MAX)
+			continue;
+		size_t j = sp_mix64(ok[i]) & m->mask;
+		while (m->keys[j] != UINT64_MAX)
+			j = (j + 1) & m->mask;
+		m->keys[j] = ok[i];
+		m->vals[j] = ov[i];
+	}
+	free(ok);
+	free(ov);
+}
+
+uint32_t *sp_u64map_slot(struct sp_u64map *m, uint64_t key, int *found)
+{
+	if (!m->keys || (m->used + 1) * 4 > (m->mask + 1) * 3)
+		u64map_rehash(m, m->keys ? (m->mask + 1) * 2 : 1024);
+	size_t i = sp_mix64(key) & m->mask;
+	for (;;) {
+		if (m->keys[i] == key) {
+			*found = 1;
+			return &m->vals[i];
+		}
+		if (m->keys[i] == UINT64_MAX) {
+			m->keys[i] = key;
+			m->vals[i] = 0;
+			m->used++;
+			*found = 0;
+			return &m->vals[i];
+		}
+		i = (i + 1) & m->mask;
+	}
+}
+
+size_t sp_parse_u64(const char *s, const char *end, uint64_t *out)
+{
+	const char *p = s;
+	uint64_t v = 0;
+	while (p < end && *p >= '0' && *p <= '9') {
+		v = v * 10 + (uint64_t)(*p - '0');
+		p++;
+	}
+	*out = v;
+	return (size_t)(p - s);
+}

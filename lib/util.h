@@ -1,0 +1,128 @@
+/* util.h — growable buffers, arenas, errors and small hashing helpers.
+ *
+ * Ownership: a struct sp_buf owns its bytes; sp_buf_release frees them and
+ * leaves the buffer empty and reusable.  An sp_arena owns every block it
+ * handed out; they live until sp_arena_release.  The library never prints or
+ * exits: functions that can fail return -1 and fill a caller-owned sp_err.
+ */
+#ifndef SP_UTIL_H
+#define SP_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define SP_UNUSED __attribute__((unused))
+#define SP_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Allocation that cannot fail: on out-of-memory the process aborts with a
+ * message, since every caller would otherwise do the same. */
+void *sp_xmalloc(size_t n);
+void *sp_xcalloc(size_t n, size_t size);
+void *sp_xrealloc(void *p, size_t n);
+char *sp_xstrndup(const char *s, size_t n);
+
+struct sp_buf {
+	char *p;
+	size_t len, cap;
+};
+#define SP_BUF_INIT { NULL, 0, 0 }
+void sp_buf_init(struct sp_buf *b);
+void sp_buf_release(struct sp_buf *b);
+void sp_buf_grow(struct sp_buf *b, size_t extra);
+static inline void sp_buf_reset(struct sp_buf *b) { b->len = 0; }
+static inline void sp_buf_add(struct sp_buf *b, const void *p, size_t n)
+{
+	if (SP_UNLIKELY(b->len + n > b->cap))
+		sp_buf_grow(b, n);
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+}
+static inline void sp_buf_addc(struct sp_buf *b, char c)
+{
+	if (SP_UNLIKELY(b->len + 1 > b->cap))
+		sp_buf_grow(b, 1);
+	b->p[b->len++] = c;
+}
+static inline void sp_buf_adds(struct sp_buf *b, const char *s) { sp_buf_add(b, s, strlen(s)); }
+void sp_buf_addf(struct sp_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sp_buf_addu64(struct sp_buf *b, uint64_t v);
+void sp_buf_addi64(struct sp_buf *b, int64_t v);
+/* A count as folded text prints it: integers without a fraction, others
+ * with up to 17 significant digits. */
+void sp_buf_addnum(struct sp_buf *b, double v);
+/* NUL-terminates without counting the NUL in len. */
+const char *sp_buf_cstr(struct sp_buf *b);
+
+/* Bump allocator for interned strings and other data that lives as long as
+ * the profile. */
+struct sp_arena {
+	struct sp_arena_block *head;
+	char *cur, *end;
+	size_t total;
+};
+void sp_arena_init(struct sp_arena *a);
+void sp_arena_release(struct sp_arena *a);
+void *sp_arena_alloc(struct sp_arena *a, size_t n, size_t align);
+char *sp_arena_strndup(struct sp_arena *a, const char *s, size_t n);
+
+/* Errors: a message plus where (file, line or byte offset) it happened. */
+struct sp_err {
+	char msg[480];
+	char where[256]; /* "FILE:LINE" or "FILE: offset N" or "" */
+};
+int sp_err_set(struct sp_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int sp_err_at(struct sp_err *e, const char *file, uint64_t line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+int sp_err_off(struct sp_err *e, const char *file, uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+uint64_t sp_hash(const void *p, size_t n);          /* xxh3 64 */
+uint64_t sp_hash_seed(const void *p, size_t n, uint64_t seed);
+static inline uint64_t sp_mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* Integer id map: 64-bit key -> 32-bit value, open addressing.  Key
+ * UINT64_MAX is reserved. */
+struct sp_u64map {
+	uint64_t *keys;
+	uint32_t *vals;
+	size_t mask, used;
+};
+void sp_u64map_init(struct sp_u64map *m);
+void sp_u64map_release(struct sp_u64map *m);
+/* Returns a pointer to the value slot; *found says whether it existed.  A new
+ * slot's value is 0. */
+uint32_t *sp_u64map_slot(struct sp_u64map *m, uint64_t key, int *found);
+static inline uint32_t sp_u64map_get(const struct sp_u64map *m, uint64_t key, int *found)
+{
+	if (!m->keys) {
+		*found = 0;
+		return 0;
+	}
+	size_t i = sp_mix64(key) & m->mask;
+	for (;;) {
+		if (m->keys[i] == key) {
+			*found = 1;
+			return m->vals[i];
+		}
+		if (m->keys[i] == UINT64_MAX) {
+			*found = 0;
+			return 0;
+		}
+		i = (i + 1) & m->mask;
+	}
+}
+
+/* Decimal parsing helpers: return the number of bytes consumed, 0 if none. */
+size_t sp_parse_u64(const char *s, const char *end, uint64_t *out);
+
+#endif

@@ -1,0 +1,19 @@
+#!/bin/sh
+# Install the Debian packages stackpipe needs to build and test, if missing.
+# Prints the exact command when it cannot run it (not root, no apt-get).
+need=""
+for p in libdw-dev libelf-dev libxxhash-dev libcjson-dev zlib1g-dev pkg-config gcc make clang libclang-rt-14-dev; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || need="$need $p"
+done
+[ -z "$need" ] && exit 0
+cmd="apt-get install -y --no-install-recommends$need"
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+	echo "deps: installing:$need"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $need >/dev/null 2>&1 ||
+	{ DEBIAN_FRONTEND=noninteractive apt-get update >/dev/null 2>&1 &&
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $need >/dev/null; } ||
+	{ echo "deps: failed; run as root: $cmd" >&2; exit 1; }
+else
+	echo "deps: missing packages; run as root: $cmd" >&2
+	exit 1
+fi

@@ -1,0 +1,30 @@
+# tests/lib.sh — helpers for command tests (sourced by tests/cmd/t*.sh).
+# SP_BIN is the directory of the commands under test, SP_TOP the project.
+# Each check prints exactly one line: ok / not ok / skip with a reason.
+set -u
+: "${SP_TOP:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${SP_BIN:=$SP_TOP/bin}"
+: "${SP_LABEL:=}"
+export PATH="$SP_BIN:$PATH"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+CONF=${SP_CONFORMANCE:-$SP_TOP/../shared/conformance}
+
+ok() { echo "ok - $SP_LABEL$*"; }
+notok() { echo "not ok - $SP_LABEL$*"; }
+skip() { local n=$1; shift; echo "skip - $SP_LABEL$n # $*"; }
+
+# expect_eq NAME EXPECTED_FILE ACTUAL_FILE: byte comparison, diff on failure
+expect_eq() {
+	if cmp -s "$2" "$3"; then ok "$1"; else
+		notok "$1"; diff -u "$2" "$3" | head -20 | sed 's/^/  /'; fi
+}
+# expect_rc NAME WANT GOT
+expect_rc() {
+	if [ "$2" = "$3" ]; then ok "$1"; else notok "$1 (exit $3, want $2)"; fi
+}
+# expect_grep NAME PATTERN FILE
+expect_grep() {
+	if grep -qE -- "$2" "$3"; then ok "$1"; else
+		notok "$1 (no match for /$2/)"; head -5 "$3" | sed 's/^/  /'; fi
+}
