@@ -224,7 +224,7 @@ static int cmd_pfold(int argc, char **argv)
 		case O_ALL: o.fold.annotate_kernel = o.fold.annotate_jit = 1; break;
 		case O_ADDRS: o.read.addrs = 1; break;
 		case O_EVENT: o.event_filter = optarg; break;
-		case O_INLINE: o.do_inline = 1; break;
+		case O_INLINE: o.do_inline = o.read.inline_frames = 1; break;
 		case O_WEIGHT:
 			if (!strcmp(optarg, "count") || !strcmp(optarg, "samples"))
 				o.weight_count = 1;

@@ -64,39 +64,43 @@ static int parse_count(const char *s, const char *e, double *v)
 	return 1;
 }
 
-/* Split "stack N" or "stack A B": returns the number of counts (0 = bad). */
+/* Split "stack N" or "stack A B" (want: 1 or 2 counts, 0 = undecided, take
+ * two when the line ends in two numbers).  Returns the number of counts
+ * found (0 = not a folded line); c[0] (and c[1]) get them. */
 static int split_counts(const char *s, const char *e, int want, const char **stack_end, double *c)
 {
+	double last, prev;
 	const char *t = e;
 	while (t > s && !(t[-1] == ' ' || t[-1] == '\t'))
 		t--;
-	if (t == s || !parse_count(t, e, &c[want > 1 ? 1 : 0]))
+	if (t == s || !parse_count(t, e, &last))
 		return 0;
 	const char *u = t;
 	while (u > s && (u[-1] == ' ' || u[-1] == '\t'))
 		u--;
-	if (want == 1) {
-		*stack_end = u;
-		return u > s ? 1 : 0;
-	}
-	/* two values wanted (or undecided: want = 0 tries two, then one) */
-	const char *v = u;
-	while (v > s && !(v[-1] == ' ' || v[-1] == '\t'))
-		v--;
-	if (v > s && v < u && is_num_char(u[-1]) && parse_count(v, u, &c[0])) {
-		const char *w = v;
-		while (w > s && (w[-1] == ' ' || w[-1] == '\t'))
-			w--;
-		if (w > s) {
-			*stack_end = w;
-			return 2;
-		}
-	}
-	if (want == 2)
+	if (u == s)
 		return 0;
-	c[0] = c[1];
+	if (want != 1) {
+		const char *v = u;
+		while (v > s && !(v[-1] == ' ' || v[-1] == '\t'))
+			v--;
+		if (v > s && is_num_char(u[-1]) && parse_count(v, u, &prev)) {
+			const char *w = v;
+			while (w > s && (w[-1] == ' ' || w[-1] == '\t'))
+				w--;
+			if (w > s) {
+				*stack_end = w;
+				c[0] = prev;
+				c[1] = last;
+				return 2;
+			}
+		}
+		if (want == 2)
+			return 0;
+	}
+	c[0] = last;
 	*stack_end = u;
-	return u > s ? 1 : 0;
+	return 1;
 }
 
 /* "name (file.py:12)" -> python frame.  Returns 1 when it is one. */
@@ -286,7 +290,7 @@ static int probe_common(const char *buf, size_t n, int complete, int *python)
 		s = nl + 1;
 	}
 	*python = py;
-	if (!good || bad * 10 > good)
+	if (!good || good < bad * 2)
 		return 0;
 	return 50;
 }

@@ -419,7 +419,9 @@ static int parse_frame(struct perf_state *st, const char *s, const char *e)
 	const char *x = fe;
 	while (x > fn && ((x[-1] >= '0' && x[-1] <= '9') || (x[-1] >= 'a' && x[-1] <= 'f')))
 		x--;
-	if (x < fe && x - fn >= 3 && x[-1] == 'x' && x[-2] == '0' && x[-3] == '+')
+	/* With --inline the offset stays on the name: the libdw resolver
+	 * (lib/inline.c) needs it to find the address inside the symbol. */
+	if (x < fe && x - fn >= 3 && x[-1] == 'x' && x[-2] == '0' && x[-3] == '+' && !st->o->inline_frames)
 		fe = x - 3;
 	if (fe > fn && fn[0] == '(')
 		return 1; /* "skip process names" */
