@@ -294,49 +294,48 @@ static void make_frames(struct perf_state *st, const char *pc, size_t pclen, con
 
 #define MAX_INLINE 64
 
-/* Frames for (fn, mod), from the cache when possible.  The perl pushes the
- * parts of "a->b" so that a is nearer the root: we push leaf first, so push
- * them in reverse. */
-static void frame_line(struct perf_state *st, const char *pc, size_t pclen, const char *fn, size_t fnlen,
-		       const char *mod, size_t modlen)
+/* Push the frames of one frame line, leaf first.  The perl pushes the parts
+ * of "a->b" so that a is nearer the root, so they go in reverse. */
+static void push_ids(struct perf_state *st, const uint32_t *ids, size_t n)
 {
-	uint32_t ids[MAX_INLINE];
-	uint16_t nids;
-	int cacheable = !(st->o->addrs && memmem(fn, fnlen, "[unknown]", 9));
-	if (!cacheable) {
-		make_frames(st, pc, pclen, fn, fnlen, mod, modlen, ids, &nids, MAX_INLINE);
-		for (size_t i = nids; i > 0; i--)
-			push_frame(st, ids[i - 1]);
-		return;
-	}
+	for (size_t i = n; i > 0; i--)
+		push_frame(st, ids[i - 1]);
+}
+
+/* Cache lookup by the raw text after the address (symbol, offset, module).
+ * Returns 1 and pushes the frames on a hit. */
+static int cache_hit(struct perf_state *st, const char *r, size_t n, uint64_t h, size_t *slot)
+{
 	struct fcache *c = &st->fc;
-	uint64_t h = sp_hash_seed(mod, modlen, sp_hash(fn, fnlen) ^ (uint64_t)st->java) ;
 	size_t i = h & c->mask;
 	for (;;) {
 		struct fc_ent *en = &c->tab[i];
 		if (!en->used)
 			break;
-		if (en->hash == h && en->key_len == fnlen + modlen + 2) {
+		if (en->hash == h && en->key_len == n + 1) {
 			const char *k = c->keys.p + en->key_off;
-			if ((unsigned char)k[0] == (unsigned)st->java && !memcmp(k + 1, fn, fnlen) &&
-			    k[1 + fnlen] == 0 && !memcmp(k + 2 + fnlen, mod, modlen)) {
-				for (size_t j = en->nids; j > 0; j--)
-					push_frame(st, c->ids[en->ids_off + j - 1]);
-				return;
+			if ((unsigned char)k[0] == (unsigned)st->java && !memcmp(k + 1, r, n)) {
+				push_ids(st, c->ids + en->ids_off, en->nids);
+				return 1;
 			}
 		}
 		i = (i + 1) & c->mask;
 	}
-	make_frames(st, pc, pclen, fn, fnlen, mod, modlen, ids, &nids, MAX_INLINE);
-	struct fc_ent *en = &c->tab[i];
+	*slot = i;
+	return 0;
+}
+
+static void cache_add(struct perf_state *st, size_t slot, const char *r, size_t n, uint64_t h, const uint32_t *ids,
+		      uint16_t nids)
+{
+	struct fcache *c = &st->fc;
+	struct fc_ent *en = &c->tab[slot];
 	en->used = 1;
 	en->hash = h;
 	en->key_off = (uint32_t)c->keys.len;
-	en->key_len = (uint32_t)(fnlen + modlen + 2);
+	en->key_len = (uint32_t)(n + 1);
 	sp_buf_addc(&c->keys, (char)st->java);
-	sp_buf_add(&c->keys, fn, fnlen);
-	sp_buf_addc(&c->keys, 0);
-	sp_buf_add(&c->keys, mod, modlen);
+	sp_buf_add(&c->keys, r, n);
 	if (c->nids + nids > c->capids) {
 		c->capids = (c->capids + nids) * 2;
 		c->ids = sp_xrealloc(c->ids, c->capids * sizeof *c->ids);
@@ -347,8 +346,6 @@ static void frame_line(struct perf_state *st, const char *pc, size_t pclen, cons
 	c->nids += nids;
 	if (++c->used * 2 > c->mask)
 		fc_grow(c);
-	for (size_t j = nids; j > 0; j--)
-		push_frame(st, ids[j - 1]);
 }
 
 /* Parse a frame line "   ADDR SYM+OFF (MODULE)" starting at s (leading
@@ -370,6 +367,19 @@ static int parse_frame(struct perf_state *st, const char *s, const char *e)
 		return 0;
 	while (e > s && is_ws(e[-1]))
 		e--;
+	const char *raw = s;
+	while (raw < e && is_ws(*raw))
+		raw++;
+	size_t rawn = (size_t)(e - raw);
+	uint64_t h = 0;
+	size_t slot = 0;
+	int cacheable = !st->dry && !st->skipping;
+	if (cacheable) {
+		/* Fast path: this exact symbol text was seen before. */
+		h = sp_hash_seed(raw, rawn, (uint64_t)st->java);
+		if (cache_hit(st, raw, rawn, h, &slot))
+			return 1;
+	}
 	/* The module is inside the last " (" ... ")" of the line.  Between the
 	 * address and " (" is the symbol, as perl's
 	 * /^\s*(\w+)\s*(.+) \((.*)\)/ splits it, quirks included: trailing
@@ -397,6 +407,7 @@ static int parse_frame(struct perf_state *st, const char *s, const char *e)
 					if (pclen < 2)
 						return 0;
 					pclen--;
+					cacheable = 0; /* the result depends on the address */
 					fn = pc + pclen;
 				}
 				fe = fn + 1;
@@ -423,9 +434,15 @@ static int parse_frame(struct perf_state *st, const char *s, const char *e)
 	 * (lib/inline.c) needs it to find the address inside the symbol. */
 	if (x < fe && x - fn >= 3 && x[-1] == 'x' && x[-2] == '0' && x[-3] == '+' && !st->o->inline_frames)
 		fe = x - 3;
-	if (fe > fn && fn[0] == '(')
-		return 1; /* "skip process names" */
-	frame_line(st, pc, pclen, fn, (size_t)(fe - fn), mod, (size_t)(me - mod));
+	uint32_t ids[MAX_INLINE];
+	uint16_t nids = 0;
+	if (!(fe > fn && fn[0] == '(')) /* perl: "skip process names" */
+		make_frames(st, pc, pclen, fn, (size_t)(fe - fn), mod, (size_t)(me - mod), ids, &nids, MAX_INLINE);
+	push_ids(st, ids, nids);
+	if (st->o->addrs && memmem(fn, (size_t)(fe - fn), "[unknown]", 9))
+		cacheable = 0;
+	if (cacheable)
+		cache_add(st, slot, raw, rawn, h, ids, nids);
 	return 1;
 }
 
