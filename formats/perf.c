@@ -272,6 +272,11 @@ static void make_frames(struct perf_state *st, const char *pc, size_t pclen, con
 			n = (size_t)w < sizeof ubuf ? (size_t)w : sizeof ubuf - 1;
 		}
 		tidy_name(st, f, n, t);
+		/* Functions inlined into the first of "a->b->c" are marked in
+		 * their name, as the peers do; "(inlined)" frames of newer perf
+		 * are not (the peers leave them bare), only their kind says it. */
+		if (part > 0 && !memmem(t->p ? t->p : "", t->len, "_[i]", 4))
+			sp_buf_add(t, "_[i]", 4);
 		unsigned kind = SP_KIND_NATIVE;
 		if (part > 0 || (modlen == 7 && !memcmp(mod, "inlined", 7)))
 			kind = SP_KIND_INLINED;
@@ -485,9 +490,11 @@ static int parse_event(struct perf_state *st, const char *line, size_t len, int 
 				has_b = 1;
 				r += nb;
 			}
-			if (r < e && is_ws(*r)) {
+			if (r == e || is_ws(*r)) {
 				comm_end = w;
-				if (has_b) {
+				/* perl: `if (not $tid)`: a tid of 0 (the idle task,
+				 * "swapper 0/0") counts as absent, pid becomes "?" */
+				if (has_b && b != 0) {
 					pid = (int64_t)a;
 					tid = (int64_t)b;
 				} else {
@@ -674,6 +681,8 @@ static int is_srcline(const char *s, const char *e)
 		s++;
 	while (e > s && is_ws(e[-1]))
 		e--;
+	if (e - s > 10 && !memcmp(e - 10, " (inlined)", 10))
+		e -= 10;
 	if (s == e || memchr(s, ' ', (size_t)(e - s)))
 		return 0;
 	if (e[-1] == ']')
@@ -834,11 +843,13 @@ const char *sp_perf_first_event(const char *buf, size_t n, struct sp_buf *out)
 	return res;
 }
 
-/* Probe: an event line followed by a frame line (or a single-line sample). */
+/* Probe: perf script text is event lines, each followed by its frame lines
+ * (or carrying its one frame), samples separated by blank lines.  An event
+ * line, a blank line and then frame lines is not perf (inferno agrees). */
 static int perf_probe(const char *buf, size_t n, int complete)
 {
 	const char *s = buf, *e = buf + n;
-	int state = 0; /* 0 outside, 1 after an event line */
+	int state = 0; /* 0 expect an event, 1 after an event, 2 after event + blank */
 	int lines = 0;
 	while (s < e && lines < 200) {
 		const char *nl = memchr(s, '\n', (size_t)(e - s));
@@ -849,33 +860,33 @@ static int perf_probe(const char *buf, size_t n, int complete)
 		const char *t = s;
 		while (t < le && is_ws(*t))
 			t++;
-		if (*s == '#' && state == 0) {
-			/* perf's header */
-		} else if (t == le) {
+		struct perf_state st;
+		memset(&st, 0, sizeof st);
+		st.dry = 1;
+		if (t == le) {
 			if (state == 1)
-				return 0; /* event line then blank: not perf (inferno agrees) */
+				state = 2;
+		} else if (*s == '#' && state != 1) {
+			/* perf's header */
 		} else if (state == 0) {
-			/* must look like "comm pid ... EVENT:" */
-			struct perf_state st;
-			memset(&st, 0, sizeof st);
-			st.dry = 1;
-			int r = parse_event(&st, s, (size_t)(le - s), 1);
+			int r = parse_event(&st, s, (size_t)(le - s), 0);
 			if (r == 2)
 				return 90; /* single-line samples */
 			if (r != 1)
 				return 0;
 			state = 1;
+		} else if (state == 1 && parse_frame(&st, s, le)) {
+			return 95;
+		} else if (parse_event(&st, s, (size_t)(le - s), 0) == 1 && !parse_frame(&st, s, le)) {
+			return 80; /* samples without stacks */
 		} else {
-			struct perf_state st;
-			memset(&st, 0, sizeof st);
-			st.dry = 1;
-			return parse_frame(&st, s, le) ? 95 : 0;
+			return 0;
 		}
 		if (!nl)
 			break;
 		s = nl + 1;
 	}
-	return 0;
+	return complete && state ? 60 : 0;
 }
 
 const struct sp_format sp_format_perf = {

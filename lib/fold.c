@@ -134,10 +134,10 @@ void sp_fold_frame_name(const struct sp_profile *p, uint32_t frame, const struct
 		sp_buf_addc(out, ')');
 		return;
 	}
+	/* Inlined frames are not suffixed here: readers name them as the peers
+	 * do ("a->b" chains get "_[i]", perf's "(inlined)" frames stay bare). */
 	const char *suffix = NULL;
-	if (fr->kind == SP_KIND_INLINED && !o->no_inline_suffix)
-		suffix = "_[i]";
-	else if (fr->kind == SP_KIND_KERNEL && o->annotate_kernel)
+	if (fr->kind == SP_KIND_KERNEL && o->annotate_kernel)
 		suffix = "_[k]";
 	else if (fr->kind == SP_KIND_JIT && o->annotate_jit)
 		suffix = "_[j]";

@@ -28,7 +28,6 @@ struct sp_fold_opts {
 	enum sp_fold_label label; /* for samples that have a thread */
 	int annotate_kernel;      /* _[k] on kernel frames */
 	int annotate_jit;         /* _[j] on jit frames */
-	int no_inline_suffix;     /* do not add _[i] to inlined frames */
 	const char *weight;       /* value column to print: name, NULL = the
 				   * first ("period" for perf input) */
 };
@@ -45,7 +44,7 @@ int sp_fold_write(struct sp_fold *f, FILE *out, struct sp_err *err);
 uint64_t sp_fold_samples(const struct sp_fold *f); /* samples added */
 uint64_t sp_fold_stacks(const struct sp_fold *f);  /* distinct entries */
 
-/* The display name of a frame in folded text (with _[k]/_[j]/_[i]). */
+/* The display name of a frame in folded text (with _[k]/_[j] as asked). */
 void sp_fold_frame_name(const struct sp_profile *p, uint32_t frame, const struct sp_fold_opts *o,
 			struct sp_buf *out);
 
