@@ -141,7 +141,12 @@ static uint32_t intern_stack(struct sp_profile *p, const char *s, const char *e,
 		const char *fe = sc ? sc : e;
 		size_t n = (size_t)(fe - s);
 		struct sp_frame f = { 0 };
-		if (!(pyspy && python_frame(p, s, n, &f))) {
+		if (pyspy && ((n > 8 && !memcmp(s, "thread (", 8)) || (n > 8 && !memcmp(s, "process ", 8)))) {
+			/* py-spy's --threads / --subprocesses root frames:
+			 * "thread (TID): NAME", "process PID:\"CMDLINE\"" */
+			f.name = sp_str_intern(p, s, n);
+			f.kind = SP_KIND_SYNTHETIC;
+		} else if (!(pyspy && python_frame(p, s, n, &f))) {
 			unsigned kind = SP_KIND_NATIVE;
 			if (n > 4 && s[n - 4] == '_' && s[n - 3] == '[' && s[n - 1] == ']') {
 				if (s[n - 2] == 'k')

@@ -843,6 +843,13 @@ const char *sp_perf_first_event(const char *buf, size_t n, struct sp_buf *out)
 	return res;
 }
 
+static int ends_with_colon(const char *s, const char *e)
+{
+	while (e > s && is_ws(e[-1]))
+		e--;
+	return e > s && e[-1] == ':';
+}
+
 /* Probe: perf script text is event lines, each followed by its frame lines
  * (or carrying its one frame), samples separated by blank lines.  An event
  * line, a blank line and then frame lines is not perf (inferno agrees). */
@@ -850,6 +857,7 @@ static int perf_probe(const char *buf, size_t n, int complete)
 {
 	const char *s = buf, *e = buf + n;
 	int state = 0; /* 0 expect an event, 1 after an event, 2 after event + blank */
+	int with_event = 0;
 	int lines = 0;
 	while (s < e && lines < 200) {
 		const char *nl = memchr(s, '\n', (size_t)(e - s));
@@ -875,10 +883,11 @@ static int perf_probe(const char *buf, size_t n, int complete)
 			if (r != 1)
 				return 0;
 			state = 1;
+			with_event = ends_with_colon(s, le);
 		} else if (state == 1 && parse_frame(&st, s, le)) {
 			return 95;
-		} else if (parse_event(&st, s, (size_t)(le - s), 0) == 1 && !parse_frame(&st, s, le)) {
-			return 80; /* samples without stacks */
+		} else if (with_event && ends_with_colon(s, le) && parse_event(&st, s, (size_t)(le - s), 0) == 1) {
+			return 80; /* samples without stacks: "comm pid ... EVENT:" lines */
 		} else {
 			return 0;
 		}
