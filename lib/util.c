@@ -72,17 +72,20 @@ void sp_buf_grow(struct sp_buf *b, size_t extra)
 
 void sp_buf_addf(struct sp_buf *b, const char *fmt, ...)
 {
-	va_list ap;
+	va_list ap, aq;
+	sp_buf_grow(b, 64);
 	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_copy(aq, ap);
+	size_t avail = b->cap - b->len;
+	int n = vsnprintf(b->p + b->len, avail, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return;
-	sp_buf_grow(b, (size_t)n + 1);
-	va_start(ap, fmt);
-	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
+	if (n >= 0 && (size_t)n >= avail) {
+		sp_buf_grow(b, (size_t)n + 1);
+		vsnprintf(b->p + b->len, (size_t)n + 1, fmt, aq);
+	}
+	va_end(aq);
+	if (n > 0)
+		b->len += (size_t)n;
 }
 
 void sp_buf_addu64(struct sp_buf *b, uint64_t v)
