@@ -458,6 +458,7 @@ static int parse_event(struct perf_state *st, const char *line, size_t len, int 
 	const char *s = line, *e = line + len;
 	while (e > s && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
 		e--;
+	int trailing_ws = e < line + len;
 	while (s < e && is_ws(*s))
 		s++;
 	if (s == e)
@@ -490,7 +491,8 @@ static int parse_event(struct perf_state *st, const char *line, size_t len, int 
 				has_b = 1;
 				r += nb;
 			}
-			if (r == e || is_ws(*r)) {
+			/* perl wants a blank after the pid: "prog  6241 " */
+			if ((r == e && trailing_ws) || (r < e && is_ws(*r))) {
 				comm_end = w;
 				/* perl: `if (not $tid)`: a tid of 0 (the idle task,
 				 * "swapper 0/0") counts as absent, pid becomes "?" */
