@@ -286,43 +286,26 @@ static int cmd_pfold(int argc, char **argv)
 	int rc = SP_EXIT_OK;
 	struct sp_err err;
 	for (int i = 0; i < nfiles && rc == SP_EXIT_OK; i++) {
-		struct sp_input *in = sp_input_open(files[i], &err);
-		if (!in) {
-			sp_error_e(&err);
-			rc = SP_EXIT_ERROR;
-			break;
-		}
-		const struct sp_format *fmt = o.format ? sp_format_find(o.format) : sp_format_probe(in);
-		if (!fmt) {
-			const char *b;
-			size_t n;
-			sp_input_peek(in, 1, &b, &n);
-			if (n == 0) { /* empty input: nothing to fold */
-				sp_input_close(in);
-				continue;
-			}
-			if (!sp_input_failed(in, &err))
-				sp_error("%s: cannot tell the input format (known: %s; choose with -f)",
-					 sp_input_name(in), sp_format_names());
-			else
-				sp_error_e(&err);
-			sp_input_close(in);
-			rc = SP_EXIT_ERROR;
-			break;
-		}
+		/* One large perf script file folded to text: split it over
+		 * threads.  Everything else: one pass through the readers. */
+		struct sp_input *in = NULL;
 		int fd;
 		uint64_t size;
-		int r;
-		if (fmt == &sp_format_perf && fold && !inl && o.jobs > 1 && nfiles == 1 &&
-		    sp_input_splittable(in, &fd, &size) && size > (8u << 20))
-			r = fold_parallel(&o, in, fd, size, p, fold, &err);
-		else
-			r = fmt->read(in, p, sink, &o.read, &err);
-		if (r < 0) {
+		if (fold && !inl && o.jobs > 1 && nfiles == 1 && strcmp(files[i], "-") &&
+		    (!o.format || !strcmp(o.format, "perf")) && (in = sp_input_open(files[i], &err)) &&
+		    sp_input_splittable(in, &fd, &size) && size > (8u << 20) && sp_format_probe(in) == &sp_format_perf) {
+			if (fold_parallel(&o, in, fd, size, p, fold, &err) < 0) {
+				sp_error_e(&err);
+				rc = SP_EXIT_ERROR;
+			}
+			sp_input_close(in);
+			continue;
+		}
+		sp_input_close(in);
+		if (sp_read_file(files[i], o.format, p, sink, &o.read, NULL, &err) < 0) {
 			sp_error_e(&err);
 			rc = SP_EXIT_ERROR;
 		}
-		sp_input_close(in);
 	}
 	if (rc == SP_EXIT_OK && inl && sp_inline_finish(inl, &err) < 0) {
 		sp_error_e(&err);

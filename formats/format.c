@@ -45,3 +45,35 @@ const struct sp_format *sp_format_probe(struct sp_input *in)
 	}
 	return best;
 }
+
+int sp_read_file(const char *path, const char *format, struct sp_profile *p, struct sp_sink *sink,
+		 struct sp_read_opts *o, const struct sp_format **used, struct sp_err *err)
+{
+	if (used)
+		*used = NULL;
+	struct sp_input *in = sp_input_open(path, err);
+	if (!in)
+		return -1;
+	int rc = 0;
+	const struct sp_format *fmt = format ? sp_format_find(format) : sp_format_probe(in);
+	if (!fmt) {
+		const char *b;
+		size_t n;
+		if (sp_input_failed(in, err)) {
+			rc = -1;
+		} else if (format) {
+			rc = sp_err_set(err, "unknown format '%s' (known: %s)", format, sp_format_names());
+		} else {
+			sp_input_peek(in, 1, &b, &n);
+			if (n) /* an empty input holds no samples: not an error */
+				rc = sp_err_set(err, "%s: cannot tell the input format (known: %s; choose with -f)",
+						sp_input_name(in), sp_format_names());
+		}
+	} else {
+		if (used)
+			*used = fmt;
+		rc = fmt->read(in, p, sink, o, err);
+	}
+	sp_input_close(in);
+	return rc;
+}

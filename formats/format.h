@@ -52,4 +52,12 @@ const struct sp_format *sp_format_probe(struct sp_input *in);
 /* Names of all formats, comma separated, for messages. */
 const char *sp_format_names(void);
 
+/* Open and read one input (path "-" = stdin) with the named format, or the
+ * probed one when format is NULL.  *used (may be NULL) gets the format that
+ * was read, NULL for an empty input (which is not an error).  Returns 0, or
+ * -1 with err filled ("cannot tell the input format", open/read errors, a
+ * reader's fatal error). */
+int sp_read_file(const char *path, const char *format, struct sp_profile *p, struct sp_sink *sink,
+		 struct sp_read_opts *o, const struct sp_format **used, struct sp_err *err);
+
 #endif

@@ -117,15 +117,15 @@ static void warn_line(struct perf_state *st, const char *what, const char *line,
 	st->o->warn(st->o->warn_ctx, &e);
 }
 
-static inline int is_ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
-static inline int is_hex(char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-static inline int is_word(char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
+/* Character classes by table: the frame-line scan is the hottest loop. */
+enum { C_WS = 1, C_HEX = 2, C_WORD = 4 };
+static const uint8_t cls[256] = {
+	[' '] = C_WS, ['\t'] = C_WS, ['\r'] = C_WS, ['\f'] = C_WS, ['\v'] = C_WS,
+	['0' ... '9'] = C_HEX | C_WORD, ['a' ... 'f'] = C_HEX | C_WORD, ['A' ... 'F'] = C_HEX | C_WORD,
+	['g' ... 'z'] = C_WORD, ['G' ... 'Z'] = C_WORD, ['_'] = C_WORD,
+};
+static inline int is_ws(char c) { return cls[(unsigned char)c] & C_WS; }
+static inline int is_word(char c) { return cls[(unsigned char)c] & C_WORD; }
 
 static int flush_sample(struct perf_state *st)
 {
@@ -360,14 +360,12 @@ static int parse_frame(struct perf_state *st, const char *s, const char *e)
 	while (s < e && is_ws(*s))
 		s++;
 	const char *pc = s;
-	while (s < e && is_word(*s))
-		s++;
+	unsigned all = C_HEX | C_WORD;
+	while (s < e && (cls[(unsigned char)*s] & C_WORD))
+		all &= cls[(unsigned char)*s++];
 	size_t pclen = (size_t)(s - pc);
-	if (!pclen)
+	if (!pclen || !(all & C_HEX))
 		return 0;
-	for (size_t i = 0; i < pclen; i++)
-		if (!is_hex(pc[i]))
-			return 0;
 	if (s < e && !is_ws(*s))
 		return 0;
 	while (e > s && is_ws(e[-1]))

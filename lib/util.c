@@ -6,7 +6,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <xxhash.h>
 
 static void oom(size_t n)
 {
@@ -223,8 +222,6 @@ int sp_err_off(struct sp_err *e, const char *file, uint64_t off, const char *fmt
 	return -1;
 }
 
-uint64_t sp_hash(const void *p, size_t n) { return XXH3_64bits(p, n); }
-uint64_t sp_hash_seed(const void *p, size_t n, uint64_t seed) { return XXH3_64bits_withSeed(p, n, seed); }
 
 void sp_u64map_init(struct sp_u64map *m)
 {

@@ -78,8 +78,14 @@ int sp_err_at(struct sp_err *e, const char *file, uint64_t line, const char *fmt
 int sp_err_off(struct sp_err *e, const char *file, uint64_t off, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-uint64_t sp_hash(const void *p, size_t n);          /* xxh3 64 */
-uint64_t sp_hash_seed(const void *p, size_t n, uint64_t seed);
+/* xxh3 64, inlined: interning hashes short strings on every input line. */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+static inline uint64_t sp_hash(const void *p, size_t n) { return XXH3_64bits(p, n); }
+static inline uint64_t sp_hash_seed(const void *p, size_t n, uint64_t seed)
+{
+	return XXH3_64bits_withSeed(p, n, seed);
+}
 static inline uint64_t sp_mix64(uint64_t x)
 {
 	x ^= x >> 33;
