@@ -31,7 +31,8 @@ static const char synopsis[] =
 	"      --addrs             put the raw address into [unknown] frames\n"
 	"      --event-filter=EV   keep samples of event EV only (default: the first event seen)\n"
 	"      --inline            expand inlined frames from DWARF (libdw), in-process\n"
-	"      --weight=W          count each sample as 1 (count) or by its period (period, default)\n"
+	"      --weight=W          folded output counts samples (count) or sums periods (period,\n"
+	"                          the default); the binary stream keeps both\n"
 	"  -j, --jobs=N            worker threads for large perf script files (default: CPUs)\n"
 	"  -q, --quiet             do not print each bad line (the summary is still printed)\n"
 	"  -h, --help              show this help\n"
@@ -272,10 +273,6 @@ static int cmd_pfold(int argc, char **argv)
 	if (o.do_inline) {
 		inl = sp_inline_new(p, sink);
 		sink = sp_inline_sink(inl);
-	}
-	if (o.binary && o.weight_count) {
-		static const char *const names[] = { "samples", "period" };
-		sp_profile_set_values(p, 2, names);
 	}
 
 	int nfiles = argc - optind;
