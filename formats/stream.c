@@ -1,0 +1,819 @@
+/* stream.c — the stackpipe binary stream: writer and reader.
+ * The format is specified in formats/stream.md (stackpipe-stream(5)). */
+#include "stream.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "input.h"
+
+#define SP_MAGIC "\x89SPS\r\n\x1a\n"
+#define SP_MAGIC_LEN 8
+#define SP_VERSION 1
+#define MAX_RECORD (64u << 20)
+
+enum rec {
+	R_HEADER = 1,
+	R_STRING = 2,
+	R_FRAME = 3,
+	R_NODE = 4,
+	R_THREAD = 5,
+	R_SAMPLE = 6,
+	R_TRACE = 7,
+	R_META = 8,
+	R_TRAILER = 9,
+};
+
+enum { S_HAS_TIME = 1, S_FLOAT = 2, S_HAS_EVENT = 4, S_FLAGS = 7 };
+enum { C_STRINGS, C_FRAMES, C_NODES, C_THREADS, C_SAMPLES, C_TRACES, C_METAS, C_RECORDS, C_N };
+
+/* ---- varints ---- */
+
+static inline void put_uv(struct sp_buf *b, uint64_t v)
+{
+	if (SP_UNLIKELY(b->len + 10 > b->cap))
+		sp_buf_grow(b, 10);
+	unsigned char *p = (unsigned char *)b->p + b->len;
+	while (v >= 0x80) {
+		*p++ = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (unsigned char)v;
+	b->len = (size_t)((char *)p - b->p);
+}
+
+static inline uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static inline int64_t unzz(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+
+static void put_f64(struct sp_buf *b, double d)
+{
+	uint64_t u;
+	memcpy(&u, &d, 8);
+	unsigned char x[8];
+	for (int i = 0; i < 8; i++)
+		x[i] = (unsigned char)(u >> (8 * i));
+	sp_buf_add(b, x, 8);
+}
+
+/* ======================= writer ======================= */
+
+struct idmap {
+	uint32_t *v; /* profile id -> stream id (0 = not written) */
+	size_t n;
+};
+
+static uint32_t *idmap_slot(struct idmap *m, uint32_t id)
+{
+	if (id >= m->n) {
+		size_t n = m->n ? m->n : 1024;
+		while (n <= id)
+			n *= 2;
+		m->v = sp_xrealloc(m->v, n * sizeof *m->v);
+		memset(m->v + m->n, 0, (n - m->n) * sizeof *m->v);
+		m->n = n;
+	}
+	return &m->v[id];
+}
+
+struct sp_stream_writer {
+	struct sp_sink sink; /* first: callbacks cast back */
+	FILE *out;
+	struct sp_profile *p;
+	struct sp_buf buf, rec;
+	XXH64_state_t *hash;
+	int header_done, failed, finished;
+	struct idmap strs, frames, nodes, threads;
+	uint32_t next[4]; /* next stream id: strings, frames, nodes, threads */
+	uint64_t count[C_N];
+	size_t meta_done;
+	uint64_t last_time;
+	int nvalues;
+};
+
+static int w_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err);
+static int w_trace(struct sp_sink *s, struct sp_profile *p, const struct sp_trace *t, struct sp_err *err);
+static int w_meta(struct sp_sink *s, struct sp_profile *p, struct sp_err *err);
+
+struct sp_stream_writer *sp_stream_writer_new(FILE *out, struct sp_profile *p)
+{
+	struct sp_stream_writer *w = sp_xcalloc(1, sizeof *w);
+	w->sink.sample = w_sample;
+	w->sink.trace = w_trace;
+	w->sink.meta = w_meta;
+	w->out = out;
+	w->p = p;
+	w->hash = XXH64_createState();
+	XXH64_reset(w->hash, 0);
+	return w;
+}
+
+struct sp_sink *sp_stream_writer_sink(struct sp_stream_writer *w) { return &w->sink; }
+
+void sp_stream_writer_free(struct sp_stream_writer *w)
+{
+	if (!w)
+		return;
+	sp_buf_release(&w->buf);
+	sp_buf_release(&w->rec);
+	XXH64_freeState(w->hash);
+	free(w->strs.v);
+	free(w->frames.v);
+	free(w->nodes.v);
+	free(w->threads.v);
+	free(w);
+}
+
+static int w_drain(struct sp_stream_writer *w, struct sp_err *err)
+{
+	if (!w->buf.len)
+		return 0;
+	XXH64_update(w->hash, w->buf.p, w->buf.len);
+	errno = 0;
+	if (!w->failed && fwrite(w->buf.p, 1, w->buf.len, w->out) != w->buf.len)
+		w->failed = errno ? errno : EIO;
+	w->buf.len = 0;
+	if (w->failed)
+		return sp_err_set(err, "write error: %s", strerror(w->failed));
+	return 0;
+}
+
+/* Append the record in w->rec with its type and length. */
+static void w_emit(struct sp_stream_writer *w, unsigned type)
+{
+	put_uv(&w->buf, type);
+	put_uv(&w->buf, w->rec.len);
+	sp_buf_add(&w->buf, w->rec.p, w->rec.len);
+	w->rec.len = 0;
+	w->count[C_RECORDS]++;
+}
+
+static void w_str_bytes(struct sp_buf *b, const char *s, size_t n)
+{
+	put_uv(b, n);
+	sp_buf_add(b, s, n);
+}
+
+static void w_header(struct sp_stream_writer *w)
+{
+	if (w->header_done)
+		return;
+	w->header_done = 1;
+	sp_buf_add(&w->buf, SP_MAGIC, SP_MAGIC_LEN);
+	w->nvalues = sp_profile_nvalues(w->p);
+	put_uv(&w->rec, SP_VERSION);
+	put_uv(&w->rec, 0); /* flags: reserved, must be zero */
+	put_uv(&w->rec, (uint64_t)w->nvalues);
+	for (int i = 0; i < w->nvalues; i++) {
+		const char *n = sp_profile_value_name(w->p, i);
+		w_str_bytes(&w->rec, n, strlen(n));
+	}
+	w_emit(w, R_HEADER);
+}
+
+static uint32_t w_str(struct sp_stream_writer *w, uint32_t id)
+{
+	if (!id)
+		return 0;
+	uint32_t *slot = idmap_slot(&w->strs, id);
+	if (*slot)
+		return *slot;
+	/* Callers define what a record refers to before they start it, so
+	 * w->rec is empty here. */
+	w_str_bytes(&w->rec, sp_str(w->p, id), sp_str_len(w->p, id));
+	w_emit(w, R_STRING);
+	w->count[C_STRINGS]++;
+	return *slot = ++w->next[0];
+}
+
+static uint32_t w_frame(struct sp_stream_writer *w, uint32_t id)
+{
+	uint32_t *slot = idmap_slot(&w->frames, id);
+	if (*slot)
+		return *slot;
+	const struct sp_frame f = *sp_frame_get(w->p, id);
+	uint32_t name = w_str(w, f.name), mod = w_str(w, f.module), file = w_str(w, f.file);
+	put_uv(&w->rec, name);
+	put_uv(&w->rec, f.kind);
+	put_uv(&w->rec, mod);
+	put_uv(&w->rec, file);
+	put_uv(&w->rec, f.line);
+	put_uv(&w->rec, f.addr);
+	w_emit(w, R_FRAME);
+	w->count[C_FRAMES]++;
+	slot = idmap_slot(&w->frames, id);
+	return *slot = ++w->next[1];
+}
+
+static uint32_t w_node(struct sp_stream_writer *w, uint32_t id)
+{
+	if (!id)
+		return 0;
+	uint32_t *slot = idmap_slot(&w->nodes, id);
+	if (*slot)
+		return *slot;
+	const struct sp_node n = *sp_node_get(w->p, id);
+	uint32_t parent = w_node(w, n.parent);
+	uint32_t frame = w_frame(w, n.frame);
+	put_uv(&w->rec, parent);
+	put_uv(&w->rec, frame);
+	w_emit(w, R_NODE);
+	w->count[C_NODES]++;
+	slot = idmap_slot(&w->nodes, id);
+	return *slot = ++w->next[2];
+}
+
+static uint32_t w_thread(struct sp_stream_writer *w, uint32_t id)
+{
+	if (!id)
+		return 0;
+	uint32_t *slot = idmap_slot(&w->threads, id);
+	if (*slot)
+		return *slot;
+	const struct sp_thread t = *sp_thread_get(w->p, id);
+	uint32_t name = w_str(w, t.name);
+	uint32_t sid = ++w->next[3];
+	put_uv(&w->rec, sid);
+	put_uv(&w->rec, zz(t.pid));
+	put_uv(&w->rec, zz(t.tid));
+	put_uv(&w->rec, name);
+	w_emit(w, R_THREAD);
+	w->count[C_THREADS]++;
+	slot = idmap_slot(&w->threads, id);
+	return *slot = sid;
+}
+
+static void w_metas(struct sp_stream_writer *w)
+{
+	size_t n = sp_meta_count(w->p);
+	for (; w->meta_done < n; w->meta_done++) {
+		const struct sp_meta *m = sp_meta_get(w->p, w->meta_done);
+		uint32_t k = w_str(w, m->key), v = w_str(w, m->value);
+		put_uv(&w->rec, k);
+		put_uv(&w->rec, v);
+		w_emit(w, R_META);
+		w->count[C_METAS]++;
+	}
+}
+
+static void w_time(struct sp_stream_writer *w, uint64_t t)
+{
+	put_uv(&w->rec, zz((int64_t)(t - w->last_time)));
+	w->last_time = t;
+}
+
+static int w_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err)
+{
+	struct sp_stream_writer *w = (struct sp_stream_writer *)s;
+	w_header(w);
+	w_metas(w);
+	uint32_t node = w_node(w, smp->stack);
+	uint32_t thread = w_thread(w, smp->thread);
+	uint32_t event = w_str(w, smp->event);
+	unsigned flags = 0;
+	if (smp->time != SP_NO_TIME)
+		flags |= S_HAS_TIME;
+	if (event)
+		flags |= S_HAS_EVENT;
+	for (int i = 0; i < w->nvalues; i++) {
+		double v = smp->values[i];
+		if (v != floor(v) || fabs(v) >= 9.2e18)
+			flags |= S_FLOAT;
+	}
+	put_uv(&w->rec, flags);
+	put_uv(&w->rec, node);
+	put_uv(&w->rec, thread);
+	if (flags & S_HAS_EVENT)
+		put_uv(&w->rec, event);
+	if (flags & S_HAS_TIME)
+		w_time(w, smp->time);
+	for (int i = 0; i < w->nvalues; i++) {
+		if (flags & S_FLOAT)
+			put_f64(&w->rec, smp->values[i]);
+		else
+			put_uv(&w->rec, zz((int64_t)smp->values[i]));
+	}
+	w_emit(w, R_SAMPLE);
+	w->count[C_SAMPLES]++;
+	if (w->buf.len >= (64u << 10))
+		return w_drain(w, err);
+	return 0;
+}
+
+static int w_trace(struct sp_sink *s, struct sp_profile *p, const struct sp_trace *t, struct sp_err *err)
+{
+	struct sp_stream_writer *w = (struct sp_stream_writer *)s;
+	w_header(w);
+	w_metas(w);
+	uint32_t frame = w_frame(w, t->frame);
+	uint32_t thread = w_thread(w, t->thread);
+	uint32_t stack = w_node(w, t->stack);
+	put_uv(&w->rec, t->kind);
+	put_uv(&w->rec, frame);
+	put_uv(&w->rec, thread);
+	put_uv(&w->rec, stack);
+	w_time(w, t->time);
+	w_emit(w, R_TRACE);
+	w->count[C_TRACES]++;
+	if (w->buf.len >= (64u << 10))
+		return w_drain(w, err);
+	return 0;
+}
+
+static int w_meta(struct sp_sink *s, struct sp_profile *p, struct sp_err *err)
+{
+	struct sp_stream_writer *w = (struct sp_stream_writer *)s;
+	/* Before the first sample the header (value names) may not be final:
+	 * metadata waits for it. */
+	if (w->header_done)
+		w_metas(w);
+	return 0;
+}
+
+int sp_stream_writer_flush(struct sp_stream_writer *w, struct sp_err *err)
+{
+	if (w_drain(w, err) < 0)
+		return -1;
+	if (fflush(w->out) != 0)
+		return sp_err_set(err, "write error: %s", strerror(errno));
+	return 0;
+}
+
+int sp_stream_writer_finish(struct sp_stream_writer *w, struct sp_err *err)
+{
+	if (w->finished)
+		return 0;
+	w->finished = 1;
+	w_header(w);
+	w_metas(w);
+	if (w_drain(w, err) < 0)
+		return -1;
+	/* The checksum covers every byte before the trailer record. */
+	uint64_t h = XXH64_digest(w->hash);
+	for (int i = 0; i < C_N; i++)
+		put_uv(&w->rec, w->count[i]);
+	unsigned char x[8];
+	for (int i = 0; i < 8; i++)
+		x[i] = (unsigned char)(h >> (8 * i));
+	sp_buf_add(&w->rec, x, 8);
+	put_uv(&w->buf, R_TRAILER);
+	put_uv(&w->buf, w->rec.len);
+	sp_buf_add(&w->buf, w->rec.p, w->rec.len);
+	w->rec.len = 0;
+	if (w_drain(w, err) < 0)
+		return -1;
+	if (fflush(w->out) != 0)
+		return sp_err_set(err, "write error: %s", strerror(errno));
+	return 0;
+}
+
+/* ======================= reader ======================= */
+
+struct rmap {
+	uint32_t *v;
+	size_t n, cap;
+};
+
+static void rmap_push(struct rmap *m, uint32_t id)
+{
+	if (m->n == m->cap) {
+		m->cap = m->cap ? m->cap * 2 : 1024;
+		m->v = sp_xrealloc(m->v, m->cap * sizeof *m->v);
+	}
+	m->v[m->n++] = id;
+}
+
+struct reader {
+	struct sp_input *in;
+	struct sp_profile *p;
+	struct sp_sink *sink;
+	struct sp_err *err;
+	XXH64_state_t *hash;
+	struct sp_buf rec;
+	uint64_t rec_off; /* offset of the current record */
+	struct rmap strs, frames, nodes, threads;
+	uint64_t count[C_N];
+	uint64_t last_time;
+	int nvalues;
+	int colmap[SP_MAX_VALUES]; /* stream column -> profile column, -1 = dropped */
+	/* cursor into rec */
+	const unsigned char *c, *e;
+	int bad;
+};
+
+static int rfail(struct reader *r, const char *what, ...) __attribute__((format(printf, 2, 3)));
+static int rfail(struct reader *r, const char *what, ...)
+{
+	char msg[400];
+	va_list ap;
+	va_start(ap, what);
+	vsnprintf(msg, sizeof msg, what, ap);
+	va_end(ap);
+	return sp_err_off(r->err, sp_input_name(r->in), r->rec_off, "%s", msg);
+}
+
+/* Decode a varint from p[0..n).  Returns its length, 0 if incomplete, -1
+ * on overflow. */
+static int dec_varint(const unsigned char *p, size_t n, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (size_t i = 0; i < n && i < 10; i++) {
+		x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (!(p[i] & 0x80)) {
+			if (i == 9 && p[i] > 1)
+				return -1;
+			*v = x;
+			return (int)i + 1;
+		}
+	}
+	return n >= 10 ? -1 : 0;
+}
+
+/* The record header (type and length varints).  Returns 0 ok, 1 at a clean
+ * EOF, -1 error. */
+static int read_rec_header(struct reader *r, uint64_t *type, uint64_t *len)
+{
+	const char *b;
+	size_t n;
+	if (sp_input_peek(r->in, 20, &b, &n) < 0)
+		return -1;
+	if (n == 0)
+		return 1;
+	const unsigned char *u = (const unsigned char *)b;
+	int k1 = dec_varint(u, n, type);
+	int k2 = k1 > 0 ? dec_varint(u + k1, n - (size_t)k1, len) : 0;
+	if (k1 < 0 || k2 < 0)
+		return rfail(r, "varint overflow in a record header (corrupt stream)");
+	if (k1 == 0 || k2 == 0)
+		return rfail(r, "truncated stream: record header cut short");
+	unsigned char tmp[20];
+	sp_input_read(r->in, tmp, (size_t)(k1 + k2));
+	XXH64_update(r->hash, tmp, (size_t)(k1 + k2));
+	return 0;
+}
+
+/* Varint from the record payload; sets r->bad on underrun. */
+static uint64_t cv(struct reader *r)
+{
+	uint64_t x = 0;
+	for (int i = 0; i < 10; i++) {
+		if (r->c >= r->e) {
+			r->bad = 1;
+			return 0;
+		}
+		unsigned b = *r->c++;
+		x |= (uint64_t)(b & 0x7f) << (7 * i);
+		if (!(b & 0x80)) {
+			if (i == 9 && b > 1)
+				r->bad = 1;
+			return x;
+		}
+	}
+	r->bad = 1;
+	return 0;
+}
+
+static double cf64(struct reader *r)
+{
+	if (r->e - r->c < 8) {
+		r->bad = 1;
+		r->c = r->e;
+		return 0;
+	}
+	uint64_t u = 0;
+	for (int i = 0; i < 8; i++)
+		u |= (uint64_t)r->c[i] << (8 * i);
+	r->c += 8;
+	double d;
+	memcpy(&d, &u, 8);
+	return d;
+}
+
+/* A length-prefixed string from the payload. */
+static const char *cstr(struct reader *r, size_t *n)
+{
+	uint64_t len = cv(r);
+	if (r->bad || len > (uint64_t)(r->e - r->c)) {
+		r->bad = 1;
+		*n = 0;
+		return "";
+	}
+	const char *s = (const char *)r->c;
+	r->c += len;
+	*n = (size_t)len;
+	return s;
+}
+
+static int ref(struct reader *r, struct rmap *m, uint64_t id, const char *what, uint32_t *out)
+{
+	if (id == 0) {
+		*out = 0;
+		return 0;
+	}
+	if (id > m->n)
+		return rfail(r, "%s %llu used before it is defined", what, (unsigned long long)id);
+	*out = m->v[id - 1];
+	return 0;
+}
+
+static int read_header(struct reader *r)
+{
+	uint64_t version = cv(r), flags = cv(r), n = cv(r);
+	if (r->bad)
+		return rfail(r, "truncated header record");
+	if (version != SP_VERSION)
+		return rfail(r, "unsupported stream version %llu (this reader knows %d)", (unsigned long long)version,
+			     SP_VERSION);
+	if (flags)
+		return rfail(r, "reserved header flags are set (0x%llx)", (unsigned long long)flags);
+	if (n > SP_MAX_VALUES)
+		return rfail(r, "%llu value columns (at most %d)", (unsigned long long)n, SP_MAX_VALUES);
+	const char *names[SP_MAX_VALUES];
+	char store[SP_MAX_VALUES][64];
+	for (uint64_t i = 0; i < n; i++) {
+		size_t len;
+		const char *s = cstr(r, &len);
+		if (r->bad)
+			return rfail(r, "truncated header record");
+		if (len >= sizeof store[0])
+			len = sizeof store[0] - 1;
+		memcpy(store[i], s, len);
+		store[i][len] = 0;
+		names[i] = store[i];
+	}
+	r->nvalues = (int)n;
+	int pn = sp_profile_nvalues(r->p);
+	if (pn == 0 && n) {
+		sp_profile_set_values(r->p, (int)n, names);
+		pn = (int)n;
+	}
+	/* Columns are matched by name, so inputs with the same columns in
+	 * another order still add up. */
+	int common = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		r->colmap[i] = -1;
+		for (int j = 0; j < pn; j++)
+			if (!strcmp(names[i], sp_profile_value_name(r->p, j))) {
+				r->colmap[i] = j;
+				common++;
+			}
+	}
+	if (n && !common)
+		return rfail(r, "value columns of this stream (%s...) do not match earlier input (%s...)", names[0],
+			     sp_profile_value_name(r->p, 0));
+	return 0;
+}
+
+static int read_record(struct reader *r, uint64_t type)
+{
+	struct sp_profile *p = r->p;
+	switch (type) {
+	case R_STRING: {
+		size_t n;
+		const char *s = cstr(r, &n);
+		if (r->bad)
+			return rfail(r, "truncated string record");
+		rmap_push(&r->strs, sp_str_intern(p, s, n));
+		r->count[C_STRINGS]++;
+		return 0;
+	}
+	case R_FRAME: {
+		uint64_t name = cv(r), kind = cv(r), mod = cv(r), file = cv(r), line = cv(r), addr = cv(r);
+		if (r->bad)
+			return rfail(r, "truncated frame record");
+		struct sp_frame f = { 0 };
+		if (kind >= SP_KIND_MAX)
+			return rfail(r, "unknown frame kind %llu", (unsigned long long)kind);
+		if (line > UINT32_MAX)
+			return rfail(r, "line number out of range");
+		if (ref(r, &r->strs, name, "string", &f.name) || ref(r, &r->strs, mod, "string", &f.module) ||
+		    ref(r, &r->strs, file, "string", &f.file))
+			return -1;
+		f.kind = (uint8_t)kind;
+		f.line = (uint32_t)line;
+		f.addr = addr;
+		rmap_push(&r->frames, sp_frame_intern(p, &f));
+		r->count[C_FRAMES]++;
+		return 0;
+	}
+	case R_NODE: {
+		uint64_t parent = cv(r), frame = cv(r);
+		if (r->bad)
+			return rfail(r, "truncated node record");
+		uint32_t pn = 0, fr = 0;
+		if (ref(r, &r->nodes, parent, "node", &pn))
+			return -1;
+		if (frame == 0 || ref(r, &r->frames, frame, "frame", &fr))
+			return frame == 0 ? rfail(r, "node without a frame") : -1;
+		rmap_push(&r->nodes, sp_node_intern(p, pn, fr));
+		r->count[C_NODES]++;
+		return 0;
+	}
+	case R_THREAD: {
+		uint64_t id = cv(r), pid = cv(r), tid = cv(r), name = cv(r);
+		if (r->bad)
+			return rfail(r, "truncated thread record");
+		uint32_t nm = 0;
+		if (ref(r, &r->strs, name, "string", &nm))
+			return -1;
+		uint32_t t = sp_thread_intern(p, unzz(pid), unzz(tid), nm);
+		if (id == 0 || id > r->threads.n + 1)
+			return rfail(r, "thread id %llu out of order", (unsigned long long)id);
+		if (id == r->threads.n + 1)
+			rmap_push(&r->threads, t);
+		else
+			r->threads.v[id - 1] = t; /* redefined: a rename */
+		r->count[C_THREADS]++;
+		return 0;
+	}
+	case R_SAMPLE: {
+		struct sp_sample s;
+		uint64_t flags = cv(r), node = cv(r), thread = cv(r);
+		memset(s.values, 0, sizeof s.values);
+		if (flags & ~(uint64_t)S_FLAGS)
+			return rfail(r, "reserved sample flags are set");
+		uint64_t event = (flags & S_HAS_EVENT) ? cv(r) : 0;
+		s.time = SP_NO_TIME;
+		if (flags & S_HAS_TIME) {
+			r->last_time += (uint64_t)unzz(cv(r));
+			s.time = r->last_time;
+		}
+		for (int i = 0; i < r->nvalues; i++) {
+			double v = (flags & S_FLOAT) ? cf64(r) : (double)unzz(cv(r));
+			if (r->colmap[i] >= 0)
+				s.values[r->colmap[i]] = v;
+		}
+		if (r->bad)
+			return rfail(r, "truncated sample record");
+		if (ref(r, &r->nodes, node, "node", &s.stack) || ref(r, &r->threads, thread, "thread", &s.thread) ||
+		    ref(r, &r->strs, event, "string", &s.event))
+			return -1;
+		r->count[C_SAMPLES]++;
+		if (r->sink->sample && r->sink->sample(r->sink, p, &s, r->err) < 0)
+			return -1;
+		return 0;
+	}
+	case R_TRACE: {
+		struct sp_trace t;
+		uint64_t kind = cv(r), frame = cv(r), thread = cv(r), stack = cv(r);
+		uint64_t dt = cv(r);
+		if (r->bad)
+			return rfail(r, "truncated trace record");
+		if (kind > SP_TRACE_EXIT)
+			return rfail(r, "unknown trace event kind %llu", (unsigned long long)kind);
+		t.kind = (uint32_t)kind;
+		if (ref(r, &r->frames, frame, "frame", &t.frame) || ref(r, &r->threads, thread, "thread", &t.thread) ||
+		    ref(r, &r->nodes, stack, "node", &t.stack))
+			return -1;
+		r->last_time += (uint64_t)unzz(dt);
+		t.time = r->last_time;
+		r->count[C_TRACES]++;
+		if (r->sink->trace && r->sink->trace(r->sink, p, &t, r->err) < 0)
+			return -1;
+		return 0;
+	}
+	case R_META: {
+		uint64_t k = cv(r), v = cv(r);
+		if (r->bad)
+			return rfail(r, "truncated metadata record");
+		uint32_t ks = 0, vs = 0;
+		if (ref(r, &r->strs, k, "string", &ks) || ref(r, &r->strs, v, "string", &vs))
+			return -1;
+		sp_meta_add(p, sp_str(p, ks), sp_str(p, vs));
+		r->count[C_METAS]++;
+		if (r->sink->meta && r->sink->meta(r->sink, p, r->err) < 0)
+			return -1;
+		return 0;
+	}
+	default:
+		return 0; /* unknown record types are skipped (forward compatibility) */
+	}
+}
+
+static void reader_reset(struct reader *r)
+{
+	r->strs.n = r->frames.n = r->nodes.n = r->threads.n = 0;
+	memset(r->count, 0, sizeof r->count);
+	r->last_time = 0;
+	r->nvalues = 0;
+	XXH64_reset(r->hash, 0);
+}
+
+/* One stream, after its magic was consumed.  Returns 0 at its trailer. */
+static int read_one(struct reader *r)
+{
+	int first = 1;
+	for (;;) {
+		r->rec_off = sp_input_offset(r->in);
+		uint64_t pre_hash = XXH64_digest(r->hash);
+		uint64_t type, len;
+		int rc = read_rec_header(r, &type, &len);
+		if (rc == 1)
+			return rfail(r, "truncated stream: it ends without its trailer (%llu samples read)",
+				     (unsigned long long)r->count[C_SAMPLES]);
+		if (rc < 0)
+			return -1;
+		if (len > MAX_RECORD)
+			return rfail(r, "record of %llu bytes is too large (corrupt stream?)", (unsigned long long)len);
+		sp_buf_reset(&r->rec);
+		sp_buf_grow(&r->rec, (size_t)len);
+		size_t got = sp_input_read(r->in, r->rec.p, (size_t)len);
+		if (got != len)
+			return rfail(r, "truncated stream: record of %llu bytes has only %zu", (unsigned long long)len, got);
+		r->rec.len = (size_t)len;
+		r->c = (const unsigned char *)r->rec.p;
+		r->e = r->c + len;
+		r->bad = 0;
+		if (first && type != R_HEADER)
+			return rfail(r, "the stream does not start with its header record");
+		if (type == R_TRAILER) {
+			uint64_t cnt[C_N];
+			for (int i = 0; i < C_N; i++)
+				cnt[i] = cv(r);
+			if (r->bad || r->e - r->c != 8)
+				return rfail(r, "malformed trailer");
+			uint64_t h = 0;
+			for (int i = 0; i < 8; i++)
+				h |= (uint64_t)r->c[i] << (8 * i);
+			if (h != pre_hash)
+				return rfail(r, "checksum mismatch: the stream is corrupt");
+			static const char *const what[C_N] = { "strings", "frames", "nodes", "threads",
+							       "samples", "traces", "metadata", "records" };
+			for (int i = 0; i < C_N; i++)
+				if (cnt[i] != r->count[i])
+					return rfail(r, "trailer counts %llu %s, the stream held %llu",
+						     (unsigned long long)cnt[i], what[i], (unsigned long long)r->count[i]);
+			return 0;
+		}
+		r->count[C_RECORDS]++;
+		XXH64_update(r->hash, r->rec.p, r->rec.len);
+		int rr = type == R_HEADER ? (first ? read_header(r) : rfail(r, "a second header record")) :
+					    read_record(r, type);
+		if (rr < 0)
+			return -1;
+		first = 0;
+	}
+}
+
+int sp_stream_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sink, struct sp_err *err)
+{
+	struct reader r;
+	memset(&r, 0, sizeof r);
+	r.in = in;
+	r.p = p;
+	r.sink = sink;
+	r.err = err;
+	err->msg[0] = 0;
+	r.hash = XXH64_createState();
+	int rc = 0, streams = 0;
+	for (;;) {
+		char magic[SP_MAGIC_LEN];
+		r.rec_off = sp_input_offset(in);
+		size_t got = sp_input_read(in, magic, SP_MAGIC_LEN);
+		if (got == 0 && streams > 0)
+			break;
+		if (got != SP_MAGIC_LEN || memcmp(magic, SP_MAGIC, SP_MAGIC_LEN)) {
+			rc = streams ? rfail(&r, "%s", "data after the trailer is not another stream") :
+				       rfail(&r, "%s", got == SP_MAGIC_LEN ? "not a stackpipe stream (bad magic)" :
+									   "truncated stream: magic cut short");
+			break;
+		}
+		reader_reset(&r);
+		XXH64_update(r.hash, magic, SP_MAGIC_LEN);
+		if (read_one(&r) < 0) {
+			rc = -1;
+			break;
+		}
+		streams++;
+		if (sink->end_input && sink->end_input(sink, p, err) < 0) {
+			rc = -1;
+			break;
+		}
+	}
+	if (!rc && sp_input_failed(in, err))
+		rc = -1;
+	XXH64_freeState(r.hash);
+	sp_buf_release(&r.rec);
+	free(r.strs.v);
+	free(r.frames.v);
+	free(r.nodes.v);
+	free(r.threads.v);
+	return rc;
+}
+
+static int stream_probe(const char *buf, size_t n, int complete)
+{
+	return n >= SP_MAGIC_LEN && !memcmp(buf, SP_MAGIC, SP_MAGIC_LEN) ? 100 : 0;
+}
+
+static int stream_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sink, struct sp_read_opts *o,
+		       struct sp_err *err)
+{
+	return sp_stream_read(in, p, sink, err);
+}
+
+const struct sp_format sp_format_stream = {
+	"stream", "stackpipe binary stream", stream_probe, stream_read,
+};

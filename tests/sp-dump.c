@@ -1,0 +1,145 @@
+/* sp-dump — print a binary stream as canonical text, for golden tests and
+ * for people: one line per record that matters, stacks root first.
+ *
+ *   values samples,period
+ *   meta command=perf record -g
+ *   thread 1234/1240 "worker"
+ *   sample t=1000 thread=1234/1240 event=cpu-clock values=1,1001001 stack=main;work
+ *   trace entry t=1200 thread=1234/1240 frame=handle_request
+ *
+ * Frames print as NAME, with [kind module file:line @addr] when known.
+ * Exit status: 0, 2 on error ("sp-dump: FILE: offset N: what"). */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "cmd.h"
+#include "stream.h"
+
+static void frame(struct sp_profile *p, uint32_t id, struct sp_buf *b)
+{
+	const struct sp_frame *f = sp_frame_get(p, id);
+	sp_buf_adds(b, sp_str(p, f->name));
+	if (f->kind || f->module || f->file || f->addr) {
+		sp_buf_addf(b, " [%s", sp_kind_name(f->kind));
+		if (f->module)
+			sp_buf_addf(b, " %s", sp_str(p, f->module));
+		if (f->file)
+			sp_buf_addf(b, " %s:%u", sp_str(p, f->file), f->line);
+		if (f->addr)
+			sp_buf_addf(b, " @%#" PRIx64, f->addr);
+		sp_buf_addc(b, ']');
+	}
+}
+
+static void thread(struct sp_profile *p, uint32_t id, struct sp_buf *b)
+{
+	const struct sp_thread *t = sp_thread_get(p, id);
+	sp_buf_addf(b, "%" PRId64 "/%" PRId64 " \"%s\"", t->pid, t->tid, sp_str(p, t->name));
+}
+
+struct dump {
+	struct sp_sink sink;
+	struct sp_buf b;
+	uint32_t *frames;
+	size_t cap;
+	size_t meta_seen;
+	int header;
+};
+
+static void header(struct dump *d, struct sp_profile *p)
+{
+	if (d->header)
+		return;
+	d->header = 1;
+	printf("values ");
+	for (int i = 0; i < sp_profile_nvalues(p); i++)
+		printf("%s%s", i ? "," : "", sp_profile_value_name(p, i));
+	printf("\n");
+}
+
+static int on_meta(struct sp_sink *s, struct sp_profile *p, struct sp_err *err)
+{
+	struct dump *d = (struct dump *)s;
+	header(d, p);
+	for (; d->meta_seen < sp_meta_count(p); d->meta_seen++) {
+		const struct sp_meta *m = sp_meta_get(p, d->meta_seen);
+		printf("meta %s=%s\n", sp_str(p, m->key), sp_str(p, m->value));
+	}
+	return 0;
+}
+
+static int on_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err)
+{
+	struct dump *d = (struct dump *)s;
+	header(d, p);
+	sp_buf_reset(&d->b);
+	sp_buf_adds(&d->b, "sample");
+	if (smp->time != SP_NO_TIME)
+		sp_buf_addf(&d->b, " t=%" PRIu64, smp->time);
+	if (smp->thread) {
+		sp_buf_adds(&d->b, " thread=");
+		thread(p, smp->thread, &d->b);
+	}
+	if (smp->event)
+		sp_buf_addf(&d->b, " event=%s", sp_str(p, smp->event));
+	sp_buf_adds(&d->b, " values=");
+	for (int i = 0; i < sp_profile_nvalues(p); i++) {
+		if (i)
+			sp_buf_addc(&d->b, ',');
+		sp_buf_addnum(&d->b, smp->values[i]);
+	}
+	sp_buf_adds(&d->b, " stack=");
+	uint32_t n = sp_node_frames(p, smp->stack, &d->frames, &d->cap);
+	for (uint32_t i = 0; i < n; i++) {
+		if (i)
+			sp_buf_addc(&d->b, ';');
+		frame(p, d->frames[i], &d->b);
+	}
+	printf("%s\n", sp_buf_cstr(&d->b));
+	return 0;
+}
+
+static int on_trace(struct sp_sink *s, struct sp_profile *p, const struct sp_trace *t, struct sp_err *err)
+{
+	struct dump *d = (struct dump *)s;
+	header(d, p);
+	sp_buf_reset(&d->b);
+	sp_buf_addf(&d->b, "trace %s t=%" PRIu64 " thread=", t->kind == SP_TRACE_ENTRY ? "entry" : "exit", t->time);
+	thread(p, t->thread, &d->b);
+	sp_buf_adds(&d->b, " frame=");
+	frame(p, t->frame, &d->b);
+	printf("%s\n", sp_buf_cstr(&d->b));
+	return 0;
+}
+
+static int on_end(struct sp_sink *s, struct sp_profile *p, struct sp_err *err)
+{
+	printf("end\n");
+	((struct dump *)s)->header = 0;
+	return 0;
+}
+
+static int cmd_dump(int argc, char **argv)
+{
+	if (argc > 2 || (argc == 2 && !strcmp(argv[1], "--help"))) {
+		fputs("usage: sp-dump [FILE|-]\n", argc > 2 ? stderr : stdout);
+		return argc > 2 ? SP_EXIT_ERROR : SP_EXIT_OK;
+	}
+	struct dump d = { .sink = { on_sample, on_trace, on_meta, on_end } };
+	struct sp_profile *p = sp_profile_new();
+	struct sp_err err;
+	struct sp_input *in = sp_input_open(argc == 2 ? argv[1] : "-", &err);
+	int rc = SP_EXIT_OK;
+	if (!in || sp_stream_read(in, p, &d.sink, &err) < 0) {
+		fflush(stdout);
+		sp_error_e(&err);
+		rc = SP_EXIT_ERROR;
+	}
+	sp_input_close(in);
+	sp_buf_release(&d.b);
+	free(d.frames);
+	sp_profile_free(p);
+	return rc;
+}
+
+int main(int argc, char **argv) { return sp_cmd_run("sp-dump", cmd_dump, argc, argv); }
