@@ -72,7 +72,18 @@ static void fc_grow(struct fcache *c)
 
 /* ---- reader state ---- */
 
+/* Whole stacks seen before: the frame ids of a sample (leaf first) -> its
+ * node, so a repeated stack costs one hash instead of one probe per frame. */
+struct stack_ent {
+	uint32_t off, len, node;
+};
+
 struct perf_state {
+	struct sp_u64map stackmap; /* hash -> index + 1 into sents */
+	struct stack_ent *sents;
+	size_t nsent, capsent;
+	uint32_t *spool;
+	size_t npool, cappool;
 	struct sp_profile *p;
 	struct sp_sink *sink;
 	struct sp_read_opts *o;
@@ -127,6 +138,41 @@ static const uint8_t cls[256] = {
 static inline int is_ws(char c) { return cls[(unsigned char)c] & C_WS; }
 static inline int is_word(char c) { return cls[(unsigned char)c] & C_WORD; }
 
+static uint32_t stack_node(struct perf_state *st)
+{
+	size_t n = st->nframes;
+	if (!n)
+		return 0;
+	uint64_t h = sp_hash(st->frames, n * sizeof *st->frames);
+	if (h == UINT64_MAX)
+		h--;
+	int found;
+	uint32_t *slot = sp_u64map_slot(&st->stackmap, h, &found);
+	if (found) {
+		const struct stack_ent *e = &st->sents[*slot - 1];
+		if (e->len == n && !memcmp(st->spool + e->off, st->frames, n * sizeof *st->frames))
+			return e->node;
+	}
+	uint32_t node = 0;
+	for (size_t i = n; i > 0; i--)
+		node = sp_node_intern(st->p, node, st->frames[i - 1]);
+	if (found)
+		return node; /* a hash collision: keep the first entry, intern this one */
+	if (st->nsent == st->capsent) {
+		st->capsent = st->capsent ? st->capsent * 2 : 1024;
+		st->sents = sp_xrealloc(st->sents, st->capsent * sizeof *st->sents);
+	}
+	if (st->npool + n > st->cappool) {
+		st->cappool = (st->cappool + n) * 2;
+		st->spool = sp_xrealloc(st->spool, st->cappool * sizeof *st->spool);
+	}
+	memcpy(st->spool + st->npool, st->frames, n * sizeof *st->frames);
+	st->sents[st->nsent] = (struct stack_ent){ (uint32_t)st->npool, (uint32_t)n, node };
+	st->npool += n;
+	*slot = (uint32_t)++st->nsent;
+	return node;
+}
+
 static int flush_sample(struct perf_state *st)
 {
 	if (!st->in_sample) {
@@ -139,9 +185,7 @@ static int flush_sample(struct perf_state *st)
 		st->nframes = 0;
 		return 0;
 	}
-	uint32_t node = 0;
-	for (size_t i = st->nframes; i > 0; i--)
-		node = sp_node_intern(st->p, node, st->frames[i - 1]);
+	uint32_t node = stack_node(st);
 	st->nframes = 0;
 	st->smp.stack = node;
 	if (st->sink->sample)
@@ -789,6 +833,9 @@ static int perf_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *
 		rc = -1;
 	fc_release(&st.fc);
 	free(st.frames);
+	sp_u64map_release(&st.stackmap);
+	free(st.sents);
+	free(st.spool);
 	sp_buf_release(&st.last_comm);
 	sp_buf_release(&st.last_event);
 	sp_buf_release(&st.tmp);
