@@ -12,7 +12,7 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS  ?= -O2 -g
 WARN     = -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=2
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Ilib -Iformats $(PKG_CFLAGS)
-LIBS     = $(PKG_LIBS) -lpthread
+LIBS     = $(PKG_LIBS) -lpthread -lm
 
 # Every command is cmd/<name>.c; every library source is lib/*.c or formats/*.c.
 CMDS     = $(patsubst cmd/%.c,%,$(wildcard cmd/*.c))
