@@ -78,7 +78,24 @@ struct stack_ent {
 	uint32_t off, len, node;
 };
 
+/* Whole sample blocks seen before: the exact text of a sample's frame
+ * lines -> its stack node.  perf repeats the same block for every sample of
+ * the same stack at the same addresses, so most samples cost one hash of
+ * their frame lines.  Capped: the cache is emptied when its text grows past
+ * BLOCK_POOL_MAX, so memory stays bounded whatever the input. */
+#define BLOCK_POOL_MAX (32u << 20)
+struct block_ent {
+	uint64_t off;
+	uint32_t len, node, nlines;
+};
+
 struct perf_state {
+	struct sp_u64map blockmap; /* hash -> index + 1 into bents */
+	struct block_ent *bents;
+	size_t nbent, capbent;
+	struct sp_buf bpool;
+	int use_node;      /* flush_sample: the stack is `node`, not frames[] */
+	uint32_t node;
 	struct sp_u64map stackmap; /* hash -> index + 1 into sents */
 	struct stack_ent *sents;
 	size_t nsent, capsent;
@@ -185,7 +202,8 @@ static int flush_sample(struct perf_state *st)
 		st->nframes = 0;
 		return 0;
 	}
-	uint32_t node = stack_node(st);
+	uint32_t node = st->use_node ? st->node : stack_node(st);
+	st->use_node = 0;
 	st->nframes = 0;
 	st->smp.stack = node;
 	if (st->sink->sample)
@@ -512,11 +530,10 @@ static int parse_event(struct perf_state *st, const char *line, size_t len, int 
 	int64_t pid = -1, tid = -1;
 	const char *after = NULL;
 	while (c < e) {
-		const char *w = memchr(c, ' ', (size_t)(e - c));
-		const char *w2 = memchr(c, '\t', (size_t)(e - c));
-		if (!w || (w2 && w2 < w))
-			w = w2;
-		if (!w)
+		const char *w = c;
+		while (w < e && *w != ' ' && *w != '\t')
+			w++;
+		if (w == e)
 			break;
 		const char *q = w;
 		while (q < e && is_ws(*q))
@@ -740,6 +757,98 @@ static int is_srcline(const char *s, const char *e)
 	return 1;
 }
 
+/* Fast path right after an event line: look the sample's frame lines up
+ * whole.  Returns 1 when the block was consumed (sample flushed), 0 to let
+ * the line loop handle it, -1 on a sink error. */
+static int try_block(struct perf_state *st)
+{
+	size_t n;
+	const char *b = sp_input_until_blank(st->in, 4u << 20, &n);
+	if (!b)
+		return 0;
+	if (st->skipping) {
+		uint64_t lines = 0;
+		for (const char *q = b; (q = memchr(q, '\n', (size_t)(b + n - q))); q++)
+			lines++;
+		sp_input_consume(st->in, n + 1, lines + 1);
+		return flush_sample(st) < 0 ? -1 : 1;
+	}
+	uint64_t h = sp_hash_seed(b, n, (uint64_t)st->java);
+	if (h == UINT64_MAX)
+		h--;
+	int found;
+	uint32_t *slot = sp_u64map_slot(&st->blockmap, h, &found);
+	if (found) {
+		const struct block_ent *en = &st->bents[*slot - 1];
+		if (en->len == n && !memcmp(st->bpool.p + en->off, b, n)) {
+			sp_input_consume(st->in, n + 1, (uint64_t)en->nlines + 1);
+			st->use_node = 1;
+			st->node = en->node;
+			return flush_sample(st) < 0 ? -1 : 1;
+		}
+	}
+	/* Miss: parse the lines here; anything but frame and srcline lines
+	 * (an event line, a bad line) goes back to the line loop, which
+	 * reports it. */
+	uint32_t nlines = 0;
+	st->last_was_frame = 0;
+	for (const char *q = b, *end = b + n; q < end;) {
+		const char *le = memchr(q, '\n', (size_t)(end - q));
+		const char *t = q;
+		while (t < le && is_ws(*t))
+			t++;
+		if (t == le || (t == q && looks_like_event(q, le))) {
+			st->nframes = 0;
+			goto giveup;
+		}
+		if (parse_frame(st, q, le)) {
+			st->last_was_frame = 1;
+		} else if (st->last_was_frame && is_srcline(q, le)) {
+			st->last_was_frame = 0;
+		} else {
+			st->nframes = 0;
+			goto giveup;
+		}
+		nlines++;
+		q = le + 1;
+	}
+	uint32_t node = stack_node(st);
+	if (!found) {
+		if (st->bpool.len + n > BLOCK_POOL_MAX) {
+			/* Full: start over rather than grow with the input. */
+			sp_u64map_release(&st->blockmap);
+			st->nbent = 0;
+			st->bpool.len = 0;
+			slot = sp_u64map_slot(&st->blockmap, h, &found);
+		}
+		if (st->nbent == st->capbent) {
+			st->capbent = st->capbent ? st->capbent * 2 : 1024;
+			st->bents = sp_xrealloc(st->bents, st->capbent * sizeof *st->bents);
+		}
+		st->bents[st->nbent] = (struct block_ent){ st->bpool.len, (uint32_t)n, node, nlines };
+		sp_buf_add(&st->bpool, b, n);
+		*slot = (uint32_t)++st->nbent;
+	}
+	sp_input_consume(st->in, n + 1, (uint64_t)nlines + 1);
+	st->use_node = 1;
+	st->node = node;
+	st->nframes = 0;
+	return flush_sample(st) < 0 ? -1 : 1;
+giveup:
+	if (!found) {
+		/* Leave no empty slot claimed: give it a node that can never
+		 * match (len 0 blocks are never looked up: blank lines end
+		 * blocks). */
+		if (st->nbent == st->capbent) {
+			st->capbent = st->capbent ? st->capbent * 2 : 1024;
+			st->bents = sp_xrealloc(st->bents, st->capbent * sizeof *st->bents);
+		}
+		st->bents[st->nbent] = (struct block_ent){ 0, UINT32_MAX, 0, 0 };
+		*slot = (uint32_t)++st->nbent;
+	}
+	return 0;
+}
+
 static int perf_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sink, struct sp_read_opts *o,
 		     struct sp_err *err)
 {
@@ -797,6 +906,15 @@ static int perf_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *
 				rc = -1;
 				break;
 			}
+			if (r == 1 && st.in_sample && !st.nframes) {
+				int b = try_block(&st);
+				if (b < 0) {
+					rc = -1;
+					break;
+				}
+				if (b)
+					continue;
+			}
 			if (r == 0) {
 				if (line[0] != s[0] && parse_frame(&(struct perf_state){ .dry = 1 }, line, e))
 					warn_line(&st, "stack line outside a sample (no event line before it)", line, len);
@@ -835,6 +953,9 @@ static int perf_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *
 	free(st.frames);
 	sp_u64map_release(&st.stackmap);
 	free(st.sents);
+	sp_u64map_release(&st.blockmap);
+	free(st.bents);
+	sp_buf_release(&st.bpool);
 	free(st.spool);
 	sp_buf_release(&st.last_comm);
 	sp_buf_release(&st.last_event);

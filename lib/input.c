@@ -326,6 +326,40 @@ const char *sp_input_line(struct sp_input *in, size_t *len)
 
 uint64_t sp_input_lineno(const struct sp_input *in) { return in->lineno; }
 
+const char *sp_input_until_blank(struct sp_input *in, size_t max, size_t *len)
+{
+	size_t scanned = 0; /* bytes known to hold no "\n\n" start */
+	for (;;) {
+		const char *s = in->buf + in->start;
+		size_t avail = in->len - in->start;
+		if (avail && s[0] == '\n')
+			return NULL;
+		/* memchr line by line: glibc's memmem is far slower here */
+		const char *q = s + scanned, *e = s + avail;
+		while (q < e) {
+			const char *nl = memchr(q, '\n', (size_t)(e - q));
+			if (!nl || nl + 1 >= e)
+				break;
+			if (nl[1] == '\n') {
+				*len = (size_t)(nl - s) + 1;
+				return s;
+			}
+			q = nl + 1;
+		}
+		scanned = (size_t)(q - s);
+		if (avail >= max || !fill(in))
+			return NULL;
+	}
+}
+
+void sp_input_consume(struct sp_input *in, size_t n, uint64_t lines)
+{
+	if (n > in->len - in->start)
+		n = in->len - in->start;
+	in->start += n;
+	in->lineno += lines;
+}
+
 size_t sp_input_read(struct sp_input *in, void *dst, size_t n)
 {
 	size_t done = 0;

@@ -34,6 +34,14 @@ int sp_input_peek(struct sp_input *in, size_t want, const char **p, size_t *n);
 const char *sp_input_line(struct sp_input *in, size_t *len);
 uint64_t sp_input_lineno(const struct sp_input *in); /* of the last line returned */
 
+/* The unread bytes up to the next blank line: *len covers whole lines up to
+ * and including the '\n' that precedes an empty line ("\n\n").  NULL when
+ * the unread data starts with the blank line or none comes within max
+ * bytes.  Nothing is consumed. */
+const char *sp_input_until_blank(struct sp_input *in, size_t max, size_t *len);
+/* Consume n bytes holding `lines` newlines (after sp_input_until_blank). */
+void sp_input_consume(struct sp_input *in, size_t n, uint64_t lines);
+
 /* Raw bytes: copies up to n bytes, returns how many (less only at EOF or
  * error). */
 size_t sp_input_read(struct sp_input *in, void *dst, size_t n);
