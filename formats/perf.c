@@ -220,13 +220,30 @@ static void push_frame(struct perf_state *st, uint32_t id)
 	st->frames[st->nframes++] = id;
 }
 
+/* memmem for the short needles used here: glibc's generic memmem sets up
+ * a two-way search on every call, which costs more than these scans. */
+static const char *find(const char *h, size_t n, const char *needle, size_t k)
+{
+	const char *e = h + n;
+	while (n >= k) {
+		const char *c = memchr(h, needle[0], n - k + 1);
+		if (!c)
+			return NULL;
+		if (!memcmp(c, needle, k))
+			return c;
+		h = c + 1;
+		n = (size_t)(e - h);
+	}
+	return NULL;
+}
+
 /* Does the module name a kernel image?  (stackcollapse-perf.pl:
  * $mod =~ m/(^\[|vmlinux$)/ && $mod !~ /unknown/) */
 static int mod_is_kernel(const char *m, size_t n)
 {
 	if (!n)
 		return 0;
-	if (memmem(m, n, "unknown", 7))
+	if (find(m, n, "unknown", 7))
 		return 0;
 	return m[0] == '[' || (n >= 7 && !memcmp(m + n - 7, "vmlinux", 7));
 }
@@ -237,10 +254,10 @@ static int mod_is_jit(const char *m, size_t n)
 {
 	const char *e = m + n;
 	const char *s = m;
-	const char *j = memmem(m, n, "/jitted-", 8);
+	const char *j = find(m, n, "/jitted-", 8);
 	if (j && n >= 3 && !memcmp(e - 3, ".so", 3))
 		return 1;
-	while ((s = memmem(s, (size_t)(e - s), "/tmp/perf-", 10))) {
+	while ((s = find(s, (size_t)(e - s), "/tmp/perf-", 10))) {
 		const char *d = s + 10;
 		const char *q = d;
 		while (q < e && *q >= '0' && *q <= '9')
@@ -263,11 +280,11 @@ static void tidy_name(struct perf_state *st, const char *f, size_t n, struct sp_
 	/* Go method names such as "net/http.(*Client).Do" keep their parens:
 	 * $func !~ m/\.\(.*\)\./ */
 	int go = 0;
-	const char *dp = memmem(f, n, ".(", 2);
+	const char *dp = find(f, n, ".(", 2);
 	if (dp) {
 		const char *rest = dp + 2;
 		size_t rn = (size_t)(f + n - rest);
-		if (memmem(rest, rn, ").", 2))
+		if (find(rest, rn, ").", 2))
 			go = 1;
 	}
 	size_t end = n;
@@ -309,7 +326,7 @@ static void make_frames(struct perf_state *st, const char *pc, size_t pclen, con
 	const char *s = fn, *e = fn + fnlen;
 	int part = 0;
 	while (s <= e && k < maxids) {
-		const char *arrow = memmem(s, (size_t)(e - s), "->", 2);
+		const char *arrow = find(s, (size_t)(e - s), "->", 2);
 		const char *pe = arrow ? arrow : e;
 		const char *f = s;
 		size_t n = (size_t)(pe - s);
@@ -337,7 +354,7 @@ static void make_frames(struct perf_state *st, const char *pc, size_t pclen, con
 		/* Functions inlined into the first of "a->b->c" are marked in
 		 * their name, as the peers do; "(inlined)" frames of newer perf
 		 * are not (the peers leave them bare), only their kind says it. */
-		if (part > 0 && !memmem(t->p ? t->p : "", t->len, "_[i]", 4))
+		if (part > 0 && !find(t->p ? t->p : "", t->len, "_[i]", 4))
 			sp_buf_add(t, "_[i]", 4);
 		unsigned kind = SP_KIND_NATIVE;
 		if (part > 0 || (modlen == 7 && !memcmp(mod, "inlined", 7)))
@@ -504,7 +521,7 @@ static int parse_frame(struct perf_state *st, const char *s, const char *e)
 	if (!(fe > fn && fn[0] == '(')) /* perl: "skip process names" */
 		make_frames(st, pc, pclen, fn, (size_t)(fe - fn), mod, (size_t)(me - mod), ids, &nids, MAX_INLINE);
 	push_ids(st, ids, nids);
-	if (st->o->addrs && memmem(fn, (size_t)(fe - fn), "[unknown]", 9))
+	if (st->o->addrs && find(fn, (size_t)(fe - fn), "[unknown]", 9))
 		cacheable = 0;
 	if (cacheable)
 		cache_add(st, slot, raw, rawn, h, ids, nids);
