@@ -1,34 +1,94 @@
 #!/bin/bash
-# `make demo`: the pipeline on a bundled real perf recording
-# (share/demo/perf-demo.txt.gz, recorded from share/demo/demo-prog.c with
-# `perf record -g`; share/demo/record.sh re-records it).  Outputs go to
-# ./demo-out/.  Later stages (SVG, live collection) are added when their
-# commands exist.
-set -e
+# make demo — the stackpipe pipeline on a bundled real perf recording.
+#
+# Input: share/demo/perf-demo.txt.gz, real `perf script` output of
+# share/demo/demo-prog.c (two workers and a logger thread) recorded with
+# `perf record -e cpu-clock -F 999 -g`; share/demo/record.sh re-records it.
+# Outputs go to ./demo-out/ (gitignored).
+#
+# Each stage is a function step_NAME; DEMO_STEPS picks and orders them
+# (default: all).  A stage whose command is not built yet says so and is
+# skipped.  To add a stage (SVG, live collection, ...), write step_NAME and
+# add NAME to STEPS.
+#
+#   DEMO_STEPS="fold top"   only those stages
+#   DEMO_OUT=dir            output directory (default demo-out)
+#   DEMO_INPUT=file         another perf script / folded input
+set -euo pipefail
 cd "$(dirname "$0")/../.."
-out=demo-out
-mkdir -p "$out"
-in=share/demo/perf-demo.txt.gz
+BIN=$PWD/bin
+OUT=${DEMO_OUT:-demo-out}
+IN=${DEMO_INPUT:-share/demo/perf-demo.txt.gz}
+STEPS="fold top stream threads svg live"
+mkdir -p "$OUT"
 
-echo "== perf script output (gzip) | pfold > $out/demo.folded"
-bin/pfold "$in" > "$out/demo.folded"
-echo "   $(wc -l < "$out/demo.folded") distinct stacks, $(awk '{s+=$NF} END {print s}' "$out/demo.folded") ns of cpu-clock"
+have() { [ -x "$BIN/$1" ]; }
+title() { printf '\n== %s\n' "$*"; }
+skip() { printf '   (skipped: %s)\n' "$*"; }
+indent() { sed 's/^/   /'; }
+# top N FILE: the N heaviest lines of a folded file, weight as a share of the total
+top() {
+	awk -v n="$1" '{w = $NF; t += w; s = $0; sub(/ [0-9]+$/, "", s); print w "\t" s}
+		END {printf "%.0f\tTOTAL\n", t}' "$2" |
+		sort -t$'\t' -k1,1gr |
+		awk -F'\t' -v n="$1" 'NR == 1 {t = $1; next} NR <= n + 1 {printf "%5.1f%%  %s\n", 100 * $1 / t, $2}'
+}
+
+step_fold() {
+	title "perf script text (gzip) | pfold > $OUT/demo.folded"
+	"$BIN/pfold" "$IN" > "$OUT/demo.folded"
+	awk '{n++; s += $NF} END {printf "   %d distinct stacks, total weight %.0f (cpu-clock ns: periods are summed)\n", n, s}' "$OUT/demo.folded"
+	"$BIN/pfold" --weight=count "$IN" > "$OUT/demo.count.folded"
+	awk '{s += $NF} END {printf "   %.0f samples (pfold --weight=count > %s)\n", s, FILENAME}' "$OUT/demo.count.folded"
+}
+
+step_top() {
+	[ -s "$OUT/demo.folded" ] || step_fold
+	title "the 10 heaviest stacks (share of all cpu time)"
+	top 10 "$OUT/demo.folded" | indent
+}
+
+step_stream() {
+	title "pfold -b > $OUT/demo.sp: the lossless binary stream (threads, times, periods)"
+	"$BIN/pfold" -b "$IN" > "$OUT/demo.sp"
+	local text
+	text=$(gzip -dcf "$IN" | wc -c)
+	echo "   $(wc -c < "$OUT/demo.sp") bytes (the perf script text: $text bytes)"
+	if have sp-dump; then
+		echo "   first records (bin/sp-dump):"
+		"$BIN/sp-dump" "$OUT/demo.sp" | sed -n '1,6p' | cut -c1-150 | indent
+	fi
+}
+
+step_threads() {
+	title "time per thread (pfold --tid: root frame comm-PID/TID)"
+	"$BIN/pfold" --tid "$IN" > "$OUT/demo.tid.folded"
+	awk '{split($1, f, ";"); w[f[1]] += $NF; t += $NF}
+		END {for (k in w) printf "%-28s %5.1f%%\n", k, 100 * w[k] / t}' "$OUT/demo.tid.folded" | sort | indent
+}
+
+step_svg() {
+	title "pfold | psvg > $OUT/demo.svg"
+	have psvg || { skip "bin/psvg not built yet"; return 0; }
+	"$BIN/pfold" "$IN" | "$BIN/psvg" > "$OUT/demo.svg"
+	echo "   open file://$PWD/$OUT/demo.svg in a browser"
+}
+
+step_live() {
+	title "live: pcollect -d 2 -- demo-prog | pfold > $OUT/live.folded"
+	have pcollect || { skip "bin/pcollect not built yet"; return 0; }
+	gcc -O2 -g -pthread -o "$OUT/demo-prog" share/demo/demo-prog.c
+	"$BIN/pcollect" -d 2 -- "$OUT/demo-prog" | "$BIN/pfold" > "$OUT/live.folded"
+	top 5 "$OUT/live.folded" | indent
+}
+
+[ -x "$BIN/pfold" ] || { echo "demo: bin/pfold is not built (run: make)" >&2; exit 2; }
+[ -r "$IN" ] || { echo "demo: no input $IN" >&2; exit 2; }
+echo "stackpipe demo on $IN"
+for s in ${DEMO_STEPS:-$STEPS}; do
+	declare -F "step_$s" > /dev/null || { echo "demo: no step '$s' (steps: $STEPS)" >&2; exit 2; }
+	"step_$s"
+done
 echo
-echo "== the 10 heaviest stacks"
-sort -t' ' -k2,2nr "$out/demo.folded" | head -10 | sed 's/^/   /'
-echo
-echo "== pfold -b: the lossless binary stream ($out/demo.sp)"
-bin/pfold -b "$in" > "$out/demo.sp"
-echo "   $(wc -c < "$out/demo.sp") bytes (perf script text: $(gzip -dc "$in" | wc -c) bytes); first samples:"
-bin/sp-dump "$out/demo.sp" | sed -n '2,4p' | cut -c1-150 | sed 's/^/   /'
-echo
-echo "== per thread (pfold --tid)"
-bin/pfold --tid "$in" | awk '{split($1, f, ";"); w[f[1]] += $NF} END {for (t in w) printf "   %-24s %d\n", t, w[t]}' | sort
-if [ -x bin/psvg ]; then
-	echo
-	echo "== pfold | psvg > $out/demo.svg"
-	bin/pfold "$in" | bin/psvg --title "stackpipe demo" > "$out/demo.svg"
-	echo "   open $PWD/$out/demo.svg in a browser"
-fi
-echo
-echo "Outputs are in $PWD/$out/"
+echo "outputs are in $PWD/$OUT/:"
+ls -l "$OUT" | tail -n +2 | indent
