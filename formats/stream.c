@@ -190,6 +190,8 @@ static uint32_t w_str(struct sp_stream_writer *w, uint32_t id)
 
 static uint32_t w_frame(struct sp_stream_writer *w, uint32_t id)
 {
+	if (!id)
+		return 0;
 	uint32_t *slot = idmap_slot(&w->frames, id);
 	if (*slot)
 		return *slot;
@@ -437,7 +439,7 @@ static int read_rec_header(struct reader *r, uint64_t *type, uint64_t *len)
 {
 	const char *b;
 	size_t n;
-	if (sp_input_peek(r->in, 20, &b, &n) < 0)
+	if (sp_input_peek(r->in, 20, &b, &n) < 0 || sp_input_failed(r->in, r->err))
 		return -1;
 	if (n == 0)
 		return 1;
@@ -530,39 +532,73 @@ static int read_header(struct reader *r)
 		return rfail(r, "reserved header flags are set (0x%llx)", (unsigned long long)flags);
 	if (n > SP_MAX_VALUES)
 		return rfail(r, "%llu value columns (at most %d)", (unsigned long long)n, SP_MAX_VALUES);
-	const char *names[SP_MAX_VALUES];
-	char store[SP_MAX_VALUES][64];
-	for (uint64_t i = 0; i < n; i++) {
+	/* The names are copied NUL-terminated into one buffer (they point
+	 * into r->rec, which is not terminated). */
+	struct sp_buf nb = SP_BUF_INIT;
+	size_t at[SP_MAX_VALUES];
+	int rc = 0;
+	sp_buf_grow(&nb, 64); /* never NULL, even for empty names */
+	for (uint64_t i = 0; i < n && !rc; i++) {
 		size_t len;
 		const char *s = cstr(r, &len);
-		if (r->bad)
-			return rfail(r, "truncated header record");
-		if (len >= sizeof store[0])
-			len = sizeof store[0] - 1;
-		memcpy(store[i], s, len);
-		store[i][len] = 0;
-		names[i] = store[i];
+		if (r->bad) {
+			rc = rfail(r, "truncated header record");
+			break;
+		}
+		if (memchr(s, 0, len)) {
+			rc = rfail(r, "value name %llu contains a NUL byte", (unsigned long long)i + 1);
+			break;
+		}
+		at[i] = nb.len;
+		sp_buf_add(&nb, s, len);
+		sp_buf_addc(&nb, 0);
+	}
+	const char *names[SP_MAX_VALUES];
+	for (uint64_t i = 0; i < n && !rc; i++) {
+		names[i] = nb.p + at[i];
+		for (uint64_t j = 0; j < i; j++)
+			if (!strcmp(names[i], names[j]))
+				rc = rfail(r, "value column \"%s\" is named twice", names[i]);
+	}
+	if (rc) {
+		sp_buf_release(&nb);
+		return -1;
 	}
 	r->nvalues = (int)n;
-	int pn = sp_profile_nvalues(r->p);
+	int pn = sp_profile_nvalues(r->p), set = 0;
 	if (pn == 0 && n) {
 		sp_profile_set_values(r->p, (int)n, names);
 		pn = (int)n;
+		set = 1;
 	}
-	/* Columns are matched by name, so inputs with the same columns in
-	 * another order still add up. */
-	int common = 0;
+	/* Columns are matched by name, so streams with the same columns in
+	 * another order still add up; any other difference would drop or
+	 * zero a column without a word, so it is an error. */
+	int same = (int)n == pn;
 	for (uint64_t i = 0; i < n; i++) {
 		r->colmap[i] = -1;
 		for (int j = 0; j < pn; j++)
-			if (!strcmp(names[i], sp_profile_value_name(r->p, j))) {
+			if (!strcmp(names[i], sp_profile_value_name(r->p, j)))
 				r->colmap[i] = j;
-				common++;
-			}
+		if (r->colmap[i] < 0)
+			same = 0;
 	}
-	if (n && !common)
-		return rfail(r, "value columns of this stream (%s...) do not match earlier input (%s...)", names[0],
-			     sp_profile_value_name(r->p, 0));
+	if (!same) {
+		struct sp_buf a = SP_BUF_INIT, b = SP_BUF_INIT;
+		for (uint64_t i = 0; i < n; i++)
+			sp_buf_addf(&a, "%s%s", i ? "," : "", names[i]);
+		for (int j = 0; j < pn; j++)
+			sp_buf_addf(&b, "%s%s", j ? "," : "", sp_profile_value_name(r->p, j));
+		rfail(r, "value columns of this stream (%s) differ from the earlier input's (%s)", sp_buf_cstr(&a),
+		      sp_buf_cstr(&b));
+		sp_buf_release(&a);
+		sp_buf_release(&b);
+	}
+	sp_buf_release(&nb);
+	if (!same)
+		return -1;
+	if (set && r->sink->meta && r->sink->meta(r->sink, r->p, r->err) < 0)
+		return -1;
 	return 0;
 }
 
@@ -616,11 +652,11 @@ static int read_record(struct reader *r, uint64_t type)
 		if (r->bad)
 			return rfail(r, "truncated thread record");
 		uint32_t nm = 0;
+		if (id == 0 || id > r->threads.n + 1)
+			return rfail(r, "thread id %llu out of order", (unsigned long long)id);
 		if (ref(r, &r->strs, name, "string", &nm))
 			return -1;
 		uint32_t t = sp_thread_intern(p, unzz(pid), unzz(tid), nm);
-		if (id == 0 || id > r->threads.n + 1)
-			return rfail(r, "thread id %llu out of order", (unsigned long long)id);
 		if (id == r->threads.n + 1)
 			rmap_push(&r->threads, t);
 		else
@@ -701,6 +737,29 @@ static void reader_reset(struct reader *r)
 	XXH64_reset(r->hash, 0);
 }
 
+/* Read a record's payload into r->rec.  The buffer grows with the data
+ * that actually arrives, so a corrupt length cannot make a short input
+ * allocate the 64 MiB a record may have. */
+static int read_payload(struct reader *r, size_t len)
+{
+	sp_buf_reset(&r->rec);
+	while (r->rec.len < len) {
+		size_t want = len - r->rec.len;
+		if (want > (1u << 20))
+			want = 1u << 20;
+		if (r->rec.cap - r->rec.len < want)
+			sp_buf_grow(&r->rec, want);
+		size_t got = sp_input_read(r->in, r->rec.p + r->rec.len, want);
+		r->rec.len += got;
+		if (got < want) {
+			if (sp_input_failed(r->in, r->err))
+				return -1;
+			return rfail(r, "truncated stream: record of %zu bytes has only %zu", len, r->rec.len);
+		}
+	}
+	return 0;
+}
+
 /* One stream, after its magic was consumed.  Returns 0 at its trailer. */
 static int read_one(struct reader *r)
 {
@@ -717,12 +776,8 @@ static int read_one(struct reader *r)
 			return -1;
 		if (len > MAX_RECORD)
 			return rfail(r, "record of %llu bytes is too large (corrupt stream?)", (unsigned long long)len);
-		sp_buf_reset(&r->rec);
-		sp_buf_grow(&r->rec, (size_t)len);
-		size_t got = sp_input_read(r->in, r->rec.p, (size_t)len);
-		if (got != len)
-			return rfail(r, "truncated stream: record of %llu bytes has only %zu", (unsigned long long)len, got);
-		r->rec.len = (size_t)len;
+		if (read_payload(r, (size_t)len) < 0)
+			return -1;
 		r->c = (const unsigned char *)r->rec.p;
 		r->e = r->c + len;
 		r->bad = 0;
@@ -759,11 +814,12 @@ static int read_one(struct reader *r)
 
 int sp_stream_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sink, struct sp_err *err)
 {
+	static struct sp_sink none;
 	struct reader r;
 	memset(&r, 0, sizeof r);
 	r.in = in;
 	r.p = p;
-	r.sink = sink;
+	r.sink = sink ? sink : &none;
 	r.err = err;
 	err->msg[0] = 0;
 	r.hash = XXH64_createState();
@@ -772,6 +828,10 @@ int sp_stream_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *si
 		char magic[SP_MAGIC_LEN];
 		r.rec_off = sp_input_offset(in);
 		size_t got = sp_input_read(in, magic, SP_MAGIC_LEN);
+		if (got < SP_MAGIC_LEN && sp_input_failed(in, err)) {
+			rc = -1;
+			break;
+		}
 		if (got == 0 && streams > 0)
 			break;
 		if (got != SP_MAGIC_LEN || memcmp(magic, SP_MAGIC, SP_MAGIC_LEN)) {
@@ -787,7 +847,7 @@ int sp_stream_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *si
 			break;
 		}
 		streams++;
-		if (sink->end_input && sink->end_input(sink, p, err) < 0) {
+		if (r.sink->end_input && r.sink->end_input(r.sink, p, err) < 0) {
 			rc = -1;
 			break;
 		}

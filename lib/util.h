@@ -34,6 +34,8 @@ void sp_buf_grow(struct sp_buf *b, size_t extra);
 static inline void sp_buf_reset(struct sp_buf *b) { b->len = 0; }
 static inline void sp_buf_add(struct sp_buf *b, const void *p, size_t n)
 {
+	if (!n)
+		return;
 	if (SP_UNLIKELY(b->len + n > b->cap))
 		sp_buf_grow(b, n);
 	memcpy(b->p + b->len, p, n);

@@ -114,6 +114,7 @@ static int on_trace(struct sp_sink *s, struct sp_profile *p, const struct sp_tra
 
 static int on_end(struct sp_sink *s, struct sp_profile *p, struct sp_err *err)
 {
+	header((struct dump *)s, p); /* a stream without samples has columns too */
 	printf("end\n");
 	((struct dump *)s)->header = 0;
 	return 0;

@@ -1,6 +1,7 @@
 /* Unit tests of the binary stream (formats/stream.c): round trips,
  * incremental reading, truncation at every byte offset, corruption of every
  * byte, unknown records, concatenation, gzip. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -171,6 +172,341 @@ static int read_mem(const char *buf, size_t len, struct text *got, struct sp_err
 	return rc;
 }
 
+
+static int vals_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *e)
+{
+	struct {
+		struct sp_sink sink;
+		double v[4][2];
+		int n;
+	} *g = (void *)s;
+	if (g->n < 4) {
+		g->v[g->n][0] = smp->values[0];
+		g->v[g->n][1] = smp->values[1];
+	}
+	g->n++;
+	return 0;
+}
+
+/* ---- hand-built streams: records are given raw, the trailer (counts and
+ * checksum) is computed, so each test breaks exactly one rule ---- */
+
+struct raw {
+	struct sp_buf b;
+	uint64_t counts[8];
+	size_t last; /* offset of the last record added */
+};
+
+static void uv(struct sp_buf *b, uint64_t v)
+{
+	while (v >= 0x80) {
+		sp_buf_addc(b, (char)(v | 0x80));
+		v >>= 7;
+	}
+	sp_buf_addc(b, (char)v);
+}
+
+static void raw_rec(struct raw *r, unsigned type, const struct sp_buf *payload)
+{
+	r->last = r->b.len;
+	uv(&r->b, type);
+	uv(&r->b, payload->len);
+	sp_buf_add(&r->b, payload->p, payload->len);
+	if (type >= 2 && type <= 8)
+		r->counts[type - 2]++;
+	r->counts[7]++;
+}
+
+/* Records from a compact spec: each argument list ends with ~0ull; values
+ * are varints, except after the marker STR, which takes a C string. */
+#define END (~0ull)
+#define STR (~1ull)
+static void raw_add(struct raw *r, unsigned type, ...)
+{
+	struct sp_buf pl = SP_BUF_INIT;
+	va_list ap;
+	va_start(ap, type);
+	for (;;) {
+		uint64_t v = va_arg(ap, uint64_t);
+		if (v == END)
+			break;
+		if (v == STR) {
+			const char *str = va_arg(ap, const char *);
+			uv(&pl, strlen(str));
+			sp_buf_adds(&pl, str);
+		} else {
+			uv(&pl, v);
+		}
+	}
+	va_end(ap);
+	raw_rec(r, type, &pl);
+	sp_buf_release(&pl);
+}
+
+static void raw_begin(struct raw *r, int n, const char *a, const char *b)
+{
+	memset(r, 0, sizeof *r);
+	sp_buf_add(&r->b, "\x89SPS\r\n\x1a\n", 8);
+	if (n == 1)
+		raw_add(r, 1, 1ull, 0ull, 1ull, STR, a, END);
+	else
+		raw_add(r, 1, 1ull, 0ull, 2ull, STR, a, STR, b, END);
+	r->counts[7] = 1;
+}
+
+static void raw_end(struct raw *r)
+{
+	uint64_t h = XXH64(r->b.p, r->b.len, 0);
+	struct sp_buf tr = SP_BUF_INIT;
+	for (int i = 0; i < 8; i++)
+		uv(&tr, r->counts[i]);
+	for (int i = 0; i < 8; i++)
+		sp_buf_addc(&tr, (char)(h >> (8 * i)));
+	uv(&r->b, 9);
+	uv(&r->b, tr.len);
+	sp_buf_add(&r->b, tr.p, tr.len);
+	sp_buf_release(&tr);
+}
+
+/* A frame "f" + node 1, used by the crafted streams. */
+static void raw_stack(struct raw *r)
+{
+	raw_add(r, 2, STR, "f", END);
+	raw_add(r, 3, 1ull, 0ull, 0ull, 0ull, 0ull, 0ull, END);
+	raw_add(r, 4, 0ull, 1ull, END);
+}
+
+/* Read r and expect an error containing `what` at the offset of the
+ * record `off` (or any offset when off is -1). */
+static int raw_fails(struct raw *r, const char *what, long long off)
+{
+	struct text g;
+	struct sp_err err;
+	text_init(&g);
+	memset(&err, 0, sizeof err);
+	int rc = read_mem(r->b.p, r->b.len, &g, &err);
+	text_release(&g);
+	char want[64];
+	snprintf(want, sizeof want, "offset %lld", off);
+	int ok = rc != 0 && strstr(err.msg, what) && (off < 0 || strstr(err.where, want));
+	if (!ok)
+		printf("# got rc=%d %s: %s\n", rc, err.where, err.msg);
+	sp_buf_release(&r->b);
+	return ok;
+}
+
+static int raw_reads(struct raw *r, struct text *g)
+{
+	struct sp_err err;
+	text_init(g);
+	int rc = read_mem(r->b.p, r->b.len, g, &err);
+	if (rc)
+		printf("# %s: %s\n", err.where, err.msg);
+	sp_buf_release(&r->b);
+	return rc == 0;
+}
+
+static void crafted_tests(void)
+{
+	struct raw r;
+	struct text g;
+
+	raw_begin(&r, 1, "samples", NULL);
+	raw_stack(&r);
+	raw_add(&r, 6, 0ull, 3ull, 0ull, 2ull, END);
+	long long at = (long long)r.last;
+	raw_end(&r);
+	CHECK(raw_fails(&r, "node 3 used before it is defined", at), "an undefined node id is an error at its record");
+
+	raw_begin(&r, 1, "samples", NULL);
+	raw_add(&r, 3, 4ull, 0ull, 0ull, 0ull, 0ull, 0ull, END);
+	at = (long long)r.last;
+	raw_end(&r);
+	CHECK(raw_fails(&r, "string 4 used before it is defined", at), "an undefined string id is an error");
+
+	raw_begin(&r, 1, "samples", NULL);
+	raw_stack(&r);
+	raw_add(&r, 6, 0ull, 1ull, 1ull, 2ull, END);
+	raw_end(&r);
+	CHECK(raw_fails(&r, "thread 1 used before it is defined", -1), "an undefined thread id is an error");
+
+	raw_begin(&r, 1, "samples", NULL);
+	raw_stack(&r);
+	raw_add(&r, 6, 8ull, 1ull, 0ull, 2ull, END);
+	raw_end(&r);
+	CHECK(raw_fails(&r, "reserved sample flags", -1), "a reserved sample flag is rejected");
+
+	raw_begin(&r, 1, "samples", NULL);
+	raw_add(&r, 2, STR, "f", END);
+	raw_add(&r, 3, 1ull, 6ull, 0ull, 0ull, 0ull, 0ull, END);
+	raw_end(&r);
+	CHECK(raw_fails(&r, "unknown frame kind 6", -1), "an unknown frame kind is rejected");
+
+	memset(&r, 0, sizeof r);
+	sp_buf_add(&r.b, "\x89SPS\r\n\x1a\n", 8);
+	raw_add(&r, 1, 1ull, 1ull, 0ull, END);
+	raw_end(&r);
+	CHECK(raw_fails(&r, "reserved header flags", 8), "reserved header flags are rejected");
+
+	memset(&r, 0, sizeof r);
+	sp_buf_add(&r.b, "\x89SPS\r\n\x1a\n", 8);
+	raw_add(&r, 1, 2ull, 0ull, 0ull, END);
+	raw_end(&r);
+	CHECK(raw_fails(&r, "unsupported stream version 2", 8), "an unknown version is rejected");
+
+	raw_begin(&r, 2, "x", "x");
+	raw_end(&r);
+	CHECK(raw_fails(&r, "named twice", 8), "a value column named twice is rejected");
+
+	memset(&r, 0, sizeof r);
+	sp_buf_add(&r.b, "\x89SPS\r\n\x1a\n", 8);
+	raw_add(&r, 2, STR, "f", END);
+	raw_end(&r);
+	CHECK(raw_fails(&r, "does not start with its header", 8), "a stream must start with its header");
+
+	raw_begin(&r, 1, "samples", NULL);
+	raw_add(&r, 1, 1ull, 0ull, 1ull, STR, "samples", END);
+	raw_end(&r);
+	CHECK(raw_fails(&r, "second header", -1), "a second header is rejected");
+
+	raw_begin(&r, 1, "samples", NULL);
+	raw_stack(&r);
+	r.counts[2]++; /* claims one node more than there is */
+	raw_end(&r);
+	CHECK(raw_fails(&r, "trailer counts 2 nodes, the stream held 1", -1), "a count mismatch is caught");
+
+	raw_begin(&r, 1, "samples", NULL);
+	at = (long long)r.b.len;
+	sp_buf_add(&r.b, "\x0a\xff\xff\xff\xff\x0f", 6); /* type 10, 4 GiB */
+	CHECK(raw_fails(&r, "too large", at), "an oversized record length is rejected before reading it");
+
+	raw_begin(&r, 1, "samples", NULL);
+	at = (long long)r.b.len;
+	sp_buf_add(&r.b, "\x0a\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01", 12);
+	CHECK(raw_fails(&r, "varint overflow", at), "an overlong varint is rejected");
+
+	raw_begin(&r, 1, "samples", NULL);
+	sp_buf_add(&r.b, "\x0a\xff\xff\xff\x1f", 5); /* a 64 MiB record with no data */
+	CHECK(raw_fails(&r, "truncated stream: record of 67108863 bytes has only 0", -1),
+	      "a long record cut short is a truncation");
+
+	/* A thread record with an existing id renames the thread. */
+	raw_begin(&r, 1, "samples", NULL);
+	raw_stack(&r);
+	raw_add(&r, 2, STR, "old", END);
+	raw_add(&r, 2, STR, "new", END);
+	raw_add(&r, 5, 1ull, 20ull, 22ull, 2ull, END);
+	raw_add(&r, 6, 1ull, 1ull, 1ull, 200ull, 2ull, END);
+	raw_add(&r, 5, 1ull, 20ull, 22ull, 3ull, END);
+	raw_add(&r, 6, 1ull, 1ull, 1ull, 1ull, 4ull, END); /* time delta -1 */
+	raw_end(&r);
+	CHECK(raw_reads(&r, &g) && g.b.len && strstr(g.b.p, "t=100 th=10/11/old ev= v=1,;f/") &&
+		      strstr(g.b.p, "t=99 th=10/11/new ev= v=2,;f/"),
+	      "a redefined thread id is a rename; time deltas may be negative");
+	text_release(&g);
+
+	raw_begin(&r, 1, "samples", NULL);
+	raw_stack(&r);
+	raw_add(&r, 5, 2ull, 1ull, 1ull, 0ull, END);
+	raw_end(&r);
+	CHECK(raw_fails(&r, "thread id 2 out of order", -1), "a thread id that skips ahead is rejected");
+
+	/* Concatenated streams must agree on their value columns: in another
+	 * order they are matched by name, anything else is an error. */
+	{
+		struct raw a, b;
+		raw_begin(&a, 2, "samples", "period");
+		raw_stack(&a);
+		raw_add(&a, 6, 0ull, 1ull, 0ull, 2ull, 200ull, END);
+		raw_end(&a);
+		raw_begin(&b, 2, "period", "samples");
+		raw_stack(&b);
+		raw_add(&b, 6, 0ull, 1ull, 0ull, 400ull, 4ull, END);
+		raw_end(&b);
+		size_t alen = a.b.len;
+		sp_buf_add(&a.b, b.b.p, b.b.len);
+		sp_buf_release(&b.b);
+		CHECK(raw_reads(&a, &g) && g.samples == 2 && strstr(g.b.p, "v=1,100,;f/") && strstr(g.b.p, "v=2,200,;f/"),
+		      "concatenated streams with columns in another order: matched by name");
+		text_release(&g);
+		raw_begin(&a, 2, "samples", "period");
+		raw_end(&a);
+		raw_begin(&b, 1, "samples", NULL);
+		raw_end(&b);
+		alen = a.b.len;
+		sp_buf_add(&a.b, b.b.p, b.b.len);
+		sp_buf_release(&b.b);
+		CHECK(raw_fails(&a, "value columns of this stream (samples) differ from the earlier input's (samples,period)",
+				(long long)alen + 8),
+		      "concatenated streams with other value columns: an error");
+	}
+
+	/* Value edge cases: negative, beyond 2^53, beyond int64, fractional. */
+	{
+		char *buf = NULL;
+		size_t len;
+		FILE *out = open_memstream(&buf, &len);
+		struct sp_profile *p = sp_profile_new();
+		static const char *const names[] = { "a", "b" };
+		sp_profile_set_values(p, 2, names);
+		struct sp_stream_writer *w = sp_stream_writer_new(out, p);
+		struct sp_sink *sk = sp_stream_writer_sink(w);
+		static const double v[][2] = { { -5, 0 }, { 9007199254740993.0, -1 }, { 1e19, 3 }, { -0.25, 1e300 } };
+		struct sp_err err;
+		for (int i = 0; i < 4; i++) {
+			struct sp_sample smp = { .stack = 0, .time = SP_NO_TIME };
+			smp.values[0] = v[i][0];
+			smp.values[1] = v[i][1];
+			sk->sample(sk, p, &smp, &err);
+		}
+		sp_stream_writer_finish(w, &err);
+		sp_stream_writer_free(w);
+		sp_profile_free(p);
+		fclose(out);
+		struct sp_input *in = sp_input_mem(buf, len, "mem");
+		p = sp_profile_new();
+		struct vals {
+			struct sp_sink sink;
+			double v[4][2];
+			int n;
+		} got = { 0 };
+		got.sink.sample = vals_sample;
+		int rc = sp_stream_read(in, p, &got.sink, &err);
+		int same = rc == 0 && got.n == 4;
+		for (int i = 0; same && i < 4; i++)
+			same = got.v[i][0] == v[i][0] && got.v[i][1] == v[i][1];
+		CHECK(same, "values: negative, above 2^53, above 2^63, fractional, huge: exact");
+		sp_profile_free(p);
+		sp_input_close(in);
+		free(buf);
+	}
+
+	/* No samples at all: still a valid stream with its columns, and a
+	 * NULL sink is allowed. */
+	{
+		char *buf = NULL;
+		size_t len;
+		FILE *out = open_memstream(&buf, &len);
+		struct sp_profile *p = sp_profile_new();
+		static const char *const names[] = { "samples" };
+		sp_profile_set_values(p, 1, names);
+		struct sp_stream_writer *w = sp_stream_writer_new(out, p);
+		struct sp_err err;
+		sp_stream_writer_finish(w, &err);
+		sp_stream_writer_free(w);
+		sp_profile_free(p);
+		fclose(out);
+		struct sp_input *in = sp_input_mem(buf, len, "mem");
+		p = sp_profile_new();
+		int rc = sp_stream_read(in, p, NULL, &err);
+		CHECK(rc == 0 && sp_profile_nvalues(p) == 1 && !strcmp(sp_profile_value_name(p, 0), "samples"),
+		      "an empty profile is a valid stream; the sink may be NULL");
+		sp_profile_free(p);
+		sp_input_close(in);
+		free(buf);
+	}
+}
+
 int main(void)
 {
 	struct sp_err err;
@@ -243,9 +579,11 @@ int main(void)
 	/* corruption of every byte */
 	int caught = 1;
 	char *copy = malloc(small_len);
-	for (size_t i = 0; i < small_len; i++) {
+	static const unsigned char masks[] = { 0x01, 0x20, 0x80, 0xff };
+	for (size_t k = 0; k < small_len * sizeof masks; k++) {
+		size_t i = k / sizeof masks;
 		memcpy(copy, small, small_len);
-		copy[i] ^= 0x20;
+		copy[i] ^= (char)masks[k % sizeof masks];
 		struct text g;
 		text_init(&g);
 		rc = read_mem(copy, small_len, &g, &err);
@@ -256,7 +594,7 @@ int main(void)
 			caught = 0;
 		text_release(&g);
 	}
-	CHECK(caught, "a flipped bit anywhere is caught (checksum or structure)");
+	CHECK(caught, "any byte changed anywhere (4 patterns each) is caught (checksum or structure)");
 
 	/* unknown record types are skipped: rebuild the small stream with an
 	 * unknown record (type 77) after the header and a correct trailer, the
@@ -346,6 +684,30 @@ int main(void)
 		text_release(&got);
 		free(two);
 	}
+
+	/* truncating two concatenated streams anywhere but at the end of the
+	 * first one's trailer is an error */
+	{
+		char *two = malloc(small_len * 2);
+		memcpy(two, small, small_len);
+		memcpy(two + small_len, small, small_len);
+		int ok = 1;
+		for (size_t cut = small_len + 1; cut < 2 * small_len; cut++) {
+			struct text g;
+			text_init(&g);
+			if (read_mem(two, cut, &g, &err) == 0)
+				ok = 0;
+			text_release(&g);
+		}
+		struct text g;
+		text_init(&g);
+		ok = ok && read_mem(two, small_len, &g, &err) == 0 && g.ends == 1;
+		text_release(&g);
+		CHECK(ok, "a cut inside the second of two streams is an error; at the boundary, one whole stream");
+		free(two);
+	}
+
+	crafted_tests();
 
 	/* bad magic */
 	text_init(&got);
