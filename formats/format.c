@@ -6,6 +6,7 @@ static const struct sp_format *const formats[] = {
 	&sp_format_perf,
 	&sp_format_pyspy,
 	&sp_format_folded,
+	&sp_format_speedscope,
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
@@ -23,7 +24,7 @@ const struct sp_format *sp_format_find(const char *name)
 	return NULL;
 }
 
-const char *sp_format_names(void) { return "perf, folded, pyspy, stream"; }
+const char *sp_format_names(void) { return "perf, folded, pyspy, stream, speedscope"; }
 
 #define PROBE_BYTES (256 * 1024)
 

@@ -1,6 +1,8 @@
 #!/bin/sh
 # Install the Debian packages stackpipe needs to build and test, if missing.
 # Prints the exact command when it cannot run it (not root, no apt-get).
+sh "$(dirname "$0")/speedscope/setup.sh" || echo "deps: the speedscope browser test (t5100) will be skipped" >&2
+
 need=""
 for p in libdw-dev libelf-dev libxxhash-dev libcjson-dev zlib1g-dev pkg-config gcc make clang libclang-rt-14-dev; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || need="$need $p"

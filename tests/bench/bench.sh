@@ -301,3 +301,6 @@ if [ -n "${BENCH_BIG:-}" ] && [ "${BENCH_BIG}" != 0 ]; then
 	table
 	rm -f "$BIG"
 fi
+
+# Other commands' benchmarks.
+bash "$top/tests/bench/speedscope-bench.sh"
