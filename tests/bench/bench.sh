@@ -304,3 +304,4 @@ fi
 
 # Other commands' benchmarks.
 bash "$top/tests/bench/speedscope-bench.sh"
+bash "$top/tests/bench/filter-bench.sh"

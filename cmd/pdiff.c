@@ -1,0 +1,193 @@
+/* pdiff — compare two profiles (difffolded.pl's "stack a b"), or split one
+ * timestamped profile into the samples inside slow calls of a function and
+ * the rest. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+
+#include "cmd.h"
+#include "diff.h"
+
+static const char synopsis[] =
+	"usage: pdiff [options] A B\n"
+	"       pdiff [options] --split=FUNC[:PCT] [FILE]\n"
+	"Write the two-value profile \"stack a b\" of every stack in A or B (0 where absent),\n"
+	"in the encoding of the input (folded text or the binary stream).\n"
+	"\n"
+	"  -n, --normalize         scale A's counts to B's total (truncated to integers)\n"
+	"  -s, --strip-hex         replace hex numbers (0x1234 -> 0x...) before matching\n"
+	"      --split=FUNC[:PCT]  one timestamped input: a = samples outside the calls of FUNC\n"
+	"                          at or above the PCT-th duration percentile (default 95),\n"
+	"                          b = samples inside them; a is scaled to b's total\n"
+	"      --max-gap=MS        --split: a call goes on across gaps up to MS milliseconds\n"
+	"                          between samples (default: 4 sampling periods)\n"
+	"      --cpu-time          --split: measure calls by their time on CPU, not their span\n"
+	"      --report[=FMT]      print the functions whose self and total shares changed most\n"
+	"                          (FMT: text, tsv, json) instead of a profile\n"
+	"  -t, --top=N             rows of the report (default 20, 0 = all)\n"
+	"      --exit-code         exit 1 when a function's share changed by more than\n"
+	"                          --threshold percentage points (default 0)\n"
+	"      --threshold=PP      see --exit-code\n"
+	"  -f, --input-format=NAME input format: perf, folded, pyspy, stream (default: detect)\n"
+	"  -b, --binary            write the binary stream whatever the input\n"
+	"      --folded            write folded text whatever the input\n"
+	"  -o, --output=FILE       write to FILE instead of standard output\n"
+	"  -q, --quiet             no call statistics on standard error (--split)\n"
+	"  -h, --help              show this help\n"
+	"\n"
+	"Exit status: 0 ok (with --exit-code: no difference beyond the threshold),\n"
+	"1 the profiles differ (only with --exit-code), 2 error.\n";
+
+static uint64_t warned;
+
+static void print_warning(void *ctx, const struct sp_err *e)
+{
+	if (e->where[0] && ++warned > 100) {
+		if (warned == 101)
+			sp_error("more bad lines follow; not printing them (see the summary)");
+		return;
+	}
+	sp_error_e(e);
+}
+
+static int cmd_pdiff(int argc, char **argv)
+{
+	enum { O_SPLIT = 256, O_REPORT, O_EXIT, O_THRESHOLD, O_FOLDED, O_GAP, O_CPU };
+	static const struct option longopts[] = {
+		{ "normalize", no_argument, NULL, 'n' },
+		{ "strip-hex", no_argument, NULL, 's' },
+		{ "split", required_argument, NULL, O_SPLIT },
+		{ "max-gap", required_argument, NULL, O_GAP },
+		{ "cpu-time", no_argument, NULL, O_CPU },
+		{ "report", optional_argument, NULL, O_REPORT },
+		{ "top", required_argument, NULL, 't' },
+		{ "exit-code", no_argument, NULL, O_EXIT },
+		{ "threshold", required_argument, NULL, O_THRESHOLD },
+		{ "input-format", required_argument, NULL, 'f' },
+		{ "binary", no_argument, NULL, 'b' },
+		{ "folded", no_argument, NULL, O_FOLDED },
+		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sp_diff_opts o;
+	memset(&o, 0, sizeof o);
+	struct sp_read_opts ro;
+	memset(&ro, 0, sizeof ro);
+	ro.warn = print_warning;
+	o.read = &ro;
+	o.ropts.top = 20;
+	static char func[4096];
+	const char *output = NULL;
+	int exit_code = 0;
+	double threshold = 0;
+	unsigned long u;
+	char *end;
+	int c;
+	while ((c = getopt_long(argc, argv, "nst:f:bo:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'n': o.normalize = 1; break;
+		case 's': o.strip_hex = 1; break;
+		case O_SPLIT:
+			if (sp_parse_func_pct(optarg, func, sizeof func, &o.split_pct) < 0)
+				return sp_usage_error(synopsis, "--split: expected FUNC[:PCT] with 0 < PCT < 100, not '%s'",
+						      optarg);
+			o.split_func = func;
+			break;
+		case O_CPU: o.cpu_time = 1; break;
+		case O_GAP: {
+			double ms = strtod(optarg, &end);
+			if (end == optarg || *end || !(ms > 0 && ms < 1e9))
+				return sp_usage_error(synopsis, "--max-gap: not a number of milliseconds: '%s'", optarg);
+			o.max_gap = (uint64_t)(ms * 1e6 + 0.5);
+			break;
+		}
+		case O_REPORT:
+			o.report = 1;
+			if (!optarg || !strcmp(optarg, "text"))
+				o.ropts.format = SP_REPORT_TEXT;
+			else if (!strcmp(optarg, "tsv"))
+				o.ropts.format = SP_REPORT_TSV;
+			else if (!strcmp(optarg, "json"))
+				o.ropts.format = SP_REPORT_JSON;
+			else
+				return sp_usage_error(synopsis, "--report: text, tsv or json, not '%s'", optarg);
+			break;
+		case 't':
+			if (sp_opt_uint("--top", optarg, &u) < 0) {
+				fputs(synopsis, stderr);
+				return SP_EXIT_ERROR;
+			}
+			o.ropts.top = u;
+			break;
+		case O_EXIT: exit_code = 1; break;
+		case O_THRESHOLD:
+			threshold = strtod(optarg, &end);
+			if (end == optarg || *end || !(threshold >= 0))
+				return sp_usage_error(synopsis, "--threshold: not a number of percentage points: '%s'",
+						      optarg);
+			break;
+		case 'f':
+			if (!sp_format_find(optarg))
+				return sp_usage_error(synopsis, "unknown format '%s' (known: %s)", optarg,
+						      sp_format_names());
+			o.format = optarg;
+			break;
+		case 'b': o.output = SP_OUT_BINARY; break;
+		case O_FOLDED: o.output = SP_OUT_FOLDED; break;
+		case 'o': output = optarg; break;
+		case 'q': o.quiet = 1; break;
+		case 'h': fputs(synopsis, stdout); return SP_EXIT_OK;
+		default: return sp_usage_error(synopsis, "unknown option");
+		}
+	}
+	int nfiles = argc - optind;
+	char **files = argv + optind;
+	char *stdin_only[] = { "-" };
+	if (o.split_func) {
+		if (nfiles > 1)
+			return sp_usage_error(synopsis, "--split reads one input, not %d", nfiles);
+		if (!nfiles) {
+			files = stdin_only;
+			nfiles = 1;
+		}
+		if (o.normalize)
+			return sp_usage_error(synopsis, "--split always normalises; -n does not apply");
+	} else if (nfiles != 2) {
+		return sp_usage_error(synopsis, "two inputs to compare, not %d", nfiles);
+	} else if (!strcmp(files[0], "-") && !strcmp(files[1], "-")) {
+		return sp_usage_error(synopsis, "only one input can be standard input");
+	}
+	FILE *out = stdout;
+	if (output && !(out = fopen(output, "w"))) {
+		sp_error("%s: %s", output, strerror(errno));
+		return SP_EXIT_ERROR;
+	}
+	struct sp_err err;
+	struct sp_buf msg = SP_BUF_INIT;
+	double change = 0;
+	int rc = SP_EXIT_OK;
+	if (sp_diff_run(&o, files, nfiles, out, &msg, &change, &err) < 0) {
+		sp_error_e(&err);
+		rc = SP_EXIT_ERROR;
+	} else if (exit_code && change > threshold + 1e-9) {
+		rc = SP_EXIT_NEGATIVE;
+	}
+	for (char *l = msg.p, *e; l && l < msg.p + msg.len; l = e + 1) {
+		e = memchr(l, '\n', (size_t)(msg.p + msg.len - l));
+		if (!e)
+			e = msg.p + msg.len;
+		sp_error("%.*s", (int)(e - l), l);
+	}
+	sp_buf_release(&msg);
+	if (ro.bad_lines)
+		sp_error("%llu bad line%s skipped", (unsigned long long)ro.bad_lines, ro.bad_lines == 1 ? "" : "s");
+	if (out != stdout && fclose(out) != 0 && rc != SP_EXIT_ERROR) {
+		sp_error("%s: %s", output, strerror(errno));
+		rc = SP_EXIT_ERROR;
+	}
+	return rc;
+}
+
+int main(int argc, char **argv) { return sp_cmd_run("pdiff", cmd_pdiff, argc, argv); }

@@ -1,0 +1,101 @@
+/* pmerge — sum many profiles into one, optionally tagging each stack with
+ * a root frame naming its source. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+
+#include "cmd.h"
+#include "diff.h"
+
+static const char synopsis[] =
+	"usage: pmerge [options] FILE...\n"
+	"Sum profiles (folded text and binary streams, mixed, gzip ok) into one, in the\n"
+	"encoding of the first input.  Inputs are read one at a time.\n"
+	"\n"
+	"  -t, --tag               root frame naming each input: its \"host\" metadata, else\n"
+	"                          the file name as given\n"
+	"  -f, --input-format=NAME input format: perf, folded, pyspy, stream (default: detect)\n"
+	"  -b, --binary            write the binary stream whatever the input\n"
+	"      --folded            write folded text whatever the input\n"
+	"  -o, --output=FILE       write to FILE instead of standard output\n"
+	"  -h, --help              show this help\n"
+	"\n"
+	"Exit status: 0 ok, 2 error.\n";
+
+static uint64_t warned;
+
+static void print_warning(void *ctx, const struct sp_err *e)
+{
+	if (e->where[0] && ++warned > 100) {
+		if (warned == 101)
+			sp_error("more bad lines follow; not printing them (see the summary)");
+		return;
+	}
+	sp_error_e(e);
+}
+
+static int cmd_pmerge(int argc, char **argv)
+{
+	enum { O_FOLDED = 256 };
+	static const struct option longopts[] = {
+		{ "tag", no_argument, NULL, 't' },
+		{ "input-format", required_argument, NULL, 'f' },
+		{ "binary", no_argument, NULL, 'b' },
+		{ "folded", no_argument, NULL, O_FOLDED },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sp_merge_opts o;
+	memset(&o, 0, sizeof o);
+	struct sp_read_opts ro;
+	memset(&ro, 0, sizeof ro);
+	ro.warn = print_warning;
+	o.read = &ro;
+	const char *output = NULL;
+	int c;
+	while ((c = getopt_long(argc, argv, "tf:bo:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't': o.tag = 1; break;
+		case 'f':
+			if (!sp_format_find(optarg))
+				return sp_usage_error(synopsis, "unknown format '%s' (known: %s)", optarg,
+						      sp_format_names());
+			o.format = optarg;
+			break;
+		case 'b': o.output = SP_OUT_BINARY; break;
+		case O_FOLDED: o.output = SP_OUT_FOLDED; break;
+		case 'o': output = optarg; break;
+		case 'h': fputs(synopsis, stdout); return SP_EXIT_OK;
+		default: return sp_usage_error(synopsis, "unknown option");
+		}
+	}
+	int nfiles = argc - optind;
+	if (!nfiles)
+		return sp_usage_error(synopsis, "no input files");
+	int nstdin = 0;
+	for (int i = optind; i < argc; i++)
+		nstdin += !strcmp(argv[i], "-");
+	if (nstdin > 1)
+		return sp_usage_error(synopsis, "only one input can be standard input");
+	FILE *out = stdout;
+	if (output && !(out = fopen(output, "w"))) {
+		sp_error("%s: %s", output, strerror(errno));
+		return SP_EXIT_ERROR;
+	}
+	struct sp_err err;
+	int rc = SP_EXIT_OK;
+	if (sp_merge_run(&o, argv + optind, nfiles, out, &err) < 0) {
+		sp_error_e(&err);
+		rc = SP_EXIT_ERROR;
+	}
+	if (ro.bad_lines)
+		sp_error("%llu bad line%s skipped", (unsigned long long)ro.bad_lines, ro.bad_lines == 1 ? "" : "s");
+	if (out != stdout && fclose(out) != 0 && rc == SP_EXIT_OK) {
+		sp_error("%s: %s", output, strerror(errno));
+		rc = SP_EXIT_ERROR;
+	}
+	return rc;
+}
+
+int main(int argc, char **argv) { return sp_cmd_run("pmerge", cmd_pmerge, argc, argv); }

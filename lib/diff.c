@@ -1,0 +1,366 @@
+/* diff.c — pdiff and pmerge (see diff.h). */
+#include "diff.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "calls.h"
+#include "fold.h"
+#include "stream.h"
+
+/* ---- pdiff ---- */
+
+struct dsink {
+	struct sp_sink sink;
+	struct sp_profile *p;
+	struct sp_agg *agg;
+	struct sp_filter *f;
+	struct sp_calls *calls;
+	int side, col, learning, scan;
+	const char *name;
+};
+
+static int dadd(struct dsink *d, const struct sp_sample *smp, int side)
+{
+	uint32_t node = d->f ? sp_filter_stack(d->f, smp->stack) : smp->stack;
+	if (node == SP_FILTER_DROP)
+		return 0;
+	double *v = sp_agg_entry(d->agg, sp_agg_thread(d->p, smp->thread), node);
+	v[side] += smp->values[d->col];
+	return 0;
+}
+
+static int on_split(void *ctx, const struct sp_sample *smp, enum sp_call_where where, struct sp_err *err)
+{
+	return dadd(ctx, smp, where == SP_CALL_SLOW);
+}
+
+static int d_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err)
+{
+	struct dsink *d = (struct dsink *)s;
+	if (!d->col && sp_profile_nvalues(p) > 1)
+		d->col = sp_weight_column(p);
+	if (!d->calls)
+		return dadd(d, smp, d->side);
+	if (d->scan) {
+		if (sp_calls_observe(d->calls, p, smp, err) < 0) {
+			char m[sizeof err->msg];
+			memcpy(m, err->msg, sizeof m);
+			return sp_err_set(err, "%s: %s", d->name, m);
+		}
+		return 0;
+	}
+	return sp_calls_sample(d->calls, smp, on_split, d, err);
+}
+
+static int d_trace(struct sp_sink *s, struct sp_profile *p, const struct sp_trace *t, struct sp_err *err)
+{
+	struct dsink *d = (struct dsink *)s;
+	if (!d->calls)
+		return 0;
+	if (d->scan) {
+		sp_calls_observe_trace(d->calls, p, t);
+		return 0;
+	}
+	return sp_calls_trace(d->calls, t, on_split, d, err);
+}
+
+static int is_two_value(const struct sp_profile *p)
+{
+	return sp_profile_nvalues(p) == 2 && !strcmp(sp_profile_value_name(p, 0), "a") &&
+	       !strcmp(sp_profile_value_name(p, 1), "b");
+}
+
+static int read_side(struct dsink *d, struct sp_source *src, const struct sp_diff_opts *o, struct sp_read_opts *ro,
+		     struct sp_err *err)
+{
+	d->name = sp_source_name(src);
+	if (sp_source_read(src, o->format, d->p, &d->sink, ro, err) < 0)
+		return -1;
+	if (is_two_value(d->p))
+		return sp_err_set(err, "%s: already a two-value (diff) profile; pdiff compares one-value profiles",
+				  d->name);
+	return 0;
+}
+
+static struct sp_filter *strip_hex_filter(struct sp_profile *p, struct sp_err *err)
+{
+	static const char *const prog[] = { "s/0x[0-9a-fA-F]+/0x.../g" };
+	struct sp_filter_opts fo;
+	memset(&fo, 0, sizeof fo);
+	fo.replace = prog;
+	fo.nreplace = 1;
+	fo.pid = fo.tid = -1;
+	return sp_filter_new(p, &fo, err);
+}
+
+/* Emits every entry as a two-value sample (a scaled by `scale`). */
+static int write_diff(struct sp_agg *agg, struct sp_profile *p, int binary, double scale, int truncate, FILE *out,
+		      struct sp_err *err)
+{
+	static const char *const ab[] = { "a", "b" };
+	sp_profile_set_values(p, 2, ab);
+	struct sp_fold *fold = NULL;
+	struct sp_stream_writer *w = NULL;
+	struct sp_sink *sink;
+	if (binary) {
+		w = sp_stream_writer_new(out, p);
+		sink = sp_stream_writer_sink(w);
+	} else {
+		struct sp_fold_opts fo = { SP_LABEL_COMM, 0, 0, NULL };
+		fold = sp_fold_new(p, &fo);
+		sink = sp_fold_sink(fold);
+	}
+	int rc = 0;
+	struct sp_sample smp;
+	memset(&smp, 0, sizeof smp);
+	smp.time = SP_NO_TIME;
+	for (size_t i = 0; i < sp_agg_count(agg) && !rc; i++) {
+		const double *v = sp_agg_get(agg, i, &smp.thread, &smp.stack);
+		double a = v[0] * scale;
+		if (truncate)
+			a = floor(a);
+		else if (scale != 1)
+			a = round(a * 100) / 100;
+		smp.values[0] = a;
+		smp.values[1] = v[1];
+		rc = sink->sample(sink, p, &smp, err);
+	}
+	if (!rc)
+		rc = binary ? sp_stream_writer_finish(w, err) : sp_fold_write(fold, out, err);
+	sp_fold_free(fold);
+	sp_stream_writer_free(w);
+	return rc;
+}
+
+int sp_diff_run(const struct sp_diff_opts *o, char **files, int nfiles, FILE *out, struct sp_buf *msg,
+		double *change, struct sp_err *err)
+{
+	int rc = -1;
+	struct sp_source *src[2] = { NULL, NULL };
+	struct sp_profile *p = sp_profile_new(), *scratch = NULL;
+	struct sp_agg *agg = sp_agg_new(p, 2);
+	struct dsink d;
+	memset(&d, 0, sizeof d);
+	d.sink.sample = d_sample;
+	d.sink.trace = d_trace;
+	d.p = p;
+	d.agg = agg;
+	int split = o->split_func != NULL;
+	for (int i = 0; i < nfiles && i < 2; i++)
+		if (!(src[i] = sp_source_open(files[i], split, err)))
+			goto out;
+	const struct sp_format *fmt = NULL;
+	for (int i = 0; i < nfiles && i < 2 && !fmt; i++)
+		if (sp_source_format(src[i], o->format, &fmt, err) < 0)
+			goto out;
+	int binary = o->output == SP_OUT_BINARY || (o->output == SP_OUT_AUTO && fmt == &sp_format_stream);
+	if (o->strip_hex && !(d.f = strip_hex_filter(p, err)))
+		goto out;
+	double scale = 1;
+	if (split) {
+		struct sp_read_opts quiet = *o->read;
+		quiet.warn = NULL;
+		d.calls = sp_calls_new(o->split_func, o->split_pct);
+		sp_calls_set_gap(d.calls, o->max_gap);
+		sp_calls_set_cpu(d.calls, o->cpu_time);
+		scratch = sp_profile_new();
+		d.p = scratch;
+		d.scan = 1;
+		if (read_side(&d, src[0], o, &quiet, err) < 0)
+			goto out;
+		d.scan = 0;
+		d.learning = 1;
+		sp_calls_begin(d.calls, scratch, 1);
+		if (read_side(&d, src[0], o, &quiet, err) < 0 || sp_calls_end(d.calls, on_split, &d, err) < 0)
+			goto out;
+		if (!sp_calls_stats(d.calls)->calls) {
+			sp_err_set(err, "%s: no calls of %s found (no sample has it on its stack)", files[0],
+				   o->split_func);
+			goto out;
+		}
+		d.learning = 0;
+		d.p = p;
+		d.col = 0;
+		sp_calls_begin(d.calls, p, 0);
+		if (read_side(&d, src[0], o, o->read, err) < 0 || sp_calls_end(d.calls, on_split, &d, err) < 0)
+			goto out;
+		if (!o->quiet) {
+			sp_calls_describe(d.calls, o->split_func, msg);
+			sp_buf_addc(msg, '\n');
+		}
+		double ta = sp_agg_total(agg, 0), tb = sp_agg_total(agg, 1);
+		if (ta > 0 && tb > 0)
+			scale = tb / ta;
+	} else {
+		for (int i = 0; i < 2; i++) {
+			d.side = i;
+			if (read_side(&d, src[i], o, o->read, err) < 0)
+				goto out;
+		}
+		double ta = sp_agg_total(agg, 0), tb = sp_agg_total(agg, 1);
+		if (o->normalize && ta > 0)
+			scale = tb / ta;
+	}
+	if (change)
+		*change = sp_report_max_change(agg);
+	if (o->report) {
+		if (sp_report_diff(agg, &o->ropts, out, NULL, err) < 0)
+			goto out;
+	} else {
+		if (binary && isatty(fileno(out))) {
+			sp_err_set(err, "refusing to write the binary stream to a terminal; pipe it into another "
+					"command or use -o FILE");
+			goto out;
+		}
+		if (write_diff(agg, p, binary, scale, o->normalize && !split, out, err) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	sp_source_free(src[0]);
+	sp_source_free(src[1]);
+	sp_filter_free(d.f);
+	sp_calls_free(d.calls);
+	sp_agg_free(agg);
+	sp_profile_free(scratch);
+	sp_profile_free(p);
+	return rc;
+}
+
+/* ---- pmerge ---- */
+
+struct msink {
+	struct sp_sink sink;
+	struct sp_sink *out;
+	const struct sp_merge_opts *o;
+	const char *name;
+	size_t meta_at;        /* metadata of this input starts here */
+	uint32_t tag;          /* tag frame, 0 = not yet */
+	struct sp_u64map memo; /* node -> tagged node + 1, for this input */
+	uint32_t *frames;
+	size_t capf;
+};
+
+static uint32_t tag_frame(struct msink *m, struct sp_profile *p)
+{
+	if (m->tag)
+		return m->tag;
+	const char *name = m->name;
+	for (size_t i = m->meta_at; i < sp_meta_count(p); i++) {
+		const struct sp_meta *mt = sp_meta_get(p, i);
+		if (!strcmp(sp_str(p, mt->key), "host") && sp_str_len(p, mt->value))
+			name = sp_str(p, mt->value);
+	}
+	m->tag = sp_frame_named(p, name, strlen(name), SP_KIND_SYNTHETIC);
+	return m->tag;
+}
+
+static uint32_t tagged(struct msink *m, struct sp_profile *p, uint32_t node)
+{
+	int found;
+	uint32_t v = sp_u64map_get(&m->memo, node, &found);
+	if (found)
+		return v - 1;
+	uint32_t n = sp_node_intern(p, 0, tag_frame(m, p));
+	uint32_t d = sp_node_frames(p, node, &m->frames, &m->capf);
+	for (uint32_t i = 0; i < d; i++)
+		n = sp_node_intern(p, n, m->frames[i]);
+	*sp_u64map_slot(&m->memo, node, &found) = n + 1;
+	return n;
+}
+
+static int m_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err)
+{
+	struct msink *m = (struct msink *)s;
+	if (!m->o->tag)
+		return m->out->sample(m->out, p, smp, err);
+	struct sp_sample t = *smp;
+	t.stack = tagged(m, p, smp->stack);
+	return m->out->sample(m->out, p, &t, err);
+}
+
+static int m_trace(struct sp_sink *s, struct sp_profile *p, const struct sp_trace *t, struct sp_err *err)
+{
+	struct msink *m = (struct msink *)s;
+	if (!m->out->trace)
+		return 0;
+	struct sp_trace c = *t;
+	if (m->o->tag && c.stack)
+		c.stack = tagged(m, p, c.stack);
+	return m->out->trace(m->out, p, &c, err);
+}
+
+static int m_meta(struct sp_sink *s, struct sp_profile *p, struct sp_err *err)
+{
+	struct msink *m = (struct msink *)s;
+	return m->out->meta ? m->out->meta(m->out, p, err) : 0;
+}
+
+int sp_merge_run(const struct sp_merge_opts *o, char **files, int nfiles, FILE *out, struct sp_err *err)
+{
+	int rc = -1;
+	struct sp_profile *p = sp_profile_new();
+	struct sp_fold *fold = NULL;
+	struct sp_stream_writer *w = NULL;
+	struct msink m;
+	memset(&m, 0, sizeof m);
+	m.sink.sample = m_sample;
+	m.sink.trace = m_trace;
+	m.sink.meta = m_meta;
+	m.o = o;
+	/* The first input that is not empty decides the output encoding;
+	 * only it is opened ahead (inputs are read one at a time). */
+	const struct sp_format *fmt = NULL;
+	struct sp_source *first = NULL;
+	int i0 = 0;
+	for (; i0 < nfiles && !fmt; i0++) {
+		sp_source_free(first);
+		if (!(first = sp_source_open(files[i0], 0, err)) || sp_source_format(first, o->format, &fmt, err) < 0)
+			goto out;
+	}
+	i0--;
+	int binary = o->output == SP_OUT_BINARY || (o->output == SP_OUT_AUTO && fmt == &sp_format_stream);
+	if (binary) {
+		if (isatty(fileno(out))) {
+			sp_err_set(err, "refusing to write the binary stream to a terminal; pipe it into another "
+					"command or use -o FILE");
+			goto out;
+		}
+		w = sp_stream_writer_new(out, p);
+		m.out = sp_stream_writer_sink(w);
+	} else {
+		struct sp_fold_opts fo = { SP_LABEL_COMM, 0, 0, NULL };
+		fold = sp_fold_new(p, &fo);
+		m.out = sp_fold_sink(fold);
+	}
+	for (int i = i0; i < nfiles; i++) {
+		struct sp_source *s = i == i0 ? first : sp_source_open(files[i], 0, err);
+		if (i == i0)
+			first = NULL;
+		if (!s)
+			goto out;
+		m.name = files[i];
+		m.meta_at = sp_meta_count(p);
+		m.tag = 0;
+		sp_u64map_init(&m.memo);
+		int r = sp_source_read(s, o->format, p, &m.sink, o->read, err);
+		sp_u64map_release(&m.memo);
+		sp_source_free(s);
+		if (r < 0)
+			goto out;
+		if (binary && sp_stream_writer_flush(w, err) < 0)
+			goto out;
+	}
+	if (binary ? sp_stream_writer_finish(w, err) < 0 : sp_fold_write(fold, out, err) < 0)
+		goto out;
+	rc = 0;
+out:
+	sp_source_free(first);
+	free(m.frames);
+	sp_fold_free(fold);
+	sp_stream_writer_free(w);
+	sp_profile_free(p);
+	return rc;
+}

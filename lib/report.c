@@ -1,0 +1,575 @@
+/* report.c — aggregation and the text views (see report.h). */
+#include "report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "fold.h"
+
+/* sp_buf_add with nothing to add may pass NULL to memcpy (undefined). */
+static inline void buf_add(struct sp_buf *b, const void *p, size_t n)
+{
+	if (n)
+		sp_buf_add(b, p, n);
+}
+static inline void buf_adds(struct sp_buf *b, const char *s) { buf_add(b, s, strlen(s)); }
+
+struct sp_agg {
+	struct sp_profile *p;
+	int ncols;
+	struct sp_u64map map; /* thread << 32 | node -> index + 1 */
+	uint64_t *keys;
+	double *vals;
+	size_t n, cap;
+	double total[2];
+};
+
+struct sp_agg *sp_agg_new(struct sp_profile *p, int ncols)
+{
+	struct sp_agg *a = sp_xcalloc(1, sizeof *a);
+	a->p = p;
+	a->ncols = ncols < 1 ? 1 : ncols > 2 ? 2 : ncols;
+	sp_u64map_init(&a->map);
+	return a;
+}
+
+void sp_agg_free(struct sp_agg *a)
+{
+	if (!a)
+		return;
+	sp_u64map_release(&a->map);
+	free(a->keys);
+	free(a->vals);
+	free(a);
+}
+
+double *sp_agg_entry(struct sp_agg *a, uint32_t thread, uint32_t node)
+{
+	int found;
+	uint32_t *slot = sp_u64map_slot(&a->map, (uint64_t)thread << 32 | node, &found);
+	if (!found) {
+		if (a->n == a->cap) {
+			a->cap = a->cap ? a->cap * 2 : 1024;
+			a->keys = sp_xrealloc(a->keys, a->cap * sizeof *a->keys);
+			a->vals = sp_xrealloc(a->vals, a->cap * 2 * sizeof *a->vals);
+		}
+		a->keys[a->n] = (uint64_t)thread << 32 | node;
+		a->vals[2 * a->n] = a->vals[2 * a->n + 1] = 0;
+		*slot = (uint32_t)++a->n;
+	}
+	return a->vals + 2 * (size_t)(*slot - 1);
+}
+
+size_t sp_agg_count(const struct sp_agg *a) { return a->n; }
+
+const double *sp_agg_get(const struct sp_agg *a, size_t i, uint32_t *thread, uint32_t *node)
+{
+	*thread = (uint32_t)(a->keys[i] >> 32);
+	*node = (uint32_t)a->keys[i];
+	return a->vals + 2 * i;
+}
+
+double sp_agg_total(const struct sp_agg *a, int col)
+{
+	double t = 0;
+	for (size_t i = 0; i < a->n; i++)
+		t += a->vals[2 * i + (size_t)col];
+	return t;
+}
+
+uint32_t sp_agg_thread(struct sp_profile *p, uint32_t thread)
+{
+	if (!thread)
+		return 0;
+	const struct sp_thread *t = sp_thread_get(p, thread);
+	if (t->pid == -1 && t->tid == -1)
+		return thread;
+	return sp_thread_intern(p, -1, -1, t->name);
+}
+
+/* ---- per-function statistics ---- */
+
+struct fstat {
+	uint32_t name; /* string id of the display name */
+	uint32_t seen; /* last entry counted into total, + 1 */
+	double self[2], total[2];
+};
+
+struct fstats {
+	struct fstat *f;
+	size_t n, cap;
+	struct sp_u64map map; /* name -> index + 1 */
+	double total[2];
+};
+
+static uint32_t display_name(struct sp_profile *p, uint32_t frame, uint32_t **memo, size_t *nmemo,
+			     struct sp_buf *b)
+{
+	if (frame >= *nmemo) {
+		size_t m = *nmemo ? *nmemo : 256;
+		while (m <= frame)
+			m *= 2;
+		*memo = sp_xrealloc(*memo, m * sizeof **memo);
+		memset(*memo + *nmemo, 0, (m - *nmemo) * sizeof **memo);
+		*nmemo = m;
+	}
+	if (!(*memo)[frame]) {
+		struct sp_fold_opts fo = { SP_LABEL_NONE, 0, 0, NULL };
+		sp_buf_reset(b);
+		sp_fold_frame_name(p, frame, &fo, b);
+		uint32_t s = sp_str_intern(p, b->p ? b->p : "", b->len);
+		(*memo)[frame] = s + 1;
+	}
+	return (*memo)[frame] - 1;
+}
+
+static struct fstat *fstat_get(struct fstats *fs, uint32_t name)
+{
+	int found;
+	uint32_t *slot = sp_u64map_slot(&fs->map, name, &found);
+	if (!found) {
+		if (fs->n == fs->cap) {
+			fs->cap = fs->cap ? fs->cap * 2 : 256;
+			fs->f = sp_xrealloc(fs->f, fs->cap * sizeof *fs->f);
+		}
+		memset(&fs->f[fs->n], 0, sizeof fs->f[fs->n]);
+		fs->f[fs->n].name = name;
+		*slot = (uint32_t)++fs->n;
+	}
+	return &fs->f[*slot - 1];
+}
+
+/* Statistics of the entries of one thread (all when thread is UINT32_MAX). */
+static void compute(struct sp_agg *a, uint32_t thread, struct fstats *fs)
+{
+	memset(fs, 0, sizeof *fs);
+	sp_u64map_init(&fs->map);
+	uint32_t *memo = NULL, *frames = NULL;
+	size_t nmemo = 0, capf = 0;
+	struct sp_buf b = SP_BUF_INIT;
+	for (size_t i = 0; i < a->n; i++) {
+		uint32_t t, node;
+		const double *v = sp_agg_get(a, i, &t, &node);
+		if (thread != UINT32_MAX && t != thread)
+			continue;
+		for (int c = 0; c < a->ncols; c++)
+			fs->total[c] += v[c];
+		uint32_t d = sp_node_frames(a->p, node, &frames, &capf);
+		for (uint32_t j = 0; j < d; j++) {
+			struct fstat *f = fstat_get(fs, display_name(a->p, frames[j], &memo, &nmemo, &b));
+			if (f->seen != i + 1) {
+				f->seen = (uint32_t)(i + 1);
+				for (int c = 0; c < a->ncols; c++)
+					f->total[c] += v[c];
+			}
+			if (j + 1 == d)
+				for (int c = 0; c < a->ncols; c++)
+					f->self[c] += v[c];
+		}
+	}
+	free(memo);
+	free(frames);
+	sp_buf_release(&b);
+}
+
+static void fstats_release(struct fstats *fs)
+{
+	free(fs->f);
+	sp_u64map_release(&fs->map);
+}
+
+static int sort_total;
+static int cmp_fstat(const void *x, const void *y)
+{
+	const struct fstat *a = x, *b = y;
+	double ka = sort_total ? a->total[0] : a->self[0], kb = sort_total ? b->total[0] : b->self[0];
+	if (ka != kb)
+		return ka > kb ? -1 : 1;
+	double la = sort_total ? a->self[0] : a->total[0], lb = sort_total ? b->self[0] : b->total[0];
+	if (la != lb)
+		return la > lb ? -1 : 1;
+	return a->name < b->name ? -1 : a->name > b->name;
+}
+
+static void json_str(struct sp_buf *b, const char *s)
+{
+	sp_buf_addc(b, '"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') {
+			sp_buf_addc(b, '\\');
+			sp_buf_addc(b, (char)c);
+		} else if (c < 0x20) {
+			sp_buf_addf(b, "\\u%04x", c);
+		} else {
+			sp_buf_addc(b, (char)c);
+		}
+	}
+	sp_buf_addc(b, '"');
+}
+
+static double pct(double v, double total) { return total > 0 ? 100.0 * v / total : 0; }
+
+static int flush(struct sp_buf *b, FILE *out, struct sp_err *err)
+{
+	if (b->len && fwrite(b->p, 1, b->len, out) != b->len) {
+		sp_err_set(err, "write error: %s", strerror(errno));
+		return -1;
+	}
+	b->len = 0;
+	return 0;
+}
+
+/* Thread names present, in order of first appearance; 0 = no thread. */
+static uint32_t *thread_list(struct sp_agg *a, size_t *n)
+{
+	struct sp_u64map seen;
+	sp_u64map_init(&seen);
+	uint32_t *v = NULL;
+	*n = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		uint32_t t = (uint32_t)(a->keys[i] >> 32);
+		int found;
+		sp_u64map_slot(&seen, t, &found);
+		if (!found) {
+			v = sp_xrealloc(v, (*n + 1) * sizeof *v);
+			v[(*n)++] = t;
+		}
+	}
+	sp_u64map_release(&seen);
+	return v;
+}
+
+static const char *thread_name(struct sp_agg *a, uint32_t t)
+{
+	return t ? sp_str(a->p, sp_thread_get(a->p, t)->name) : "";
+}
+
+static void top_table(struct sp_agg *a, const struct sp_report_opts *o, uint32_t thread, struct sp_buf *b,
+		      int first)
+{
+	struct fstats fs;
+	compute(a, thread, &fs);
+	sort_total = o->sort_total;
+	qsort(fs.f, fs.n, sizeof *fs.f, cmp_fstat);
+	size_t rows = o->top && o->top < fs.n ? o->top : fs.n;
+	const char *unit = o->unit ? o->unit : "samples";
+	if (o->format == SP_REPORT_TEXT) {
+		if (thread != UINT32_MAX)
+			sp_buf_addf(b, "%sthread %s\n", first ? "" : "\n", thread ? thread_name(a, thread) : "(none)");
+		buf_adds(b, "total ");
+		sp_buf_addnum(b, fs.total[0]);
+		sp_buf_addf(b, " %s, %zu functions\n", unit, fs.n);
+		sp_buf_addf(b, "%8s %12s %8s %12s  %s\n", "self%", "self", "total%", "total", "function");
+		for (size_t i = 0; i < rows; i++) {
+			struct sp_buf n1 = SP_BUF_INIT, n2 = SP_BUF_INIT;
+			sp_buf_addnum(&n1, fs.f[i].self[0]);
+			sp_buf_addnum(&n2, fs.f[i].total[0]);
+			sp_buf_addf(b, "%7.2f%% %12s %7.2f%% %12s  %s\n", pct(fs.f[i].self[0], fs.total[0]),
+				    sp_buf_cstr(&n1), pct(fs.f[i].total[0], fs.total[0]), sp_buf_cstr(&n2),
+				    sp_str(a->p, fs.f[i].name));
+			sp_buf_release(&n1);
+			sp_buf_release(&n2);
+		}
+	} else if (o->format == SP_REPORT_TSV) {
+		for (size_t i = 0; i < rows; i++) {
+			if (thread != UINT32_MAX)
+				sp_buf_addf(b, "%s\t", thread ? thread_name(a, thread) : "");
+			sp_buf_addnum(b, fs.f[i].self[0]);
+			sp_buf_addf(b, "\t%.4f\t", pct(fs.f[i].self[0], fs.total[0]));
+			sp_buf_addnum(b, fs.f[i].total[0]);
+			sp_buf_addf(b, "\t%.4f\t%s\n", pct(fs.f[i].total[0], fs.total[0]), sp_str(a->p, fs.f[i].name));
+		}
+	} else {
+		buf_adds(b, first ? "" : ",\n");
+		buf_adds(b, "{");
+		if (thread != UINT32_MAX) {
+			buf_adds(b, "\"thread\":");
+			json_str(b, thread_name(a, thread));
+			buf_adds(b, ",");
+		}
+		buf_adds(b, "\"unit\":");
+		json_str(b, unit);
+		buf_adds(b, ",\"total\":");
+		sp_buf_addnum(b, fs.total[0]);
+		buf_adds(b, ",\"functions\":[");
+		for (size_t i = 0; i < rows; i++) {
+			buf_adds(b, i ? ",\n{\"name\":" : "\n{\"name\":");
+			json_str(b, sp_str(a->p, fs.f[i].name));
+			buf_adds(b, ",\"self\":");
+			sp_buf_addnum(b, fs.f[i].self[0]);
+			sp_buf_addf(b, ",\"self_share\":%.6g,\"total\":", pct(fs.f[i].self[0], fs.total[0]) / 100);
+			sp_buf_addnum(b, fs.f[i].total[0]);
+			sp_buf_addf(b, ",\"total_share\":%.6g}", pct(fs.f[i].total[0], fs.total[0]) / 100);
+		}
+		buf_adds(b, "]}");
+	}
+	fstats_release(&fs);
+}
+
+int sp_report_top(struct sp_agg *a, const struct sp_report_opts *o, FILE *out, struct sp_err *err)
+{
+	struct sp_buf b = SP_BUF_INIT;
+	if (o->format == SP_REPORT_TSV)
+		sp_buf_addf(&b, "%sself\tself_pct\ttotal\ttotal_pct\tfunction\n", o->per_thread ? "thread\t" : "");
+	if (o->format == SP_REPORT_JSON)
+		buf_adds(&b, o->per_thread ? "[" : "");
+	if (o->per_thread) {
+		size_t n;
+		uint32_t *ts = thread_list(a, &n);
+		for (size_t i = 0; i < n; i++)
+			top_table(a, o, ts[i], &b, i == 0);
+		free(ts);
+	} else {
+		top_table(a, o, UINT32_MAX, &b, 1);
+	}
+	if (o->format == SP_REPORT_JSON)
+		buf_adds(&b, o->per_thread ? "]\n" : "\n");
+	int rc = flush(&b, out, err);
+	sp_buf_release(&b);
+	return rc;
+}
+
+/* ---- the call tree ---- */
+
+struct tnode {
+	uint32_t name;
+	uint32_t child, next; /* first child, next sibling (index + 1) */
+	double total, self;
+};
+
+struct tree {
+	struct tnode *v;
+	size_t n, cap;
+	struct sp_u64map map; /* parent << 32 | name -> index + 1 */
+};
+
+static uint32_t tree_child(struct tree *t, uint32_t parent, uint32_t name)
+{
+	int found;
+	uint32_t *slot = sp_u64map_slot(&t->map, (uint64_t)parent << 32 | name, &found);
+	if (found)
+		return *slot - 1;
+	if (t->n == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 1024;
+		t->v = sp_xrealloc(t->v, t->cap * sizeof *t->v);
+	}
+	uint32_t id = (uint32_t)t->n++;
+	t->v[id] = (struct tnode){ name, 0, t->v[parent].child, 0, 0 };
+	t->v[parent].child = id + 1;
+	*slot = id + 1;
+	return id;
+}
+
+static struct tree *cur_tree; /* for qsort's comparison */
+
+static int cmp_tnode_total(const void *x, const void *y)
+{
+	const struct tnode *a = &cur_tree->v[*(const uint32_t *)x];
+	const struct tnode *b = &cur_tree->v[*(const uint32_t *)y];
+	if (a->total != b->total)
+		return a->total > b->total ? -1 : 1;
+	return a->name < b->name ? -1 : a->name > b->name;
+}
+
+static void tree_print(struct sp_agg *a, struct tree *t, uint32_t id, unsigned depth, double total,
+		       const struct sp_report_opts *o, struct sp_buf *b, int *first)
+{
+	struct tnode *n = &t->v[id];
+	if (id) { /* node 0 is the invisible root */
+		if (o->format == SP_REPORT_TEXT) {
+			sp_buf_addf(b, "%7.2f%% %7.2f%%  ", pct(n->total, total), pct(n->self, total));
+			for (unsigned i = 1; i < depth; i++)
+				buf_adds(b, "  ");
+			buf_adds(b, sp_str(a->p, n->name));
+			sp_buf_addc(b, '\n');
+		} else if (o->format == SP_REPORT_TSV) {
+			sp_buf_addf(b, "%u\t", depth);
+			sp_buf_addnum(b, n->total);
+			sp_buf_addf(b, "\t%.4f\t", pct(n->total, total));
+			sp_buf_addnum(b, n->self);
+			sp_buf_addf(b, "\t%.4f\t%s\n", pct(n->self, total), sp_str(a->p, n->name));
+		} else {
+			buf_adds(b, *first ? "\n{\"name\":" : ",\n{\"name\":");
+			*first = 0;
+			json_str(b, sp_str(a->p, n->name));
+			buf_adds(b, ",\"total\":");
+			sp_buf_addnum(b, n->total);
+			buf_adds(b, ",\"self\":");
+			sp_buf_addnum(b, n->self);
+			buf_adds(b, ",\"children\":[");
+		}
+	}
+	size_t nc = 0;
+	for (uint32_t c = n->child; c; c = t->v[c - 1].next)
+		nc++;
+	uint32_t *kids = sp_xmalloc((nc ? nc : 1) * sizeof *kids);
+	nc = 0;
+	for (uint32_t c = n->child; c; c = t->v[c - 1].next)
+		if (pct(t->v[c - 1].total, total) >= o->min_share)
+			kids[nc++] = c - 1;
+	cur_tree = t;
+	qsort(kids, nc, sizeof *kids, cmp_tnode_total);
+	int kfirst = 1;
+	for (size_t i = 0; i < nc; i++)
+		tree_print(a, t, kids[i], depth + 1, total, o, b, id ? &kfirst : first);
+	free(kids);
+	if (id && o->format == SP_REPORT_JSON)
+		buf_adds(b, "]}");
+}
+
+int sp_report_tree(struct sp_agg *a, const struct sp_report_opts *o, FILE *out, struct sp_err *err)
+{
+	struct tree t = { 0 };
+	sp_u64map_init(&t.map);
+	t.cap = 1024;
+	t.v = sp_xmalloc(t.cap * sizeof *t.v);
+	t.v[0] = (struct tnode){ 0, 0, 0, 0, 0 };
+	t.n = 1;
+	uint32_t *memo = NULL, *frames = NULL;
+	size_t nmemo = 0, capf = 0;
+	struct sp_buf b = SP_BUF_INIT;
+	double total = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		uint32_t th, node;
+		const double *v = sp_agg_get(a, i, &th, &node);
+		total += v[0];
+		uint32_t cur = 0;
+		t.v[0].total += v[0];
+		if (th && o->per_thread) {
+			const char *name = thread_name(a, th);
+			cur = tree_child(&t, cur, sp_str_intern(a->p, name, strlen(name)));
+			t.v[cur].total += v[0];
+		}
+		uint32_t d = sp_node_frames(a->p, node, &frames, &capf);
+		for (uint32_t j = 0; j < d; j++) {
+			cur = tree_child(&t, cur, display_name(a->p, frames[j], &memo, &nmemo, &b));
+			t.v[cur].total += v[0];
+		}
+		t.v[cur].self += v[0];
+	}
+	sp_buf_reset(&b);
+	int first = 1;
+	if (o->format == SP_REPORT_TEXT) {
+		buf_adds(&b, "total ");
+		sp_buf_addnum(&b, total);
+		sp_buf_addf(&b, " %s\n%8s %8s  %s\n", o->unit ? o->unit : "samples", "total%", "self%", "stack");
+	} else if (o->format == SP_REPORT_TSV) {
+		buf_adds(&b, "depth\ttotal\ttotal_pct\tself\tself_pct\tfunction\n");
+	} else {
+		buf_adds(&b, "{\"unit\":");
+		json_str(&b, o->unit ? o->unit : "samples");
+		buf_adds(&b, ",\"total\":");
+		sp_buf_addnum(&b, total);
+		buf_adds(&b, ",\"children\":[");
+	}
+	tree_print(a, &t, 0, 0, total, o, &b, &first);
+	if (o->format == SP_REPORT_JSON)
+		buf_adds(&b, "]}\n");
+	int rc = flush(&b, out, err);
+	sp_buf_release(&b);
+	free(memo);
+	free(frames);
+	free(t.v);
+	sp_u64map_release(&t.map);
+	return rc;
+}
+
+/* ---- what changed ---- */
+
+struct change {
+	size_t i;
+	double dself, dtotal, key;
+};
+
+static int cmp_change(const void *x, const void *y)
+{
+	const struct change *a = x, *b = y;
+	if (a->key != b->key)
+		return a->key > b->key ? -1 : 1;
+	return a->i < b->i ? -1 : a->i > b->i;
+}
+
+static struct change *changes(struct fstats *fs)
+{
+	struct change *ch = sp_xmalloc((fs->n ? fs->n : 1) * sizeof *ch);
+	for (size_t i = 0; i < fs->n; i++) {
+		const struct fstat *f = &fs->f[i];
+		ch[i].i = i;
+		ch[i].dself = pct(f->self[1], fs->total[1]) - pct(f->self[0], fs->total[0]);
+		ch[i].dtotal = pct(f->total[1], fs->total[1]) - pct(f->total[0], fs->total[0]);
+		ch[i].key = fmax(fabs(ch[i].dself), fabs(ch[i].dtotal));
+	}
+	qsort(ch, fs->n, sizeof *ch, cmp_change);
+	return ch;
+}
+
+double sp_report_max_change(struct sp_agg *a)
+{
+	struct fstats fs;
+	compute(a, UINT32_MAX, &fs);
+	struct change *ch = changes(&fs);
+	double m = fs.n ? ch[0].key : 0;
+	free(ch);
+	fstats_release(&fs);
+	return m;
+}
+
+int sp_report_diff(struct sp_agg *a, const struct sp_report_opts *o, FILE *out, double *max_change,
+		   struct sp_err *err)
+{
+	struct fstats fs;
+	compute(a, UINT32_MAX, &fs);
+	struct change *ch = changes(&fs);
+	if (max_change)
+		*max_change = fs.n ? ch[0].key : 0;
+	size_t rows = o->top && o->top < fs.n ? o->top : fs.n;
+	struct sp_buf b = SP_BUF_INIT;
+	const char *unit = o->unit ? o->unit : "samples";
+	if (o->format == SP_REPORT_TEXT) {
+		buf_adds(&b, "a: ");
+		sp_buf_addnum(&b, fs.total[0]);
+		sp_buf_addf(&b, " %s, b: ", unit);
+		sp_buf_addnum(&b, fs.total[1]);
+		sp_buf_addf(&b, " %s; shares in percent, changes in percentage points (b - a)\n", unit);
+		sp_buf_addf(&b, "%8s %8s %8s %8s %8s %8s  %s\n", "self a", "self b", "change", "total a", "total b",
+			    "change", "function");
+	} else if (o->format == SP_REPORT_TSV) {
+		buf_adds(&b, "self_a_pct\tself_b_pct\tself_change\ttotal_a_pct\ttotal_b_pct\ttotal_change\tfunction\n");
+	} else {
+		buf_adds(&b, "{\"unit\":");
+		json_str(&b, unit);
+		buf_adds(&b, ",\"total_a\":");
+		sp_buf_addnum(&b, fs.total[0]);
+		buf_adds(&b, ",\"total_b\":");
+		sp_buf_addnum(&b, fs.total[1]);
+		buf_adds(&b, ",\"functions\":[");
+	}
+	for (size_t r = 0; r < rows; r++) {
+		const struct fstat *f = &fs.f[ch[r].i];
+		double sa = pct(f->self[0], fs.total[0]), sb = pct(f->self[1], fs.total[1]);
+		double ta = pct(f->total[0], fs.total[0]), tb = pct(f->total[1], fs.total[1]);
+		const char *name = sp_str(a->p, f->name);
+		if (o->format == SP_REPORT_TEXT)
+			sp_buf_addf(&b, "%7.2f%% %7.2f%% %+8.2f %7.2f%% %7.2f%% %+8.2f  %s\n", sa, sb, ch[r].dself, ta, tb,
+				    ch[r].dtotal, name);
+		else if (o->format == SP_REPORT_TSV)
+			sp_buf_addf(&b, "%.4f\t%.4f\t%+.4f\t%.4f\t%.4f\t%+.4f\t%s\n", sa, sb, ch[r].dself, ta, tb,
+				    ch[r].dtotal, name);
+		else {
+			buf_adds(&b, r ? ",\n{\"name\":" : "\n{\"name\":");
+			json_str(&b, name);
+			sp_buf_addf(&b, ",\"self_a\":%.6g,\"self_b\":%.6g,\"self_change\":%.6g,\"total_a\":%.6g,"
+					"\"total_b\":%.6g,\"total_change\":%.6g}",
+				    sa / 100, sb / 100, ch[r].dself / 100, ta / 100, tb / 100, ch[r].dtotal / 100);
+		}
+	}
+	if (o->format == SP_REPORT_JSON)
+		buf_adds(&b, "]}\n");
+	int rc = flush(&b, out, err);
+	sp_buf_release(&b);
+	free(ch);
+	fstats_release(&fs);
+	return rc;
+}
