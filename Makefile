@@ -71,6 +71,27 @@ $(BA)/tests/%: tests/unit/%.c $(BA)/libstackpipe.a $(HDRS)
 
 asan: $(BINS_A) $(UNITS_A) $(BA)/bin/sp-dump
 
+# ---- psvg: share/svg/flame.js and flame.css embedded as C byte arrays ----
+# (build/gen/svg_assets.c, made with od and sed so no xxd is needed), linked
+# into psvg only: the library itself has no generated parts.
+SVG_ASSETS = share/svg/flame.js share/svg/flame.css
+$(B)/gen/svg_assets.c: $(SVG_ASSETS)
+	@mkdir -p $(dir $@)
+	@{ for f in $(SVG_ASSETS); do n=$$(basename $$f | tr -c 'a-zA-Z0-9\n' '_'); \
+	  echo "const unsigned char sp_asset_$$n[] = {"; \
+	  od -An -v -tx1 $$f | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo "0 };"; echo "const unsigned long sp_asset_$${n}_len = sizeof sp_asset_$$n - 1;"; \
+	  done; } > $@.tmp && mv $@.tmp $@
+$(B)/gen/svg_assets.o: $(B)/gen/svg_assets.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+bin/psvg: cmd/psvg.c $(B)/gen/svg_assets.o $(B)/libstackpipe.a $(HDRS)
+	@mkdir -p bin
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/gen/svg_assets.o $(B)/libstackpipe.a $(LIBS)
+$(BA)/bin/psvg: cmd/psvg.c $(B)/gen/svg_assets.o $(BA)/libstackpipe.a $(HDRS)
+	@mkdir -p $(BA)/bin
+	$(CC) $(ALL_CFLAGS) -O1 $(ASAN) -o $@ $< $(B)/gen/svg_assets.o $(BA)/libstackpipe.a $(LIBS)
+# ---- end of psvg's block ----
+
 # libFuzzer targets (clang).  One per parser.
 FUZZ_CC ?= clang
 FUZZ_BINS = $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRC))

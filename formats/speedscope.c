@@ -710,7 +710,7 @@ static int run_open(struct run *r, struct sp_speedscope_writer *w, struct tstate
 		free(wts);
 		return -1;
 	}
-	qsort(a, n, sizeof *a, rec_cmp);
+	sp_sort(a, n, sizeof *a, rec_cmp);
 	for (uint64_t i = 0; i < n; i++)
 		a[i].w = wts[(uint64_t)a[i].w];
 	free(wts);
@@ -966,7 +966,7 @@ int sp_speedscope_writer_finish(struct sp_speedscope_writer *w, struct sp_err *e
 		 * consecutive samples; a busy thread's gaps are the period. */
 		w->interval = 1000000;
 		if (w->ndeltas) {
-			qsort(w->deltas, w->ndeltas, sizeof *w->deltas, cmp_u64);
+			sp_sort(w->deltas, w->ndeltas, sizeof *w->deltas, cmp_u64);
 			w->interval = w->deltas[w->ndeltas / 2];
 		}
 	}

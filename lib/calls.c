@@ -34,7 +34,7 @@ struct sp_calls {
 	uint64_t rng;
 	uint64_t gap;      /* ns, 0 = SP_CALLS_GAP periods */
 	int cpu;           /* durations are on-CPU time */
-	int cpu_col;       /* value column in ns of CPU, -1 = none */
+	int cpu_col;       /* value column in ns of CPU, -1 = none, -2 = not looked up yet */
 	uint8_t *ev_ns;    /* event string -> 0 unknown, 1 not time, 2 time in ns */
 	size_t nev;
 	int traced;
@@ -62,6 +62,14 @@ void sp_calls_set_cpu(struct sp_calls *c, int on) { c->cpu = on; }
 /* The CPU time a sample stands for, ns. */
 static double sample_cpu(struct sp_calls *c, const struct sp_sample *smp)
 {
+	if (c->cpu_col == -2) {
+		/* Looked up at the first sample: a pass may begin before its
+		 * input has named the value columns. */
+		c->cpu_col = -1;
+		for (int i = 0; i < sp_profile_nvalues(c->p); i++)
+			if (!strcmp(sp_profile_value_name(c->p, i), "period"))
+				c->cpu_col = i;
+	}
 	if (c->cpu_col >= 0 && smp->event) {
 		c->ev_ns = grow(c->ev_ns, &c->nev, smp->event, 1);
 		if (!c->ev_ns[smp->event]) {
@@ -216,15 +224,12 @@ void sp_calls_begin(struct sp_calls *c, struct sp_profile *p, int learning)
 	reset_threads(c);
 	c->p = p;
 	c->learning = learning;
-	c->cpu_col = -1;
-	for (int i = 0; i < sp_profile_nvalues(p); i++)
-		if (!strcmp(sp_profile_value_name(p, i), "period"))
-			c->cpu_col = i;
+	c->cpu_col = -2;
 	if (learning) {
 		c->ndurs = 0;
 		c->st.traced = c->traced;
 		if (!c->traced) {
-			qsort(c->deltas, c->ndeltas, sizeof *c->deltas, cmp_u64);
+			sp_sort(c->deltas, c->ndeltas, sizeof *c->deltas, cmp_u64);
 			c->st.period = c->ndeltas ? c->deltas[c->ndeltas / 2] : 1;
 		}
 	} else {
@@ -345,7 +350,7 @@ int sp_calls_end(struct sp_calls *c, sp_calls_emit emit, void *ctx, struct sp_er
 		}
 	}
 	if (c->learning) {
-		qsort(c->durs, c->ndurs, sizeof *c->durs, cmp_u64);
+		sp_sort(c->durs, c->ndurs, sizeof *c->durs, cmp_u64);
 		c->st.calls = c->ndurs;
 		c->st.p50 = pctl(c->durs, c->ndurs, 50);
 		c->st.p95 = pctl(c->durs, c->ndurs, 95);

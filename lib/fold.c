@@ -263,7 +263,7 @@ int sp_fold_write(struct sp_fold *f, FILE *out, struct sp_err *err)
 	}
 	free(frames);
 	sort_base = text.p;
-	qsort(lines, f->n, sizeof *lines, line_cmp);
+	sp_sort(lines, f->n, sizeof *lines, line_cmp);
 	struct sp_buf ob = SP_BUF_INIT;
 	int rc = 0;
 	for (size_t i = 0; i < f->n;) {

@@ -112,7 +112,7 @@ static void index_symbols(struct mod *md)
 		y->addr = a;
 		y->size = s.st_size;
 	}
-	qsort(md->syms, md->nsyms, sizeof *md->syms, sym_cmp);
+	sp_sort(md->syms, md->nsyms, sizeof *md->syms, sym_cmp);
 }
 
 static struct mod *get_module(struct sp_inline *in, uint32_t module)
@@ -234,7 +234,7 @@ static void index_cxx(struct sp_inline *in, struct mod *md)
 		if (sp && sp < n)
 			add_cxx(md, &cap, sp_xstrndup(d + sp, n - sp), n - sp, y->addr, y->size);
 	}
-	qsort(md->cxx, md->ncxx, sizeof *md->cxx, sym_cmp);
+	sp_sort(md->cxx, md->ncxx, sizeof *md->cxx, sym_cmp);
 }
 
 /* The one function symbol called name (n bytes) that can hold offset off.

@@ -252,7 +252,8 @@ static void top_table(struct sp_agg *a, const struct sp_report_opts *o, uint32_t
 	struct fstats fs;
 	compute(a, thread, &fs);
 	sort_total = o->sort_total;
-	qsort(fs.f, fs.n, sizeof *fs.f, cmp_fstat);
+	if (fs.n)
+		sp_sort(fs.f, fs.n, sizeof *fs.f, cmp_fstat);
 	size_t rows = o->top && o->top < fs.n ? o->top : fs.n;
 	const char *unit = o->unit ? o->unit : "samples";
 	if (o->format == SP_REPORT_TEXT) {
@@ -410,7 +411,7 @@ static void tree_print(struct sp_agg *a, struct tree *t, uint32_t id, unsigned d
 		if (pct(t->v[c - 1].total, total) >= o->min_share)
 			kids[nc++] = c - 1;
 	cur_tree = t;
-	qsort(kids, nc, sizeof *kids, cmp_tnode_total);
+	sp_sort(kids, nc, sizeof *kids, cmp_tnode_total);
 	int kfirst = 1;
 	for (size_t i = 0; i < nc; i++)
 		tree_print(a, t, kids[i], depth + 1, total, o, b, id ? &kfirst : first);
@@ -501,7 +502,7 @@ static struct change *changes(struct fstats *fs)
 		ch[i].dtotal = pct(f->total[1], fs->total[1]) - pct(f->total[0], fs->total[0]);
 		ch[i].key = fmax(fabs(ch[i].dself), fabs(ch[i].dtotal));
 	}
-	qsort(ch, fs->n, sizeof *ch, cmp_change);
+	sp_sort(ch, fs->n, sizeof *ch, cmp_change);
 	return ch;
 }
 

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define SP_UNUSED __attribute__((unused))
@@ -31,6 +32,14 @@ struct sp_buf {
 void sp_buf_init(struct sp_buf *b);
 void sp_buf_release(struct sp_buf *b);
 void sp_buf_grow(struct sp_buf *b, size_t extra);
+/* qsort that accepts an empty (possibly NULL) array: qsort(NULL, 0, ...)
+ * is undefined behaviour. */
+static inline void sp_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
 static inline void sp_buf_reset(struct sp_buf *b) { b->len = 0; }
 static inline void sp_buf_add(struct sp_buf *b, const void *p, size_t n)
 {

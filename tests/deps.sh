@@ -2,6 +2,7 @@
 # Install the Debian packages stackpipe needs to build and test, if missing.
 # Prints the exact command when it cannot run it (not root, no apt-get).
 sh "$(dirname "$0")/speedscope/setup.sh" || echo "deps: the speedscope browser test (t5100) will be skipped" >&2
+sh "$(dirname "$0")/browser/setup.sh" || echo "deps: the psvg browser tests (t3100) will be skipped" >&2
 
 need=""
 for p in libdw-dev libelf-dev libxxhash-dev libcjson-dev zlib1g-dev pkg-config gcc make clang libclang-rt-14-dev; do

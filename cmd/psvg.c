@@ -1,0 +1,319 @@
+/* psvg — render stack samples as a standalone interactive SVG flame graph,
+ * icicle graph, flame chart or differential flame graph. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "cmd.h"
+#include "flame.h"
+#include "format.h"
+#include "svg.h"
+
+/* share/svg/flame.js and flame.css, embedded by the Makefile (build/gen). */
+extern const unsigned char sp_asset_flame_js[], sp_asset_flame_css[];
+extern const unsigned long sp_asset_flame_js_len, sp_asset_flame_css_len;
+
+static const char synopsis[] =
+	"usage: psvg [options] [FILE...]\n"
+	"Draw stack samples as a standalone interactive SVG flame graph.\n"
+	"Inputs (auto-detected, gzip ok, '-' or none = stdin): folded stacks (one value, or\n"
+	"two for a differential graph: \"stack before after\"), perf script text, py-spy raw\n"
+	"output, the stackpipe binary stream.\n"
+	"\n"
+	"  -o, --output=FILE       write to FILE instead of standard output\n"
+	"  -f, --format=NAME       input format: perf, folded, pyspy, stream (default: detect)\n"
+	"      --title=TEXT        heading (default \"Flame Graph\", \"Icicle Graph\", \"Flame Chart\")\n"
+	"      --subtitle=TEXT     second heading\n"
+	"      --width=PX          image width (default 1200)\n"
+	"      --height=PX         frame height (default 16)\n"
+	"      --fontsize=PX       font size (default 12)\n"
+	"      --fontwidth=F       average glyph width relative to the font size (default 0.59)\n"
+	"      --fonttype=FONT     font family, or a comma-separated list (default Verdana)\n"
+	"      --minwidth=PX|PCT%  draw frames at least this wide (default 0.1); narrower ones\n"
+	"                          stay in the file and appear when zooming in\n"
+	"      --countname=TEXT    unit of the values (default \"samples\")\n"
+	"      --nametype=TEXT     label of the details line (default \"Function:\")\n"
+	"      --colors=PALETTE    hot (default), mem, io, wakeup, chain, java, js, perl, python,\n"
+	"                          red, green, blue, aqua, yellow, purple, orange\n"
+	"      --bgcolors=COLOR    background: yellow, blue, green, grey or #rrggbb\n"
+	"      --hash              colour by the name's first characters (similar names, similar\n"
+	"                          colours); the default colour is also fixed per name\n"
+	"      --cp                consistent palette: read and update ./palette.map\n"
+	"      --palette-file=FILE the palette file for --cp (implies --cp)\n"
+	"      --search-color=#RGB search highlight colour (#rrggbb)\n"
+	"      --reverse           merge stacks leaf first (callers view)\n"
+	"      --inverted          icicle graph: root at the top\n"
+	"      --flamechart        time order (timestamps of the binary stream, else input order)\n"
+	"      --sort=name|weight  order of frames: by name (default) or heaviest first\n"
+	"      --negate            differential: swap red and blue\n"
+	"      --show-removed      differential: draw the first profile's shape, so paths gone\n"
+	"                          from the second profile show (dashed)\n"
+	"      --factor=F          multiply the values shown by F\n"
+	"      --notes=TEXT        add TEXT as a comment in the SVG\n"
+	"      --weight=NAME       value column to draw (default: period when present, else the first)\n"
+	"      --pid, --tid        root frame of threaded input: comm-PID, comm-PID/TID\n"
+	"      --no-comm           no root frame for the thread\n"
+	"  -q, --quiet             do not print each bad input line (the summary is still printed)\n"
+	"  -h, --help              show this help\n"
+	"\n"
+	"In the SVG: click a frame to zoom (narrow frames appear), Esc or \"Reset Zoom\" resets,\n"
+	"Ctrl-F or \"Search\" searches names by regular expression, Ctrl-I toggles case.\n"
+	"Exit status: 0 ok (bad lines are reported and skipped), 2 error (no samples: an SVG\n"
+	"saying so is still written).\n";
+
+struct opts {
+	const char *format, *output, *palette_file;
+	int cp, quiet;
+	uint64_t warned;
+	struct sp_read_opts read;
+	struct sp_flame_opts flame;
+	struct sp_svg_opts svg;
+};
+
+static void print_warning(void *ctx, const struct sp_err *e)
+{
+	struct opts *o = ctx;
+	if (e->where[0] && o->quiet)
+		return;
+	if (e->where[0] && ++o->warned > 100) {
+		if (o->warned == 101)
+			sp_error("more bad lines follow; not printing them (see the summary)");
+		return;
+	}
+	sp_error_e(e);
+}
+
+static int opt_double(const char *opt, const char *val, double min, double max, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(val, &end);
+	if (errno || end == val || *end || !isfinite(v) || v < min || v > max) {
+		sp_usage_error(synopsis, "%s: '%s' is not a number from %g to %g", opt, val, min, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int cmd_psvg(int argc, char **argv)
+{
+	enum {
+		O_TITLE = 256, O_SUBTITLE, O_WIDTH, O_HEIGHT, O_FONTSIZE, O_FONTWIDTH, O_FONTTYPE, O_MINWIDTH,
+		O_COUNTNAME, O_NAMETYPE, O_COLORS, O_BGCOLORS, O_HASH, O_CP, O_PALFILE, O_SEARCHCOLOR, O_REVERSE,
+		O_INVERTED, O_FLAMECHART, O_SORT, O_NEGATE, O_SHOWREMOVED, O_FACTOR, O_NOTES, O_WEIGHT, O_PID,
+		O_TID, O_NOCOMM,
+	};
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "title", required_argument, NULL, O_TITLE },
+		{ "subtitle", required_argument, NULL, O_SUBTITLE },
+		{ "width", required_argument, NULL, O_WIDTH },
+		{ "height", required_argument, NULL, O_HEIGHT },
+		{ "fontsize", required_argument, NULL, O_FONTSIZE },
+		{ "fontwidth", required_argument, NULL, O_FONTWIDTH },
+		{ "fonttype", required_argument, NULL, O_FONTTYPE },
+		{ "minwidth", required_argument, NULL, O_MINWIDTH },
+		{ "countname", required_argument, NULL, O_COUNTNAME },
+		{ "nametype", required_argument, NULL, O_NAMETYPE },
+		{ "colors", required_argument, NULL, O_COLORS },
+		{ "colours", required_argument, NULL, O_COLORS },
+		{ "color", required_argument, NULL, O_COLORS },
+		{ "bgcolors", required_argument, NULL, O_BGCOLORS },
+		{ "hash", no_argument, NULL, O_HASH },
+		{ "cp", no_argument, NULL, O_CP },
+		{ "palette-file", required_argument, NULL, O_PALFILE },
+		{ "search-color", required_argument, NULL, O_SEARCHCOLOR },
+		{ "reverse", no_argument, NULL, O_REVERSE },
+		{ "inverted", no_argument, NULL, O_INVERTED },
+		{ "flamechart", no_argument, NULL, O_FLAMECHART },
+		{ "sort", required_argument, NULL, O_SORT },
+		{ "negate", no_argument, NULL, O_NEGATE },
+		{ "show-removed", no_argument, NULL, O_SHOWREMOVED },
+		{ "factor", required_argument, NULL, O_FACTOR },
+		{ "notes", required_argument, NULL, O_NOTES },
+		{ "weight", required_argument, NULL, O_WEIGHT },
+		{ "pid", no_argument, NULL, O_PID },
+		{ "tid", no_argument, NULL, O_TID },
+		{ "no-comm", no_argument, NULL, O_NOCOMM },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o;
+	memset(&o, 0, sizeof o);
+	sp_svg_opts_init(&o.svg);
+	o.flame.label = SP_LABEL_COMM;
+	o.palette_file = "palette.map";
+	int c;
+	while ((c = getopt_long(argc, argv, "o:f:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': o.output = optarg; break;
+		case 'f':
+			if (!sp_format_find(optarg))
+				return sp_usage_error(synopsis, "unknown format '%s' (known: %s)", optarg,
+						      sp_format_names());
+			o.format = optarg;
+			break;
+		case O_TITLE: o.svg.title = optarg; break;
+		case O_SUBTITLE: o.svg.subtitle = optarg; break;
+		case O_WIDTH:
+			if (opt_double("--width", optarg, 50, 100000, &o.svg.width) < 0)
+				return SP_EXIT_ERROR;
+			break;
+		case O_HEIGHT:
+			if (opt_double("--height", optarg, 2, 1000, &o.svg.frame_height) < 0)
+				return SP_EXIT_ERROR;
+			break;
+		case O_FONTSIZE:
+			if (opt_double("--fontsize", optarg, 1, 1000, &o.svg.fontsize) < 0)
+				return SP_EXIT_ERROR;
+			break;
+		case O_FONTWIDTH:
+			if (opt_double("--fontwidth", optarg, 0.01, 100, &o.svg.fontwidth) < 0)
+				return SP_EXIT_ERROR;
+			break;
+		case O_FONTTYPE: o.svg.fonttype = optarg; break;
+		case O_MINWIDTH: {
+			char buf[64];
+			size_t n = strlen(optarg);
+			o.svg.minwidth_pct = n && optarg[n - 1] == '%';
+			if (n >= sizeof buf)
+				return sp_usage_error(synopsis, "--minwidth: '%s' is not a number", optarg);
+			memcpy(buf, optarg, n + 1);
+			if (o.svg.minwidth_pct)
+				buf[n - 1] = 0;
+			if (opt_double("--minwidth", buf, 0, 1e9, &o.svg.minwidth) < 0)
+				return SP_EXIT_ERROR;
+			break;
+		}
+		case O_COUNTNAME: o.svg.countname = optarg; break;
+		case O_NAMETYPE: o.svg.nametype = optarg; break;
+		case O_COLORS:
+			if (!sp_svg_palette_known(optarg))
+				return sp_usage_error(synopsis, "unknown palette '%s' (known: %s)", optarg,
+						      sp_svg_palettes);
+			o.svg.colors = optarg;
+			break;
+		case O_BGCOLORS:
+			if (!sp_svg_bgcolors_known(optarg))
+				return sp_usage_error(synopsis,
+						      "--bgcolors must be yellow, blue, green, grey or #rrggbb, not '%s'",
+						      optarg);
+			o.svg.bgcolors = optarg;
+			break;
+		case O_HASH: o.svg.hash = 1; break;
+		case O_CP: o.cp = 1; break;
+		case O_PALFILE: o.cp = 1; o.palette_file = optarg; break;
+		case O_SEARCHCOLOR:
+			if (optarg[0] != '#' || strlen(optarg) != 7 || strspn(optarg + 1, "0123456789abcdefABCDEF") != 6)
+				return sp_usage_error(synopsis, "--search-color must be #rrggbb, not '%s'", optarg);
+			o.svg.search_color = optarg;
+			break;
+		case O_REVERSE: o.flame.reverse = 1; break;
+		case O_INVERTED: o.svg.inverted = 1; break;
+		case O_FLAMECHART: o.flame.flamechart = o.svg.flamechart = 1; break;
+		case O_SORT:
+			if (!strcmp(optarg, "name"))
+				o.flame.sort = SP_FLAME_SORT_NAME;
+			else if (!strcmp(optarg, "weight"))
+				o.flame.sort = SP_FLAME_SORT_WEIGHT;
+			else
+				return sp_usage_error(synopsis, "--sort must be name or weight, not '%s'", optarg);
+			break;
+		case O_NEGATE: o.svg.negate = 1; break;
+		case O_SHOWREMOVED: o.flame.show_removed = o.svg.show_removed = 1; break;
+		case O_FACTOR:
+			if (opt_double("--factor", optarg, 0, 1e300, &o.svg.factor) < 0)
+				return SP_EXIT_ERROR;
+			break;
+		case O_NOTES: o.svg.notes = optarg; break;
+		case O_WEIGHT: o.flame.weight = optarg; break;
+		case O_PID: if (o.flame.label != SP_LABEL_TID) o.flame.label = SP_LABEL_PID; break;
+		case O_TID: o.flame.label = SP_LABEL_TID; break;
+		case O_NOCOMM: o.flame.label = SP_LABEL_NONE; break;
+		case 'q': o.quiet = 1; break;
+		case 'h': fputs(synopsis, stdout); return SP_EXIT_OK;
+		default: return sp_usage_error(synopsis, "unknown option");
+		}
+	}
+	o.svg.js = (const char *)sp_asset_flame_js;
+	o.svg.js_len = sp_asset_flame_js_len;
+	o.svg.css = (const char *)sp_asset_flame_css;
+	o.svg.css_len = sp_asset_flame_css_len;
+	o.read.warn = print_warning;
+	o.read.warn_ctx = &o;
+
+	int rc = SP_EXIT_OK;
+	struct sp_err err;
+	if (o.cp) {
+		o.svg.palette = sp_palette_new();
+		uint64_t bad = 0;
+		if (sp_palette_read(o.svg.palette, o.palette_file, &bad, &err) < 0) {
+			sp_error_e(&err);
+			sp_palette_free(o.svg.palette);
+			return SP_EXIT_ERROR;
+		}
+		if (bad)
+			sp_error("%s: ignored %llu line%s with invalid format (want NAME->rgb(R,G,B))", o.palette_file,
+				 (unsigned long long)bad, bad == 1 ? "" : "s");
+	}
+
+	struct sp_profile *p = sp_profile_new();
+	struct sp_flame *fl = sp_flame_new(p, &o.flame);
+	int nfiles = argc - optind;
+	char *stdin_only[] = { "-" };
+	char **files = nfiles ? argv + optind : stdin_only;
+	if (!nfiles)
+		nfiles = 1;
+	for (int i = 0; i < nfiles && rc == SP_EXIT_OK; i++) {
+		if (sp_read_file(files[i], o.format, p, sp_flame_sink(fl), &o.read, NULL, &err) < 0) {
+			sp_error_e(&err);
+			rc = SP_EXIT_ERROR;
+		}
+	}
+	if (o.read.bad_lines)
+		sp_error("%llu bad line%s skipped", (unsigned long long)o.read.bad_lines,
+			 o.read.bad_lines == 1 ? "" : "s");
+
+	/* Nothing is written after a read error: a graph of part of the
+	 * input would pass for the whole. */
+	FILE *out = stdout;
+	if (rc == SP_EXIT_OK && o.output && !(out = fopen(o.output, "w"))) {
+		sp_error("%s: %s", o.output, strerror(errno));
+		rc = SP_EXIT_ERROR;
+		out = NULL;
+	}
+	if (rc == SP_EXIT_OK) {
+		sp_flame_finish(fl);
+		const struct sp_flame_node *root = sp_flame_nodes(fl);
+		double total = root[0].w;
+		if (sp_flame_is_diff(fl) && total <= 0 && root[0].a > 0 && !o.flame.show_removed)
+			sp_error("the second profile is empty; --show-removed draws the first");
+		if (total <= 0) {
+			sp_error("no stack counts found in the input");
+			if (sp_svg_write_message(out, &o.svg, "ERROR: No valid input provided to psvg.", &err) < 0)
+				sp_error_e(&err);
+			rc = SP_EXIT_ERROR;
+		} else if (sp_svg_write(out, fl, &o.svg, &err) < 0) {
+			sp_error_e(&err);
+			rc = SP_EXIT_ERROR;
+		}
+	}
+	if (out && out != stdout && fclose(out) != 0 && rc == SP_EXIT_OK) {
+		sp_error("%s: %s", o.output, strerror(errno));
+		rc = SP_EXIT_ERROR;
+	}
+	if (rc == SP_EXIT_OK && o.svg.palette && sp_palette_write(o.svg.palette, o.palette_file, &err) < 0) {
+		sp_error_e(&err);
+		rc = SP_EXIT_ERROR;
+	}
+	sp_palette_free(o.svg.palette);
+	sp_flame_free(fl);
+	sp_profile_free(p);
+	return rc;
+}
+
+int main(int argc, char **argv) { return sp_cmd_run("psvg", cmd_psvg, argc, argv); }

@@ -1,0 +1,1195 @@
+/* svg.c — the interactive SVG flame graph writer (see svg.h).
+ *
+ * Layout of the document:
+ *   header, notes comment, background gradient, two <style>s (the options'
+ *   rules, then share/svg/flame.css), title/subtitle/status texts, the
+ *   overview's frames as <rect>/<text> (only those at least --minwidth
+ *   wide), the data <script> (names, colours and every frame, encoded
+ *   below), then share/svg/flame.js, which decodes the data and redraws.
+ *
+ * The frame data: frames in preorder without the root, each as numbers in
+ * a base-32 text varint (a digit from T ends a number, a digit from C says
+ * more follow; both sets are plain ASCII letters, digits and "$%" so the
+ * block needs no escaping):
+ *   up    how many levels above the previous frame's child this frame sits
+ *         (0 = child of the previous frame)
+ *   name  index into the name table
+ *   dx    start minus the end of the previous sibling (or the parent's start)
+ *   w     width
+ *   diff graphs add: other (the total of the profile not drawn), and the
+ *   frame's own change, zigzag-encoded.
+ * Positions are integers: values times `scale` (1 for integer counts),
+ * rounded at the running sums so children never exceed their parent.
+ */
+#include "svg.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+void sp_svg_opts_init(struct sp_svg_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->countname = "samples";
+	o->nametype = "Function:";
+	o->fonttype = "Verdana";
+	o->width = 1200;
+	o->frame_height = 16;
+	o->fontsize = 12;
+	o->fontwidth = 0.59;
+	o->minwidth = 0.1;
+	o->factor = 1;
+}
+
+/* ---- text: valid UTF-8, then escaped for where it goes ---- */
+
+static void add_hex_byte(struct sp_buf *out, unsigned char c)
+{
+	static const char hex[] = "0123456789abcdef";
+	char t[4] = { '\\', 'x', hex[c >> 4], hex[c & 15] };
+	sp_buf_add(out, t, 4);
+}
+
+/* Length of a valid UTF-8 sequence at s that XML 1.0 allows, 0 if none. */
+static size_t utf8_ok(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	if (c < 0x80)
+		return c >= 0x20 && c != 0x7f ? 1 : 0; /* controls: shown escaped */
+	size_t len;
+	uint32_t cp;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0; /* overlong or out of range */
+	if ((cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)
+		return 0; /* surrogates and the two non-characters XML forbids */
+	return len;
+}
+
+/* Bytes -> valid UTF-8 holding only characters XML allows; anything else
+ * (invalid UTF-8, NUL, ESC, DEL, other controls) becomes the text "\xHH",
+ * and a backslash stays a backslash (names are code, not escapes). */
+static void clean(const char *s, size_t n, struct sp_buf *out)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0;
+	while (i < n) {
+		size_t k = utf8_ok(u + i, n - i);
+		if (k) {
+			sp_buf_add(out, s + i, k);
+			i += k;
+		} else {
+			add_hex_byte(out, u[i]);
+			i++;
+		}
+	}
+}
+
+/* Escape clean text for XML character data or a quoted attribute. */
+static void xml_esc(struct sp_buf *out, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		switch (s[i]) {
+		case '&': sp_buf_add(out, "&amp;", 5); break;
+		case '<': sp_buf_add(out, "&lt;", 4); break;
+		case '>': sp_buf_add(out, "&gt;", 4); break;
+		case '"': sp_buf_add(out, "&quot;", 6); break;
+		case '\'': sp_buf_add(out, "&#39;", 5); break;
+		default: sp_buf_addc(out, s[i]);
+		}
+	}
+}
+
+static void xml_text(struct sp_buf *out, const char *s, size_t n)
+{
+	struct sp_buf c = SP_BUF_INIT;
+	clean(s, n, &c);
+	xml_esc(out, c.p ? c.p : "", c.len);
+	sp_buf_release(&c);
+}
+
+/* Clean text as a JavaScript string literal, safe inside CDATA and inside
+ * an HTML <script> (no '<', '>', '&' at all). */
+static void js_str(struct sp_buf *out, const char *s, size_t n)
+{
+	sp_buf_addc(out, '"');
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\') {
+			sp_buf_addc(out, '\\');
+			sp_buf_addc(out, (char)c);
+		} else if (c == '<' || c == '>' || c == '&' || c < 0x20) {
+			static const char hex[] = "0123456789abcdef";
+			char t[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+			sp_buf_add(out, t, 6);
+		} else if (c == 0xe2 && i + 2 < n && (unsigned char)s[i + 1] == 0x80 &&
+			   ((unsigned char)s[i + 2] == 0xa8 || (unsigned char)s[i + 2] == 0xa9)) {
+			sp_buf_addf(out, "\\u%04x", (unsigned char)s[i + 2] == 0xa8 ? 0x2028 : 0x2029);
+			i += 2;
+		} else {
+			sp_buf_addc(out, (char)c);
+		}
+	}
+	sp_buf_addc(out, '"');
+}
+
+static void js_clean(struct sp_buf *out, const char *s)
+{
+	struct sp_buf c = SP_BUF_INIT;
+	clean(s, strlen(s), &c);
+	js_str(out, c.p ? c.p : "", c.len);
+	sp_buf_release(&c);
+}
+
+/* An XML comment may not contain "--" nor end in "-". */
+static void comment_text(struct sp_buf *out, const char *s)
+{
+	struct sp_buf c = SP_BUF_INIT;
+	clean(s, strlen(s), &c);
+	for (size_t i = 0; i < c.len; i++) {
+		sp_buf_addc(out, c.p[i]);
+		if (c.p[i] == '-' && (i + 1 == c.len || c.p[i + 1] == '-'))
+			sp_buf_addc(out, ' ');
+	}
+	sp_buf_release(&c);
+}
+
+/* A CSS font-family list: generic families bare, others as quoted strings
+ * with every character that could end the string, the rule or the markup
+ * written as a CSS escape. */
+static void css_fonts(struct sp_buf *out, const char *fonts)
+{
+	static const char *const generic[] = { "serif", "sans-serif", "monospace", "cursive", "fantasy",
+					       "system-ui", "ui-monospace", "ui-sans-serif", "ui-serif", NULL };
+	struct sp_buf c = SP_BUF_INIT;
+	clean(fonts, strlen(fonts), &c);
+	const char *s = c.p ? c.p : "", *e = s + c.len;
+	int first = 1;
+	while (s <= e) {
+		const char *comma = memchr(s, ',', (size_t)(e - s));
+		const char *fe = comma ? comma : e;
+		const char *a = s, *b = fe;
+		while (a < b && (*a == ' ' || *a == '\'' || *a == '"'))
+			a++;
+		while (b > a && (b[-1] == ' ' || b[-1] == '\'' || b[-1] == '"'))
+			b--;
+		if (b > a) {
+			if (!first)
+				sp_buf_add(out, ", ", 2);
+			first = 0;
+			int gen = 0;
+			for (int i = 0; generic[i]; i++)
+				if (strlen(generic[i]) == (size_t)(b - a) && !memcmp(generic[i], a, (size_t)(b - a)))
+					gen = 1;
+			if (gen) {
+				sp_buf_add(out, a, (size_t)(b - a));
+			} else {
+				sp_buf_addc(out, '"');
+				for (const char *q = a; q < b; q++) {
+					unsigned char ch = (unsigned char)*q;
+					if (ch == '"' || ch == '\\' || ch == '<' || ch == '>' || ch == '&' || ch == ']' ||
+					    ch < 0x20)
+						sp_buf_addf(out, "\\%x ", ch);
+					else
+						sp_buf_addc(out, (char)ch);
+				}
+				sp_buf_addc(out, '"');
+			}
+		}
+		if (!comma)
+			break;
+		s = comma + 1;
+	}
+	if (first)
+		sp_buf_adds(out, "sans-serif");
+	sp_buf_release(&c);
+}
+
+/* CDATA cannot contain "]]>": split it there. */
+static void cdata(struct sp_buf *out, const char *s, size_t n)
+{
+	sp_buf_adds(out, "<![CDATA[");
+	const char *e = s + n;
+	while (s < e) {
+		const char *m = memmem(s, (size_t)(e - s), "]]>", 3);
+		if (!m) {
+			sp_buf_add(out, s, (size_t)(e - s));
+			break;
+		}
+		sp_buf_add(out, s, (size_t)(m - s) + 2);
+		sp_buf_adds(out, "]]><![CDATA[");
+		s = m + 2;
+	}
+	sp_buf_adds(out, "]]>");
+}
+
+/* ---- colours ---- */
+
+const char sp_svg_palettes[] =
+	"hot, mem, io, wakeup, chain, java, js, perl, python, red, green, blue, aqua, yellow, purple, orange";
+
+int sp_svg_palette_known(const char *name)
+{
+	size_t n = strlen(name);
+	if (!n)
+		return 0;
+	for (const char *s = sp_svg_palettes; (s = strstr(s, name)); s += n)
+		if ((s == sp_svg_palettes || s[-1] == ' ') && (s[n] == ',' || !s[n]))
+			return 1;
+	return 0;
+}
+
+static int is_hex_colour(const char *s)
+{
+	if (!s || s[0] != '#' || strlen(s) != 7)
+		return 0;
+	for (int i = 1; i < 7; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') || (s[i] >= 'A' && s[i] <= 'F')))
+			return 0;
+	return 1;
+}
+
+int sp_svg_bgcolors_known(const char *name)
+{
+	return !strcmp(name, "yellow") || !strcmp(name, "blue") || !strcmp(name, "green") || !strcmp(name, "grey") ||
+	       !strcmp(name, "gray") || is_hex_colour(name);
+}
+
+/* A value in [0,1] from the name, stable across graphs: the first
+ * characters weigh most, so similar names get similar colours (the --hash
+ * of flamegraph.pl: three characters, after a "module`" prefix; or the
+ * last three, reversed). */
+static double name_vector(const char *s, size_t n, int reverse)
+{
+	char head[3];
+	size_t k = 0;
+	if (reverse) {
+		for (; k < 3 && k < n; k++)
+			head[k] = s[n - 1 - k];
+	} else {
+		const char *tick = n > 1 ? memchr(s + 1, '`', n - 1) : NULL;
+		for (size_t i = tick ? (size_t)(tick + 1 - s) : 0; k < 3 && i < n; i++)
+			head[k++] = s[i];
+	}
+	double vector = 0, weight = 1, max = 1;
+	for (size_t i = 0; i < k; i++) {
+		int mod = 10 + (int)i;
+		vector += ((double)((unsigned char)head[i] % mod) / (mod - 1)) * weight;
+		max += weight;
+		weight *= 0.70;
+	}
+	return 1 - vector / max;
+}
+
+static uint32_t rgb(int r, int g, int b) { return (uint32_t)r << 16 | (uint32_t)g << 8 | (uint32_t)b; }
+
+enum hue { H_HOT, H_MEM, H_IO, H_RED, H_GREEN, H_BLUE, H_AQUA, H_YELLOW, H_PURPLE, H_ORANGE };
+
+static int has(const char *s, size_t n, const char *needle) { return memmem(s, n, needle, strlen(needle)) != NULL; }
+
+/* The hue of a frame in a language-aware palette: the frame's kind first
+ * (kernel, JIT, inlined, Python are known exactly), then name patterns. */
+static enum hue pick_hue(const char *pal, const char *s, size_t n, unsigned kind)
+{
+	if (!strcmp(pal, "hot"))
+		return H_HOT;
+	if (!strcmp(pal, "mem"))
+		return H_MEM;
+	if (!strcmp(pal, "io"))
+		return H_IO;
+	if (!strcmp(pal, "wakeup"))
+		return H_AQUA;
+	if (!strcmp(pal, "chain"))
+		return H_BLUE;
+	if (!strcmp(pal, "red")) return H_RED;
+	if (!strcmp(pal, "green")) return H_GREEN;
+	if (!strcmp(pal, "blue")) return H_BLUE;
+	if (!strcmp(pal, "aqua")) return H_AQUA;
+	if (!strcmp(pal, "yellow")) return H_YELLOW;
+	if (!strcmp(pal, "purple")) return H_PURPLE;
+	if (!strcmp(pal, "orange")) return H_ORANGE;
+	if (kind == SP_KIND_KERNEL)
+		return H_ORANGE;
+	if (kind == SP_KIND_INLINED)
+		return H_AQUA;
+	if (!strcmp(pal, "java")) {
+		if (kind == SP_KIND_JIT)
+			return H_GREEN;
+		if (n > 1 && (s[0] == 'L' ? s + 1 : s)[0] && (!strncmp(s[0] == 'L' ? s + 1 : s, "java/", 5) ||
+			      !strncmp(s[0] == 'L' ? s + 1 : s, "javax/", 6) || !strncmp(s[0] == 'L' ? s + 1 : s, "jdk/", 4) ||
+			      !strncmp(s[0] == 'L' ? s + 1 : s, "net/", 4) || !strncmp(s[0] == 'L' ? s + 1 : s, "org/", 4) ||
+			      !strncmp(s[0] == 'L' ? s + 1 : s, "com/", 4) || !strncmp(s[0] == 'L' ? s + 1 : s, "io/", 3) ||
+			      !strncmp(s[0] == 'L' ? s + 1 : s, "sun/", 4)))
+			return H_GREEN;
+		if (has(s, n, ":::"))
+			return H_GREEN;
+		if (has(s, n, "::"))
+			return H_YELLOW;
+		return H_RED;
+	}
+	if (!strcmp(pal, "js")) {
+		if (kind == SP_KIND_JIT)
+			return memchr(s, '/', n) ? H_GREEN : H_AQUA;
+		if (has(s, n, "::"))
+			return H_YELLOW;
+		const char *sl = memchr(s, '/', n);
+		if (sl && has(sl, n - (size_t)(sl - s), ".js"))
+			return H_GREEN;
+		if (memchr(s, ':', n))
+			return H_AQUA;
+		if (n == 1 && s[0] == ' ')
+			return H_GREEN;
+		return H_RED;
+	}
+	if (!strcmp(pal, "perl")) {
+		if (kind == SP_KIND_JIT)
+			return H_PURPLE;
+		if (has(s, n, "::"))
+			return H_YELLOW;
+		if (has(s, n, "Perl") || has(s, n, ".pl"))
+			return H_GREEN;
+		return H_RED;
+	}
+	/* python */
+	if (kind == SP_KIND_PYTHON || has(s, n, ".py:") || has(s, n, ".py)") || has(s, n, "<frozen "))
+		return H_GREEN;
+	if (kind == SP_KIND_JIT)
+		return H_PURPLE;
+	if (has(s, n, "::"))
+		return H_YELLOW;
+	if ((n > 3 && !memcmp(s, "Py", 2)) || (n > 4 && !memcmp(s, "_Py", 3)))
+		return H_PURPLE; /* the interpreter itself */
+	return H_RED;
+}
+
+static uint32_t name_colour(const struct sp_svg_opts *o, const char *s, size_t n, unsigned kind)
+{
+	if (n == 1 && s[0] == '-')
+		return rgb(200, 200, 200);
+	if (n == 2 && s[0] == '-' && s[1] == '-')
+		return rgb(160, 160, 160);
+	double v1, v2, v3;
+	if (o->hash) {
+		v1 = name_vector(s, n, 0);
+		v2 = v3 = name_vector(s, n, 1);
+	} else {
+		/* Random-looking but fixed per name (and so across graphs). */
+		uint64_t h = sp_hash(s, n);
+		v1 = v2 = v3 = (double)(h >> 11) / 9007199254740992.0;
+	}
+	switch (pick_hue(o->colors ? o->colors : "hot", s, n, kind)) {
+	case H_HOT: return rgb(205 + (int)(50 * v3), (int)(230 * v1), (int)(55 * v2));
+	case H_MEM: return rgb(0, 190 + (int)(50 * v2), (int)(210 * v1));
+	case H_IO: return rgb(80 + (int)(60 * v1), 80 + (int)(60 * v1), 190 + (int)(55 * v2));
+	case H_RED: return rgb(200 + (int)(55 * v1), 50 + (int)(80 * v1), 50 + (int)(80 * v1));
+	case H_GREEN: return rgb(50 + (int)(60 * v1), 200 + (int)(55 * v1), 50 + (int)(60 * v1));
+	case H_BLUE: return rgb(80 + (int)(60 * v1), 80 + (int)(60 * v1), 205 + (int)(50 * v1));
+	case H_AQUA: return rgb(50 + (int)(60 * v1), 165 + (int)(55 * v1), 165 + (int)(55 * v1));
+	case H_YELLOW: return rgb(175 + (int)(55 * v1), 175 + (int)(55 * v1), 50 + (int)(20 * v1));
+	case H_PURPLE: return rgb(190 + (int)(65 * v1), 80 + (int)(60 * v1), 190 + (int)(65 * v1));
+	case H_ORANGE: return rgb(190 + (int)(65 * v1), 90 + (int)(65 * v1), 0);
+	}
+	return 0;
+}
+
+/* Differential: white when unchanged, red when the frame's own samples grew,
+ * blue when they shrank, saturated by the change relative to the largest. */
+static uint32_t diff_colour(double delta, double max, int negate)
+{
+	if (negate)
+		delta = -delta;
+	int r = 255, g = 255, b = 255;
+	if (delta > 0)
+		g = b = (int)(210 * (max - delta) / max);
+	else if (delta < 0)
+		r = g = (int)(210 * (max + delta) / max);
+	return rgb(r, g, b);
+}
+
+/* ---- the consistent palette (--cp) ---- */
+
+struct sp_palette {
+	struct sp_u64map map; /* hash -> index + 1 */
+	char **keys;
+	size_t *lens;
+	uint32_t *colour;
+	size_t n, cap;
+};
+
+struct sp_palette *sp_palette_new(void)
+{
+	struct sp_palette *pal = sp_xcalloc(1, sizeof *pal);
+	sp_u64map_init(&pal->map);
+	return pal;
+}
+
+void sp_palette_free(struct sp_palette *pal)
+{
+	if (!pal)
+		return;
+	for (size_t i = 0; i < pal->n; i++)
+		free(pal->keys[i]);
+	free(pal->keys);
+	free(pal->lens);
+	free(pal->colour);
+	sp_u64map_release(&pal->map);
+	free(pal);
+}
+
+/* Find (or with add, insert) a name; returns the index or -1. */
+static long pal_find(struct sp_palette *pal, const char *s, size_t n, int add, uint32_t colour)
+{
+	uint64_t h = sp_hash(s, n);
+	for (;;) {
+		if (h == UINT64_MAX)
+			h = 0;
+		int found;
+		uint32_t *slot;
+		if (add) {
+			slot = sp_u64map_slot(&pal->map, h, &found);
+		} else {
+			uint32_t v = sp_u64map_get(&pal->map, h, &found);
+			if (!found)
+				return -1;
+			slot = &v;
+			size_t i = v - 1;
+			if (pal->lens[i] == n && !memcmp(pal->keys[i], s, n))
+				return (long)i;
+			h++;
+			continue;
+		}
+		if (!found) {
+			if (pal->n == pal->cap) {
+				pal->cap = pal->cap ? pal->cap * 2 : 256;
+				pal->keys = sp_xrealloc(pal->keys, pal->cap * sizeof *pal->keys);
+				pal->lens = sp_xrealloc(pal->lens, pal->cap * sizeof *pal->lens);
+				pal->colour = sp_xrealloc(pal->colour, pal->cap * sizeof *pal->colour);
+			}
+			pal->keys[pal->n] = sp_xstrndup(s, n);
+			pal->lens[pal->n] = n;
+			pal->colour[pal->n] = colour;
+			*slot = (uint32_t)++pal->n;
+			return (long)pal->n - 1;
+		}
+		size_t i = *slot - 1;
+		if (pal->lens[i] == n && !memcmp(pal->keys[i], s, n)) {
+			pal->colour[i] = colour;
+			return (long)i;
+		}
+		h++;
+	}
+}
+
+static int parse_rgb(const char *s, const char *e, uint32_t *out)
+{
+	if (e - s < 10 || memcmp(s, "rgb(", 4) || e[-1] != ')')
+		return 0;
+	s += 4;
+	int v[3];
+	for (int i = 0; i < 3; i++) {
+		uint64_t x;
+		while (s < e && *s == ' ')
+			s++;
+		size_t k = sp_parse_u64(s, e, &x);
+		if (!k || x > 255)
+			return 0;
+		v[i] = (int)x;
+		s += k;
+		while (s < e && *s == ' ')
+			s++;
+		if (s >= e || *s != (i < 2 ? ',' : ')'))
+			return 0;
+		s++;
+	}
+	if (s != e)
+		return 0;
+	*out = rgb(v[0], v[1], v[2]);
+	return 1;
+}
+
+int sp_palette_read(struct sp_palette *pal, const char *path, uint64_t *bad, struct sp_err *err)
+{
+	FILE *fp = fopen(path, "r");
+	if (!fp) {
+		if (errno == ENOENT)
+			return 0;
+		return sp_err_set(err, "%s: %s", path, strerror(errno));
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	while ((len = getline(&line, &cap, fp)) >= 0) {
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			len--;
+		if (!len)
+			continue;
+		/* The colour follows the last "->": names may contain "->". */
+		char *arrow = NULL;
+		for (char *q = line; q + 1 < line + len; q++)
+			if (q[0] == '-' && q[1] == '>')
+				arrow = q;
+		uint32_t c;
+		if (!arrow || !parse_rgb(arrow + 2, line + len, &c)) {
+			(*bad)++;
+			continue;
+		}
+		pal_find(pal, line, (size_t)(arrow - line), 1, c);
+	}
+	int rc = 0;
+	if (ferror(fp))
+		rc = sp_err_set(err, "%s: %s", path, strerror(errno));
+	free(line);
+	fclose(fp);
+	return rc;
+}
+
+static const struct sp_palette *pal_sort;
+static int pal_cmp(const void *x, const void *y)
+{
+	size_t a = *(const size_t *)x, b = *(const size_t *)y;
+	size_t na = pal_sort->lens[a], nb = pal_sort->lens[b];
+	int c = memcmp(pal_sort->keys[a], pal_sort->keys[b], na < nb ? na : nb);
+	return c ? c : na < nb ? -1 : na > nb;
+}
+
+int sp_palette_write(const struct sp_palette *pal, const char *path, struct sp_err *err)
+{
+	size_t *ord = sp_xmalloc((pal->n ? pal->n : 1) * sizeof *ord);
+	for (size_t i = 0; i < pal->n; i++)
+		ord[i] = i;
+	pal_sort = pal;
+	sp_sort(ord, pal->n, sizeof *ord, pal_cmp);
+	struct sp_buf tmp = SP_BUF_INIT;
+	sp_buf_addf(&tmp, "%s.tmp%ld", path, (long)getpid());
+	FILE *fp = fopen(sp_buf_cstr(&tmp), "w");
+	int rc = 0;
+	if (!fp) {
+		rc = sp_err_set(err, "%s: %s", tmp.p, strerror(errno));
+	} else {
+		for (size_t k = 0; k < pal->n; k++) {
+			size_t i = ord[k];
+			uint32_t c = pal->colour[i];
+			fwrite(pal->keys[i], 1, pal->lens[i], fp);
+			fprintf(fp, "->rgb(%u,%u,%u)\n", c >> 16, (c >> 8) & 255, c & 255);
+		}
+		if (ferror(fp) | (fclose(fp) != 0))
+			rc = sp_err_set(err, "%s: write error", tmp.p);
+		else if (rename(tmp.p, path) != 0)
+			rc = sp_err_set(err, "%s: %s", path, strerror(errno));
+		if (rc)
+			unlink(tmp.p);
+	}
+	sp_buf_release(&tmp);
+	free(ord);
+	return rc;
+}
+
+/* ---- numbers ---- */
+
+/* Base-32 varint digits: T ends a number, C continues it. */
+static const char T32[] = "0123456789abcdefghijklmnopqrstuv";
+static const char C32[] = "wxyzABCDEFGHIJKLMNOPQRSTUVWXYZ$%";
+
+static void put_var(struct sp_buf *out, uint64_t v)
+{
+	char t[16];
+	int n = 0;
+	t[n++] = T32[v & 31];
+	v >>= 5;
+	while (v) {
+		t[n++] = C32[v & 31];
+		v >>= 5;
+	}
+	while (n)
+		sp_buf_addc(out, t[--n]);
+}
+
+static uint64_t zigzag(int64_t v) { return v < 0 ? ((uint64_t)(-(v + 1)) << 1) | 1 : (uint64_t)v << 1; }
+
+/* A coordinate with one decimal, without a trailing ".0". */
+static void put_coord(struct sp_buf *out, double v)
+{
+	long t = lround(v * 10);
+	if (t < 0) {
+		sp_buf_addc(out, '-');
+		t = -t;
+	}
+	sp_buf_addu64(out, (uint64_t)(t / 10));
+	if (t % 10) {
+		sp_buf_addc(out, '.');
+		sp_buf_addc(out, (char)('0' + t % 10));
+	}
+}
+
+
+static void put_hex_colour(struct sp_buf *out, uint32_t c)
+{
+	static const char hex[] = "0123456789abcdef";
+	char t[7] = { '#' };
+	for (int i = 0; i < 6; i++)
+		t[1 + i] = hex[(c >> (20 - 4 * i)) & 15];
+	sp_buf_add(out, t, 7);
+}
+
+/* Largest power of ten (<= 10^6) that keeps every position an exact
+ * integer below 2^53; 1 when the values are integers already. */
+static double pick_scale(const struct sp_flame_node *nd, size_t n, int diff)
+{
+	double total = n ? nd[0].w : 0;
+	if (diff && n && nd[0].a > total)
+		total = nd[0].a;
+	int integers = 1;
+	for (size_t i = 0; i < n && integers; i++)
+		if (nd[i].x != floor(nd[i].x) || nd[i].w != floor(nd[i].w) || nd[i].a != floor(nd[i].a) ||
+		    nd[i].b != floor(nd[i].b))
+			integers = 0;
+	double scale = 1;
+	if (integers && total < 9007199254740992.0)
+		return 1;
+	if (!integers)
+		while (scale < 1e6 && total * scale * 10 < 9007199254740992.0)
+			scale *= 10;
+	while (total * scale >= 9007199254740992.0)
+		scale /= 10;
+	return scale;
+}
+
+/* ---- the document ---- */
+
+/* Frames narrower than this (px) are drawn on a pixel grid of shared paths
+ * instead of one <rect> each (flame.js: NARROW). */
+#define SP_SVG_NARROW 3
+
+struct layout {
+	double W, fh, fs, xpad, ypad1, ypad2, ypad3, yrem, H, ppu, minpx;
+	int inverted;
+};
+
+static double frame_y(const struct layout *L, uint32_t depth)
+{
+	if (L->inverted)
+		return L->ypad1 + L->ypad3 + depth * L->fh;
+	return L->H - L->ypad2 - (depth + 1) * L->fh + 1;
+}
+
+static const char *default_title(const struct sp_svg_opts *o)
+{
+	if (o->title && *o->title)
+		return o->title;
+	return o->flamechart ? "Flame Chart" : o->inverted ? "Icicle Graph" : "Flame Graph";
+}
+
+static void header(struct sp_buf *b, const struct sp_svg_opts *o, double W, double H)
+{
+	sp_buf_adds(b, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+		       "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"");
+	put_coord(b, W);
+	sp_buf_adds(b, "\" height=\"");
+	put_coord(b, H);
+	sp_buf_adds(b, "\" viewBox=\"0 0 ");
+	put_coord(b, W);
+	sp_buf_addc(b, ' ');
+	put_coord(b, H);
+	sp_buf_adds(b, "\">\n<!-- Flame graph by psvg (stackpipe). Click a frame to zoom, Esc resets, "
+		       "Ctrl-F searches (regular expression), Ctrl-I toggles case. -->\n");
+	if (o->notes) {
+		sp_buf_adds(b, "<!-- NOTES: ");
+		comment_text(b, o->notes);
+		sp_buf_adds(b, " -->\n");
+	}
+}
+
+static void bg_colours(const struct sp_svg_opts *o, const char **c1, const char **c2)
+{
+	const char *bg = o->bgcolors;
+	const char *pal = o->colors ? o->colors : "hot";
+	if (!bg || !*bg) {
+		if (!strcmp(pal, "mem"))
+			bg = "green";
+		else if (!strcmp(pal, "io") || !strcmp(pal, "wakeup") || !strcmp(pal, "chain"))
+			bg = "blue";
+		else if (strstr("red green blue aqua yellow purple orange", pal))
+			bg = "grey";
+		else
+			bg = "yellow";
+	}
+	if (!strcmp(bg, "blue")) {
+		*c1 = "#eeeeee";
+		*c2 = "#e0e0ff";
+	} else if (!strcmp(bg, "green")) {
+		*c1 = "#eef2ee";
+		*c2 = "#e0ffe0";
+	} else if (!strcmp(bg, "grey") || !strcmp(bg, "gray")) {
+		*c1 = "#f8f8f8";
+		*c2 = "#e8e8e8";
+	} else if (is_hex_colour(bg)) {
+		*c1 = *c2 = bg;
+	} else {
+		*c1 = "#eeeeee";
+		*c2 = "#eeeeb0";
+	}
+}
+
+static void style(struct sp_buf *b, const struct sp_svg_opts *o)
+{
+	const char *c1, *c2;
+	bg_colours(o, &c1, &c2);
+	sp_buf_adds(b, "<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\"><stop stop-color=\"");
+	xml_esc(b, c1, strlen(c1));
+	sp_buf_adds(b, "\" offset=\"5%\"/><stop stop-color=\"");
+	xml_esc(b, c2, strlen(c2));
+	sp_buf_adds(b, "\" offset=\"95%\"/></linearGradient></defs>\n");
+	struct sp_buf css = SP_BUF_INIT;
+	sp_buf_adds(&css, "svg{font-family:");
+	css_fonts(&css, o->fonttype ? o->fonttype : "Verdana");
+	sp_buf_adds(&css, ";font-size:");
+	put_coord(&css, o->fontsize);
+	sp_buf_adds(&css, "px}#title{font-size:");
+	put_coord(&css, o->fontsize + 5);
+	sp_buf_adds(&css, "px}");
+	sp_buf_adds(b, "<style type=\"text/css\">");
+	cdata(b, css.p, css.len);
+	sp_buf_adds(b, "</style>\n<style type=\"text/css\">");
+	cdata(b, o->css ? o->css : "", o->css_len);
+	sp_buf_adds(b, "</style>\n");
+	sp_buf_release(&css);
+}
+
+static void text_el(struct sp_buf *b, const char *id, const char *cls, double x, double y, const char *s)
+{
+	sp_buf_adds(b, "<text id=\"");
+	sp_buf_adds(b, id);
+	sp_buf_addc(b, '"');
+	if (cls) {
+		sp_buf_adds(b, " class=\"");
+		sp_buf_adds(b, cls);
+		sp_buf_addc(b, '"');
+	}
+	sp_buf_adds(b, " x=\"");
+	put_coord(b, x);
+	sp_buf_adds(b, "\" y=\"");
+	put_coord(b, y);
+	sp_buf_adds(b, "\">");
+	xml_text(b, s, strlen(s));
+	sp_buf_adds(b, "</text>\n");
+}
+
+static int flush(FILE *out, struct sp_buf *b, struct sp_err *err)
+{
+	if (b->len && fwrite(b->p, 1, b->len, out) != b->len)
+		return sp_err_set(err, "write error: %s", strerror(errno));
+	sp_buf_reset(b);
+	return 0;
+}
+
+int sp_svg_write_message(FILE *out, const struct sp_svg_opts *o, const char *msg, struct sp_err *err)
+{
+	struct sp_buf b = SP_BUF_INIT;
+	double H = o->fontsize * 5;
+	header(&b, o, o->width, H);
+	text_el(&b, "message", NULL, o->width / 2, o->fontsize * 2, msg);
+	sp_buf_adds(&b, "</svg>\n");
+	int rc = flush(out, &b, err);
+	sp_buf_release(&b);
+	return rc;
+}
+
+/* Cleaned names: one buffer, offsets, and lengths in characters. */
+struct names {
+	struct sp_buf text;
+	size_t *off, *len, *chars;
+};
+
+static void clean_names(const struct sp_flame *f, struct names *nm)
+{
+	size_t n = sp_flame_names(f);
+	nm->off = sp_xmalloc((n + 1) * sizeof *nm->off);
+	nm->len = sp_xmalloc((n + 1) * sizeof *nm->len);
+	nm->chars = sp_xmalloc((n + 1) * sizeof *nm->chars);
+	sp_buf_init(&nm->text);
+	for (size_t i = 0; i < n; i++) {
+		size_t len;
+		const char *s = sp_flame_name(f, (uint32_t)i, &len);
+		nm->off[i] = nm->text.len;
+		clean(s, len, &nm->text);
+		nm->len[i] = nm->text.len - nm->off[i];
+		size_t c = 0;
+		for (size_t k = nm->off[i]; k < nm->text.len; k++)
+			c += ((unsigned char)nm->text.p[k] & 0xc0) != 0x80;
+		nm->chars[i] = c;
+	}
+}
+
+static void free_names(struct names *nm)
+{
+	sp_buf_release(&nm->text);
+	free(nm->off);
+	free(nm->len);
+	free(nm->chars);
+}
+
+/* The key of a name in the palette file: as folded text spells it. */
+static void pal_key(struct sp_buf *k, const char *s, size_t n, unsigned kind)
+{
+	sp_buf_reset(k);
+	sp_buf_add(k, s, n);
+	if (kind == SP_KIND_KERNEL)
+		sp_buf_adds(k, "_[k]");
+	else if (kind == SP_KIND_JIT)
+		sp_buf_adds(k, "_[j]");
+	else if (kind == SP_KIND_INLINED && !(n > 4 && !memcmp(s + n - 4, "_[i]", 4)))
+		sp_buf_adds(k, "_[i]");
+}
+
+/* A label that fits w pixels: the first characters, ".." when cut. */
+static void label(struct sp_buf *b, const struct names *nm, uint32_t name, double wpx, const struct sp_svg_opts *o)
+{
+	size_t fit = (size_t)(wpx / (o->fontsize * o->fontwidth));
+	if (fit < 3)
+		return;
+	const char *s = nm->text.p + nm->off[name];
+	size_t n = nm->len[name];
+	if (nm->chars[name] <= fit) {
+		xml_esc(b, s, n);
+		return;
+	}
+	size_t k = 0, c = 0;
+	while (k < n && c < fit - 2) {
+		k++;
+		while (k < n && ((unsigned char)s[k] & 0xc0) == 0x80)
+			k++;
+		c++;
+	}
+	xml_esc(b, s, k);
+	sp_buf_add(b, "..", 2);
+}
+
+int sp_svg_write(FILE *out, const struct sp_flame *f, const struct sp_svg_opts *o, struct sp_err *err)
+{
+	const struct sp_flame_node *nd = sp_flame_nodes(f);
+	size_t n = sp_flame_count(f);
+	int diff = sp_flame_is_diff(f);
+	struct layout L;
+	L.W = o->width;
+	L.fh = o->frame_height;
+	L.fs = o->fontsize;
+	L.xpad = 10;
+	L.ypad1 = o->fontsize * 3;
+	L.ypad2 = o->fontsize * 2 + 10;
+	L.ypad3 = o->subtitle && *o->subtitle ? o->fontsize * 2 : 0;
+	/* Differential: say what vanished, on a line of its own. */
+	struct sp_buf remmsg = SP_BUF_INIT;
+	if (diff) {
+		size_t nrem;
+		double rem = sp_flame_removed(f, &nrem);
+		if (o->show_removed) {
+			sp_buf_adds(&remmsg, "Shape of the first profile: dashed frames are gone from the second");
+		} else if (nrem) {
+			sp_buf_addf(&remmsg, "%zu path%s of the first profile (", nrem, nrem == 1 ? "" : "s");
+			sp_buf_addnum(&remmsg, rem * o->factor);
+			sp_buf_addf(&remmsg, " %s) %s gone from the second: psvg --show-removed draws them", o->countname,
+				    nrem == 1 ? "is" : "are");
+		}
+	}
+	L.yrem = remmsg.len ? o->fontsize * 1.5 : 0;
+	L.ypad3 += L.yrem;
+	L.inverted = o->inverted;
+	double total = n ? nd[0].w : 0;
+	L.ppu = total > 0 ? (L.W - 2 * L.xpad) / total : 0;
+	L.minpx = o->minwidth_pct ? o->minwidth / 100 * (L.W - 2 * L.xpad) : o->minwidth;
+
+	/* Which frames the overview draws, and how deep it goes. */
+	uint32_t maxdepth = 0;
+	for (size_t i = 0; i < n;) {
+		if (nd[i].w * L.ppu < L.minpx || nd[i].w <= 0) {
+			i = nd[i].end;
+			continue;
+		}
+		if (nd[i].depth > maxdepth)
+			maxdepth = nd[i].depth;
+		i++;
+	}
+	L.H = (maxdepth + 1) * L.fh + L.ypad1 + L.ypad2 + L.ypad3;
+
+	struct names nm;
+	clean_names(f, &nm);
+	/* The name table lists names in preorder of first use, so the file
+	 * does not depend on the order the input came in. */
+	size_t nall = sp_flame_names(f), nnames = 0;
+	uint32_t *ren = sp_xcalloc(nall + 1, sizeof *ren); /* flame name -> table index + 1 */
+	uint32_t *order = sp_xmalloc((nall + 1) * sizeof *order); /* table index -> flame name */
+	for (size_t i = 0; i < n; i++)
+		if (!ren[nd[i].name]) {
+			order[nnames] = nd[i].name;
+			ren[nd[i].name] = (uint32_t)++nnames;
+		}
+	uint32_t *colour = sp_xmalloc((nall + 1) * sizeof *colour); /* by flame name */
+	struct sp_buf key = SP_BUF_INIT;
+	for (size_t t = 0; t < nnames; t++) {
+		uint32_t i = order[t];
+		size_t len;
+		const char *s = sp_flame_name(f, i, &len);
+		unsigned kind = sp_flame_name_kind(f, i);
+		/* Colours hash the name as folded text spells it, with its
+		 * _[k]-style annotation, as flamegraph.pl does. */
+		pal_key(&key, s, len, kind);
+		colour[i] = name_colour(o, key.p ? key.p : "", key.len, kind);
+		if (o->palette) {
+			long k = pal_find(o->palette, key.p ? key.p : "", key.len, 0, 0);
+			if (k >= 0)
+				colour[i] = o->palette->colour[k];
+			else
+				pal_find(o->palette, key.p ? key.p : "", key.len, 1, colour[i]);
+		}
+	}
+	sp_buf_release(&key);
+	double maxdelta = sp_flame_max_delta(f);
+
+	struct sp_buf b = SP_BUF_INIT;
+	int rc = 0;
+	header(&b, o, L.W, L.H);
+	style(&b, o);
+	sp_buf_adds(&b, "<rect id=\"bg\" x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"url(#background)\"/>\n");
+	text_el(&b, "title", NULL, L.W / 2, o->fontsize * 2, default_title(o));
+	int has_sub = o->subtitle && *o->subtitle;
+	if (has_sub)
+		text_el(&b, "subtitle", NULL, L.W / 2, o->fontsize * 4, o->subtitle);
+	text_el(&b, "details", NULL, L.xpad, L.H - L.ypad2 / 2, " ");
+	text_el(&b, "unzoom", "hide", L.xpad, o->fontsize * 2, "Reset Zoom");
+	text_el(&b, "search", NULL, L.W - L.xpad - 24, o->fontsize * 2, "Search");
+	text_el(&b, "ignorecase", NULL, L.W - L.xpad - 16, o->fontsize * 2, "ic");
+	text_el(&b, "matched", NULL, L.W - L.xpad, L.H - L.ypad2 / 2, " ");
+	if (remmsg.len)
+		text_el(&b, "removed", NULL, L.W / 2, (has_sub ? o->fontsize * 4 : o->fontsize * 2) + L.yrem,
+			sp_buf_cstr(&remmsg));
+
+	/* The overview, drawn without a script, as flame.js draws it: frames
+	 * at least SP_SVG_NARROW wide as rects; narrower ones on a grid of
+	 * rows and pixel columns, each cell taking the colour group (the first
+	 * nibble of each channel) of its first sliver, and runs of cells of a
+	 * group drawn as rectangles of one <path> per group. */
+	size_t cols = (size_t)ceil(L.W), rows = maxdepth + 1;
+	int16_t *grid = NULL;
+	int16_t gid[4096];
+	uint32_t gfill[4096];
+	size_t ngroups = 0;
+	memset(gid, 0xff, sizeof gid);
+	sp_buf_adds(&b, "<g id=\"frames\">\n");
+	for (size_t i = 0; i < n;) {
+		const struct sp_flame_node *d = &nd[i];
+		double wpx = d->w * L.ppu;
+		if (wpx < L.minpx || d->w <= 0) {
+			i = d->end;
+			continue;
+		}
+		double x = L.xpad + d->x * L.ppu, y = frame_y(&L, d->depth);
+		uint32_t c = diff ? diff_colour(d->self_delta, maxdelta, o->negate) : colour[d->name];
+		if (wpx < SP_SVG_NARROW && i) {
+			if (!grid) {
+				grid = sp_xmalloc(rows * cols * sizeof *grid);
+				memset(grid, 0xff, rows * cols * sizeof *grid);
+			}
+			double f0 = floor(x), f1 = ceil(x + wpx) - 1;
+			size_t c0 = f0 < 0 ? 0 : f0 >= (double)cols ? cols - 1 : (size_t)f0;
+			size_t c1 = f1 < (double)c0 ? c0 : f1 >= (double)cols ? cols - 1 : (size_t)f1;
+			for (size_t cc = c0; cc <= c1; cc++) {
+				int16_t *cell = &grid[d->depth * cols + cc];
+				if (*cell >= 0)
+					continue;
+				unsigned bk = (c >> 12 & 0xf00) | (c >> 8 & 0xf0) | (c >> 4 & 0xf);
+				if (gid[bk] < 0) {
+					gfill[ngroups] = c;
+					gid[bk] = (int16_t)ngroups++;
+				}
+				*cell = gid[bk];
+			}
+			i++;
+			continue;
+		}
+		sp_buf_adds(&b, "<rect x=\"");
+		put_coord(&b, x);
+		sp_buf_adds(&b, "\" y=\"");
+		put_coord(&b, y);
+		sp_buf_adds(&b, "\" width=\"");
+		put_coord(&b, wpx);
+		sp_buf_adds(&b, "\" height=\"");
+		put_coord(&b, L.fh - 1);
+		sp_buf_adds(&b, "\" fill=\"");
+		put_hex_colour(&b, c);
+		if (diff && o->show_removed && d->b == 0)
+			sp_buf_adds(&b, "\" class=\"gone");
+		sp_buf_adds(&b, "\"/>");
+		size_t before = b.len;
+		sp_buf_adds(&b, "<text x=\"");
+		put_coord(&b, x + 3);
+		sp_buf_adds(&b, "\" y=\"");
+		put_coord(&b, y + L.fh / 2 + 3.5);
+		sp_buf_adds(&b, "\">");
+		size_t mark = b.len;
+		label(&b, &nm, d->name, wpx, o);
+		if (b.len == mark)
+			b.len = before;
+		else
+			sp_buf_adds(&b, "</text>");
+		sp_buf_addc(&b, '\n');
+		if (b.len > (1 << 20) && (rc = flush(out, &b, err)) < 0)
+			break;
+		i++;
+	}
+	if (grid && !rc) {
+		struct sp_buf *gd = sp_xcalloc(ngroups, sizeof *gd);
+		for (size_t r = 0; r < rows; r++) {
+			const int16_t *row = grid + r * cols;
+			double y = frame_y(&L, (uint32_t)r);
+			for (size_t col = 0; col < cols;) {
+				int16_t id = row[col];
+				if (id < 0) {
+					col++;
+					continue;
+				}
+				size_t from = col;
+				while (col < cols && row[col] == id)
+					col++;
+				struct sp_buf *pb = &gd[id];
+				sp_buf_addc(pb, 'M');
+				sp_buf_addu64(pb, from);
+				sp_buf_addc(pb, ' ');
+				put_coord(pb, y);
+				sp_buf_addc(pb, 'h');
+				sp_buf_addu64(pb, col - from);
+				sp_buf_addc(pb, 'v');
+				put_coord(pb, L.fh - 1);
+				sp_buf_add(pb, "h-", 2);
+				sp_buf_addu64(pb, col - from);
+				sp_buf_addc(pb, 'z');
+			}
+		}
+		for (size_t k = 0; k < ngroups; k++) {
+			sp_buf_adds(&b, "<path class=\"narrow\" fill=\"");
+			put_hex_colour(&b, gfill[k]);
+			sp_buf_adds(&b, "\" d=\"");
+			sp_buf_add(&b, gd[k].p, gd[k].len);
+			sp_buf_adds(&b, "\"/>\n");
+			sp_buf_release(&gd[k]);
+		}
+		free(gd);
+	}
+	free(grid);
+	if (rc)
+		goto done;
+	sp_buf_adds(&b, "</g>\n");
+
+	/* The data: options, names, colours and every frame.  Everything in
+	 * it is numbers, base-32 digits or js_str() strings, none of which
+	 * can hold "]]>", so it goes into one CDATA section as it is made. */
+	double scale = pick_scale(nd, n, diff);
+	sp_buf_adds(&b, "<script type=\"text/ecmascript\"><![CDATA[\nvar spflame={v:1,W:");
+	put_coord(&b, L.W);
+	sp_buf_adds(&b, ",fh:");
+	put_coord(&b, L.fh);
+	sp_buf_adds(&b, ",fs:");
+	put_coord(&b, L.fs);
+	sp_buf_addf(&b, ",fw:%.10g,minpx:%.10g,xpad:", o->fontwidth, L.minpx);
+	put_coord(&b, L.xpad);
+	sp_buf_adds(&b, ",ypad1:");
+	put_coord(&b, L.ypad1);
+	sp_buf_adds(&b, ",ypad2:");
+	put_coord(&b, L.ypad2);
+	sp_buf_adds(&b, ",ypad3:");
+	put_coord(&b, L.ypad3);
+	sp_buf_addf(&b, ",inv:%d,chart:%d,diff:%d,neg:%d,removed:%d,scale:%.17g,factor:%.17g,maxdelta:%.17g,",
+		    o->inverted, o->flamechart, diff, o->negate, o->show_removed, scale, o->factor,
+		    round(maxdelta * scale));
+	sp_buf_adds(&b, "unit:");
+	js_clean(&b, o->countname);
+	sp_buf_adds(&b, ",nametype:");
+	js_clean(&b, o->nametype);
+	sp_buf_adds(&b, ",sc:");
+	js_clean(&b, o->search_color && is_hex_colour(o->search_color) ? o->search_color : "#e600e6");
+	sp_buf_adds(&b, ",\nnames:[");
+	for (size_t t = 0; t < nnames; t++) {
+		if (t)
+			sp_buf_addc(&b, ',');
+		if (t && !(t % 16))
+			sp_buf_addc(&b, '\n');
+		js_str(&b, nm.text.p + nm.off[order[t]], nm.len[order[t]]);
+	}
+	sp_buf_adds(&b, "],\ncolours:\"");
+	for (size_t t = 0; t < nnames; t++) {
+		put_hex_colour(&b, colour[order[t]]);
+		memmove(b.p + b.len - 7, b.p + b.len - 6, 6); /* no '#' */
+		b.len--;
+	}
+	sp_buf_adds(&b, "\",\nn:");
+	sp_buf_addu64(&b, n);
+	sp_buf_adds(&b, ",total:");
+	sp_buf_addnum(&b, (double)llround(total * scale));
+	sp_buf_adds(&b, ",total2:");
+	sp_buf_addnum(&b, n ? (double)llround((o->show_removed ? nd[0].b : nd[0].a) * scale) : 0);
+	sp_buf_adds(&b, ",\nframes:\"");
+	{
+		/* cur[d]: where the next frame at depth d would start without
+		 * a gap (the end of its previous sibling, or its parent's
+		 * start). */
+		uint32_t dmax = 0;
+		for (size_t i = 0; i < n; i++)
+			if (nd[i].depth > dmax)
+				dmax = nd[i].depth;
+		uint64_t *cur = sp_xcalloc(dmax + 2, sizeof *cur);
+		uint32_t prevdepth = 0;
+		for (size_t i = 1; i < n; i++) {
+			const struct sp_flame_node *d = &nd[i];
+			uint64_t x0 = (uint64_t)llround(d->x * scale), x1 = (uint64_t)llround((d->x + d->w) * scale);
+			if (x1 < x0)
+				x1 = x0;
+			put_var(&b, prevdepth + 1 - d->depth);
+			put_var(&b, ren[d->name] - 1);
+			put_var(&b, x0 > cur[d->depth] ? x0 - cur[d->depth] : 0);
+			put_var(&b, x1 - x0);
+			if (diff) {
+				put_var(&b, (uint64_t)llround((o->show_removed ? d->b : d->a) * scale));
+				put_var(&b, zigzag((int64_t)llround(d->self_delta * scale)));
+			}
+			uint64_t x0e = x0 > cur[d->depth] ? x0 : cur[d->depth]; /* as the reader sees it */
+			cur[d->depth] = x0e + (x1 - x0);
+			cur[d->depth + 1] = x0e;
+			prevdepth = d->depth;
+			if (b.len > (1 << 20) && (rc = flush(out, &b, err)) < 0) {
+				free(cur);
+				goto done;
+			}
+		}
+		free(cur);
+	}
+	sp_buf_adds(&b, "\"};\n]]></script>\n<script type=\"text/ecmascript\">");
+	cdata(&b, o->js ? o->js : "", o->js_len);
+	sp_buf_adds(&b, "</script>\n</svg>\n");
+	rc = flush(out, &b, err);
+done:
+	sp_buf_release(&b);
+	sp_buf_release(&remmsg);
+	free(colour);
+	free(ren);
+	free(order);
+	free_names(&nm);
+	return rc;
+}

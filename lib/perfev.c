@@ -1,0 +1,808 @@
+/* perfev.c — perf_event_open set-up, mmap rings, record parsing. */
+#include "perfev.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* perf's user register numbers (asm/perf_regs.h, x86): AX BX CX DX SI DI
+ * BP SP IP = 0..8, R8..R15 = 16..23.  A sample carries them in bit order. */
+#define REGS_MASK (0x1ffULL | (0xffULL << 16))
+
+struct ring {
+	int fd;          /* the event that owns the ring; -1 before the first */
+	struct perf_event_mmap_page *meta;
+	uint8_t *data;
+	size_t size;     /* data area, a power of two */
+	int hup;         /* its event's thread exited: poll says so forever */
+	/* The ring's records, copied out by the drainer thread; consumed by
+	 * sp_perfev_read.  Chunks are never moved: the consumer reads them
+	 * without the lock up to a length it took under the lock. */
+	struct chunk *qhead, *qtail;
+	size_t qpos;     /* consumer offset in qhead */
+};
+
+/* Records are copied whole into chunks; one never spans two. */
+#define CHUNK_BYTES (4u << 20)
+struct chunk {
+	struct chunk *next;
+	size_t len; /* committed bytes (under the lock for the tail chunk) */
+	uint8_t data[];
+};
+
+struct sp_perfev {
+	struct sp_perfev_opts o;
+	struct perf_event_attr attr;
+	int ncpu;
+	struct ring *rings;
+	int *fds;
+	size_t nfds, capfds;
+	struct pollfd *pfd;
+	struct sp_u64map tids; /* threads already followed */
+	struct sp_perfev_stats st;
+	int enabled;
+	/* The drainer: a thread that empties the rings into the chunk queues
+	 * as fast as the kernel fills them, so that a slow moment of the
+	 * consumer (loading a large library's DWARF) loses no samples. */
+	pthread_t drainer;
+	int started;
+	int stop;               /* atomic: the drainer should end */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	uint64_t drained_until; /* every record older than this is queued */
+	uint64_t appended;      /* bumped by each drain pass that queued data */
+	uint64_t seen;          /* appended, as of the last sp_perfev_wait */
+	size_t queued;          /* bytes in the queues */
+	size_t max_queued;
+	uint64_t dropped;       /* samples the drainer dropped: queues full */
+	int all_hup;
+};
+
+static long perf_event_open(struct perf_event_attr *a, int pid, int cpu)
+{
+	return syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int read_int_file(const char *path, int def)
+{
+	FILE *f = fopen(path, "re");
+	int v = def;
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = def;
+		fclose(f);
+	}
+	return v;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+struct sp_perfev *sp_perfev_new(const struct sp_perfev_opts *o, struct sp_err *err)
+{
+	if (o->freq < 1) {
+		sp_err_set(err, "the sampling frequency must be at least 1 Hz");
+		return NULL;
+	}
+	int maxrate = read_int_file("/proc/sys/kernel/perf_event_max_sample_rate", 0);
+	if (maxrate > 0 && o->freq > (unsigned)maxrate) {
+		sp_err_set(err, "-F %u is above the kernel's limit of %d samples per second "
+			   "(kernel.perf_event_max_sample_rate)", o->freq, maxrate);
+		return NULL;
+	}
+	if (o->callgraph == SP_CG_DWARF && (o->stack_bytes < 8 || o->stack_bytes > 65528)) {
+		sp_err_set(err, "the stack copy must be between 8 and 65528 bytes, not %u", o->stack_bytes);
+		return NULL;
+	}
+	struct sp_perfev *ev = sp_xcalloc(1, sizeof *ev);
+	ev->o = *o;
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+	ev->ncpu = n > 0 ? (int)n : 1;
+	ev->rings = sp_xcalloc((size_t)ev->ncpu, sizeof *ev->rings);
+	for (int i = 0; i < ev->ncpu; i++)
+		ev->rings[i].fd = -1;
+	sp_u64map_init(&ev->tids);
+	pthread_mutex_init(&ev->lock, NULL);
+	pthread_cond_init(&ev->cond, NULL);
+	ev->max_queued = (size_t)1 << 30;
+
+	struct perf_event_attr *a = &ev->attr;
+	a->size = sizeof *a;
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_CPU_CLOCK;
+	a->freq = 1;
+	a->sample_freq = o->freq;
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
+	if (o->callgraph == SP_CG_FP) {
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	} else if (o->callgraph == SP_CG_DWARF) {
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = REGS_MASK;
+		a->sample_stack_user = o->stack_bytes & ~7u;
+		if (o->kernel) {
+			a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+			a->exclude_callchain_user = 1;
+		}
+	}
+	if (!o->kernel) {
+		a->exclude_kernel = 1;
+		a->exclude_callchain_kernel = 1;
+	}
+	a->exclude_hv = 1;
+	a->mmap = a->mmap2 = a->comm = a->task = 1;
+	a->sample_id_all = 1;
+	a->inherit = 1;
+	a->disabled = 1;
+	a->enable_on_exec = o->enable_on_exec ? 1 : 0;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	/* Wake up when a quarter of the ring (at most 512 KiB: 32 DWARF samples)
+	 * is full, so the ring has room while we catch up; the caller polls with a
+	 * timeout as well, so a quiet target is still read regularly. */
+	a->watermark = 1;
+	a->wakeup_watermark = (uint32_t)(o->ring_bytes / 4 > (512u << 10) ? (512u << 10) : o->ring_bytes / 4);
+	return ev;
+}
+
+static void stop_drainer(struct sp_perfev *ev);
+
+void sp_perfev_free(struct sp_perfev *ev)
+{
+	if (!ev)
+		return;
+	stop_drainer(ev);
+	for (size_t i = 0; i < ev->nfds; i++)
+		close(ev->fds[i]);
+	for (int i = 0; i < ev->ncpu; i++) {
+		if (ev->rings[i].meta)
+			munmap(ev->rings[i].meta, ev->rings[i].size + (size_t)sysconf(_SC_PAGESIZE));
+		for (struct chunk *c = ev->rings[i].qhead, *nx; c; c = nx) {
+			nx = c->next;
+			free(c);
+		}
+	}
+	pthread_mutex_destroy(&ev->lock);
+	pthread_cond_destroy(&ev->cond);
+	free(ev->rings);
+	free(ev->fds);
+	free(ev->pfd);
+	sp_u64map_release(&ev->tids);
+	free(ev);
+}
+
+/* What the user sees when perf_event_open says no: a sentence with the fix. */
+static int open_error(struct sp_perfev *ev, int e, int tid, struct sp_err *err)
+{
+	int paranoid = read_int_file("/proc/sys/kernel/perf_event_paranoid", 2);
+	switch (e) {
+	case EACCES:
+	case EPERM:
+		if (geteuid() == 0)
+			return sp_err_set(err, "the kernel refused to sample thread %d even for root "
+					  "(a security module or a container's seccomp policy forbids "
+					  "perf_event_open)", tid);
+		if (paranoid > 2)
+			return sp_err_set(err, "sampling is not permitted: kernel.perf_event_paranoid is %d; "
+					  "run as root, or allow it with: sudo sysctl kernel.perf_event_paranoid=2",
+					  paranoid);
+		return sp_err_set(err, "not permitted to sample thread %d: it must belong to you and be "
+				  "traceable by you (ptrace; see kernel.yama.ptrace_scope), or run as root "
+				  "(kernel.perf_event_paranoid is %d)", tid, paranoid);
+	case ENOENT:
+	case ENODEV:
+	case EOPNOTSUPP:
+		return sp_err_set(err, "this kernel has no cpu-clock sampling event (perf_event_open: %s)",
+				  strerror(e));
+	case ENOSYS:
+		return sp_err_set(err, "this kernel was built without perf events (CONFIG_PERF_EVENTS)");
+	case EMFILE:
+	case ENFILE:
+		return sp_err_set(err, "too many open files: each thread needs one file per CPU "
+				  "(raise the limit with ulimit -n)");
+	case EINVAL:
+		return sp_err_set(err, "the kernel rejected the sampling settings for thread %d (-F %u%s): %s",
+				  tid, ev->o.freq, ev->o.callgraph == SP_CG_DWARF ? ", dwarf stack copy" : "",
+				  strerror(e));
+	default:
+		return sp_err_set(err, "cannot sample thread %d: perf_event_open: %s", tid, strerror(e));
+	}
+}
+
+static int map_ring(struct sp_perfev *ev, struct ring *r, int fd, struct sp_err *err)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t pages = 1;
+	while (pages * 2 * page <= ev->o.ring_bytes)
+		pages *= 2;
+	/* Users other than root are limited by kernel.perf_event_mlock_kb:
+	 * halve the ring until it fits. */
+	for (;;) {
+		void *m = mmap(NULL, (pages + 1) * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (m != MAP_FAILED) {
+			r->fd = fd;
+			r->meta = m;
+			r->data = (uint8_t *)m + page;
+			r->size = pages * page;
+			return 0;
+		}
+		if ((errno != EPERM && errno != ENOMEM) || pages <= 4)
+			return sp_err_set(err, "cannot map the sample buffer (%zu KiB): %s; "
+					  "see kernel.perf_event_mlock_kb", pages * page / 1024, strerror(errno));
+		pages /= 2;
+	}
+}
+
+static void add_fd(struct sp_perfev *ev, int fd)
+{
+	if (ev->nfds == ev->capfds) {
+		ev->capfds = ev->capfds ? 2 * ev->capfds : 64;
+		ev->fds = sp_xrealloc(ev->fds, ev->capfds * sizeof *ev->fds);
+	}
+	ev->fds[ev->nfds++] = fd;
+}
+
+int sp_perfev_add_task(struct sp_perfev *ev, int tid, struct sp_err *err)
+{
+	int found;
+	uint32_t *slot = sp_u64map_slot(&ev->tids, (uint64_t)tid, &found);
+	if (found)
+		return 0;
+	*slot = 1;
+	size_t first = ev->nfds;
+	for (int cpu = 0; cpu < ev->ncpu; cpu++) {
+		long fd = perf_event_open(&ev->attr, tid, cpu);
+		if (fd < 0 && (errno == EACCES || errno == EPERM) && !ev->attr.exclude_kernel) {
+			/* Kernel sampling is not allowed: go on in user mode. */
+			ev->attr.exclude_kernel = 1;
+			ev->attr.exclude_callchain_kernel = 1;
+			if (ev->attr.exclude_callchain_user)
+				ev->attr.sample_type &= ~(uint64_t)PERF_SAMPLE_CALLCHAIN;
+			ev->attr.exclude_callchain_user = 0;
+			ev->st.kernel_denied = 1;
+			fd = perf_event_open(&ev->attr, tid, cpu);
+		}
+		if (fd < 0 && errno == ENODEV) {
+			continue; /* an offline CPU */
+		}
+		if (fd < 0) {
+			int e = errno;
+			while (ev->nfds > first)
+				close(ev->fds[--ev->nfds]);
+			if (e == ESRCH) {
+				*slot = 0; /* not followed; keep the key, it is harmless */
+				return 1;
+			}
+			return open_error(ev, e, tid, err);
+		}
+		add_fd(ev, (int)fd);
+		struct ring *r = &ev->rings[cpu];
+		if (r->fd < 0) {
+			if (map_ring(ev, r, (int)fd, err) < 0)
+				return -1;
+		} else if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) < 0) {
+			return sp_err_set(err, "cannot share the sample buffer of CPU %d: %s", cpu, strerror(errno));
+		}
+		if (ev->enabled)
+			ioctl((int)fd, PERF_EVENT_IOC_ENABLE, 0);
+	}
+	if (ev->nfds == first)
+		return sp_err_set(err, "no CPU could sample thread %d", tid);
+	ev->st.tasks++;
+	return 0;
+}
+
+/* More threads mean more files: one per thread and CPU. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+int sp_perfev_add_process(struct sp_perfev *ev, int pid, void (*on_task)(void *ctx, int pid, int tid), void *ctx,
+			  struct sp_err *err)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", pid);
+	raise_nofile();
+	int total = 0;
+	/* A thread created while we were opening events for the others is not
+	 * inherited by anyone yet: list again until nothing is new. */
+	for (int round = 0; round < 20; round++) {
+		DIR *d = opendir(path);
+		if (!d) {
+			if (errno == ENOENT)
+				return sp_err_set(err, "no process %d", pid);
+			return sp_err_set(err, "%s: %s", path, strerror(errno));
+		}
+		int added = 0;
+		struct dirent *de;
+		while ((de = readdir(d))) {
+			if (de->d_name[0] < '0' || de->d_name[0] > '9')
+				continue;
+			int tid = atoi(de->d_name);
+			int found;
+			sp_u64map_get(&ev->tids, (uint64_t)tid, &found);
+			if (found)
+				continue;
+			int rc = sp_perfev_add_task(ev, tid, err);
+			if (rc < 0) {
+				closedir(d);
+				return -1;
+			}
+			if (rc == 0) {
+				added++;
+				if (on_task)
+					on_task(ctx, pid, tid);
+			}
+		}
+		closedir(d);
+		total += added;
+		if (!added)
+			break;
+	}
+	if (!total)
+		return sp_err_set(err, "no process %d", pid);
+	return total;
+}
+
+int sp_perfev_enable(struct sp_perfev *ev)
+{
+	ev->enabled = 1;
+	for (size_t i = 0; i < ev->nfds; i++)
+		ioctl(ev->fds[i], PERF_EVENT_IOC_ENABLE, 0);
+	return 0;
+}
+
+int sp_perfev_disable(struct sp_perfev *ev)
+{
+	ev->enabled = 0;
+	for (size_t i = 0; i < ev->nfds; i++)
+		ioctl(ev->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	stop_drainer(ev);
+	return 0;
+}
+
+/* ---- the drainer ---- */
+
+/* Copy every complete record of ring r into its queue and free the ring's
+ * space.  Runs in the drainer thread, or in the caller once the drainer
+ * stopped.  Returns the number of bytes queued. */
+static size_t drain_ring(struct sp_perfev *ev, struct ring *r)
+{
+	uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = r->meta->data_tail;
+	size_t queued = 0, dropped = 0;
+	pthread_mutex_lock(&ev->lock);
+	size_t before = ev->queued;
+	pthread_mutex_unlock(&ev->lock);
+	struct chunk *c = r->qtail; /* only this thread changes qtail */
+	size_t len = c ? c->len : 0; /* uncommitted end of the tail chunk */
+	while (tail < head) {
+		size_t off = tail & (r->size - 1);
+		struct perf_event_header hdr;
+		size_t first = r->size - off;
+		if (first >= sizeof hdr) {
+			memcpy(&hdr, r->data + off, sizeof hdr);
+		} else {
+			memcpy(&hdr, r->data + off, first);
+			memcpy((char *)&hdr + first, r->data, sizeof hdr - first);
+		}
+		if (hdr.size < sizeof hdr)
+			break; /* never happens; do not loop for ever if it does */
+		tail += hdr.size;
+		if (before + queued + hdr.size > ev->max_queued) {
+			/* The consumer is far behind: drop, and say so. */
+			if (hdr.type == PERF_RECORD_SAMPLE)
+				dropped++;
+			continue;
+		}
+		if (!c || len + hdr.size > CHUNK_BYTES) {
+			struct chunk *n = sp_xmalloc(sizeof *n + CHUNK_BYTES);
+			n->next = NULL;
+			n->len = 0;
+			pthread_mutex_lock(&ev->lock);
+			if (c)
+				c->len = len;
+			if (r->qtail)
+				r->qtail->next = n;
+			else
+				r->qhead = n;
+			r->qtail = n;
+			pthread_mutex_unlock(&ev->lock);
+			c = n;
+			len = 0;
+		}
+		if (first > hdr.size)
+			first = hdr.size;
+		memcpy(c->data + len, r->data + off, first);
+		memcpy(c->data + len + first, r->data, hdr.size - first);
+		len += hdr.size;
+		queued += hdr.size;
+	}
+	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&ev->lock);
+	if (c)
+		c->len = len;
+	ev->queued += queued;
+	ev->dropped += dropped;
+	pthread_mutex_unlock(&ev->lock);
+	return queued;
+}
+
+/* One pass over every ring; afterwards every record older than the
+ * instant the pass started is queued. */
+static void drain_all(struct sp_perfev *ev)
+{
+	uint64_t t = now_ns();
+	size_t q = 0;
+	for (int i = 0; i < ev->ncpu; i++)
+		if (ev->rings[i].fd >= 0)
+			q += drain_ring(ev, &ev->rings[i]);
+	pthread_mutex_lock(&ev->lock);
+	ev->drained_until = t;
+	if (q)
+		ev->appended++;
+	pthread_cond_broadcast(&ev->cond);
+	pthread_mutex_unlock(&ev->lock);
+}
+
+static void *drainer_main(void *arg)
+{
+	struct sp_perfev *ev = arg;
+	struct pollfd *pfd = sp_xcalloc((size_t)ev->ncpu, sizeof *pfd);
+	int *map = sp_xcalloc((size_t)ev->ncpu, sizeof *map);
+	while (!__atomic_load_n(&ev->stop, __ATOMIC_ACQUIRE)) {
+		int n = 0;
+		for (int i = 0; i < ev->ncpu; i++) {
+			if (ev->rings[i].fd < 0 || ev->rings[i].hup)
+				continue;
+			pfd[n].fd = ev->rings[i].fd;
+			pfd[n].events = POLLIN;
+			pfd[n].revents = 0;
+			map[n++] = i;
+		}
+		/* A ring whose owning event hung up (its thread exited) is still
+		 * written by the events sharing it, but polling it would return at
+		 * once for ever: it is only read, on the timeout. */
+		if (poll(n ? pfd : NULL, (nfds_t)n, 10) > 0)
+			for (int i = 0; i < n; i++)
+				if (pfd[i].revents & (POLLHUP | POLLERR))
+					ev->rings[map[i]].hup = 1;
+		int live = 0;
+		for (int i = 0; i < ev->ncpu; i++)
+			live |= ev->rings[i].fd >= 0 && !ev->rings[i].hup;
+		if (!live) {
+			pthread_mutex_lock(&ev->lock);
+			ev->all_hup = 1;
+			pthread_mutex_unlock(&ev->lock);
+		}
+		drain_all(ev);
+	}
+	free(pfd);
+	free(map);
+	return NULL;
+}
+
+static void start_drainer(struct sp_perfev *ev)
+{
+	if (ev->started)
+		return;
+	/* Signals are for the main thread: its waits return on them. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	__atomic_store_n(&ev->stop, 0, __ATOMIC_RELEASE);
+	if (pthread_create(&ev->drainer, NULL, drainer_main, ev) == 0)
+		ev->started = 1;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void stop_drainer(struct sp_perfev *ev)
+{
+	if (!ev->started)
+		return;
+	__atomic_store_n(&ev->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(ev->drainer, NULL);
+	ev->started = 0;
+}
+
+int sp_perfev_wait(struct sp_perfev *ev, int timeout_ms)
+{
+	start_drainer(ev);
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&ev->lock);
+	while (ev->appended == ev->seen && ev->started)
+		if (pthread_cond_timedwait(&ev->cond, &ev->lock, &until) != 0)
+			break;
+	ev->seen = ev->appended;
+	int hup = ev->all_hup;
+	pthread_mutex_unlock(&ev->lock);
+	return hup;
+}
+
+/* ---- reading ---- */
+
+/* The consumer's view of one queue for a round: up to end_len of end. */
+struct qview {
+	struct chunk *c, *end;
+	size_t pos, end_len;
+};
+
+static const struct perf_event_header *qpeek(struct qview *v)
+{
+	for (;;) {
+		if (!v->c)
+			return NULL;
+		size_t lim = v->c == v->end ? v->end_len : v->c->len;
+		if (v->pos < lim)
+			return (const void *)(v->c->data + v->pos);
+		if (v->c == v->end)
+			return NULL;
+		v->c = v->c->next;
+		v->pos = 0;
+	}
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* Every record but a sample ends with sample_id: pid, tid, time (the sample
+ * type fields TID|TIME that sample_id_all appends). */
+static uint64_t rec_time(const struct perf_event_header *h)
+{
+	const uint8_t *p = (const uint8_t *)h;
+	if (h->type == PERF_RECORD_SAMPLE)
+		return h->size >= 32 ? rd64(p + 24) : 0;
+	if (h->size < sizeof *h + 16)
+		return 0;
+	return rd64(p + h->size - 8);
+}
+
+static void parse_sample(struct sp_perfev *ev, const struct perf_event_header *h, const struct sp_perf_handler *hd)
+{
+	const uint8_t *p = (const uint8_t *)(h + 1), *end = (const uint8_t *)h + h->size;
+	struct sp_perf_sample s;
+	uint64_t st = ev->attr.sample_type;
+	memset(&s, 0, sizeof s);
+	if (end - p < 32)
+		return;
+	s.ip = rd64(p);
+	s.pid = rd32(p + 8);
+	s.tid = rd32(p + 12);
+	s.time = rd64(p + 16);
+	s.period = rd64(p + 24);
+	p += 32;
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		if (end - p < 8)
+			return;
+		uint64_t nr = rd64(p);
+		p += 8;
+		if (nr > (uint64_t)(end - p) / 8)
+			return;
+		const uint64_t *ips = (const uint64_t *)p;
+		p += nr * 8;
+		/* Context markers (PERF_CONTEXT_KERNEL, _USER) split the chain. */
+		int ctx = 0; /* 1 kernel, 2 user */
+		for (uint64_t i = 0; i < nr; i++) {
+			if (ips[i] >= (uint64_t)PERF_CONTEXT_MAX) {
+				ctx = ips[i] == (uint64_t)PERF_CONTEXT_KERNEL ? 1 : ips[i] == (uint64_t)PERF_CONTEXT_USER ? 2 : 0;
+				if (ctx == 1)
+					s.kernel = ips + i + 1;
+				else if (ctx == 2)
+					s.user = ips + i + 1;
+				continue;
+			}
+			if (ctx == 1)
+				s.nkernel++;
+			else if (ctx == 2)
+				s.nuser++;
+		}
+	}
+	if (st & PERF_SAMPLE_REGS_USER) {
+		if (end - p < 8)
+			return;
+		uint64_t abi = rd64(p);
+		p += 8;
+		if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+			if (end - p < 17 * 8)
+				return;
+			uint64_t r[17];
+			memcpy(r, p, sizeof r);
+			p += sizeof r;
+			/* perf order AX BX CX DX SI DI BP SP IP R8..R15 -> DWARF order */
+			s.regs[0] = r[0];
+			s.regs[1] = r[3];
+			s.regs[2] = r[2];
+			s.regs[3] = r[1];
+			s.regs[4] = r[4];
+			s.regs[5] = r[5];
+			s.regs[6] = r[6];
+			s.regs[7] = r[7];
+			for (int i = 0; i < 8; i++)
+				s.regs[8 + i] = r[9 + i];
+			s.regs[16] = r[8];
+			s.has_regs = 1;
+		}
+	}
+	if (st & PERF_SAMPLE_STACK_USER) {
+		if (end - p < 8)
+			return;
+		uint64_t size = rd64(p);
+		p += 8;
+		if (size) {
+			if ((uint64_t)(end - p) < size + 8)
+				return;
+			uint64_t dyn = rd64(p + size);
+			s.stack = p;
+			s.stack_len = dyn < size ? dyn : size;
+		}
+	}
+	ev->st.samples++;
+	if (hd->sample)
+		hd->sample(hd->ctx, &s);
+}
+
+static void dispatch(struct sp_perfev *ev, const struct perf_event_header *h, const struct sp_perf_handler *hd)
+{
+	const uint8_t *p = (const uint8_t *)(h + 1);
+	size_t len = h->size - sizeof *h;
+	ev->st.records++;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		parse_sample(ev, h, hd);
+		break;
+	case PERF_RECORD_MMAP2:
+		if (len >= 64 && hd->mmap) {
+			struct sp_map m;
+			m.start = rd64(p + 8);
+			m.end = m.start + rd64(p + 16);
+			m.pgoff = rd64(p + 24);
+			if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+				m.maj = m.min = 0;
+				m.ino = 0;
+			} else {
+				m.maj = rd32(p + 32);
+				m.min = rd32(p + 36);
+				m.ino = rd64(p + 40);
+			}
+			m.prot = rd32(p + 56);
+			/* The name is NUL-padded to 8 bytes, then sample_id follows. */
+			const char *name = (const char *)p + 64;
+			m.path = memchr(name, 0, len - 64) ? name : "";
+			hd->mmap(hd->ctx, rd32(p), rd32(p + 4), &m, rec_time(h));
+		}
+		break;
+	case PERF_RECORD_COMM:
+		if (len >= 9 && hd->comm) {
+			const char *name = (const char *)p + 8;
+			if (memchr(name, 0, len - 8))
+				hd->comm(hd->ctx, rd32(p), rd32(p + 4), name, !!(h->misc & PERF_RECORD_MISC_COMM_EXEC),
+					 rec_time(h));
+		}
+		break;
+	case PERF_RECORD_FORK:
+		if (len >= 24 && hd->fork)
+			hd->fork(hd->ctx, rd32(p), rd32(p + 4), rd32(p + 8), rd32(p + 12), rd64(p + 16));
+		break;
+	case PERF_RECORD_EXIT:
+		if (len >= 24 && hd->exit)
+			hd->exit(hd->ctx, rd32(p), rd32(p + 8), rd64(p + 16));
+		break;
+	case PERF_RECORD_LOST:
+		if (len >= 16)
+			ev->st.lost += rd64(p + 8);
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (len >= 8)
+			ev->st.lost += rd64(p);
+		break;
+	case PERF_RECORD_THROTTLE:
+		ev->st.throttled++;
+		break;
+	default:
+		break;
+	}
+}
+
+uint64_t sp_perfev_read(struct sp_perfev *ev, const struct sp_perf_handler *hd, int final)
+{
+	if (final)
+		stop_drainer(ev);
+	else
+		start_drainer(ev);
+	if (!ev->started)
+		drain_all(ev); /* no drainer (stopped, or could not start): do it here */
+	uint64_t limit = final ? UINT64_MAX : 0;
+	struct qview *v = sp_xcalloc((size_t)ev->ncpu, sizeof *v);
+	pthread_mutex_lock(&ev->lock);
+	if (!final)
+		limit = ev->drained_until;
+	for (int i = 0; i < ev->ncpu; i++) {
+		struct ring *r = &ev->rings[i];
+		v[i] = (struct qview){ r->qhead, r->qtail, r->qpos, r->qtail ? r->qtail->len : 0 };
+	}
+	pthread_mutex_unlock(&ev->lock);
+
+	/* Merge the queues by timestamp (each is in time order already), up to
+	 * the instant before which everything has been queued. */
+	const struct perf_event_header **next = sp_xcalloc((size_t)ev->ncpu, sizeof *next);
+	uint64_t *times = sp_xcalloc((size_t)ev->ncpu, sizeof *times);
+	for (int i = 0; i < ev->ncpu; i++)
+		if ((next[i] = qpeek(&v[i])))
+			times[i] = rec_time(next[i]);
+	uint64_t n = 0;
+	size_t consumed = 0;
+	for (;;) {
+		int best = -1;
+		for (int i = 0; i < ev->ncpu; i++)
+			if (next[i] && times[i] <= limit && (best < 0 || times[i] < times[best]))
+				best = i;
+		if (best < 0)
+			break;
+		dispatch(ev, next[best], hd);
+		n++;
+		v[best].pos += next[best]->size;
+		consumed += next[best]->size;
+		if ((next[best] = qpeek(&v[best])))
+			times[best] = rec_time(next[best]);
+	}
+	/* Hand the consumed chunks back. */
+	pthread_mutex_lock(&ev->lock);
+	for (int i = 0; i < ev->ncpu; i++) {
+		struct ring *r = &ev->rings[i];
+		if (!v[i].c)
+			continue; /* was empty: nothing consumed */
+		while (r->qhead != v[i].c) {
+			struct chunk *c = r->qhead;
+			r->qhead = c->next;
+			free(c);
+		}
+		r->qpos = v[i].pos;
+	}
+	ev->queued -= consumed;
+	ev->st.lost += ev->dropped;
+	ev->dropped = 0;
+	pthread_mutex_unlock(&ev->lock);
+	free(v);
+	free(next);
+	free(times);
+	return n;
+}
+
+const struct sp_perfev_stats *sp_perfev_stats(const struct sp_perfev *ev) { return &ev->st; }

@@ -1,0 +1,106 @@
+/* perfev.h — sampling with perf_event_open: the software cpu-clock event
+ * on every CPU for each followed thread, one mmap ring per CPU shared by
+ * all its events (PERF_EVENT_IOC_SET_OUTPUT), and a reader that merges the
+ * rings' records by timestamp and hands them, parsed, to callbacks.
+ *
+ * Kernel rules this follows (see the notes behind pcollect): an event with
+ * cpu=-1 and inherit cannot be mmapped, and cpu=-1 events of different
+ * threads cannot share a ring, so events are per CPU with inherit=1: the
+ * threads a followed thread creates later are followed too.
+ *
+ * Records are delivered in timestamp order across CPUs: a round of reading
+ * takes the clock first and only hands out records older than that
+ * instant, keeping younger ones in the rings for the next round, so a
+ * thread's MMAP2/COMM/FORK records always come before its later samples.
+ * Pointers in a delivered record (stack copy, callchain) are valid during
+ * the callback only.
+ */
+#ifndef SP_PERFEV_H
+#define SP_PERFEV_H
+
+#include <stdint.h>
+
+#include "procmaps.h"
+#include "util.h"
+
+enum sp_callgraph {
+	SP_CG_DWARF = 0, /* user registers + a copy of the user stack */
+	SP_CG_FP,        /* the kernel's frame-pointer callchain */
+	SP_CG_NONE,      /* the sampled instruction only */
+};
+
+struct sp_perfev_opts {
+	unsigned freq;          /* samples per second per thread */
+	enum sp_callgraph callgraph;
+	unsigned stack_bytes;   /* SP_CG_DWARF: bytes of user stack per sample (8-aligned, <= 65528) */
+	int kernel;             /* also sample in kernel mode and record kernel callchains */
+	size_t ring_bytes;      /* per CPU; rounded down to pages times a power of two */
+	int enable_on_exec;     /* launch mode: start counting at the target's exec */
+};
+
+/* x86-64 registers in DWARF numbering: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip. */
+#define SP_NREGS 17
+#define SP_REG_SP 7
+#define SP_REG_IP 16
+
+struct sp_perf_sample {
+	uint32_t pid, tid;
+	uint64_t time;   /* CLOCK_MONOTONIC ns */
+	uint64_t period; /* ns of CPU time this sample stands for */
+	uint64_t ip;     /* the sampled instruction (kernel or user) */
+	const uint64_t *kernel; /* kernel callchain, innermost first */
+	uint32_t nkernel;
+	const uint64_t *user;   /* SP_CG_FP: user callchain, innermost first */
+	uint32_t nuser;
+	int has_regs;           /* SP_CG_DWARF and a user context exists */
+	uint64_t regs[SP_NREGS];
+	const uint8_t *stack;   /* copy of [regs[SP_REG_SP], +stack_len) */
+	uint64_t stack_len;
+};
+
+struct sp_perf_handler {
+	void *ctx;
+	void (*sample)(void *ctx, const struct sp_perf_sample *s);
+	/* exec: the comm changed because the process called exec. */
+	void (*comm)(void *ctx, uint32_t pid, uint32_t tid, const char *comm, int exec, uint64_t time);
+	void (*mmap)(void *ctx, uint32_t pid, uint32_t tid, const struct sp_map *m, uint64_t time);
+	void (*fork)(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid, uint64_t time);
+	void (*exit)(void *ctx, uint32_t pid, uint32_t tid, uint64_t time);
+};
+
+struct sp_perfev_stats {
+	uint64_t records, samples;
+	uint64_t lost;      /* samples the kernel dropped: a ring was full */
+	uint64_t throttled; /* times the kernel lowered the rate (perf_cpu_time_max_percent) */
+	unsigned tasks;     /* threads opened */
+	int kernel_denied;  /* kernel sampling was asked for and refused: user mode only */
+};
+
+struct sp_perfev;
+
+/* Checks the options (err says what is wrong); nothing is opened yet. */
+struct sp_perfev *sp_perfev_new(const struct sp_perfev_opts *o, struct sp_err *err);
+void sp_perfev_free(struct sp_perfev *ev); /* NULL ok; closes everything */
+
+/* Follow thread tid (and, by inheritance, the threads and processes it
+ * creates from now on).  Returns 0, 1 when the thread no longer exists,
+ * or -1 with err set to a sentence a user can act on (permissions). */
+int sp_perfev_add_task(struct sp_perfev *ev, int tid, struct sp_err *err);
+/* Follow every thread of process pid: lists /proc/PID/task until no new
+ * thread shows up.  on_task (may be NULL) is called for each new one.
+ * Returns the number of threads followed, or -1 with err set. */
+int sp_perfev_add_process(struct sp_perfev *ev, int pid, void (*on_task)(void *ctx, int pid, int tid),
+			  void *ctx, struct sp_err *err);
+int sp_perfev_enable(struct sp_perfev *ev);
+int sp_perfev_disable(struct sp_perfev *ev);
+
+/* Waits until a ring has data past its watermark, a signal arrives or
+ * timeout_ms pass.  Returns 1 when every followed task is gone (all rings
+ * hung up), 0 otherwise. */
+int sp_perfev_wait(struct sp_perfev *ev, int timeout_ms);
+/* Hands out the records that are ready (all of them when final).
+ * Returns the number of records delivered. */
+uint64_t sp_perfev_read(struct sp_perfev *ev, const struct sp_perf_handler *h, int final);
+const struct sp_perfev_stats *sp_perfev_stats(const struct sp_perfev *ev);
+
+#endif

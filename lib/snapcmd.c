@@ -1,0 +1,584 @@
+/* snapcmd.c — `pcollect --snapshot`: where is every thread of a process
+ * right now, who holds the lock a thread waits for, and (with -n) a stream
+ * of repeated snapshots: the "poor man's profiler" of wall-clock time.
+ *
+ * snapshot.h stops, copies and detaches; unwind.h and symbols.h name the
+ * frames afterwards; locks.h tells what a blocked thread waits for.  This
+ * file parses the options and writes text, folded text or the stream. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "fold.h"
+#include "locks.h"
+#include "procmaps.h"
+#include "snapcmd.h"
+#include "snapshot.h"
+#include "stream.h"
+#include "symbols.h"
+#include "unwind.h"
+
+const char sp_snapshot_synopsis[] =
+	"usage: pcollect --snapshot [options] -p PID\n"
+	"Stop every thread of process PID for a moment (milliseconds), copy its registers\n"
+	"and stack, let it run again, then print each thread: tid, name, state, the system\n"
+	"call it is blocked in and its stack with file:line.  A thread waiting for a mutex\n"
+	"(or rwlock, or pthread_join) is shown with the thread that holds it and that\n"
+	"thread's stack; chains are followed and cycles reported as deadlocks.\n"
+	"\n"
+	"  -p, --pid=PID           the process (a thread id means its process)\n"
+	"  -t, --threads=REGEX     only threads whose name matches REGEX (extended)\n"
+	"  -n, --count=N           take N snapshots (default 1)\n"
+	"  -i, --interval=SECONDS  between snapshots (default 0.1)\n"
+	"      --format=FORMAT     text (default for one snapshot), folded, or stream (the\n"
+	"                          binary stream, default with -n > 1): one sample per\n"
+	"                          thread and snapshot, its state as a leaf frame such as\n"
+	"                          [futex wait], [disk wait] or [running]\n"
+	"  -o, --output=FILE       write to FILE instead of standard output\n"
+	"      --stack=BYTES       stack bytes copied per thread (default 262144; deeper\n"
+	"                          frames are read from the running process afterwards)\n"
+	"      --lines             file:line frames in folded and stream output\n"
+	"      --no-inline         do not show functions inlined by the compiler\n"
+	"  -v, --verbose           how long each thread was stopped\n"
+	"  -q, --quiet             no warnings\n"
+	"  -h, --help              show this help\n"
+	"\n"
+	"Needs ptrace access to PID (same user and kernel.yama.ptrace_scope 0, or root).\n"
+	"The target is always let go: on errors, on SIGINT/SIGTERM/SIGHUP, and even when\n"
+	"pcollect is killed (PTRACE_SEIZE never sends it a SIGSTOP).\n";
+
+enum fmt { F_DEFAULT, F_TEXT, F_FOLDED, F_STREAM };
+
+struct sopts {
+	int pid;
+	const char *threads, *output;
+	unsigned long count;
+	double interval;
+	enum fmt format;
+	unsigned long stack;
+	int lines, no_inline, verbose, quiet;
+};
+
+static volatile sig_atomic_t stop_sig;
+static void on_stop(int sig) { stop_sig = sig; }
+
+static int parse(struct sopts *o, int argc, char **argv)
+{
+	enum { O_SNAP = 256, O_FORMAT, O_STACK, O_LINES, O_NOINLINE };
+	static const struct option longopts[] = {
+		{ "snapshot", no_argument, NULL, O_SNAP },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "format", required_argument, NULL, O_FORMAT },
+		{ "output", required_argument, NULL, 'o' },
+		{ "stack", required_argument, NULL, O_STACK },
+		{ "lines", no_argument, NULL, O_LINES },
+		{ "no-inline", no_argument, NULL, O_NOINLINE },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *syn = sp_snapshot_synopsis;
+	unsigned long v;
+	char *end;
+	int ch;
+	opterr = 0;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+:p:t:n:i:o:vqh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case O_SNAP: break;
+		case 'p':
+			if (sp_opt_uint("--pid", optarg, &v) < 0 || v < 1 || v > 0x3fffffff)
+				return sp_usage_error(syn, "-p needs a process id, not '%s'", optarg), -1;
+			o->pid = (int)v;
+			break;
+		case 't': o->threads = optarg; break;
+		case 'n':
+			if (sp_opt_uint("--count", optarg, &v) < 0)
+				return -1;
+			if (v < 1)
+				return sp_usage_error(syn, "-n needs at least 1 snapshot"), -1;
+			o->count = v;
+			break;
+		case 'i':
+			errno = 0;
+			o->interval = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(o->interval >= 0) || !isfinite(o->interval))
+				return sp_usage_error(syn, "-i needs a number of seconds, not '%s'", optarg), -1;
+			break;
+		case O_FORMAT:
+			if (!strcmp(optarg, "text"))
+				o->format = F_TEXT;
+			else if (!strcmp(optarg, "folded"))
+				o->format = F_FOLDED;
+			else if (!strcmp(optarg, "stream"))
+				o->format = F_STREAM;
+			else
+				return sp_usage_error(syn, "--format must be text, folded or stream, not '%s'", optarg), -1;
+			break;
+		case 'o': o->output = optarg; break;
+		case O_STACK:
+			if (sp_opt_uint("--stack", optarg, &v) < 0)
+				return -1;
+			if (v < 512 || v > (64ul << 20))
+				return sp_usage_error(syn, "--stack must be between 512 bytes and 64 MiB, not %lu", v), -1;
+			o->stack = v;
+			break;
+		case O_LINES: o->lines = 1; break;
+		case O_NOINLINE: o->no_inline = 1; break;
+		case 'v': o->verbose = 1; break;
+		case 'q': o->quiet = 1; break;
+		case 'h': fputs(syn, stdout); return 1;
+		case ':': return sp_usage_error(syn, "option '%s' needs a value", argv[optind - 1]), -1;
+		default:
+			if (optopt)
+				return sp_usage_error(syn, "unknown option '-%c' (with --snapshot)", optopt), -1;
+			return sp_usage_error(syn, "unknown option '%s' (with --snapshot)", argv[optind - 1]), -1;
+		}
+	}
+	if (optind < argc)
+		return sp_usage_error(syn, "--snapshot takes a running process (-p PID), not a command ('%s')",
+				      argv[optind]), -1;
+	if (!o->pid)
+		return sp_usage_error(syn, "--snapshot needs -p PID"), -1;
+	return 0;
+}
+
+/* ---- one thread's stack ---- */
+
+#define MAX_PCS 512
+
+struct tstack {
+	uint32_t *frames; /* innermost first */
+	size_t n, cap;
+	int truncated;
+};
+
+struct snapctx {
+	struct sopts o;
+	struct sp_profile *p;  /* frames for the output */
+	struct sp_symbols *syms;
+	struct sp_maps *maps;
+	struct sp_unwind *u;
+	regex_t re;
+	int have_re;
+	FILE *out;
+	struct sp_sink *sink;   /* folded or stream */
+	struct sp_fold *fold;
+	struct sp_stream_writer *w;
+	uint32_t event;
+};
+
+static void unwind_thread(struct snapctx *c, const struct sp_snap_thread *t, struct tstack *ts)
+{
+	ts->n = 0;
+	ts->truncated = 0;
+	if (!t->have_regs)
+		return;
+	uint64_t pcs[MAX_PCS];
+	struct sp_unwind_result r =
+		sp_unwind_stack(c->u, t->tid, t->regs, t->stack, t->stack_len, SP_UNWIND_LIVE, pcs, MAX_PCS);
+	ts->truncated = r.truncated;
+	for (int i = 0; i < r.n; i++) {
+		const uint32_t *f;
+		size_t k = sp_symbols_user(c->syms, c->u, c->maps, c->o.pid, pcs[i], &f);
+		for (size_t j = 0; j < k; j++) {
+			if (ts->n == ts->cap) {
+				ts->cap = ts->cap ? 2 * ts->cap : 64;
+				ts->frames = sp_xrealloc(ts->frames, ts->cap * sizeof *ts->frames);
+			}
+			ts->frames[ts->n++] = f[j];
+		}
+	}
+}
+
+static const char *state_name(char s)
+{
+	switch (s) {
+	case 'R': return "running";
+	case 'S': return "sleeping";
+	case 'D': return "disk wait";
+	case 'T': return "stopped";
+	case 't': return "stopped by a debugger";
+	case 'Z': return "zombie";
+	case 'X': return "dead";
+	case 'I': return "idle";
+	default: return "state unknown";
+	}
+}
+
+/* The leaf pseudo-frame of a thread's state: "[futex wait]", "[running]". */
+static void state_frame(const struct sp_snap_thread *t, char *buf, size_t n)
+{
+	const char *sc = t->nr >= 0 ? sp_syscall_name(t->nr) : NULL;
+	if (t->state == 'R')
+		snprintf(buf, n, "[running]");
+	else if (t->state == 'D')
+		snprintf(buf, n, "[disk wait]");
+	else if (t->state == 'S' && sc)
+		snprintf(buf, n, "[%s wait]", sc);
+	else if (t->state == 'S' && t->nr >= 0)
+		snprintf(buf, n, "[syscall %ld wait]", t->nr);
+	else if (t->state == 'S')
+		snprintf(buf, n, "[sleeping]");
+	else
+		snprintf(buf, n, "[%s]", state_name(t->state));
+}
+
+static void print_syscall(FILE *f, const struct sp_snap_thread *t)
+{
+	const char *sc = sp_syscall_name(t->nr);
+	if (sc)
+		fprintf(f, "%s(", sc);
+	else
+		fprintf(f, "syscall %ld(", t->nr);
+	int nargs = t->nr == SYS_futex ? 4 : 6;
+	for (int i = 0; i < nargs; i++)
+		fprintf(f, "%s0x%llx", i ? ", " : "", (unsigned long long)t->args[i]);
+	fputc(')', f);
+}
+
+static void print_frames(struct snapctx *c, const struct tstack *ts, const char *indent)
+{
+	for (size_t i = 0; i < ts->n; i++) {
+		const struct sp_frame *fr = sp_frame_get(c->p, ts->frames[i]);
+		fprintf(c->out, "%s#%-2zu %s", indent, i, sp_str(c->p, fr->name));
+		if (fr->file)
+			fprintf(c->out, " at %s:%u", sp_str(c->p, fr->file), fr->line);
+		if (fr->kind == SP_KIND_INLINED)
+			fputs(" (inlined)", c->out);
+		if (fr->module) {
+			const char *m = sp_str(c->p, fr->module), *b = strrchr(m, '/');
+			fprintf(c->out, " [%s]", b ? b + 1 : m);
+		}
+		fputc('\n', c->out);
+	}
+	if (!ts->n)
+		fprintf(c->out, "%s(no user stack)\n", indent);
+	else if (ts->truncated)
+		fprintf(c->out, "%s(unwinding stopped here)\n", indent);
+}
+
+static void print_wait(struct snapctx *c, const struct sp_snap *s, const struct sp_lock_wait *w, size_t i,
+		       const char *indent)
+{
+	fprintf(c->out, "%swaits for %s 0x%llx", indent, sp_lock_kind_name(w[i].kind), (unsigned long long)w[i].addr);
+	if (w[i].kind == SP_LOCK_JOIN && w[i].owner)
+		fprintf(c->out, ": thread %d (%s) to exit", w[i].owner, s->t[w[i].owner_index].name);
+	else if (w[i].owner)
+		fprintf(c->out, " held by %d (%s)", w[i].owner, s->t[w[i].owner_index].name);
+	else if (w[i].why[0])
+		fprintf(c->out, ": %s", w[i].why);
+}
+
+static void thread_head(struct snapctx *c, const struct sp_snap_thread *t)
+{
+	fprintf(c->out, "%d (%s) %s", t->tid, t->name, state_name(t->state));
+	if (t->state != 'R' && t->nr >= 0) {
+		fputs(" in ", c->out);
+		print_syscall(c->out, t);
+	}
+	if (c->o.verbose)
+		fprintf(c->out, ", stopped %.3f ms", (double)t->stopped_ns / 1e6);
+}
+
+static void text_snapshot(struct snapctx *c, const struct sp_snap *s, const int *keep, struct tstack *ts,
+			  const struct sp_lock_wait *w, const int *cycle, int ncyc)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < s->n; i++)
+		kept += keep[i];
+	char when[64] = "";
+	time_t now = time(NULL);
+	struct tm tm;
+	if (localtime_r(&now, &tm))
+		strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+	fprintf(c->out, "process %d (%s): %zu thread%s", s->pid, s->n ? s->t[0].name : "?", s->n,
+		s->n == 1 ? "" : "s");
+	if (kept != s->n)
+		fprintf(c->out, ", %zu shown", kept);
+	fprintf(c->out, ", stopped for %.2f ms at %s\n", (double)s->window_ns / 1e6, when);
+	for (int k = 1; k <= ncyc; k++) {
+		size_t first = 0, len = 0;
+		for (size_t i = 0; i < s->n; i++)
+			if (cycle[i] == k) {
+				if (!len)
+					first = i;
+				len++;
+			}
+		fprintf(c->out, "DEADLOCK: %zu threads wait for each other:", len);
+		size_t j = first;
+		do {
+			fprintf(c->out, " %d (%s) waits for %s 0x%llx held by", s->t[j].tid, s->t[j].name,
+				sp_lock_kind_name(w[j].kind), (unsigned long long)w[j].addr);
+			j = (size_t)w[j].owner_index;
+		} while (j != first);
+		fprintf(c->out, " %d (%s)\n", s->t[first].tid, s->t[first].name);
+	}
+	char *seen = sp_xcalloc(s->n ? s->n : 1, 1);
+	for (size_t i = 0; i < s->n; i++) {
+		if (!keep[i])
+			continue;
+		fputc('\n', c->out);
+		fputs("thread ", c->out);
+		thread_head(c, &s->t[i]);
+		fputc('\n', c->out);
+		print_frames(c, &ts[i], "    ");
+		if (w[i].kind == SP_LOCK_NONE)
+			continue;
+		/* The chain of owners: each one's stack right below. */
+		print_wait(c, s, w, i, "  ");
+		fputc('\n', c->out);
+		for (size_t k = 0; k < s->n; k++)
+			seen[k] = 0;
+		seen[i] = 1;
+		size_t j = i;
+		while (w[j].owner_index >= 0) {
+			size_t o = (size_t)w[j].owner_index;
+			if (seen[o]) {
+				fprintf(c->out, "  ... and %d (%s) is already in this chain: DEADLOCK\n", s->t[o].tid,
+					s->t[o].name);
+				break;
+			}
+			seen[o] = 1;
+			fputs("  owner ", c->out);
+			thread_head(c, &s->t[o]);
+			fputs(":\n", c->out);
+			print_frames(c, &ts[o], "      ");
+			if (w[o].kind == SP_LOCK_NONE)
+				break;
+			fputs("  which ", c->out);
+			print_wait(c, s, w, o, "");
+			fputc('\n', c->out);
+			j = o;
+		}
+	}
+	free(seen);
+	if (s->gone)
+		fprintf(c->out, "\n(%zu thread%s exited while being stopped)\n", s->gone, s->gone == 1 ? "" : "s");
+}
+
+static int sample_snapshot(struct snapctx *c, const struct sp_snap *s, const int *keep, struct tstack *ts,
+			   struct sp_err *err)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		if (!keep[i])
+			continue;
+		const struct sp_snap_thread *t = &s->t[i];
+		uint32_t node = 0;
+		for (size_t k = ts[i].n; k-- > 0;)
+			node = sp_node_intern(c->p, node, ts[i].frames[k]);
+		char leaf[64];
+		state_frame(t, leaf, sizeof leaf);
+		node = sp_node_intern(c->p, node, sp_frame_named(c->p, leaf, strlen(leaf), SP_KIND_SYNTHETIC));
+		struct sp_sample smp;
+		memset(&smp, 0, sizeof smp);
+		smp.stack = node;
+		smp.thread = sp_thread_intern(c->p, s->pid, t->tid, sp_str_intern(c->p, t->name, strlen(t->name)));
+		smp.event = c->event;
+		smp.time = s->time;
+		smp.values[0] = 1;
+		if (c->sink->sample(c->sink, c->p, &smp, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int one_snapshot(struct snapctx *c, struct sp_err *err)
+{
+	/* The process's files, reported to libdwfl before anything stops. */
+	sp_maps_clear(c->maps);
+	if (sp_maps_load(c->maps, c->o.pid, 1, err) < 0)
+		return -1;
+	sp_unwind_sync(c->u, c->maps);
+	struct sp_snap s;
+	if (sp_snap_take(c->o.pid, c->o.stack ? c->o.stack : 262144, &s, err) < 0)
+		return -1;
+	struct tstack *ts = sp_xcalloc(s.n ? s.n : 1, sizeof *ts);
+	struct sp_lock_wait *w = sp_xcalloc(s.n ? s.n : 1, sizeof *w);
+	int *keep = sp_xcalloc(s.n ? s.n : 1, sizeof *keep), *cycle = sp_xcalloc(s.n ? s.n : 1, sizeof *cycle);
+	const char **names = NULL;
+	size_t capnames = 0;
+	for (size_t i = 0; i < s.n; i++) {
+		unwind_thread(c, &s.t[i], &ts[i]);
+		keep[i] = !c->have_re || !regexec(&c->re, s.t[i].name, 0, NULL, 0);
+		if (ts[i].n > capnames) {
+			capnames = ts[i].n;
+			names = sp_xrealloc(names, capnames * sizeof *names);
+		}
+		for (size_t k = 0; k < ts[i].n; k++)
+			names[k] = sp_str(c->p, sp_frame_get(c->p, ts[i].frames[k])->name);
+		sp_lock_classify(&s, i, names, ts[i].n, &w[i]);
+	}
+	int ncyc = sp_lock_cycles(w, s.n, cycle);
+	int rc = 0;
+	if (c->o.format == F_TEXT)
+		text_snapshot(c, &s, keep, ts, w, cycle, ncyc);
+	else
+		rc = sample_snapshot(c, &s, keep, ts, err);
+	if (c->o.verbose && c->o.format != F_TEXT) {
+		uint64_t mx = 0;
+		for (size_t i = 0; i < s.n; i++)
+			mx = s.t[i].stopped_ns > mx ? s.t[i].stopped_ns : mx;
+		fprintf(stderr, "%s: snapshot of %zu threads: stopped for %.3f ms (longest thread %.3f ms)\n", sp_prog,
+			s.n, (double)s.window_ns / 1e6, (double)mx / 1e6);
+	}
+	for (size_t i = 0; i < s.n; i++)
+		free(ts[i].frames);
+	free(ts);
+	free(w);
+	free(keep);
+	free(cycle);
+	free(names);
+	sp_snap_free(&s);
+	return rc;
+}
+
+static int thread_group(int tid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/%d/status", tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return tid;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *t = strstr(buf, "\nTgid:");
+	return t ? atoi(t + 6) : tid;
+}
+
+int sp_snapshot_main(int argc, char **argv)
+{
+	struct snapctx c;
+	memset(&c, 0, sizeof c);
+	c.o.count = 1;
+	c.o.interval = 0.1;
+	int prc = parse(&c.o, argc, argv);
+	if (prc)
+		return prc > 0 ? SP_EXIT_OK : SP_EXIT_ERROR;
+	if (c.o.format == F_DEFAULT)
+		c.o.format = c.o.count > 1 ? F_STREAM : F_TEXT;
+	if (c.o.threads) {
+		int rc = regcomp(&c.re, c.o.threads, REG_EXTENDED | REG_NOSUB);
+		if (rc) {
+			char msg[256];
+			regerror(rc, &c.re, msg, sizeof msg);
+			return sp_usage_error(sp_snapshot_synopsis, "-t '%s': %s", c.o.threads, msg);
+		}
+		c.have_re = 1;
+	}
+	if (kill(c.o.pid, 0) < 0 && errno == ESRCH) {
+		sp_error("no process %d", c.o.pid);
+		return SP_EXIT_ERROR;
+	}
+	c.o.pid = thread_group(c.o.pid);
+	c.out = stdout;
+	if (c.o.output && !(c.out = fopen(c.o.output, "w"))) {
+		sp_error("%s: %s", c.o.output, strerror(errno));
+		return SP_EXIT_ERROR;
+	}
+	if (c.o.format == F_STREAM && sp_check_binary_stdout(c.out) < 0)
+		return SP_EXIT_ERROR;
+	c.p = sp_profile_new();
+	static const char *const values[] = { "samples" };
+	sp_profile_set_values(c.p, 1, values);
+	sp_meta_add(c.p, "source", "pcollect --snapshot");
+	sp_meta_add(c.p, "event", "snapshot");
+	char buf[64];
+	snprintf(buf, sizeof buf, "%d", c.o.pid);
+	sp_meta_add(c.p, "pid", buf);
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)llround(c.o.interval * 1e9));
+	sp_meta_add(c.p, "interval-ns", buf);
+	c.event = sp_str_intern(c.p, "snapshot", 8);
+	struct sp_symbols_opts so = { c.o.format == F_TEXT || c.o.lines, c.o.no_inline };
+	c.syms = sp_symbols_new(c.p, &so);
+	c.maps = sp_maps_new();
+	c.u = sp_unwind_new(c.o.pid, c.syms);
+	struct sp_fold_opts fo = { SP_LABEL_COMM, 1, 1, NULL };
+	if (c.o.format == F_STREAM) {
+		c.w = sp_stream_writer_new(c.out, c.p);
+		c.sink = sp_stream_writer_sink(c.w);
+	} else if (c.o.format == F_FOLDED) {
+		c.fold = sp_fold_new(c.p, &fo);
+		c.sink = sp_fold_sink(c.fold);
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop;
+	struct sigaction old[3];
+	int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &sa, &old[i]);
+
+	struct sp_err err;
+	memset(&err, 0, sizeof err);
+	int rc = 0;
+	unsigned long done = 0;
+	for (; done < c.o.count && !stop_sig; done++) {
+		if (done && c.o.interval > 0) {
+			struct timespec d = { (time_t)c.o.interval,
+					      (long)((c.o.interval - floor(c.o.interval)) * 1e9) };
+			while (nanosleep(&d, &d) < 0 && errno == EINTR && !stop_sig)
+				;
+			if (stop_sig)
+				break;
+		}
+		if (one_snapshot(&c, &err) < 0) {
+			/* The process ended between snapshots: keep what we have. */
+			if (done && kill(c.o.pid, 0) < 0 && errno == ESRCH) {
+				if (!c.o.quiet)
+					fprintf(stderr, "%s: process %d exited after %lu snapshots\n", sp_prog, c.o.pid,
+						done);
+				break;
+			}
+			rc = -1;
+			break;
+		}
+		if (c.o.format == F_TEXT && done + 1 < c.o.count)
+			fputc('\n', c.out);
+		if (c.o.format == F_TEXT)
+			fflush(c.out);
+	}
+	/* pcollect's own signals restored: a second ^C ends it at once. */
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &old[i], NULL);
+	if (rc < 0)
+		sp_error_e(&err);
+	struct sp_err werr;
+	memset(&werr, 0, sizeof werr);
+	int wrc = 0;
+	if (c.w)
+		wrc = sp_stream_writer_finish(c.w, &werr);
+	else if (c.fold)
+		wrc = sp_fold_write(c.fold, c.out, &werr);
+	if (wrc < 0)
+		sp_error_e(&werr);
+	if (c.o.verbose && done != c.o.count && !rc)
+		fprintf(stderr, "%s: %lu of %lu snapshots taken\n", sp_prog, done, c.o.count);
+	if (c.out != stdout && fclose(c.out) != 0) {
+		sp_error("%s: %s", c.o.output, strerror(errno));
+		wrc = -1;
+	}
+	sp_stream_writer_free(c.w);
+	if (c.fold)
+		sp_fold_free(c.fold);
+	sp_unwind_free(c.u);
+	sp_maps_free(c.maps);
+	sp_symbols_free(c.syms);
+	sp_profile_free(c.p);
+	if (c.have_re)
+		regfree(&c.re);
+	return rc < 0 || wrc < 0 ? SP_EXIT_ERROR : SP_EXIT_OK;
+}

@@ -1,0 +1,412 @@
+/* snapshot.c — stop, copy, detach (see snapshot.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "procmaps.h"
+#include "snapshot.h"
+
+/* ---- the seized threads, visible to the signal handler ---- */
+
+static int *g_tids;                 /* seized tids */
+static volatile sig_atomic_t g_n;   /* how many of g_tids are seized */
+static const int g_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
+#define NSIGS (sizeof g_sigs / sizeof g_sigs[0])
+static struct sigaction g_old[NSIGS];
+
+static void on_fatal(int sig)
+{
+	/* Async-signal-safe: raw syscalls only.  A thread not yet in its
+	 * ptrace stop refuses the detach; the kernel detaches it when we
+	 * die, and with PTRACE_SEIZE it was never sent a SIGSTOP. */
+	for (sig_atomic_t i = 0; i < g_n; i++)
+		syscall(SYS_ptrace, PTRACE_DETACH, g_tids[i], 0, 0);
+	g_n = 0;
+	/* SA_RESETHAND restored the default action; SA_NODEFER lets it land. */
+	raise(sig);
+}
+
+static void guard_on(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_fatal;
+	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+	sigfillset(&sa.sa_mask);
+	for (size_t i = 0; i < NSIGS; i++)
+		sigaction(g_sigs[i], &sa, &g_old[i]);
+}
+
+static void guard_off(void)
+{
+	for (size_t i = 0; i < NSIGS; i++)
+		sigaction(g_sigs[i], &g_old[i], NULL);
+}
+
+/* ---- /proc ---- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int read_small(const char *path, char *buf, size_t n)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	size_t got = fread(buf, 1, n - 1, f);
+	fclose(f);
+	buf[got] = 0;
+	return (int)got;
+}
+
+static void thread_info(int pid, struct sp_snap_thread *t)
+{
+	char path[96], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/comm", pid, t->tid);
+	if (read_small(path, buf, sizeof buf) > 0) {
+		buf[strcspn(buf, "\n")] = 0;
+		buf[sizeof t->name - 1] = 0;
+		memcpy(t->name, buf, strlen(buf) + 1);
+	}
+	t->state = '?';
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", pid, t->tid);
+	if (read_small(path, buf, sizeof buf) > 0) {
+		char *p = strrchr(buf, ')');
+		if (p && p[1] == ' ' && p[2])
+			t->state = p[2];
+	}
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The tids of pid, sorted.  Returns the count, -1 when the process is gone. */
+static long list_tasks(int pid, int **out, size_t *cap)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return -1;
+	size_t n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char *end;
+		long tid = strtol(e->d_name, &end, 10);
+		if (*end || tid <= 0)
+			continue;
+		if (n == *cap) {
+			*cap = *cap ? 2 * *cap : 64;
+			*out = sp_xrealloc(*out, *cap * sizeof **out);
+		}
+		(*out)[n++] = (int)tid;
+	}
+	closedir(d);
+	sp_sort(*out, n, sizeof **out, cmp_int);
+	return (long)n;
+}
+
+static void no_ptrace(int pid, int e, struct sp_err *err)
+{
+	char buf[4096], path[64];
+	snprintf(path, sizeof path, "/proc/%d/status", pid);
+	if (read_small(path, buf, sizeof buf) > 0) {
+		char *tp = strstr(buf, "TracerPid:");
+		int tracer = tp ? atoi(tp + 10) : 0;
+		if (tracer) {
+			char comm[64] = "";
+			snprintf(path, sizeof path, "/proc/%d/comm", tracer);
+			if (read_small(path, comm, sizeof comm) > 0)
+				comm[strcspn(comm, "\n")] = 0;
+			sp_err_set(err, "cannot attach to process %d: it is already being traced by process %d (%s); "
+					"a process has one tracer at a time", pid, tracer, comm[0] ? comm : "?");
+			return;
+		}
+	}
+	if (e != EPERM) {
+		sp_err_set(err, "cannot attach to process %d: %s", pid, strerror(e));
+		return;
+	}
+	int scope = -1;
+	if (read_small("/proc/sys/kernel/yama/ptrace_scope", buf, sizeof buf) > 0)
+		scope = atoi(buf);
+	const char *why = scope == 1   ? "kernel.yama.ptrace_scope is 1: only a process's ancestors may trace it "
+					 "unless you have CAP_SYS_PTRACE (run as root, or `sysctl kernel.yama.ptrace_scope=0`)"
+			  : scope == 2 ? "kernel.yama.ptrace_scope is 2: only processes with CAP_SYS_PTRACE may trace "
+					 "(run as root)"
+			  : scope == 3 ? "kernel.yama.ptrace_scope is 3: ptrace is disabled until the next boot"
+				       : "it belongs to another user or is not dumpable; run as its user, or as root "
+					 "(CAP_SYS_PTRACE)";
+	sp_err_set(err, "cannot attach to process %d: the kernel does not allow tracing it (%s)", pid, why);
+}
+
+/* ---- the snapshot ---- */
+
+static void dwarf_regs(const struct user_regs_struct *r, uint64_t *d)
+{
+	d[0] = r->rax, d[1] = r->rdx, d[2] = r->rcx, d[3] = r->rbx;
+	d[4] = r->rsi, d[5] = r->rdi, d[6] = r->rbp, d[7] = r->rsp;
+	d[8] = r->r8, d[9] = r->r9, d[10] = r->r10, d[11] = r->r11;
+	d[12] = r->r12, d[13] = r->r13, d[14] = r->r14, d[15] = r->r15;
+	d[16] = r->rip;
+}
+
+static size_t vm_read(int pid, uint64_t addr, void *buf, size_t n)
+{
+	struct iovec l = { buf, n }, r = { (void *)(uintptr_t)addr, n };
+	ssize_t got = process_vm_readv(pid, &l, 1, &r, 1, 0);
+	return got > 0 ? (size_t)got : 0;
+}
+
+struct seized {
+	int tid;
+	int stopped;   /* in a ptrace stop we waited for */
+	int sig;       /* a signal its stop intercepted: given back at detach */
+	uint64_t t_int, t_det;
+};
+
+int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *err)
+{
+	memset(s, 0, sizeof *s);
+	s->pid = pid;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d", pid);
+	if (access(path, F_OK) < 0)
+		return sp_err_set(err, "no process %d", pid);
+	/* Before anything stops: the memory map (for the stack bounds). */
+	struct sp_maps *maps = sp_maps_new();
+	struct sp_err merr = { 0 };
+	if (sp_maps_load(maps, pid, 0, &merr) < 0) {
+		sp_maps_free(maps);
+		return sp_err_set(err, "cannot read the memory map of process %d: %s", pid, merr.msg);
+	}
+	int *tids = NULL;
+	size_t captids = 0;
+	struct seized *sz = NULL;
+	size_t nsz = 0, capsz = 0;
+	int rc = 0;
+
+	/* Names and states before anything stops (a stopped thread shows 't'). */
+	long npre = list_tasks(pid, &tids, &captids);
+	if (npre < 0) {
+		sp_maps_free(maps);
+		return sp_err_set(err, "no process %d", pid);
+	}
+	struct sp_snap_thread *pre = sp_xcalloc((size_t)npre + 1, sizeof *pre);
+	for (long i = 0; i < npre; i++) {
+		pre[i].tid = tids[i];
+		thread_info(pid, &pre[i]);
+	}
+	/* Room for the handler's list, grown before it is published. */
+	size_t capg = 256;
+	g_tids = sp_xmalloc(capg * sizeof *g_tids);
+	g_n = 0;
+	guard_on();
+	uint64_t t0 = now_ns();
+	/* Seize and interrupt every thread; threads created meanwhile show up
+	 * in the next listing (a stopped thread creates none). */
+	for (int round = 0; round < 10; round++) {
+		long nt = list_tasks(pid, &tids, &captids);
+		if (nt < 0) {
+			rc = sp_err_set(err, "process %d exited", pid);
+			goto detach;
+		}
+		size_t added = 0;
+		for (long i = 0; i < nt; i++) {
+			int known = 0;
+			for (size_t j = 0; j < nsz && !known; j++)
+				known = sz[j].tid == tids[i];
+			if (known)
+				continue;
+			if (ptrace(PTRACE_SEIZE, tids[i], 0, 0) < 0) {
+				int e = errno;
+				if (e == ESRCH)
+					continue; /* exited meanwhile */
+				if (!nsz) {
+					no_ptrace(pid, e, err);
+					rc = -1;
+					goto detach;
+				}
+				continue;
+			}
+			if (nsz == capsz) {
+				capsz = capsz ? 2 * capsz : 64;
+				sz = sp_xrealloc(sz, capsz * sizeof *sz);
+			}
+			if (nsz == capg) {
+				/* Publish a bigger list: block the guarded signals while
+				 * the pointer changes. */
+				sigset_t all, old;
+				sigfillset(&all);
+				sigprocmask(SIG_BLOCK, &all, &old);
+				int *ng = sp_xmalloc(2 * capg * sizeof *ng);
+				memcpy(ng, g_tids, nsz * sizeof *ng);
+				free(g_tids);
+				g_tids = ng;
+				capg *= 2;
+				sigprocmask(SIG_SETMASK, &old, NULL);
+			}
+			g_tids[nsz] = tids[i];
+			g_n = (sig_atomic_t)(nsz + 1);
+			sz[nsz] = (struct seized){ tids[i], 0, 0, now_ns(), 0 };
+			nsz++;
+			ptrace(PTRACE_INTERRUPT, tids[i], 0, 0);
+			added++;
+		}
+		if (!added && round)
+			break;
+	}
+	for (size_t i = 0; i < nsz; i++) {
+		int st;
+		for (;;) {
+			pid_t w = waitpid(sz[i].tid, &st, __WALL);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w != sz[i].tid || WIFEXITED(st) || WIFSIGNALED(st)) {
+				s->gone++;
+				break;
+			}
+			if (WIFSTOPPED(st)) {
+				int event = st >> 16;
+				if (event != PTRACE_EVENT_STOP && WSTOPSIG(st) != SIGTRAP) {
+					/* A signal-delivery stop came first: keep the signal
+					 * for the detach; registers are readable here. */
+					sz[i].sig = WSTOPSIG(st);
+				}
+				sz[i].stopped = 1;
+				break;
+			}
+		}
+	}
+	s->time = now_ns();
+	/* Everything is stopped: copy. */
+	s->t = sp_xcalloc(nsz ? nsz : 1, sizeof *s->t);
+	for (size_t i = 0; i < nsz; i++) {
+		if (!sz[i].stopped)
+			continue;
+		struct sp_snap_thread *t = &s->t[s->n++];
+		t->tid = sz[i].tid;
+		t->nr = -1;
+		struct user_regs_struct r;
+		if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
+			continue;
+		t->have_regs = 1;
+		dwarf_regs(&r, t->regs);
+		if ((long)r.orig_rax >= 0) {
+			t->nr = (long)r.orig_rax;
+			t->args[0] = r.rdi, t->args[1] = r.rsi, t->args[2] = r.rdx;
+			t->args[3] = r.r10, t->args[4] = r.r8, t->args[5] = r.r9;
+		}
+		uint64_t sp = r.rsp;
+		const struct sp_map *m = sp_maps_find(maps, sp);
+		size_t want = m ? (size_t)(m->end - sp) : 4096;
+		if (want > stack_max)
+			want = stack_max;
+		t->stack = sp_xmalloc(want ? want : 1);
+		t->stack_len = vm_read(pid, sp, t->stack, want);
+		if (t->nr == SYS_futex && t->args[0] >= 32) {
+			size_t lo = vm_read(pid, t->args[0] - 32, t->lock, 32);
+			size_t hi = vm_read(pid, t->args[0], t->lock + 32, 32);
+			t->have_lock = (lo == 32 ? 1 : 0) | (hi == 32 ? 2 : 0);
+		}
+	}
+detach:
+	for (size_t i = 0; i < nsz; i++) {
+		ptrace(PTRACE_DETACH, sz[i].tid, 0, (void *)(uintptr_t)sz[i].sig);
+		sz[i].t_det = now_ns();
+	}
+	g_n = 0;
+	guard_off();
+	free(g_tids);
+	g_tids = NULL;
+	if (nsz)
+		s->window_ns = sz[nsz - 1].t_det - t0;
+	if (rc == 0) {
+		/* Names and states as /proc showed them just before the stop (a
+		 * thread found later: as it shows now). */
+		for (size_t i = 0; i < s->n; i++) {
+			struct sp_snap_thread *t = &s->t[i];
+			size_t j = 0;
+			while (j < (size_t)npre && pre[j].tid != t->tid)
+				j++;
+			if (j < (size_t)npre) {
+				memcpy(t->name, pre[j].name, sizeof t->name);
+				t->state = pre[j].state;
+			} else {
+				thread_info(pid, t);
+			}
+			for (j = 0; j < nsz; j++)
+				if (sz[j].tid == t->tid)
+					t->stopped_ns = sz[j].t_det - sz[j].t_int;
+		}
+		/* The main thread first, then by tid (seized in tid order). */
+		for (size_t i = 0; i < s->n; i++)
+			if (s->t[i].tid == pid && i) {
+				struct sp_snap_thread m = s->t[i];
+				memmove(s->t + 1, s->t, i * sizeof *s->t);
+				s->t[0] = m;
+			}
+	} else {
+		sp_snap_free(s);
+	}
+	free(pre);
+	free(sz);
+	free(tids);
+	sp_maps_free(maps);
+	return rc;
+}
+
+void sp_snap_free(struct sp_snap *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->t[i].stack);
+	free(s->t);
+	s->t = NULL;
+	s->n = 0;
+}
+
+/* ---- x86-64 system call names (the ones a thread is usually found in) ---- */
+
+static const struct {
+	short nr;
+	const char *name;
+} syscalls[] = {
+	{ 0, "read" }, { 1, "write" }, { 2, "open" }, { 3, "close" }, { 7, "poll" }, { 9, "mmap" },
+	{ 10, "mprotect" }, { 11, "munmap" }, { 12, "brk" }, { 16, "ioctl" }, { 17, "pread64" },
+	{ 18, "pwrite64" }, { 19, "readv" }, { 20, "writev" }, { 23, "select" }, { 24, "sched_yield" },
+	{ 28, "madvise" }, { 34, "pause" }, { 35, "nanosleep" }, { 40, "sendfile" }, { 42, "connect" },
+	{ 43, "accept" }, { 44, "sendto" }, { 45, "recvfrom" }, { 46, "sendmsg" }, { 47, "recvmsg" },
+	{ 56, "clone" }, { 59, "execve" }, { 60, "exit" }, { 61, "wait4" }, { 62, "kill" }, { 64, "semget" },
+	{ 65, "semop" }, { 69, "msgsnd" }, { 70, "msgrcv" }, { 72, "fcntl" }, { 73, "flock" }, { 74, "fsync" },
+	{ 75, "fdatasync" }, { 101, "ptrace" }, { 128, "rt_sigtimedwait" }, { 130, "rt_sigsuspend" },
+	{ 202, "futex" }, { 208, "io_getevents" }, { 220, "semtimedop" }, { 230, "clock_nanosleep" },
+	{ 231, "exit_group" }, { 232, "epoll_wait" }, { 247, "waitid" }, { 257, "openat" }, { 270, "pselect6" },
+	{ 271, "ppoll" }, { 275, "splice" }, { 281, "epoll_pwait" }, { 288, "accept4" }, { 299, "recvmmsg" },
+	{ 307, "sendmmsg" }, { 318, "getrandom" }, { 426, "io_uring_enter" }, { 441, "epoll_pwait2" },
+	{ 449, "futex_waitv" },
+};
+
+const char *sp_syscall_name(long nr)
+{
+	for (size_t i = 0; i < sizeof syscalls / sizeof syscalls[0]; i++)
+		if (syscalls[i].nr == nr)
+			return syscalls[i].name;
+	return NULL;
+}

@@ -1,0 +1,58 @@
+/* snapshot.h — where is every thread of a process right now: stop all its
+ * threads at once with ptrace (PTRACE_SEIZE + PTRACE_INTERRUPT, so no
+ * SIGSTOP is ever queued and the kernel resumes the target even if we are
+ * killed), copy each thread's registers, the top of its stack and the
+ * words around the futex it sleeps on, detach, and only then let the
+ * caller unwind and symbolise the copies (unwind.h, symbols.h) at leisure.
+ *
+ * While threads are stopped, fatal and terminating signals to this process
+ * detach them first (an async-signal-safe handler), then take their
+ * default action.
+ */
+#ifndef SP_SNAPSHOT_H
+#define SP_SNAPSHOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "unwind.h"
+#include "util.h"
+
+#define SP_SNAP_LOCKBYTES 64 /* copied around a futex address: [addr-32, addr+32) */
+
+struct sp_snap_thread {
+	int tid;
+	char name[32];   /* /proc/PID/task/TID/comm */
+	char state;      /* /proc/.../stat before the stop: R S D T t Z X I, '?' */
+	long nr;         /* system call blocked in (while stopped), -1 none/running */
+	uint64_t args[6];
+	int have_regs;
+	uint64_t regs[SP_NREGS];
+	uint8_t *stack;  /* copy of [regs[SP], +stack_len) */
+	size_t stack_len;
+	int have_lock;   /* lock[] holds [args[0]-32, args[0]+32) of a futex call */
+	uint8_t lock[SP_SNAP_LOCKBYTES];
+	uint64_t stopped_ns; /* how long this thread was stopped */
+};
+
+struct sp_snap {
+	int pid;
+	struct sp_snap_thread *t; /* main thread first, then by tid */
+	size_t n;
+	uint64_t time;        /* CLOCK_MONOTONIC ns at the stop */
+	uint64_t window_ns;   /* first interrupt to last detach */
+	size_t gone;          /* threads that exited while being stopped */
+};
+
+/* Take one snapshot of process pid, copying at most stack_max bytes of
+ * each stack.  Returns 0, or -1 with err set (one sentence, e.g. why
+ * ptrace is not allowed).  Every thread seized is detached before this
+ * returns, on every path. */
+int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *err);
+void sp_snap_free(struct sp_snap *s);
+
+/* The name of x86-64 system call nr ("futex"), or NULL when not in the
+ * table. */
+const char *sp_syscall_name(long nr);
+
+#endif

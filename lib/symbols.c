@@ -1,0 +1,711 @@
+/* symbols.c — module cache, symbol/inline/line look-up, JIT maps, kallsyms. */
+#include "symbols.h"
+
+#include <dlfcn.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "unwind.h"
+
+struct seg {
+	uint64_t vaddr, offset, filesz;
+};
+
+struct sp_modfile {
+	uint64_t key;
+	char *name;   /* the mapped path */
+	char *path;   /* what opens it */
+	int fd;       /* -1: unusable (not ELF, cannot open) */
+	struct seg *segs;
+	size_t nsegs;
+	uint32_t module; /* string id of name */
+	struct sp_u64map memo; /* file address -> entry index + 1 */
+};
+
+struct entry {
+	uint32_t off, n; /* frames in the pool */
+};
+
+struct ksym {
+	uint64_t addr;
+	uint32_t name, len; /* in kbuf: names are interned when first sampled */
+};
+
+struct jitsym {
+	uint64_t start, end;
+	uint32_t frame;
+	uint32_t ord; /* line number: of two entries at one address the later wins */
+};
+
+struct jitmap {
+	int pid;
+	struct jitsym *v;
+	size_t n;
+	off_t size;
+	struct timespec mtime;
+	uint64_t checked_ns;
+};
+
+struct sp_symbols {
+	struct sp_profile *p;
+	struct sp_symbols_opts o;
+	struct sp_modfile **files;
+	size_t nfiles, capfiles;
+	struct sp_u64map filemap; /* key -> index + 1 */
+	struct entry *ent;
+	size_t nent, capent;
+	uint32_t *pool;
+	size_t npool, cappool;
+	uint32_t one; /* a frame returned without the memo */
+	/* kernel */
+	int kloaded, khidden;
+	struct ksym *ksyms;
+	size_t nksyms;
+	char *kbuf;
+	uint32_t kmodule;
+	struct sp_u64map kmemo;
+	/* JIT maps, one per process that has one */
+	struct jitmap *jits;
+	size_t njits;
+	/* the vdso image, as a file */
+	int vdso_fd, vdso_tried;
+	/* demangler */
+	void *cxxlib;
+	char *(*demangle)(const char *, char *, size_t *, int *);
+	int demangle_tried;
+	uint32_t unknown_name;
+};
+
+struct sp_symbols *sp_symbols_new(struct sp_profile *p, const struct sp_symbols_opts *o)
+{
+	struct sp_symbols *s = sp_xcalloc(1, sizeof *s);
+	s->p = p;
+	if (o)
+		s->o = *o;
+	sp_u64map_init(&s->filemap);
+	sp_u64map_init(&s->kmemo);
+	s->vdso_fd = -1;
+	s->unknown_name = sp_str_intern(p, "[unknown]", 9);
+	elf_version(EV_CURRENT);
+	return s;
+}
+
+void sp_symbols_free(struct sp_symbols *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nfiles; i++) {
+		struct sp_modfile *f = s->files[i];
+		if (f->fd >= 0)
+			close(f->fd);
+		free(f->name);
+		free(f->path);
+		free(f->segs);
+		sp_u64map_release(&f->memo);
+		free(f);
+	}
+	free(s->files);
+	sp_u64map_release(&s->filemap);
+	sp_u64map_release(&s->kmemo);
+	free(s->ent);
+	free(s->pool);
+	free(s->ksyms);
+	free(s->kbuf);
+	for (size_t i = 0; i < s->njits; i++)
+		free(s->jits[i].v);
+	free(s->jits);
+	if (s->vdso_fd >= 0)
+		close(s->vdso_fd);
+	if (s->cxxlib)
+		dlclose(s->cxxlib);
+	free(s);
+}
+
+/* ---- the module cache ---- */
+
+const char *sp_modfile_name(const struct sp_modfile *f) { return f->name; }
+int sp_modfile_fd(const struct sp_modfile *f) { return f->fd; }
+const char *sp_modfile_path(const struct sp_modfile *f) { return f->path; }
+
+int sp_modfile_bias(const struct sp_modfile *f, const struct sp_map *m, uint64_t *bias)
+{
+	for (size_t i = 0; i < f->nsegs; i++) {
+		const struct seg *g = &f->segs[i];
+		uint64_t off0 = g->offset & ~(uint64_t)0xfff;
+		if (m->pgoff >= off0 && m->pgoff < g->offset + (g->filesz ? g->filesz : 1)) {
+			/* start maps file offset pgoff, which the segment puts at
+			 * vaddr + (pgoff - offset). */
+			*bias = m->start - m->pgoff - g->vaddr + g->offset;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* The vdso is the same image in every process: write ours to a memfd so
+ * that libdwfl can read it like a file. */
+static int vdso_fd(struct sp_symbols *s)
+{
+	if (s->vdso_tried)
+		return s->vdso_fd;
+	s->vdso_tried = 1;
+	uintptr_t base = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+	if (!base)
+		return -1;
+	FILE *f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return -1;
+	char line[512];
+	uint64_t lo, hi, size = 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64, &lo, &hi) == 2 && lo == base) {
+			size = hi - lo;
+			break;
+		}
+	fclose(f);
+	if (!size)
+		return -1;
+	int fd = memfd_create("vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (write(fd, (const void *)base, size) != (ssize_t)size) {
+		close(fd);
+		return -1;
+	}
+	return s->vdso_fd = fd;
+}
+
+static int read_segs(struct sp_modfile *f)
+{
+	Elf *elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return -1;
+	size_t phnum;
+	int rc = -1;
+	if (elf_kind(elf) == ELF_K_ELF && elf_getphdrnum(elf, &phnum) == 0) {
+		f->segs = sp_xcalloc(phnum ? phnum : 1, sizeof *f->segs);
+		for (size_t i = 0; i < phnum; i++) {
+			GElf_Phdr ph;
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
+				f->segs[f->nsegs++] = (struct seg){ ph.p_vaddr, ph.p_offset, ph.p_filesz };
+		}
+		rc = f->nsegs ? 0 : -1;
+	}
+	elf_end(elf);
+	return rc;
+}
+
+/* Open the file as it was mapped: the path when it is still the same file
+ * (device and inode), else the process's map_files link. */
+static int open_mapped(int pid, const struct sp_map *m, const char *path, char **opened)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd >= 0 && (!m->ino || (fstat(fd, &st) == 0 && st.st_ino == m->ino &&
+				    major(st.st_dev) == m->maj && minor(st.st_dev) == m->min))) {
+		*opened = sp_xstrndup(path, strlen(path));
+		return fd;
+	}
+	if (fd >= 0)
+		close(fd);
+	char mf[96];
+	snprintf(mf, sizeof mf, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m->start, m->end);
+	fd = open(mf, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		*opened = sp_xstrndup(mf, strlen(mf));
+	return fd;
+}
+
+struct sp_modfile *sp_symbols_modfile(struct sp_symbols *s, int pid, const struct sp_map *m)
+{
+	const char *path = m->path;
+	size_t n = strlen(path);
+	int vdso = !strcmp(path, "[vdso]");
+	if (!vdso && path[0] != '/')
+		return NULL; /* anonymous, [heap], [stack], JIT code */
+	uint64_t key;
+	if (m->ino && !vdso)
+		key = sp_mix64(m->ino ^ ((uint64_t)m->maj << 52) ^ ((uint64_t)m->min << 32));
+	else
+		key = sp_hash(path, n);
+	if (key == UINT64_MAX)
+		key--;
+	for (;;) {
+		int found;
+		uint32_t *slot = sp_u64map_slot(&s->filemap, key, &found);
+		if (!found)
+			break;
+		struct sp_modfile *f = s->files[*slot - 1];
+		if (!strcmp(f->name, path))
+			return f->fd >= 0 ? f : NULL;
+		key = sp_mix64(key + 1); /* a collision or the same inode under another name */
+		if (key == UINT64_MAX)
+			key--;
+	}
+	struct sp_modfile *f = sp_xcalloc(1, sizeof *f);
+	f->key = key;
+	f->name = sp_xstrndup(path, n);
+	f->fd = -1;
+	sp_u64map_init(&f->memo);
+	if (vdso) {
+		int fd = vdso_fd(s);
+		if (fd >= 0) {
+			f->fd = dup(fd);
+			char pp[64];
+			snprintf(pp, sizeof pp, "/proc/self/fd/%d", f->fd);
+			f->path = sp_xstrndup(pp, strlen(pp));
+		}
+	} else {
+		/* A file deleted since it was mapped is listed as "PATH (deleted)". */
+		char *clean = sp_xstrndup(path, n);
+		if (n > 10 && !strcmp(clean + n - 10, " (deleted)"))
+			clean[n - 10] = 0;
+		f->fd = open_mapped(pid, m, clean, &f->path);
+		free(clean);
+	}
+	if (f->fd >= 0 && read_segs(f) < 0) {
+		close(f->fd);
+		f->fd = -1;
+	}
+	f->module = sp_str_intern(s->p, path, n);
+	if (s->nfiles == s->capfiles) {
+		s->capfiles = s->capfiles ? 2 * s->capfiles : 32;
+		s->files = sp_xrealloc(s->files, s->capfiles * sizeof *s->files);
+	}
+	s->files[s->nfiles++] = f;
+	int found;
+	*sp_u64map_slot(&s->filemap, key, &found) = (uint32_t)s->nfiles;
+	return f->fd >= 0 ? f : NULL;
+}
+
+/* ---- names ---- */
+
+static int load_demangler(struct sp_symbols *s)
+{
+	if (!s->demangle_tried) {
+		s->demangle_tried = 1;
+		s->cxxlib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+		if (s->cxxlib)
+			*(void **)&s->demangle = dlsym(s->cxxlib, "__cxa_demangle");
+	}
+	return s->demangle != NULL;
+}
+
+/* perf's spelling of a C++ function: demangled, without the parameter list,
+ * qualifiers, clone suffix and return type ("ns::spin<unsigned long>"). */
+static uint32_t intern_name(struct sp_symbols *s, const char *name)
+{
+	if (!name || !*name)
+		return s->unknown_name;
+	/* Versioned symbols ("clock_gettime@@GLIBC_2.17") lose the version. */
+	const char *at = strchr(name, '@');
+	size_t len = at && at != name ? (size_t)(at - name) : strlen(name);
+	if (name[0] != '_' || name[1] != 'Z' || !load_demangler(s))
+		return sp_str_intern(s->p, name, len);
+	int status = -1;
+	char *d = s->demangle(name, NULL, NULL, &status);
+	if (status || !d) {
+		free(d);
+		return sp_str_intern(s->p, name, strlen(name));
+	}
+	size_t n = strlen(d);
+	const char *c;
+	while (n && d[n - 1] == ']' && (c = memmem(d, n, " [clone ", 8)))
+		n = (size_t)(c - d);
+	size_t end = n;
+	while (end && d[end - 1] != ')')
+		end--;
+	if (end) {
+		int depth = 0;
+		for (size_t i = end; i-- > 0;) {
+			if (d[i] == ')')
+				depth++;
+			else if (d[i] == '(' && --depth == 0) {
+				n = i;
+				break;
+			}
+		}
+	}
+	/* A template function's return type ends at the last space outside
+	 * <> and () before the name (and before "operator"). */
+	const char *op = memmem(d, n, "operator", 8);
+	size_t lim = op ? (size_t)(op - d) : n, start = 0;
+	int depth = 0;
+	for (size_t j = 0; j < lim; j++) {
+		if (d[j] == '<' || d[j] == '(')
+			depth++;
+		else if ((d[j] == '>' || d[j] == ')') && depth > 0)
+			depth--;
+		else if (d[j] == ' ' && !depth)
+			start = j + 1;
+	}
+	uint32_t id = sp_str_intern(s->p, d + start, n - start);
+	free(d);
+	return id;
+}
+
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+	if (!name)
+		name = dwarf_diename(die);
+	return name;
+}
+
+/* ---- the memo ---- */
+
+static void pool_add(struct sp_symbols *s, uint32_t frame)
+{
+	if (s->npool == s->cappool) {
+		s->cappool = s->cappool ? 2 * s->cappool : 1024;
+		s->pool = sp_xrealloc(s->pool, s->cappool * sizeof *s->pool);
+	}
+	s->pool[s->npool++] = frame;
+}
+
+static uint32_t new_entry(struct sp_symbols *s, uint32_t off)
+{
+	if (s->nent == s->capent) {
+		s->capent = s->capent ? 2 * s->capent : 1024;
+		s->ent = sp_xrealloc(s->ent, s->capent * sizeof *s->ent);
+	}
+	s->ent[s->nent] = (struct entry){ off, (uint32_t)(s->npool - off) };
+	return (uint32_t)++s->nent; /* index + 1 */
+}
+
+static uint32_t frame(struct sp_symbols *s, uint32_t name, uint32_t module, const char *file, int line,
+		      unsigned kind)
+{
+	struct sp_frame f = { name, module, 0, 0, 0, (uint8_t)kind };
+	if (s->o.lines && file) {
+		f.file = sp_str_intern(s->p, file, strlen(file));
+		f.line = line > 0 ? (uint32_t)line : 0;
+	}
+	return sp_frame_intern(s->p, &f);
+}
+
+/* Resolve pc (runtime) in module m into the pool: the inlined chain when
+ * DWARF has one, else the symbol. */
+static void resolve(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf, uint64_t pc)
+{
+	GElf_Off off;
+	GElf_Sym sym;
+	const char *symname = dwfl_module_addrinfo(m, pc, &off, &sym, NULL, NULL, NULL);
+	const char *file = NULL;
+	int line = 0;
+	if (s->o.lines) {
+		Dwfl_Line *l = dwfl_module_getsrc(m, pc);
+		if (l)
+			file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+	}
+	size_t before = s->npool;
+	if (!s->o.no_inline) {
+		Dwarf_Addr bias = 0;
+		Dwarf_Die *cu = dwfl_module_addrdie(m, pc, &bias);
+		Dwarf_Die *scopes = NULL;
+		int ns = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+		int i = 0;
+		while (i < ns && dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine &&
+		       dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
+			i++;
+		if (i < ns && dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
+			/* dwarf_getscopes stops at the inlined instance's abstract
+			 * origin; the concrete chain out to the containing function
+			 * comes from dwarf_getscopes_die (as eu-stack -i does). */
+			Dwarf_Die *chain = NULL;
+			int nc = dwarf_getscopes_die(&scopes[i], &chain);
+			Dwarf_Files *files = NULL;
+			if (s->o.lines)
+				dwarf_getsrcfiles(cu, &files, NULL);
+			const char *cfile = file;
+			int cline = line;
+			for (int j = 0; j < nc; j++) {
+				int tag = dwarf_tag(&chain[j]);
+				if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+					continue;
+				if (tag == DW_TAG_subprogram) {
+					/* The containing function: the symbol table's name
+					 * (clones such as foo.isra.0 keep their suffix). */
+					const char *nm = symname ? symname : die_name(&chain[j]);
+					pool_add(s, frame(s, intern_name(s, nm), mf->module, cfile, cline,
+							  SP_KIND_NATIVE));
+					break;
+				}
+				pool_add(s, frame(s, intern_name(s, die_name(&chain[j])), mf->module, cfile, cline,
+						  SP_KIND_INLINED));
+				Dwarf_Attribute a;
+				Dwarf_Word v;
+				cfile = NULL;
+				cline = 0;
+				if (files && dwarf_formudata(dwarf_attr(&chain[j], DW_AT_call_file, &a), &v) == 0)
+					cfile = dwarf_filesrc(files, v, NULL, NULL);
+				if (dwarf_formudata(dwarf_attr(&chain[j], DW_AT_call_line, &a), &v) == 0)
+					cline = (int)v;
+			}
+			free(chain);
+		}
+		free(scopes);
+	}
+	if (s->npool == before)
+		pool_add(s, frame(s, intern_name(s, symname), mf->module, file, line, SP_KIND_NATIVE));
+}
+
+/* ---- JIT maps (/tmp/perf-PID.map: "START SIZE NAME" in hex) ---- */
+
+static int jit_cmp(const void *a, const void *b)
+{
+	const struct jitsym *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->ord < y->ord ? -1 : x->ord > y->ord;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void jit_reload(struct sp_symbols *s, struct jitmap *j)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/tmp/perf-%d.map", j->pid);
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return;
+	if (st.st_size == j->size && st.st_mtim.tv_sec == j->mtime.tv_sec && st.st_mtim.tv_nsec == j->mtime.tv_nsec)
+		return;
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	j->size = st.st_size;
+	j->mtime = st.st_mtim;
+	size_t cap = j->n;
+	j->n = 0;
+	char *line = NULL;
+	size_t lcap = 0;
+	ssize_t len;
+	uint32_t jit_module = sp_str_intern(s->p, "[JIT]", 5);
+	while ((len = getline(&line, &lcap, f)) > 0) {
+		if (line[len - 1] == '\n')
+			line[--len] = 0;
+		char *e1, *e2;
+		uint64_t start = strtoull(line, &e1, 16);
+		if (e1 == line || *e1 != ' ')
+			continue;
+		uint64_t size = strtoull(e1 + 1, &e2, 16);
+		if (e2 == e1 + 1 || *e2 != ' ')
+			continue;
+		const char *name = e2 + 1;
+		if (j->n == cap) {
+			cap = cap ? 2 * cap : 256;
+			j->v = sp_xrealloc(j->v, cap * sizeof *j->v);
+		}
+		struct sp_frame fr = { sp_str_intern(s->p, name, strlen(name)), jit_module, 0, 0, 0, SP_KIND_JIT };
+		j->v[j->n] = (struct jitsym){ start, start + size, sp_frame_intern(s->p, &fr), (uint32_t)j->n };
+		j->n++;
+	}
+	free(line);
+	fclose(f);
+	/* Sorted by start, later lines after earlier ones: the look-up takes
+	 * the last entry starting at or below pc, so replaced code is named by
+	 * its newest entry. */
+	sp_sort(j->v, j->n, sizeof *j->v, jit_cmp);
+}
+
+static int jit_lookup(struct sp_symbols *s, int pid, uint64_t pc, uint32_t *out)
+{
+	struct jitmap *j = NULL;
+	for (size_t i = 0; i < s->njits; i++)
+		if (s->jits[i].pid == pid)
+			j = &s->jits[i];
+	if (!j) {
+		s->jits = sp_xrealloc(s->jits, (s->njits + 1) * sizeof *s->jits);
+		j = &s->jits[s->njits++];
+		memset(j, 0, sizeof *j);
+		j->pid = pid;
+	}
+	for (int attempt = 0; attempt < 2; attempt++) {
+		size_t lo = 0, hi = j->n;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (j->v[mid].start <= pc)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo && pc < j->v[lo - 1].end) {
+			*out = j->v[lo - 1].frame;
+			return 1;
+		}
+		/* Not found: the map may have grown.  Look at most every 100 ms. */
+		uint64_t now = mono_ns();
+		if (attempt || now - j->checked_ns < 100000000u)
+			break;
+		j->checked_ns = now;
+		jit_reload(s, j);
+	}
+	return 0;
+}
+
+/* ---- look-ups ---- */
+
+size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct sp_maps *maps, int pid,
+		       uint64_t pc, const uint32_t **frames)
+{
+	Dwfl *dwfl = u ? sp_unwind_dwfl(u) : NULL;
+	Dwfl_Module *m = dwfl ? dwfl_addrmodule(dwfl, pc) : NULL;
+	void **ud;
+	struct sp_modfile *mf = NULL;
+	if (m) {
+		dwfl_module_info(m, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+		mf = *ud;
+	}
+	if (mf) {
+		Dwarf_Addr bias = 0;
+		if (!dwfl_module_getelf(m, &bias))
+			mf = NULL;
+		else {
+			uint64_t vaddr = pc - bias;
+			int found;
+			uint32_t *slot = sp_u64map_slot(&mf->memo, vaddr, &found);
+			if (!found) {
+				uint32_t off = (uint32_t)s->npool;
+				resolve(s, m, mf, pc);
+				uint32_t e = new_entry(s, off);
+				slot = sp_u64map_slot(&mf->memo, vaddr, &found);
+				*slot = e;
+			}
+			const struct entry *e = &s->ent[*slot - 1];
+			*frames = s->pool + e->off;
+			return e->n;
+		}
+	}
+	/* No ELF module: JIT code named in /tmp/perf-PID.map, or unknown. */
+	if (jit_lookup(s, pid, pc, &s->one)) {
+		*frames = &s->one;
+		return 1;
+	}
+	const struct sp_map *mp = maps ? sp_maps_find(maps, pc) : NULL;
+	struct sp_frame f = { s->unknown_name, 0, 0, 0, 0, SP_KIND_NATIVE };
+	if (mp && mp->path[0])
+		f.module = sp_str_intern(s->p, mp->path, strlen(mp->path));
+	s->one = sp_frame_intern(s->p, &f);
+	*frames = &s->one;
+	return 1;
+}
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* /proc/kallsyms has ~100k+ text symbols: they are read into one buffer
+ * and sorted; a name becomes a profile string only when it is sampled. */
+static void load_kallsyms(struct sp_symbols *s)
+{
+	s->kloaded = 1;
+	s->kmodule = sp_str_intern(s->p, "[kernel.kallsyms]", 17);
+	int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		s->khidden = 1;
+		return;
+	}
+	struct sp_buf b = SP_BUF_INIT;
+	for (;;) {
+		sp_buf_grow(&b, 1 << 20);
+		ssize_t r = read(fd, b.p + b.len, b.cap - b.len - 1);
+		if (r <= 0)
+			break;
+		b.len += (size_t)r;
+	}
+	close(fd);
+	size_t cap = 0;
+	uint64_t nonzero = 0;
+	char *p = b.p, *end = b.p + b.len;
+	while (p < end) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			nl = end;
+		/* "ffffffff81000000 T _stext\t[module]" */
+		uint64_t addr = 0;
+		char *q = p;
+		for (; q < nl; q++) {
+			int v = *q >= '0' && *q <= '9' ? *q - '0' : *q >= 'a' && *q <= 'f' ? *q - 'a' + 10 : -1;
+			if (v < 0)
+				break;
+			addr = addr << 4 | (uint64_t)v;
+		}
+		if (q + 3 < nl && q[0] == ' ' && q[2] == ' ' && strchr("tTwW", q[1])) {
+			char *name = q + 3, *ne = name;
+			while (ne < nl && *ne != '\t')
+				ne++;
+			if (addr)
+				nonzero++;
+			if (s->nksyms == cap) {
+				cap = cap ? 2 * cap : 65536;
+				s->ksyms = sp_xrealloc(s->ksyms, cap * sizeof *s->ksyms);
+			}
+			s->ksyms[s->nksyms++] = (struct ksym){ addr, (uint32_t)(name - b.p), (uint32_t)(ne - name) };
+		}
+		p = nl + 1;
+	}
+	s->kbuf = b.p; /* owned now */
+	if (!nonzero)
+		s->khidden = 1;
+	sp_sort(s->ksyms, s->nksyms, sizeof *s->ksyms, ksym_cmp);
+}
+
+size_t sp_symbols_kernel(struct sp_symbols *s, uint64_t pc, const uint32_t **frames)
+{
+	if (!s->kloaded)
+		load_kallsyms(s);
+	int found;
+	uint64_t key = pc == UINT64_MAX ? pc - 1 : pc;
+	uint32_t *slot = sp_u64map_slot(&s->kmemo, key, &found);
+	if (!found) {
+		size_t lo = 0, hi = s->khidden ? 0 : s->nksyms;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (s->ksyms[mid].addr <= pc)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		struct sp_frame fr = { s->unknown_name, s->kmodule, 0, 0, 0, SP_KIND_KERNEL };
+		if (lo)
+			fr.name = sp_str_intern(s->p, s->kbuf + s->ksyms[lo - 1].name, s->ksyms[lo - 1].len);
+		uint32_t id = sp_frame_intern(s->p, &fr);
+		slot = sp_u64map_slot(&s->kmemo, key, &found);
+		*slot = id;
+	}
+	s->one = *slot;
+	*frames = &s->one;
+	return 1;
+}
+
+void sp_symbols_load_kernel(struct sp_symbols *s)
+{
+	if (!s->kloaded)
+		load_kallsyms(s);
+}
+
+int sp_symbols_kernel_hidden(const struct sp_symbols *s) { return s->khidden; }

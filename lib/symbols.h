@@ -1,0 +1,71 @@
+/* symbols.h — from addresses to frames: ELF symbol tables and DWARF (via
+ * libdwfl) for executables and shared libraries, with the chain of inlined
+ * functions and, optionally, file:line; /tmp/perf-PID.map for JIT code;
+ * /proc/kallsyms for the kernel.
+ *
+ * An sp_symbols is shared by every process of a run.  It owns:
+ *  - the module cache: one sp_modfile per ELF file (by device and inode),
+ *    opened once.  A file deleted or replaced on disk since it was mapped is
+ *    opened through /proc/PID/map_files instead; the vdso is taken from
+ *    pcollect's own (the kernel maps the same image everywhere).
+ *  - a memo per file address, so each distinct code address is resolved
+ *    once; results are frame ids interned in the profile given at creation.
+ *
+ * The per-process view (which file is mapped where, the libdwfl modules
+ * used for unwinding) is an sp_unwind (unwind.h) plus an sp_maps
+ * (procmaps.h); symbolising reuses the unwinder's modules, so every ELF
+ * file is opened and parsed once per process at most.
+ */
+#ifndef SP_SYMBOLS_H
+#define SP_SYMBOLS_H
+
+#include "procmaps.h"
+#include "profile.h"
+
+struct sp_unwind;
+
+struct sp_symbols_opts {
+	int lines;     /* file:line on frames (one frame per line, then) */
+	int no_inline; /* do not expand inlined functions */
+};
+
+struct sp_symbols;
+struct sp_modfile;
+
+struct sp_symbols *sp_symbols_new(struct sp_profile *p, const struct sp_symbols_opts *o);
+void sp_symbols_free(struct sp_symbols *s); /* NULL ok */
+
+/* The ELF file behind mapping m of process pid, opened and cached; NULL for
+ * anonymous memory or a file that cannot be opened or is not ELF (the
+ * failure is cached too). */
+struct sp_modfile *sp_symbols_modfile(struct sp_symbols *s, int pid, const struct sp_map *m);
+/* The name frames and modules are reported under (the mapped path). */
+const char *sp_modfile_name(const struct sp_modfile *f);
+/* An open descriptor of the file, owned by the cache (dup it to keep it). */
+int sp_modfile_fd(const struct sp_modfile *f);
+/* The path that opens it (the mapped path or a /proc/PID/map_files link). */
+const char *sp_modfile_path(const struct sp_modfile *f);
+/* The load bias of the file given where m maps it (runtime address minus
+ * ELF virtual address).  Returns 0, or -1 when m does not map a loadable
+ * segment. */
+int sp_modfile_bias(const struct sp_modfile *f, const struct sp_map *m, uint64_t *bias);
+
+/* The frames at user address pc of process pid, innermost first (an
+ * inlined callee before the function it was inlined into).  pc is a lookup
+ * address: the return address minus one for callers (sp_unwind_stack gives
+ * those).  u (may be NULL) supplies the process's modules, maps (may be
+ * NULL) names the mapping of an address no module covers.  *frames points
+ * into the memo and stays valid until the next call.  Returns >= 1. */
+size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct sp_maps *maps, int pid,
+		       uint64_t pc, const uint32_t **frames);
+/* The frame of kernel address pc (from /proc/kallsyms, loaded on first
+ * use).  Returns 1. */
+size_t sp_symbols_kernel(struct sp_symbols *s, uint64_t pc, const uint32_t **frames);
+/* Read /proc/kallsyms now (it takes the kernel ~0.1 s to print), rather
+ * than at the first kernel frame. */
+void sp_symbols_load_kernel(struct sp_symbols *s);
+/* Non-zero when /proc/kallsyms hides addresses (kernel frames then show as
+ * [unknown]); valid after the first sp_symbols_kernel. */
+int sp_symbols_kernel_hidden(const struct sp_symbols *s);
+
+#endif

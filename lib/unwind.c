@@ -1,0 +1,261 @@
+/* unwind.c — libdwfl unwinding of a register set + stack copy.
+ *
+ * libdwfl's unwinder wants a "process" whose threads it can query: we give
+ * it one (dwfl_attach_state) whose only thread is the sample being
+ * unwound, with callbacks that answer register and memory reads from the
+ * sample.  The Dwfl lives as long as the process, so modules and their
+ * CFI are parsed once (perf's unwind-libdw.c starts a Dwfl per sample).
+ */
+#include "unwind.h"
+
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "symbols.h"
+
+struct reported {
+	struct sp_modfile *f;
+	uint64_t bias;
+	Dwarf_Addr start, end; /* as libdwfl placed it */
+	const char *name;      /* libdwfl's copy */
+	int keep;
+};
+
+struct sp_unwind {
+	int pid;
+	struct sp_symbols *mods;
+	Dwfl *dwfl;
+	int attached, attach_failed;
+	uint64_t gen;
+	struct reported *rep;
+	size_t nrep, caprep;
+	/* the sample being unwound */
+	int tid;
+	const uint64_t *regs;
+	const uint8_t *stack;
+	uint64_t sp, stack_len;
+	unsigned flags;
+	uint64_t *pcs;
+	int n, max;
+};
+
+static char *debuginfo_path;
+static const Dwfl_Callbacks dwfl_cbs = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.debuginfo_path = &debuginfo_path,
+};
+
+static pid_t cb_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	struct sp_unwind *u = arg;
+	if (*thread_argp)
+		return 0;
+	*thread_argp = u;
+	return u->tid;
+}
+
+static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	struct sp_unwind *u = arg;
+	if (tid != u->tid)
+		return false;
+	*thread_argp = u;
+	return true;
+}
+
+static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	struct sp_unwind *u = arg;
+	if (addr >= u->sp && addr - u->sp + 8 <= u->stack_len) {
+		memcpy(result, u->stack + (addr - u->sp), 8);
+		return true;
+	}
+	if (u->flags & SP_UNWIND_LIVE) {
+		struct iovec l = { result, 8 }, r = { (void *)(uintptr_t)addr, 8 };
+		if (process_vm_readv(u->pid, &l, 1, &r, 1, 0) == 8)
+			return true;
+	}
+	return false;
+}
+
+static bool cb_set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	struct sp_unwind *u = arg;
+	Dwarf_Word r[SP_NREGS];
+	for (int i = 0; i < SP_NREGS; i++)
+		r[i] = u->regs[i];
+	return dwfl_thread_state_registers(thread, 0, SP_NREGS, r);
+}
+
+static const Dwfl_Thread_Callbacks thread_cbs = {
+	.next_thread = cb_next_thread,
+	.get_thread = cb_get_thread,
+	.memory_read = cb_memory_read,
+	.set_initial_registers = cb_set_initial_registers,
+};
+
+struct sp_unwind *sp_unwind_new(int pid, struct sp_symbols *mods)
+{
+	struct sp_unwind *u = sp_xcalloc(1, sizeof *u);
+	u->pid = pid;
+	u->mods = mods;
+	return u;
+}
+
+void sp_unwind_free(struct sp_unwind *u)
+{
+	if (!u)
+		return;
+	if (u->dwfl)
+		dwfl_end(u->dwfl);
+	free(u->rep);
+	free(u);
+}
+
+void *sp_unwind_dwfl(struct sp_unwind *u) { return u->dwfl; }
+
+static struct reported *find_rep(struct sp_unwind *u, struct sp_modfile *f, uint64_t bias)
+{
+	for (size_t i = 0; i < u->nrep; i++)
+		if (u->rep[i].f == f && u->rep[i].bias == bias)
+			return &u->rep[i];
+	return NULL;
+}
+
+static void report_new(struct sp_unwind *u, struct sp_modfile *f, uint64_t bias)
+{
+	int fd = dup(sp_modfile_fd(f));
+	if (fd < 0)
+		return;
+	/* With add_p_vaddr, base is the load bias (runtime minus ELF address). */
+	Dwfl_Module *m = dwfl_report_elf(u->dwfl, sp_modfile_name(f), sp_modfile_path(f), fd, bias, true);
+	if (!m) {
+		close(fd);
+		return;
+	}
+	void **ud;
+	Dwarf_Addr start, end;
+	const char *name = dwfl_module_info(m, &ud, &start, &end, NULL, NULL, NULL, NULL);
+	*ud = f;
+	if (u->nrep == u->caprep) {
+		u->caprep = u->caprep ? 2 * u->caprep : 16;
+		u->rep = sp_xrealloc(u->rep, u->caprep * sizeof *u->rep);
+	}
+	u->rep[u->nrep++] = (struct reported){ f, bias, start, end, name, 1 };
+}
+
+void sp_unwind_sync(struct sp_unwind *u, const struct sp_maps *maps)
+{
+	if (sp_maps_generation(maps) == u->gen)
+		return;
+	u->gen = sp_maps_generation(maps);
+	if (!u->dwfl && !(u->dwfl = dwfl_begin(&dwfl_cbs)))
+		return;
+	/* Which (file, bias) pairs the maps want now. */
+	size_t n = sp_maps_count(maps);
+	struct { struct sp_modfile *f; uint64_t bias; } *want = sp_xcalloc(n ? n : 1, sizeof *want);
+	size_t nw = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct sp_map *m = sp_maps_at(maps, i);
+		uint64_t bias;
+		struct sp_modfile *f;
+		if (!(m->prot & 4 /* PROT_EXEC */) || !(f = sp_symbols_modfile(u->mods, u->pid, m)) ||
+		    sp_modfile_bias(f, m, &bias) < 0)
+			continue;
+		size_t j;
+		for (j = 0; j < nw; j++)
+			if (want[j].f == f && want[j].bias == bias)
+				break;
+		if (j == nw) {
+			want[nw].f = f;
+			want[nw].bias = bias;
+			nw++;
+		}
+	}
+	/* Modules are only ever added, unless a mapping was replaced: then
+	 * report the whole list again (libdwfl drops what is not repeated). */
+	int removed = 0;
+	for (size_t i = 0; i < u->nrep; i++) {
+		u->rep[i].keep = 0;
+		for (size_t j = 0; j < nw; j++)
+			if (want[j].f == u->rep[i].f && want[j].bias == u->rep[i].bias)
+				u->rep[i].keep = 1;
+		removed |= !u->rep[i].keep;
+	}
+	if (removed) {
+		dwfl_report_begin(u->dwfl);
+		size_t k = 0;
+		for (size_t i = 0; i < u->nrep; i++) {
+			if (!u->rep[i].keep)
+				continue;
+			/* Same name and range: libdwfl keeps the module it has. */
+			dwfl_report_module(u->dwfl, u->rep[i].name, u->rep[i].start, u->rep[i].end);
+			u->rep[k++] = u->rep[i];
+		}
+		u->nrep = k;
+	} else {
+		dwfl_report_begin_add(u->dwfl);
+	}
+	for (size_t j = 0; j < nw; j++)
+		if (!find_rep(u, want[j].f, want[j].bias))
+			report_new(u, want[j].f, want[j].bias);
+	dwfl_report_end(u->dwfl, NULL, NULL);
+	free(want);
+	if (!u->attached && !u->attach_failed && u->nrep) {
+		/* The architecture comes from the first module's ELF. */
+		if (dwfl_attach_state(u->dwfl, NULL, u->pid, &thread_cbs, u))
+			u->attached = 1;
+		else
+			u->attach_failed = 1;
+	}
+}
+
+static int frame_cb(Dwfl_Frame *state, void *arg)
+{
+	struct sp_unwind *u = arg;
+	Dwarf_Addr pc;
+	bool activation;
+	if (!dwfl_frame_pc(state, &pc, &activation))
+		return DWARF_CB_ABORT;
+	if (pc == 0)
+		return DWARF_CB_ABORT;
+	/* A return address points after the call: look up the call itself. */
+	u->pcs[u->n++] = activation ? pc : pc - 1;
+	return u->n >= u->max ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+struct sp_unwind_result sp_unwind_stack(struct sp_unwind *u, int tid, const uint64_t regs[SP_NREGS],
+					const void *stack, size_t stack_len, unsigned flags, uint64_t *pcs,
+					int max)
+{
+	struct sp_unwind_result r = { 0, 0 };
+	if (max < 1)
+		return r;
+	u->tid = tid;
+	u->regs = regs;
+	u->stack = stack;
+	u->stack_len = stack ? stack_len : 0;
+	u->sp = regs[SP_REG_SP];
+	u->flags = flags;
+	u->pcs = pcs;
+	u->n = 0;
+	u->max = max;
+	if (u->attached) {
+		int rc = dwfl_getthread_frames(u->dwfl, tid, frame_cb, u);
+		/* -1 with frames: an error (memory outside the copy, no CFI)
+		 * stopped the walk; a normal end is an undefined return address. */
+		if (rc == -1 && u->n < max)
+			r.truncated = 1;
+	}
+	if (u->n == 0) {
+		pcs[0] = regs[SP_REG_IP];
+		u->n = 1;
+		r.truncated = 1;
+	}
+	r.n = u->n;
+	return r;
+}

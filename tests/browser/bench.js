@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+// Chromium timings of psvg's SVGs, for tests/bench/psvg-bench.sh:
+//   node tests/browser/bench.js FILE.svg [RUNS]
+// Prints "load_ms N", "zoom_ms N" (median over several frames, each zoom
+// timed until the browser has drawn the next frame), "search_ms N",
+// "frames N", "drawn N".
+'use strict';
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { chromium } = require('playwright-core');
+
+const file = path.resolve(process.argv[2]);
+const runs = +(process.argv[3] || 5);
+const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[s.length >> 1]; };
+
+(async () => {
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'psvg-bench-'));
+	const ctx = await chromium.launchPersistentContext(dir, {
+		executablePath: process.env.SP_CHROMIUM || '/usr/bin/chromium', headless: true,
+		viewport: { width: 1280, height: 1000 },
+		args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+			'--disable-component-update', '--disable-sync', '--no-first-run'],
+	});
+	const page = await ctx.newPage();
+	const errors = [];
+	page.on('pageerror', (e) => errors.push(e.message));
+	const loads = [];
+	for (let i = 0; i < runs; i++) {
+		await page.goto('about:blank');
+		const t0 = Date.now();
+		await page.goto('file://' + file, { waitUntil: 'load' });
+		await page.waitForFunction(() => window.spflame && window.spflame.api);
+		// until the first frame is painted
+		await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+		loads.push(Date.now() - t0);
+	}
+	// Zoom into frames of several sizes: the widest children of the root's
+	// heaviest paths, and a few random ones; each timed to the next paint.
+	const zooms = await page.evaluate(async () => {
+		const api = spflame.api, n = api.state().frames, out = [];
+		const pick = [];
+		for (let k = 1; k <= 16; k++) pick.push(Math.floor(n * k / 17));
+		for (const i of pick) {
+			const t0 = performance.now();
+			api.zoom(i);
+			await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+			out.push({ ms: performance.now() - t0, drawn: api.state().drawn });
+			api.zoom(0);
+			await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+		}
+		api.zoom(0);
+		await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+		const t0 = performance.now();
+		api.zoom(1);
+		await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+		out.push({ ms: performance.now() - t0, drawn: api.state().drawn, top: 1 });
+		return out;
+	});
+	const search = await page.evaluate(async () => {
+		const t0 = performance.now();
+		spflame.api.search('a');
+		await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+		return performance.now() - t0;
+	});
+	const st = await page.evaluate(() => { spflame.api.reset(); return spflame.api.state(); });
+	console.log(`load_ms ${median(loads)}`);
+	console.log(`zoom_ms ${median(zooms.map((z) => z.ms)).toFixed(1)}`);
+	console.log(`zoom_max_ms ${Math.max(...zooms.map((z) => z.ms)).toFixed(1)}`);
+	console.log(`zoom_top_ms ${zooms[zooms.length - 1].ms.toFixed(1)} (drawn ${zooms[zooms.length - 1].drawn})`);
+	console.log(`search_ms ${search.toFixed(1)}`);
+	console.log(`frames ${st.frames}`);
+	console.log(`drawn ${st.drawn}`);
+	if (errors.length) console.log(`errors ${errors.join('; ')}`);
+	await ctx.close();
+	fs.rmSync(dir, { recursive: true, force: true });
+})();

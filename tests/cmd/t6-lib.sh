@@ -1,0 +1,47 @@
+# t6-lib.sh — shared by the pcollect tests (t6*.sh); sourced after lib.sh.
+# (Not a test: it only defines helpers; the runner finds it by its t*.sh name
+# and runs it harmlessly, printing nothing.)
+
+# t6_build NAME SOURCE CFLAGS...: compile tests/progs/SOURCE into $T/NAME.
+t6_build() {
+	local name=$1 src=$2; shift 2
+	if ! command -v gcc > /dev/null; then skip "pcollect" "gcc is not installed"; return 1; fi
+	if ! gcc "$@" -o "$T/$name" "$SP_TOP/tests/progs/$src" 2> "$T/cc.err"; then
+		notok "build tests/progs/$src"; head -5 "$T/cc.err" | sed 's/^/  /'; return 1
+	fi
+}
+
+# t6_probe: skip (loudly) when this machine does not let us sample at all;
+# any other failure is left to the tests, which then fail.
+t6_probe() {
+	pcollect -q -o "$T/probe.sp" -- true 2> "$T/probe.err" && return 0
+	if grep -qE 'not permitted|refused|no cpu-clock|without perf events' "$T/probe.err"; then
+		skip "pcollect" "perf_event_open is not usable here: $(head -1 "$T/probe.err")"
+		return 1
+	fi
+	return 0
+}
+
+# t6_start NAME ARGS...: run $T/NAME in the background, in its own process
+# group, and wait (up to 10 s) for it to print "ready"; sets TPID.
+t6_start() {
+	local name=$1; shift
+	: > "$T/$name.ready"
+	setsid "$T/$name" "$@" > "$T/$name.ready" 2>/dev/null &
+	TPID=$!
+	for _ in $(seq 100); do
+		grep -q '^ready' "$T/$name.ready" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# t6_alive PID: the process exists and is not stopped or a zombie.
+t6_alive() {
+	local st
+	st=$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$1/stat" 2>/dev/null)
+	case "$st" in R|S|D) return 0 ;; *) return 1 ;; esac
+}
+
+# t6_cpu PID: user+system CPU ticks of the process.
+t6_cpu() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null; }
