@@ -6,6 +6,7 @@
  * frames afterwards; locks.h tells what a blocked thread waits for.  This
  * file parses the options and writes text, folded text or the stream. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <regex.h>
@@ -236,6 +237,19 @@ static void state_frame(const struct sp_snap_thread *t, char *buf, size_t n)
 		snprintf(buf, n, "[%s]", state_name(t->state));
 }
 
+static void print_futex_op(FILE *f, uint64_t v)
+{
+	static const char *const ops[] = { "WAIT", "WAKE", "FD", "REQUEUE", "CMP_REQUEUE", "WAKE_OP", "LOCK_PI",
+					   "UNLOCK_PI", "TRYLOCK_PI", "WAIT_BITSET", "WAKE_BITSET",
+					   "WAIT_REQUEUE_PI", "CMP_REQUEUE_PI", "LOCK_PI2" };
+	unsigned op = (unsigned)v & 0x7f;
+	if ((v & ~(uint64_t)0x1ff) || op >= sizeof ops / sizeof ops[0]) {
+		fprintf(f, "0x%llx", (unsigned long long)v);
+		return;
+	}
+	fprintf(f, "FUTEX_%s%s%s", ops[op], v & 128 ? "_PRIVATE" : "", v & 256 ? "|FUTEX_CLOCK_REALTIME" : "");
+}
+
 static void print_syscall(FILE *f, const struct sp_snap_thread *t)
 {
 	const char *sc = sp_syscall_name(t->nr);
@@ -243,8 +257,17 @@ static void print_syscall(FILE *f, const struct sp_snap_thread *t)
 		fprintf(f, "%s(", sc);
 	else
 		fprintf(f, "syscall %ld(", t->nr);
-	int nargs = t->nr == SYS_futex ? 4 : 6;
-	for (int i = 0; i < nargs; i++)
+	if (t->nr == SYS_futex) {
+		fprintf(f, "0x%llx, ", (unsigned long long)t->args[0]);
+		print_futex_op(f, t->args[1]);
+		fprintf(f, ", %lld, ", (long long)(int)t->args[2]);
+		if (t->args[3])
+			fprintf(f, "0x%llx)", (unsigned long long)t->args[3]);
+		else
+			fputs("NULL)", f);
+		return;
+	}
+	for (int i = 0; i < 6; i++)
 		fprintf(f, "%s0x%llx", i ? ", " : "", (unsigned long long)t->args[i]);
 	fputc(')', f);
 }
@@ -273,10 +296,13 @@ static void print_frames(struct snapctx *c, const struct tstack *ts, const char 
 static void print_wait(struct snapctx *c, const struct sp_snap *s, const struct sp_lock_wait *w, size_t i,
 		       const char *indent)
 {
+	if (w[i].kind == SP_LOCK_JOIN && w[i].owner) {
+		fprintf(c->out, "%swaits for thread %d (%s) to exit (pthread_join)", indent, w[i].owner,
+			s->t[w[i].owner_index].name);
+		return;
+	}
 	fprintf(c->out, "%swaits for %s 0x%llx", indent, sp_lock_kind_name(w[i].kind), (unsigned long long)w[i].addr);
-	if (w[i].kind == SP_LOCK_JOIN && w[i].owner)
-		fprintf(c->out, ": thread %d (%s) to exit", w[i].owner, s->t[w[i].owner_index].name);
-	else if (w[i].owner)
+	if (w[i].owner)
 		fprintf(c->out, " held by %d (%s)", w[i].owner, s->t[w[i].owner_index].name);
 	else if (w[i].why[0])
 		fprintf(c->out, ": %s", w[i].why);
@@ -288,6 +314,8 @@ static void thread_head(struct snapctx *c, const struct sp_snap_thread *t)
 	if (t->state != 'R' && t->nr >= 0) {
 		fputs(" in ", c->out);
 		print_syscall(c->out, t);
+		if (t->restarted)
+			fputs(" (restarted)", c->out);
 	}
 	if (c->o.verbose)
 		fprintf(c->out, ", stopped %.3f ms", (double)t->stopped_ns / 1e6);
@@ -320,8 +348,8 @@ static void text_snapshot(struct snapctx *c, const struct sp_snap *s, const int 
 		fprintf(c->out, "DEADLOCK: %zu threads wait for each other:", len);
 		size_t j = first;
 		do {
-			fprintf(c->out, " %d (%s) waits for %s 0x%llx held by", s->t[j].tid, s->t[j].name,
-				sp_lock_kind_name(w[j].kind), (unsigned long long)w[j].addr);
+			fprintf(c->out, "%s %d (%s) waits for %s 0x%llx held by", j == first ? "" : ", which", s->t[j].tid,
+				s->t[j].name, sp_lock_kind_name(w[j].kind), (unsigned long long)w[j].addr);
 			j = (size_t)w[j].owner_index;
 		} while (j != first);
 		fprintf(c->out, " %d (%s)\n", s->t[first].tid, s->t[first].name);
@@ -352,7 +380,7 @@ static void text_snapshot(struct snapctx *c, const struct sp_snap *s, const int 
 				break;
 			}
 			seen[o] = 1;
-			fputs("  owner ", c->out);
+			fputs(w[j].kind == SP_LOCK_JOIN ? "  thread " : "  owner ", c->out);
 			thread_head(c, &s->t[o]);
 			fputs(":\n", c->out);
 			print_frames(c, &ts[o], "      ");
@@ -395,12 +423,44 @@ static int sample_snapshot(struct snapctx *c, const struct sp_snap *s, const int
 	return 0;
 }
 
+/* A sleep with a timeout that a signal or an earlier snapshot interrupted
+ * goes on as restart_syscall, with the argument registers untouched: which
+ * call it resumes is told by the innermost frames (libc's wrappers). */
+static void resolve_restart(struct sp_snap_thread *t, const char *const *names, size_t n)
+{
+	static const struct {
+		const char *name;
+		long nr;
+	} calls[] = {
+		{ "futex", SYS_futex }, { "lll_lock_wait", SYS_futex }, { "clock_nanosleep", SYS_clock_nanosleep },
+		{ "nanosleep", SYS_nanosleep }, { "epoll_pwait", SYS_epoll_pwait }, { "epoll_wait", SYS_epoll_wait },
+		{ "ppoll", SYS_ppoll }, { "poll", SYS_poll }, { "pselect", SYS_pselect6 }, { "select", SYS_select },
+	};
+	if (t->nr != SYS_restart_syscall)
+		return;
+	for (size_t i = 0; i < n && i < 8; i++)
+		for (size_t k = 0; k < sizeof calls / sizeof calls[0]; k++)
+			if (names[i] && strstr(names[i], calls[k].name)) {
+				t->nr = calls[k].nr;
+				t->restarted = 1;
+				return;
+			}
+}
+
 static int one_snapshot(struct snapctx *c, struct sp_err *err)
 {
 	/* The process's files, reported to libdwfl before anything stops. */
 	sp_maps_clear(c->maps);
-	if (sp_maps_load(c->maps, c->o.pid, 1, err) < 0)
+	if (sp_maps_load(c->maps, c->o.pid, 1, err) < 0) {
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d/maps", c->o.pid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC); /* maps are guarded by the ptrace rule */
+		if (fd >= 0)
+			close(fd);
+		else if (errno == EACCES || errno == EPERM)
+			sp_snap_denied(c->o.pid, EPERM, err); /* the same rule guards the maps */
 		return -1;
+	}
 	sp_unwind_sync(c->u, c->maps);
 	struct sp_snap s;
 	if (sp_snap_take(c->o.pid, c->o.stack ? c->o.stack : 262144, &s, err) < 0)
@@ -419,6 +479,7 @@ static int one_snapshot(struct snapctx *c, struct sp_err *err)
 		}
 		for (size_t k = 0; k < ts[i].n; k++)
 			names[k] = sp_str(c->p, sp_frame_get(c->p, ts[i].frames[k])->name);
+		resolve_restart(&s.t[i], names, ts[i].n);
 		sp_lock_classify(&s, i, names, ts[i].n, &w[i]);
 	}
 	int ncyc = sp_lock_cycles(w, s.n, cycle);

@@ -123,7 +123,7 @@ static long list_tasks(int pid, int **out, size_t *cap)
 	return (long)n;
 }
 
-static void no_ptrace(int pid, int e, struct sp_err *err)
+void sp_snap_denied(int pid, int e, struct sp_err *err)
 {
 	char buf[4096], path[64];
 	snprintf(path, sizeof path, "/proc/%d/status", pid);
@@ -240,7 +240,7 @@ int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *er
 				if (e == ESRCH)
 					continue; /* exited meanwhile */
 				if (!nsz) {
-					no_ptrace(pid, e, err);
+					sp_snap_denied(pid, e, err);
 					rc = -1;
 					goto detach;
 				}
@@ -296,6 +296,14 @@ int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *er
 		}
 	}
 	s->time = now_ns();
+	/* Test hook: hold the threads stopped, so tests can kill us in the
+	 * window and check that the target runs on. */
+	const char *pause_ms = getenv("SP_SNAPSHOT_TEST_PAUSE_MS");
+	if (pause_ms && atol(pause_ms) > 0) {
+		struct timespec d = { atol(pause_ms) / 1000, (atol(pause_ms) % 1000) * 1000000L };
+		while (nanosleep(&d, &d) < 0 && errno == EINTR)
+			;
+	}
 	/* Everything is stopped: copy. */
 	s->t = sp_xcalloc(nsz ? nsz : 1, sizeof *s->t);
 	for (size_t i = 0; i < nsz; i++) {
@@ -396,7 +404,7 @@ static const struct {
 	{ 56, "clone" }, { 59, "execve" }, { 60, "exit" }, { 61, "wait4" }, { 62, "kill" }, { 64, "semget" },
 	{ 65, "semop" }, { 69, "msgsnd" }, { 70, "msgrcv" }, { 72, "fcntl" }, { 73, "flock" }, { 74, "fsync" },
 	{ 75, "fdatasync" }, { 101, "ptrace" }, { 128, "rt_sigtimedwait" }, { 130, "rt_sigsuspend" },
-	{ 202, "futex" }, { 208, "io_getevents" }, { 220, "semtimedop" }, { 230, "clock_nanosleep" },
+	{ 202, "futex" }, { 208, "io_getevents" }, { 219, "restart_syscall" }, { 220, "semtimedop" }, { 230, "clock_nanosleep" },
 	{ 231, "exit_group" }, { 232, "epoll_wait" }, { 247, "waitid" }, { 257, "openat" }, { 270, "pselect6" },
 	{ 271, "ppoll" }, { 275, "splice" }, { 281, "epoll_pwait" }, { 288, "accept4" }, { 299, "recvmmsg" },
 	{ 307, "sendmmsg" }, { 318, "getrandom" }, { 426, "io_uring_enter" }, { 441, "epoll_pwait2" },

@@ -26,6 +26,7 @@ struct sp_snap_thread {
 	char state;      /* /proc/.../stat before the stop: R S D T t Z X I, '?' */
 	long nr;         /* system call blocked in (while stopped), -1 none/running */
 	uint64_t args[6];
+	int restarted;   /* nr was restart_syscall: the call it resumes, from the stack */
 	int have_regs;
 	uint64_t regs[SP_NREGS];
 	uint8_t *stack;  /* copy of [regs[SP], +stack_len) */
@@ -50,6 +51,9 @@ struct sp_snap {
  * returns, on every path. */
 int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *err);
 void sp_snap_free(struct sp_snap *s);
+/* err = why the kernel refused us process pid (errno e): already traced,
+ * kernel.yama.ptrace_scope, another user. */
+void sp_snap_denied(int pid, int e, struct sp_err *err);
 
 /* The name of x86-64 system call nr ("futex"), or NULL when not in the
  * table. */

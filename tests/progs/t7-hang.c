@@ -11,7 +11,8 @@
  *   t7-hang many N    N sleeping threads "sleeper-K", main in pause()
  *   t7-hang spin      main spins in spin_forever()
  *
- * Prints one line "name tid" per thread of interest, then "ready", and
+ * Prints "main PID", the addresses of its locks ("m1 0x..."), one line
+ * "name tid" per thread of interest, then "ready", and
  * hangs until killed.  Tests synchronise on /proc/PID/task/TID/syscall. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -222,7 +223,8 @@ __attribute__((noinline)) void main_blocked_on_mutex(pthread_mutex_t *m)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "mutex";
-	printf("main %d\n", (int)getpid());
+	printf("main %d\nm1 %p\nm2 %p\npi %p\nrw %p\n", (int)getpid(), (void *)&m1, (void *)&m2, (void *)&pi,
+	       (void *)&rw);
 	if (!strcmp(mode, "mutex")) {
 		pthread_barrier_init(&bar, NULL, 2);
 		start(holder, NULL, NULL);
