@@ -17,6 +17,16 @@ struct stack_cache {
 	struct sp_buf text;
 };
 
+/* The previous line's stack: folded text is usually sorted, so a line
+ * shares its first frames with the one before; those frames' nodes are
+ * taken from here instead of being hashed and looked up again. */
+struct prev_line {
+	struct sp_buf text;
+	uint32_t *ends;  /* ends[i]: offset just past frame i (';' or the end) */
+	uint32_t *nodes; /* nodes[i]: the node of frames 0..i */
+	size_t n, cap;
+};
+
 static int is_num_char(char c) { return (c >= '0' && c <= '9') || c == '.'; }
 
 /* Parse a count token [s,e): digits with an optional fraction, optional
@@ -133,9 +143,29 @@ static int python_frame(struct sp_profile *p, const char *s, size_t n, struct sp
 	return 1;
 }
 
-static uint32_t intern_stack(struct sp_profile *p, const char *s, const char *e, int pyspy)
+static uint32_t intern_stack(struct sp_profile *p, const char *s, const char *e, int pyspy, struct prev_line *pl)
 {
+	const char *s0 = s;
+	size_t len = (size_t)(e - s), common = 0, lim = len < pl->text.len ? len : pl->text.len;
+	while (common < lim && s[common] == pl->text.p[common])
+		common++;
+	/* Reuse the frames that end inside the common prefix (at a ';' both
+	 * lines share, or where both end). */
+	size_t keep = 0;
+	while (keep < pl->n && (pl->ends[keep] < common ||
+				(pl->ends[keep] == common && (common == len ? common == pl->text.len
+									     : s[common] == ';'))))
+		keep++;
 	uint32_t node = 0;
+	if (keep) {
+		node = pl->nodes[keep - 1];
+		if (pl->ends[keep - 1] >= len) {
+			pl->n = keep;
+			goto done;
+		}
+		s += pl->ends[keep - 1] + 1;
+	}
+	pl->n = keep;
 	while (s <= e) {
 		const char *sc = memchr(s, ';', (size_t)(e - s));
 		const char *fe = sc ? sc : e;
@@ -159,12 +189,23 @@ static uint32_t intern_stack(struct sp_profile *p, const char *s, const char *e,
 			f.name = sp_str_intern(p, s, n);
 			f.kind = (uint8_t)kind;
 		}
-		if (n || sc)
+		if (n || sc) {
 			node = sp_node_intern(p, node, sp_frame_intern(p, &f));
+			if (pl->n == pl->cap) {
+				pl->cap = pl->cap ? 2 * pl->cap : 64;
+				pl->ends = sp_xrealloc(pl->ends, pl->cap * sizeof *pl->ends);
+				pl->nodes = sp_xrealloc(pl->nodes, pl->cap * sizeof *pl->nodes);
+			}
+			pl->ends[pl->n] = (uint32_t)(fe - s0);
+			pl->nodes[pl->n++] = node;
+		}
 		if (!sc)
 			break;
 		s = sc + 1;
 	}
+done:
+	sp_buf_reset(&pl->text);
+	sp_buf_add(&pl->text, s0, len);
 	return node;
 }
 
@@ -184,6 +225,7 @@ static int read_folded(struct sp_input *in, struct sp_profile *p, struct sp_sink
 		       struct sp_err *err, int pyspy)
 {
 	struct stack_cache sc = { 0 };
+	struct prev_line pl = { 0 };
 	sp_u64map_init(&sc.map);
 	int nv = sp_profile_nvalues(p);
 	int want = 0; /* columns in this file: decided by the first line */
@@ -230,7 +272,7 @@ static int read_folded(struct sp_input *in, struct sp_profile *p, struct sp_sink
 		    !memcmp(sc.text.p + sc.ents[*slot - 1].off, s, (size_t)(se - s))) {
 			node = sc.ents[*slot - 1].node;
 		} else {
-			node = intern_stack(p, s, se, pyspy);
+			node = intern_stack(p, s, se, pyspy, &pl);
 			if (!found) {
 				if (sc.n == sc.cap) {
 					sc.cap = sc.cap ? sc.cap * 2 : 256;
@@ -263,6 +305,9 @@ static int read_folded(struct sp_input *in, struct sp_profile *p, struct sp_sink
 	sp_u64map_release(&sc.map);
 	free(sc.ents);
 	sp_buf_release(&sc.text);
+	sp_buf_release(&pl.text);
+	free(pl.ends);
+	free(pl.nodes);
 	return rc;
 }
 

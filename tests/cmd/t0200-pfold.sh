@@ -89,3 +89,20 @@ if pfold -b "$CI" > "$T/ci.sp" 2> "$T/e"; then
 else
 	notok "pfold -b failed: $(head -1 "$T/e")"
 fi
+
+# folded input reuses the previous line's leading frames (sorted input
+# shares them): frames that are prefixes of each other, empty frames, a
+# line that is a prefix of the one before and after, repeats, in every
+# order, must fold exactly as an independent sum of each line does.
+printf '%s\n' 'a;bc;d 1' 'a;b;d 2' 'a;b 3' 'a;b;d;e 4' 'a;;b 5' 'a;;b 6' 'a;;c 7' 'a 8' 'ab;c 9' 'a;bc 10' \
+	'a;b;d 11' ';a 12' 'a;b;dd 13' 'a;b;d 14' > "$T/pref.folded"
+awk '{ i = match($0, / [0-9]+$/); s[substr($0, 1, i - 1)] += substr($0, i + 1) } END { for (k in s) print k, s[k] }' "$T/pref.folded" | LC_ALL=C sort > "$T/pref.want"
+for order in asis sorted reversed; do
+	case $order in
+	asis) cp "$T/pref.folded" "$T/in" ;;
+	sorted) LC_ALL=C sort "$T/pref.folded" > "$T/in" ;;
+	reversed) LC_ALL=C sort -r "$T/pref.folded" > "$T/in" ;;
+	esac
+	pfold "$T/in" | LC_ALL=C sort > "$T/pref.got"
+	expect_eq "folded input, shared leading frames ($order): same sums as line by line" "$T/pref.want" "$T/pref.got"
+done
