@@ -164,6 +164,7 @@ struct tstack {
 	uint32_t *frames; /* innermost first */
 	size_t n, cap;
 	int truncated;
+	int unstopped;
 };
 
 struct snapctx {
@@ -179,12 +180,14 @@ struct snapctx {
 	struct sp_fold *fold;
 	struct sp_stream_writer *w;
 	uint32_t event;
+	int live; /* a thread whose /proc and memory stand for the process */
 };
 
 static void unwind_thread(struct snapctx *c, const struct sp_snap_thread *t, struct tstack *ts)
 {
 	ts->n = 0;
 	ts->truncated = 0;
+	ts->unstopped = t->unstopped;
 	if (!t->have_regs)
 		return;
 	uint64_t pcs[MAX_PCS];
@@ -193,7 +196,7 @@ static void unwind_thread(struct snapctx *c, const struct sp_snap_thread *t, str
 	ts->truncated = r.truncated;
 	for (int i = 0; i < r.n; i++) {
 		const uint32_t *f;
-		size_t k = sp_symbols_user(c->syms, c->u, c->maps, c->o.pid, pcs[i], &f);
+		size_t k = sp_symbols_user(c->syms, c->u, c->maps, c->live, pcs[i], &f);
 		for (size_t j = 0; j < k; j++) {
 			if (ts->n == ts->cap) {
 				ts->cap = ts->cap ? 2 * ts->cap : 64;
@@ -287,7 +290,10 @@ static void print_frames(struct snapctx *c, const struct tstack *ts, const char 
 		}
 		fputc('\n', c->out);
 	}
-	if (!ts->n)
+	if (!ts->n && ts->unstopped)
+		fprintf(c->out, "%s(no stack: the thread did not stop in time; uninterruptible waits end only when the "
+				"kernel is done)\n", indent);
+	else if (!ts->n)
 		fprintf(c->out, "%s(no user stack)\n", indent);
 	else if (ts->truncated)
 		fprintf(c->out, "%s(unwinding stopped here)\n", indent);
@@ -394,7 +400,7 @@ static void text_snapshot(struct snapctx *c, const struct sp_snap *s, const int 
 	}
 	free(seen);
 	if (s->gone)
-		fprintf(c->out, "\n(%zu thread%s exited while being stopped)\n", s->gone, s->gone == 1 ? "" : "s");
+		fprintf(c->out, "\n(%zu thread%s exited during the snapshot)\n", s->gone, s->gone == 1 ? "" : "s");
 }
 
 static int sample_snapshot(struct snapctx *c, const struct sp_snap *s, const int *keep, struct tstack *ts,
@@ -450,8 +456,12 @@ static void resolve_restart(struct sp_snap_thread *t, const char *const *names, 
 static int one_snapshot(struct snapctx *c, struct sp_err *err)
 {
 	/* The process's files, reported to libdwfl before anything stops. */
+	int live = sp_snap_live_tid(c->o.pid);
+	if (!c->u)
+		c->u = sp_unwind_new(live, c->syms);
+	c->live = live;
 	sp_maps_clear(c->maps);
-	if (sp_maps_load(c->maps, c->o.pid, 1, err) < 0) {
+	if (sp_maps_load(c->maps, live, 1, err) < 0) {
 		char path[64];
 		snprintf(path, sizeof path, "/proc/%d/maps", c->o.pid);
 		int fd = open(path, O_RDONLY | O_CLOEXEC); /* maps are guarded by the ptrace rule */
@@ -612,6 +622,7 @@ int sp_snapshot_main(int argc, char **argv)
 		if (c.o.format == F_TEXT)
 			fflush(c.out);
 	}
+	sp_snap_release();
 	/* pcollect's own signals restored: a second ^C ends it at once. */
 	for (int i = 0; i < 3; i++)
 		sigaction(sigs[i], &old[i], NULL);

@@ -157,6 +157,27 @@ void sp_snap_denied(int pid, int e, struct sp_err *err)
 	sp_err_set(err, "cannot attach to process %d: the kernel does not allow tracing it (%s)", pid, why);
 }
 
+int sp_snap_live_tid(int pid)
+{
+	struct sp_snap_thread t;
+	memset(&t, 0, sizeof t);
+	t.tid = pid;
+	thread_info(pid, &t);
+	if (t.state != 'Z' && t.state != 'X')
+		return pid;
+	int *tids = NULL, live = pid;
+	size_t cap = 0;
+	long n = list_tasks(pid, &tids, &cap);
+	for (long i = 0; i < n && live == pid; i++) {
+		t.tid = tids[i];
+		thread_info(pid, &t);
+		if (t.state != 'Z' && t.state != 'X')
+			live = t.tid;
+	}
+	free(tids);
+	return live;
+}
+
 /* ---- the snapshot ---- */
 
 static void dwarf_regs(const struct user_regs_struct *r, uint64_t *d)
@@ -175,8 +196,46 @@ static size_t vm_read(int pid, uint64_t addr, void *buf, size_t n)
 	return got > 0 ? (size_t)got : 0;
 }
 
+/* Threads seized but not yet stopped when the deadline passed (in
+ * uninterruptible sleep, say): their stop comes later; they are detached
+ * then, at the next snapshot or at sp_snap_release (and by the kernel if
+ * we exit first). */
+static int *pend;
+static size_t npend, cappend;
+
+static void reap_pending(void)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < npend; i++) {
+		int st;
+		pid_t w = waitpid(pend[i], &st, __WALL | WNOHANG);
+		if (w == pend[i] && WIFSTOPPED(st)) {
+			int sig = (st >> 16) != PTRACE_EVENT_STOP && WSTOPSIG(st) != SIGTRAP ? WSTOPSIG(st) : 0;
+			ptrace(PTRACE_DETACH, pend[i], 0, (void *)(uintptr_t)sig);
+		} else if (w == 0) {
+			pend[k++] = pend[i]; /* still not stopped */
+		}
+	}
+	npend = k;
+}
+
+void sp_snap_release(void)
+{
+	for (int round = 0; round < 50 && npend; round++) {
+		reap_pending();
+		if (npend) {
+			struct timespec d = { 0, 10000000 };
+			nanosleep(&d, NULL);
+		}
+	}
+	free(pend);
+	pend = NULL;
+	npend = cappend = 0;
+}
+
 struct seized {
 	int tid;
+	int late;      /* seized, but no stop before the deadline */
 	int stopped;   /* in a ptrace stop we waited for */
 	int sig;       /* a signal its stop intercepted: given back at detach */
 	uint64_t t_int, t_det;
@@ -186,14 +245,16 @@ int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *er
 {
 	memset(s, 0, sizeof *s);
 	s->pid = pid;
+	reap_pending();
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d", pid);
 	if (access(path, F_OK) < 0)
 		return sp_err_set(err, "no process %d", pid);
-	/* Before anything stops: the memory map (for the stack bounds). */
+	/* Before anything stops: the memory map (for the stack bounds), from
+	 * a live thread (a zombie leader's /proc/PID/maps is empty). */
 	struct sp_maps *maps = sp_maps_new();
 	struct sp_err merr = { 0 };
-	if (sp_maps_load(maps, pid, 0, &merr) < 0) {
+	if (sp_maps_load(maps, sp_snap_live_tid(pid), 0, &merr) < 0) {
 		sp_maps_free(maps);
 		return sp_err_set(err, "cannot read the memory map of process %d: %s", pid, merr.msg);
 	}
@@ -233,8 +294,10 @@ int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *er
 			int known = 0;
 			for (size_t j = 0; j < nsz && !known; j++)
 				known = sz[j].tid == tids[i];
+			for (long j = 0; j < npre && !known; j++)
+				known = pre[j].tid == tids[i] && (pre[j].state == 'Z' || pre[j].state == 'X');
 			if (known)
-				continue;
+				continue; /* a zombie thread has no stack to show, and never stops */
 			if (ptrace(PTRACE_SEIZE, tids[i], 0, 0) < 0) {
 				int e = errno;
 				if (e == ESRCH)
@@ -265,7 +328,7 @@ int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *er
 			}
 			g_tids[nsz] = tids[i];
 			g_n = (sig_atomic_t)(nsz + 1);
-			sz[nsz] = (struct seized){ tids[i], 0, 0, now_ns(), 0 };
+			sz[nsz] = (struct seized){ tids[i], 0, 0, 0, now_ns(), 0 };
 			nsz++;
 			ptrace(PTRACE_INTERRUPT, tids[i], 0, 0);
 			added++;
@@ -273,12 +336,36 @@ int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *er
 		if (!added && round)
 			break;
 	}
+	/* Wait for every stop, with a deadline: a thread that never stops (a
+	 * zombie leader whose process runs on) must not hold the others. */
+	uint64_t deadline = now_ns() + 2000000000ull;
+	for (int pass = 0; pass < 2; pass++)
 	for (size_t i = 0; i < nsz; i++) {
+		/* Threads in uninterruptible sleep (disk wait, vfork) stop only
+		 * when they leave it: the others first, then those, briefly. */
+		int dwait = 0;
+		for (long j = 0; j < npre; j++)
+			if (pre[j].tid == sz[i].tid)
+				dwait = pre[j].state == 'D';
+		if (dwait != pass)
+			continue;
+		uint64_t dl = dwait ? now_ns() + 20000000ull : deadline;
+		if (dl > deadline)
+			dl = deadline;
 		int st;
 		for (;;) {
-			pid_t w = waitpid(sz[i].tid, &st, __WALL);
+			pid_t w = waitpid(sz[i].tid, &st, __WALL | WNOHANG);
 			if (w < 0 && errno == EINTR)
 				continue;
+			if (w == 0) {
+				if (now_ns() > dl) {
+					sz[i].late = 1;
+					break;
+				}
+				struct timespec d = { 0, 20000 };
+				nanosleep(&d, NULL);
+				continue;
+			}
 			if (w != sz[i].tid || WIFEXITED(st) || WIFSIGNALED(st)) {
 				s->gone++;
 				break;
@@ -307,11 +394,15 @@ int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *er
 	/* Everything is stopped: copy. */
 	s->t = sp_xcalloc(nsz ? nsz : 1, sizeof *s->t);
 	for (size_t i = 0; i < nsz; i++) {
-		if (!sz[i].stopped)
+		if (!sz[i].stopped && !sz[i].late)
 			continue;
 		struct sp_snap_thread *t = &s->t[s->n++];
 		t->tid = sz[i].tid;
 		t->nr = -1;
+		if (sz[i].late) {
+			t->unstopped = 1; /* listed, without registers or stack */
+			continue;
+		}
 		struct user_regs_struct r;
 		if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
 			continue;
@@ -328,18 +419,27 @@ int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *er
 		if (want > stack_max)
 			want = stack_max;
 		t->stack = sp_xmalloc(want ? want : 1);
-		t->stack_len = vm_read(pid, sp, t->stack, want);
+		t->stack_len = vm_read(t->tid, sp, t->stack, want);
 		if (t->nr == SYS_futex && t->args[0] >= 32) {
-			size_t lo = vm_read(pid, t->args[0] - 32, t->lock, 32);
-			size_t hi = vm_read(pid, t->args[0], t->lock + 32, 32);
+			size_t lo = vm_read(t->tid, t->args[0] - 32, t->lock, 32);
+			size_t hi = vm_read(t->tid, t->args[0], t->lock + 32, 32);
 			t->have_lock = (lo == 32 ? 1 : 0) | (hi == 32 ? 2 : 0);
 		}
 	}
 detach:
 	for (size_t i = 0; i < nsz; i++) {
-		ptrace(PTRACE_DETACH, sz[i].tid, 0, (void *)(uintptr_t)sz[i].sig);
+		if (sz[i].late) {
+			if (npend == cappend) {
+				cappend = cappend ? 2 * cappend : 16;
+				pend = sp_xrealloc(pend, cappend * sizeof *pend);
+			}
+			pend[npend++] = sz[i].tid;
+		} else {
+			ptrace(PTRACE_DETACH, sz[i].tid, 0, (void *)(uintptr_t)sz[i].sig);
+		}
 		sz[i].t_det = now_ns();
 	}
+	reap_pending();
 	g_n = 0;
 	guard_off();
 	free(g_tids);
@@ -364,6 +464,14 @@ detach:
 				if (sz[j].tid == t->tid)
 					t->stopped_ns = sz[j].t_det - sz[j].t_int;
 		}
+		/* Zombie threads (not seized): listed, without a stack. */
+		for (long j = 0; j < npre; j++)
+			if (pre[j].state == 'Z' || pre[j].state == 'X') {
+				s->t = sp_xrealloc(s->t, (s->n + 1) * sizeof *s->t);
+				s->t[s->n] = pre[j];
+				s->t[s->n].nr = -1;
+				s->n++;
+			}
 		/* The main thread first, then by tid (seized in tid order). */
 		for (size_t i = 0; i < s->n; i++)
 			if (s->t[i].tid == pid && i) {

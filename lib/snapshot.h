@@ -27,6 +27,7 @@ struct sp_snap_thread {
 	long nr;         /* system call blocked in (while stopped), -1 none/running */
 	uint64_t args[6];
 	int restarted;   /* nr was restart_syscall: the call it resumes, from the stack */
+	int unstopped;   /* would not stop in time (uninterruptible sleep): no stack */
 	int have_regs;
 	uint64_t regs[SP_NREGS];
 	uint8_t *stack;  /* copy of [regs[SP], +stack_len) */
@@ -51,9 +52,16 @@ struct sp_snap {
  * returns, on every path. */
 int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *err);
 void sp_snap_free(struct sp_snap *s);
+/* Detach threads whose stop came after their snapshot's deadline (waits
+ * up to half a second for them).  Call before exiting. */
+void sp_snap_release(void);
 /* err = why the kernel refused us process pid (errno e): already traced,
  * kernel.yama.ptrace_scope, another user. */
 void sp_snap_denied(int pid, int e, struct sp_err *err);
+
+/* A thread of pid that has not exited (pid itself when it has not): its
+ * /proc maps and memory stand for the process's. */
+int sp_snap_live_tid(int pid);
 
 /* The name of x86-64 system call nr ("futex"), or NULL when not in the
  * table. */

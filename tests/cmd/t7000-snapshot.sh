@@ -38,6 +38,14 @@ all_running() {
 	done
 	[ "$bad" = 0 ] && grep -q '^TracerPid:[[:space:]]*0$' "/proc/$HP/status"
 }
+all_running_but_leader() {
+	local f st
+	for f in /proc/"$HP"/task/*/stat; do
+		[ "$f" = "/proc/$HP/task/$HP/stat" ] && continue
+		st=$(awk '{ sub(/.*\) /, ""); print $1 }' "$f" 2>/dev/null)
+		case "$st" in R|S|D) ;; *) return 1 ;; esac
+	done
+}
 # section TID: the text of one thread's section of a snapshot report
 section() { awk -v t="thread $1 " 'index($0, t) == 1 { on = 1; print; next } /^thread / { on = 0 } on' "$2"; }
 
@@ -129,6 +137,34 @@ if start kinds; then
 	else
 		notok "kinds: threads never blocked"
 	fi
+	stop
+fi
+
+# ---- a zombie leader: main called pthread_exit, the process runs on ----
+if start zombie; then
+	holder=$(tid_of holder)
+	for _ in $(seq 100); do grep -q '^State:.*Z' "/proc/$HP/status" && break; sleep 0.05; done
+	timeout 20 pcollect --snapshot -p "$HP" > "$T/snap" 2> "$T/err"; rc=$?
+	expect_rc "zombie leader: the snapshot completes" 0 $rc
+	expect_grep "zombie leader: listed as a zombie" "^thread $HP \\(hang\\) zombie" "$T/snap"
+	expect_grep "zombie leader: the live thread is unwound" 'hold_lock_and_sleep' <(section "$holder" "$T/snap")
+	if all_running_but_leader; then ok "zombie leader: the live thread runs on"; else notok "zombie leader: the live thread was left stopped"; fi
+	stop
+fi
+
+# ---- a thread that cannot stop (uninterruptible: vfork) ----
+if start vfork; then
+	vf=$(tid_of vforker)
+	for _ in $(seq 100); do [ "$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$HP/task/$vf/stat" 2>/dev/null)" = D ] && break; sleep 0.02; done
+	timeout 20 pcollect --snapshot -v -p "$HP" > "$T/snap" 2> "$T/err"; rc=$?
+	expect_rc "uninterruptible thread: the snapshot completes" 0 $rc
+	expect_grep "uninterruptible thread: listed, said why it has no stack" 'did not stop in time' <(section "$vf" "$T/snap")
+	expect_grep "uninterruptible thread: the others are unwound" 'hold_lock_and_sleep' "$T/snap"
+	ms=$(sed -n 's/.*stopped for \([0-9.]*\) ms.*/\1/p' "$T/snap" | head -1)
+	if awk -v m="$ms" 'BEGIN { exit !(m < 1000) }'; then ok "uninterruptible thread: the others were held $ms ms, not the 2 s deadline"; else notok "uninterruptible thread held the others $ms ms"; fi
+	back=0
+	for _ in $(seq 200); do all_running && { back=1; break; }; sleep 0.05; done
+	if [ $back = 1 ]; then ok "uninterruptible thread: runs on, untraced, once its wait ends"; else notok "uninterruptible thread left stopped or traced"; fi
 	stop
 fi
 

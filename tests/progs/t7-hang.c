@@ -9,6 +9,10 @@
  *   t7-hang kinds     one thread per primitive: PI mutex, rwlock (writer
  *                     holds, reader waits), condvar, semaphore, join
  *   t7-hang many N    N sleeping threads "sleeper-K", main in pause()
+ *   t7-hang zombie    main calls pthread_exit (a zombie leader); "holder"
+ *                     runs on, holding a mutex and sleeping
+ *   t7-hang vfork     thread "vforker" is in vfork (uninterruptible: it
+ *                     cannot stop) for 2 s; "holder" as in mutex
  *   t7-hang spin      main spins in spin_forever()
  *
  * Prints "main PID", the addresses of its locks ("m1 0x..."), one line
@@ -196,6 +200,21 @@ static void *joiner(void *a)
 	return a;
 }
 
+static void *vforker(void *a)
+{
+	announce("vforker");
+	pid_t c = vfork();
+	if (c == 0) {
+		/* the child: sleep without touching the parent's memory */
+		struct timespec d = { 2, 0 };
+		syscall(SYS_nanosleep, &d, NULL);
+		_exit(0);
+	}
+	for (;;)
+		sleep(1000);
+	return a;
+}
+
 __attribute__((noinline)) void spin_forever(void)
 {
 	for (;;)
@@ -279,12 +298,31 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		for (;;)
 			pause();
+	} else if (!strcmp(mode, "zombie")) {
+		/* main exits alone: a zombie leader, its process runs on */
+		pthread_barrier_init(&bar, NULL, 2);
+		start(holder, NULL, NULL);
+		pthread_barrier_wait(&bar);
+		puts("ready");
+		fflush(stdout);
+		pthread_exit(NULL);
+	} else if (!strcmp(mode, "vfork")) {
+		/* thread "vforker" waits, uninterruptibly, for a vfork child that
+		 * sleeps: it cannot stop until the child is gone */
+		pthread_barrier_init(&bar, NULL, 2);
+		start(holder, NULL, NULL);
+		pthread_barrier_wait(&bar);
+		start(vforker, NULL, NULL);
+		puts("ready");
+		fflush(stdout);
+		for (;;)
+			pause();
 	} else if (!strcmp(mode, "spin")) {
 		puts("ready");
 		fflush(stdout);
 		spin_forever();
 	} else {
-		fprintf(stderr, "usage: t7-hang mutex|abba|chain|kinds|many N|spin\n");
+		fprintf(stderr, "usage: t7-hang mutex|abba|chain|kinds|many N|zombie|vfork|spin\n");
 		return 2;
 	}
 	return 0;
