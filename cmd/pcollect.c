@@ -177,22 +177,6 @@ static void read_comm(int pid, int tid, char *out, size_t n)
 }
 
 /* The process (thread group) of a thread id, from /proc/TID/status. */
-static int thread_group(int tid)
-{
-	char path[64], buf[4096];
-	snprintf(path, sizeof path, "/proc/%d/status", tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC), tgid = tid;
-	ssize_t r = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (r > 0) {
-		buf[r] = 0;
-		const char *t = strstr(buf, "\nTgid:");
-		if (t)
-			tgid = atoi(t + 7);
-	}
-	return tgid > 0 ? tgid : tid;
-}
 
 static void on_task(void *ctx, int pid, int tid)
 {
@@ -579,7 +563,7 @@ static int cmd_pcollect(int argc, char **argv)
 		return SP_EXIT_ERROR;
 	}
 	if (c.o.pid)
-		c.o.pid = thread_group(c.o.pid); /* -p TID means its process */
+		c.o.pid = sp_proc_tgid(c.o.pid); /* -p TID means its process */
 
 	struct sp_perfev_opts po = { c.o.freq, c.o.cg, c.o.stack_bytes, !c.o.no_kernel, 0, !c.o.pid };
 	po.ring_bytes = (c.o.buffer_mib ? c.o.buffer_mib : c.o.cg == SP_CG_DWARF ? 8 : 1) << 20;

@@ -2,10 +2,13 @@
 #include "procmaps.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 struct sp_maps {
 	struct sp_map *v;
@@ -270,3 +273,20 @@ void sp_procs_remove(struct sp_procs *t, int pid)
 }
 
 size_t sp_procs_count(const struct sp_procs *t) { return t->n; }
+
+int sp_proc_tgid(int tid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/%d/status", tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC), tgid = tid;
+	ssize_t r = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (r > 0) {
+		buf[r] = 0;
+		const char *t = strstr(buf, "\nTgid:");
+		if (t)
+			tgid = atoi(t + 7);
+	}
+	return tgid > 0 ? tgid : tid;
+}

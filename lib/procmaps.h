@@ -67,4 +67,7 @@ void sp_procs_exec(struct sp_procs *t, int pid);
 void sp_procs_remove(struct sp_procs *t, int pid);
 size_t sp_procs_count(const struct sp_procs *t);
 
+/* The process (thread group) of thread tid, from /proc; tid when unknown. */
+int sp_proc_tgid(int tid);
+
 #endif

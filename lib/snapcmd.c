@@ -516,19 +516,6 @@ static int one_snapshot(struct snapctx *c, struct sp_err *err)
 	return rc;
 }
 
-static int thread_group(int tid)
-{
-	char path[64], buf[4096];
-	snprintf(path, sizeof path, "/proc/%d/status", tid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return tid;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	char *t = strstr(buf, "\nTgid:");
-	return t ? atoi(t + 6) : tid;
-}
 
 int sp_snapshot_main(int argc, char **argv)
 {
@@ -554,7 +541,7 @@ int sp_snapshot_main(int argc, char **argv)
 		sp_error("no process %d", c.o.pid);
 		return SP_EXIT_ERROR;
 	}
-	c.o.pid = thread_group(c.o.pid);
+	c.o.pid = sp_proc_tgid(c.o.pid);
 	c.out = stdout;
 	if (c.o.output && !(c.out = fopen(c.o.output, "w"))) {
 		sp_error("%s: %s", c.o.output, strerror(errno));

@@ -18,7 +18,7 @@ start() {
 	OUT=$T/hang.out
 	cp "$T/hang.ready" "$OUT"
 }
-stop() { kill -9 -- -"$HP" 2>/dev/null; wait "$HP" 2>/dev/null; }
+stop() { kill -9 -- -"$HP" 2>/dev/null; wait "$HP" 2>/dev/null; return 0; }
 tid_of() { awk -v n="$1" '$1 == n { print $2 }' "$OUT"; }
 addr_of() { awk -v n="$1" '$1 == n { print $2 }' "$OUT"; }
 # wait_syscall TID NR: until the thread sits in system call NR (5 s)
