@@ -162,6 +162,7 @@ static int parse(struct sopts *o, int argc, char **argv)
 
 struct tstack {
 	uint32_t *frames; /* innermost first */
+	uint64_t *pcs;    /* the address each frame came from */
 	size_t n, cap;
 	int truncated;
 	int unstopped;
@@ -201,7 +202,9 @@ static void unwind_thread(struct snapctx *c, const struct sp_snap_thread *t, str
 			if (ts->n == ts->cap) {
 				ts->cap = ts->cap ? 2 * ts->cap : 64;
 				ts->frames = sp_xrealloc(ts->frames, ts->cap * sizeof *ts->frames);
+				ts->pcs = sp_xrealloc(ts->pcs, ts->cap * sizeof *ts->pcs);
 			}
+			ts->pcs[ts->n] = pcs[i];
 			ts->frames[ts->n++] = f[j];
 		}
 	}
@@ -284,8 +287,14 @@ static void print_frames(struct snapctx *c, const struct tstack *ts, const char 
 			fprintf(c->out, " at %s:%u", sp_str(c->p, fr->file), fr->line);
 		if (fr->kind == SP_KIND_INLINED)
 			fputs(" (inlined)", c->out);
-		if (fr->module) {
-			const char *m = sp_str(c->p, fr->module), *b = strrchr(m, '/');
+		const char *m = fr->module ? sp_str(c->p, fr->module) : NULL, *b = m ? strrchr(m, '/') : NULL;
+		const struct sp_map *mp = !fr->file ? sp_maps_find(c->maps, ts->pcs[i]) : NULL;
+		if (mp && mp->path[0] && !fr->file) {
+			/* No source line: the file offset, for addr2line and friends. */
+			const char *mb = strrchr(mp->path, '/');
+			fprintf(c->out, " [%s+0x%llx]", mb ? mb + 1 : mp->path,
+				(unsigned long long)(ts->pcs[i] - mp->start + mp->pgoff));
+		} else if (m) {
 			fprintf(c->out, " [%s]", b ? b + 1 : m);
 		}
 		fputc('\n', c->out);
@@ -505,8 +514,10 @@ static int one_snapshot(struct snapctx *c, struct sp_err *err)
 		fprintf(stderr, "%s: snapshot of %zu threads: stopped for %.3f ms (longest thread %.3f ms)\n", sp_prog,
 			s.n, (double)s.window_ns / 1e6, (double)mx / 1e6);
 	}
-	for (size_t i = 0; i < s.n; i++)
+	for (size_t i = 0; i < s.n; i++) {
 		free(ts[i].frames);
+		free(ts[i].pcs);
+	}
 	free(ts);
 	free(w);
 	free(keep);
