@@ -38,18 +38,6 @@ static const char synopsis[] =
 	"Exit status: 0 ok (with --exit-code: no difference beyond the threshold),\n"
 	"1 the profiles differ (only with --exit-code), 2 error.\n";
 
-static uint64_t warned;
-
-static void print_warning(void *ctx, const struct sp_err *e)
-{
-	if (e->where[0] && ++warned > 100) {
-		if (warned == 101)
-			sp_error("more bad lines follow; not printing them (see the summary)");
-		return;
-	}
-	sp_error_e(e);
-}
-
 static int cmd_pdiff(int argc, char **argv)
 {
 	enum { O_SPLIT = 256, O_REPORT, O_EXIT, O_THRESHOLD, O_FOLDED, O_GAP, O_CPU };
@@ -75,7 +63,7 @@ static int cmd_pdiff(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	struct sp_read_opts ro;
 	memset(&ro, 0, sizeof ro);
-	ro.warn = print_warning;
+	ro.warn = sp_print_warning;
 	o.read = &ro;
 	o.ropts.top = 20;
 	static char func[4096];

@@ -62,18 +62,6 @@ static void push(struct list *l, const char *s)
 	l->v[l->n++] = s;
 }
 
-static uint64_t warned;
-
-static void print_warning(void *ctx, const struct sp_err *e)
-{
-	if (e->where[0] && ++warned > 100) {
-		if (warned == 101)
-			sp_error("more bad lines follow; not printing them (see the summary)");
-		return;
-	}
-	sp_error_e(e);
-}
-
 /* Seconds ("12345.678", "+1.5") to ns. */
 static int parse_time(const char *opt, const char *arg, uint64_t *ns, int *rel)
 {
@@ -133,7 +121,7 @@ static int cmd_pfilter(int argc, char **argv)
 	o.from = o.to = SP_NO_TIME;
 	struct sp_read_opts ro;
 	memset(&ro, 0, sizeof ro);
-	ro.warn = print_warning;
+	ro.warn = sp_print_warning;
 	o.read = &ro;
 	struct list grep = { 0 }, focus = { 0 }, exclude = { 0 }, hide = { 0 }, prune = { 0 }, replace = { 0 };
 	static char func[4096];

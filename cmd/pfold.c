@@ -51,21 +51,8 @@ struct opts {
 	int weight_count;
 	unsigned long jobs;
 	int quiet;
-	uint64_t warned;
+	struct sp_warnings warn; /* line warnings: counted, -q drops them */
 };
-
-static void print_warning(void *ctx, const struct sp_err *e)
-{
-	struct opts *o = ctx;
-	if (e->where[0] && o->quiet)
-		return;
-	if (e->where[0] && ++o->warned > 100) {
-		if (o->warned == 101)
-			sp_error("more bad lines follow; not printing them (see the summary)");
-		return;
-	}
-	sp_error_e(e);
-}
 
 /* ---- the parallel path: one large perf script file, folded output ---- */
 
@@ -247,8 +234,9 @@ static int cmd_pfold(int argc, char **argv)
 		}
 	}
 	o.fold.weight = o.weight_count ? "samples" : NULL;
-	o.read.warn = print_warning;
-	o.read.warn_ctx = &o;
+	o.warn.quiet = o.quiet;
+	o.read.warn = sp_print_warning;
+	o.read.warn_ctx = &o.warn;
 	o.read.event_filter = o.event_filter;
 
 	FILE *out = stdout;

@@ -27,18 +27,6 @@ static const char synopsis[] =
 	"\n"
 	"Exit status: 0 ok, 2 error.\n";
 
-static uint64_t warned;
-
-static void print_warning(void *ctx, const struct sp_err *e)
-{
-	if (e->where[0] && ++warned > 100) {
-		if (warned == 101)
-			sp_error("more bad lines follow; not printing them (see the summary)");
-		return;
-	}
-	sp_error_e(e);
-}
-
 struct rsink {
 	struct sp_sink sink;
 	struct sp_agg *agg;
@@ -87,7 +75,7 @@ static int cmd_preport(int argc, char **argv)
 	o.min_share = 1;
 	struct sp_read_opts ro;
 	memset(&ro, 0, sizeof ro);
-	ro.warn = print_warning;
+	ro.warn = sp_print_warning;
 	const char *output = NULL, *format = NULL;
 	struct rsink r;
 	memset(&r, 0, sizeof r);

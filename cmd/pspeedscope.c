@@ -43,21 +43,8 @@ struct opts {
 	regex_t thread_re;
 	int have_re;
 	int quiet;
-	uint64_t warned;
+	struct sp_warnings warn; /* line warnings: counted, -q drops them */
 };
-
-static void print_warning(void *ctx, const struct sp_err *e)
-{
-	struct opts *o = ctx;
-	if (e->where[0] && o->quiet)
-		return;
-	if (e->where[0] && ++o->warned > 100) {
-		if (o->warned == 101)
-			sp_error("more bad lines follow; not printing them (see the summary)");
-		return;
-	}
-	sp_error_e(e);
-}
 
 static int select_thread(void *ctx, const char *name)
 {
@@ -153,10 +140,11 @@ static int cmd_pspeedscope(int argc, char **argv)
 		o.ss.select = select_thread;
 		o.ss.select_ctx = &o;
 	}
-	o.ss.warn = print_warning;
-	o.ss.warn_ctx = &o;
-	o.read.warn = print_warning;
-	o.read.warn_ctx = &o;
+	o.ss.warn = sp_print_warning;
+	o.ss.warn_ctx = &o.warn;
+	o.warn.quiet = o.quiet;
+	o.read.warn = sp_print_warning;
+	o.read.warn_ctx = &o.warn;
 
 	/* A closed reader shows up as EPIPE, which ends the command quietly
 	 * (cmd.h), instead of a SIGPIPE death. */

@@ -65,24 +65,11 @@ static const char synopsis[] =
 struct opts {
 	const char *format, *output, *palette_file;
 	int cp, quiet;
-	uint64_t warned;
+	struct sp_warnings warn; /* line warnings: counted, -q drops them */
 	struct sp_read_opts read;
 	struct sp_flame_opts flame;
 	struct sp_svg_opts svg;
 };
-
-static void print_warning(void *ctx, const struct sp_err *e)
-{
-	struct opts *o = ctx;
-	if (e->where[0] && o->quiet)
-		return;
-	if (e->where[0] && ++o->warned > 100) {
-		if (o->warned == 101)
-			sp_error("more bad lines follow; not printing them (see the summary)");
-		return;
-	}
-	sp_error_e(e);
-}
 
 static int opt_double(const char *opt, const char *val, double min, double max, double *out)
 {
@@ -243,8 +230,9 @@ static int cmd_psvg(int argc, char **argv)
 	o.svg.js_len = sp_asset_flame_js_len;
 	o.svg.css = (const char *)sp_asset_flame_css;
 	o.svg.css_len = sp_asset_flame_css_len;
-	o.read.warn = print_warning;
-	o.read.warn_ctx = &o;
+	o.warn.quiet = o.quiet;
+	o.read.warn = sp_print_warning;
+	o.read.warn_ctx = &o.warn;
 
 	int rc = SP_EXIT_OK;
 	struct sp_err err;

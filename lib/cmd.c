@@ -82,3 +82,17 @@ int sp_cmd_run(const char *name, int (*fn)(int, char **), int argc, char **argv)
 	}
 	return rc;
 }
+
+void sp_print_warning(void *ctx, const struct sp_err *e)
+{
+	static struct sp_warnings shared;
+	struct sp_warnings *w = ctx ? ctx : &shared;
+	if (e->where[0] && w->quiet)
+		return;
+	if (e->where[0] && ++w->shown > 100) {
+		if (w->shown == 101)
+			sp_error("more bad lines follow; not printing them (see the summary)");
+		return;
+	}
+	sp_error_e(e);
+}

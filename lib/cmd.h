@@ -30,6 +30,15 @@ void sp_error_e(const struct sp_err *e);
 int sp_usage_error(const char *synopsis, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Parses a non-negative integer option value or prints an error. */
 int sp_opt_uint(const char *opt, const char *val, unsigned long *out);
+/* Warnings about bad input lines (an sp_read_opts.warn callback; ctx is a
+ * struct sp_warnings, or NULL for one shared count): the first 100 are
+ * printed, then one line saying more follow; quiet drops them.  Errors
+ * that are not about a line are always printed. */
+struct sp_warnings {
+	int quiet;
+	uint64_t shown;
+};
+void sp_print_warning(void *ctx, const struct sp_err *e);
 /* Refuses to write binary data to a terminal; returns -1 after an error. */
 int sp_check_binary_stdout(FILE *out);
 
