@@ -482,8 +482,13 @@ static int one_snapshot(struct snapctx *c, struct sp_err *err)
 	}
 	sp_unwind_sync(c->u, c->maps);
 	struct sp_snap s;
-	if (sp_snap_take(c->o.pid, c->o.stack ? c->o.stack : 262144, &s, err) < 0)
+	if (sp_snap_take(c->o.pid, c->o.stack ? c->o.stack : 262144, &s, err) < 0) {
+		if (s.interrupted) {
+			stop_sig = s.interrupted; /* a request to stop, as between snapshots */
+			return 1;
+		}
 		return -1;
+	}
 	struct tstack *ts = sp_xcalloc(s.n ? s.n : 1, sizeof *ts);
 	struct sp_lock_wait *w = sp_xcalloc(s.n ? s.n : 1, sizeof *w);
 	int *keep = sp_xcalloc(s.n ? s.n : 1, sizeof *keep), *cycle = sp_xcalloc(s.n ? s.n : 1, sizeof *cycle);
@@ -604,7 +609,10 @@ int sp_snapshot_main(int argc, char **argv)
 			if (stop_sig)
 				break;
 		}
-		if (one_snapshot(&c, &err) < 0) {
+		int r = one_snapshot(&c, &err);
+		if (r > 0)
+			break; /* interrupted: the snapshot was abandoned */
+		if (r < 0) {
 			/* The process ended between snapshots: keep what we have. */
 			if (done && kill(c.o.pid, 0) < 0 && errno == ESRCH) {
 				if (!c.o.quiet)
@@ -626,6 +634,10 @@ int sp_snapshot_main(int argc, char **argv)
 		sigaction(sigs[i], &old[i], NULL);
 	if (rc < 0)
 		sp_error_e(&err);
+	if (!rc && !done && stop_sig) {
+		sp_error("interrupted by signal %d before a snapshot was taken; the process was let go", (int)stop_sig);
+		rc = -1;
+	}
 	struct sp_err werr;
 	memset(&werr, 0, sizeof werr);
 	int wrc = 0;

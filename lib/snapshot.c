@@ -24,15 +24,25 @@ static const int g_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGSEGV
 #define NSIGS (sizeof g_sigs / sizeof g_sigs[0])
 static struct sigaction g_old[NSIGS];
 
+static volatile sig_atomic_t g_stopped_by; /* SIGINT/TERM/HUP arrived */
+
 static void on_fatal(int sig)
 {
 	/* Async-signal-safe: raw syscalls only.  A thread not yet in its
 	 * ptrace stop refuses the detach; the kernel detaches it when we
-	 * die, and with PTRACE_SEIZE it was never sent a SIGSTOP. */
+	 * exit, and with PTRACE_SEIZE it was never sent a SIGSTOP. */
 	for (sig_atomic_t i = 0; i < g_n; i++)
 		syscall(SYS_ptrace, PTRACE_DETACH, g_tids[i], 0, 0);
 	g_n = 0;
-	/* SA_RESETHAND restored the default action; SA_NODEFER lets it land. */
+	if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+		/* A request to stop: the threads are let go now, the snapshot
+		 * is abandoned, and the caller ends its output cleanly.  The
+		 * handler was reset: a second one ends us at once. */
+		g_stopped_by = sig;
+		return;
+	}
+	/* A crash: SA_RESETHAND restored the default action, SA_NODEFER
+	 * lets it land. */
 	raise(sig);
 }
 
@@ -279,6 +289,7 @@ int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *er
 	size_t capg = 256;
 	g_tids = sp_xmalloc(capg * sizeof *g_tids);
 	g_n = 0;
+	g_stopped_by = 0;
 	guard_on();
 	uint64_t t0 = now_ns();
 	/* Seize and interrupt every thread; threads created meanwhile show up
@@ -338,6 +349,11 @@ int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *er
 	}
 	/* Wait for every stop, with a deadline: a thread that never stops (a
 	 * zombie leader whose process runs on) must not hold the others. */
+	if (g_stopped_by) {
+		rc = sp_err_set(err, "interrupted by signal %d", (int)g_stopped_by);
+		s->interrupted = (int)g_stopped_by;
+		goto detach;
+	}
 	uint64_t deadline = now_ns() + 2000000000ull;
 	for (int pass = 0; pass < 2; pass++)
 	for (size_t i = 0; i < nsz; i++) {
@@ -388,8 +404,13 @@ int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *er
 	const char *pause_ms = getenv("SP_SNAPSHOT_TEST_PAUSE_MS");
 	if (pause_ms && atol(pause_ms) > 0) {
 		struct timespec d = { atol(pause_ms) / 1000, (atol(pause_ms) % 1000) * 1000000L };
-		while (nanosleep(&d, &d) < 0 && errno == EINTR)
+		while (!g_stopped_by && nanosleep(&d, &d) < 0 && errno == EINTR)
 			;
+	}
+	if (g_stopped_by) {
+		rc = sp_err_set(err, "interrupted by signal %d", (int)g_stopped_by);
+		s->interrupted = (int)g_stopped_by;
+		goto detach;
 	}
 	/* Everything is stopped: copy. */
 	s->t = sp_xcalloc(nsz ? nsz : 1, sizeof *s->t);
@@ -425,6 +446,11 @@ int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *er
 			size_t hi = vm_read(t->tid, t->args[0], t->lock + 32, 32);
 			t->have_lock = (lo == 32 ? 1 : 0) | (hi == 32 ? 2 : 0);
 		}
+	}
+	if (g_stopped_by && !rc) {
+		/* The handler let the threads go in the middle of the copy. */
+		rc = sp_err_set(err, "interrupted by signal %d", (int)g_stopped_by);
+		s->interrupted = (int)g_stopped_by;
 	}
 detach:
 	for (size_t i = 0; i < nsz; i++) {

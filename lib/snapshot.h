@@ -44,12 +44,15 @@ struct sp_snap {
 	uint64_t time;        /* CLOCK_MONOTONIC ns at the stop */
 	uint64_t window_ns;   /* first interrupt to last detach */
 	size_t gone;          /* threads that exited while being stopped */
+	int interrupted;      /* SIGINT/TERM/HUP came during the stop: the signal */
 };
 
 /* Take one snapshot of process pid, copying at most stack_max bytes of
  * each stack.  Returns 0, or -1 with err set (one sentence, e.g. why
  * ptrace is not allowed).  Every thread seized is detached before this
- * returns, on every path. */
+ * returns, on every path.  SIGINT, SIGTERM or SIGHUP during the stop
+ * detach at once and abandon the snapshot (-1, s->interrupted = the
+ * signal); a second one, or a crash, ends the process after detaching. */
 int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *err);
 void sp_snap_free(struct sp_snap *s);
 /* Detach threads whose stop came after their snapshot's deadline (waits

@@ -192,6 +192,15 @@ if start many 100; then
 		elif [ $stopped = 0 ]; then notok "SIG$sig test: the target was never seen stopped"
 		else notok "SIG$sig to pcollect mid-snapshot left the target stopped or traced"; fi
 	done
+	# SIGINT during a stop of -n: the threads go, the stream still ends
+	# with its trailer (pfold reads it), and the message says why
+	SP_SNAPSHOT_TEST_PAUSE_MS=20000 pcollect --snapshot -n 3 -p "$HP" -o "$T/int.sp" 2> "$T/int.err" &
+	cp=$!
+	for _ in $(seq 100); do grep -q "^TracerPid:[[:space:]]*$cp$" "/proc/$HP/status" && break; sleep 0.05; done
+	kill -INT "$cp"; wait "$cp"; rc=$?
+	if [ $rc = 2 ] && grep -q 'interrupted by signal 2 before a snapshot was taken' "$T/int.err" && pfold "$T/int.sp" > /dev/null 2>&1; then
+		ok "SIGINT in the stop window: threads let go, a complete (empty) stream, said so"
+	else notok "SIGINT in the stop window: exit $rc, $(cat "$T/int.err"), pfold: $(pfold "$T/int.sp" 2>&1 | head -1)"; fi
 	# a second tracer is refused with the first one named
 	SP_SNAPSHOT_TEST_PAUSE_MS=20000 pcollect --snapshot -p "$HP" > /dev/null 2>&1 &
 	cp=$!
