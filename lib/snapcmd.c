@@ -558,6 +558,10 @@ int sp_snapshot_main(int argc, char **argv)
 		return SP_EXIT_ERROR;
 	}
 	c.o.pid = sp_proc_tgid(c.o.pid);
+	if (c.o.pid == getpid()) {
+		sp_error("process %d is pcollect itself: a process cannot stop its own threads to look at them", c.o.pid);
+		return SP_EXIT_ERROR;
+	}
 	c.out = stdout;
 	if (c.o.output && !(c.out = fopen(c.o.output, "w"))) {
 		sp_error("%s: %s", c.o.output, strerror(errno));
