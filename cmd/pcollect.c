@@ -461,7 +461,9 @@ struct child {
 	int errp; /* read end: the child's errno if exec failed, EOF if it worked */
 };
 
-static int spawn(struct child *ch, char **argv)
+/* stdout_to_stderr: the stream goes to our standard output, so the
+ * command's own output must not: it goes to standard error instead. */
+static int spawn(struct child *ch, char **argv, int stdout_to_stderr)
 {
 	int go[2], er[2];
 	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0)
@@ -478,6 +480,8 @@ static int spawn(struct child *ch, char **argv)
 		if (read(go[0], &b, 1) != 1)
 			_exit(127);
 		signal(SIGPIPE, SIG_DFL);
+		if (stdout_to_stderr && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+			_exit(126);
 		execvp(argv[0], argv);
 		int e = errno;
 		if (write(er[1], &e, sizeof e) < 0)
@@ -630,7 +634,7 @@ static int cmd_pcollect(int argc, char **argv)
 			goto out;
 		}
 	} else {
-		if (spawn(&ch, cmd) < 0) {
+		if (spawn(&ch, cmd, out == stdout) < 0) {
 			sp_error("cannot start %s: %s", cmd[0], strerror(errno));
 			rc = SP_EXIT_ERROR;
 			goto out;

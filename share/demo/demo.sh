@@ -19,7 +19,7 @@ cd "$(dirname "$0")/../.."
 BIN=$PWD/bin
 OUT=${DEMO_OUT:-demo-out}
 IN=${DEMO_INPUT:-share/demo/perf-demo.txt.gz}
-STEPS="fold top stream threads svg live"
+STEPS="fold top stream threads svg live snapshot"
 mkdir -p "$OUT"
 
 have() { [ -x "$BIN/$1" ]; }
@@ -80,6 +80,27 @@ step_live() {
 	gcc -O2 -g -pthread -o "$OUT/demo-prog" share/demo/demo-prog.c
 	"$BIN/pcollect" -d 2 -- "$OUT/demo-prog" | "$BIN/pfold" > "$OUT/live.folded"
 	top 5 "$OUT/live.folded" | indent
+}
+
+step_snapshot() {
+	title "snapshot: pcollect --snapshot -p PID of a hung process (who holds the lock?)"
+	have pcollect || { skip "bin/pcollect not built yet"; return 0; }
+	gcc -O2 -g -fomit-frame-pointer -pthread -o "$OUT/hang" tests/progs/t7-hang.c
+	"$OUT/hang" mutex > "$OUT/hang.out" &
+	local hp=$! i
+	for i in $(seq 100); do
+		case "$(cat "/proc/$hp/task/$hp/syscall" 2>/dev/null)" in 202\ *) break ;; esac
+		sleep 0.05
+	done
+	if "$BIN/pcollect" --snapshot -p "$hp" > "$OUT/snapshot.txt" 2> "$OUT/snapshot.err"; then
+		grep -E '^(process|thread|  waits|  owner)|hold_lock_and_sleep|main_blocked_on_mutex' "$OUT/snapshot.txt" |
+			cut -c1-110 | indent
+		echo "   (the whole report: $OUT/snapshot.txt)"
+	else
+		skip "$(head -1 "$OUT/snapshot.err")"
+	fi
+	kill "$hp" 2> /dev/null || true
+	wait "$hp" 2> /dev/null || true
 }
 
 [ -x "$BIN/pfold" ] || { echo "demo: bin/pfold is not built (run: make)" >&2; exit 2; }

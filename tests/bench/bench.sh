@@ -305,3 +305,6 @@ fi
 # Other commands' benchmarks.
 bash "$top/tests/bench/speedscope-bench.sh"
 bash "$top/tests/bench/filter-bench.sh"
+bash "$top/tests/bench/psvg-bench.sh"
+bash "$top/tests/bench/pcollect-bench.sh"
+bash "$top/tests/bench/snapshot-bench.sh"

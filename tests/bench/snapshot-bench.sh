@@ -22,6 +22,14 @@ TP=""
 trap '[ -n "$TP" ] && kill "$TP" 2>/dev/null; rm -rf "$W"' EXIT
 gcc -O2 -g -fomit-frame-pointer -pthread -o "$W/target" tests/progs/t7-bench.c
 
+# the peers: eu-stack (elfutils) and gdb, installed when we may
+need=""
+command -v eu-stack > /dev/null || need="$need elfutils"
+command -v gdb > /dev/null || need="$need gdb"
+if [ -n "$need" ] && [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
+	echo "# installing:$need"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $need > /dev/null 2>&1 || true
+fi
 tools="pcollect"
 if command -v eu-stack > /dev/null; then tools="$tools eu-stack"; else echo "# eu-stack not installed (apt-get install elfutils): skipped"; fi
 if command -v gdb > /dev/null; then tools="$tools gdb"; else echo "# gdb not installed: skipped"; fi

@@ -55,6 +55,11 @@ else
 fi
 
 # Exit codes and short commands.
+# the stream on stdout: the command's own stdout must not land in it
+pcollect -- sh -c 'i=0; while [ $i -lt 2000 ]; do echo "hello from the child $i"; i=$((i+1)); done' 2> "$T/e" > "$T/o.sp"
+if sp-dump "$T/o.sp" > /dev/null 2>&1 && grep -q 'hello from the child 1999' "$T/e"; then
+	ok "launch, stream on stdout: the command's output goes to stderr, the stream stays intact"
+else notok "launch, stream on stdout: $(sp-dump "$T/o.sp" 2>&1 > /dev/null | head -1)"; fi
 pcollect -o "$T/x.sp" -- sh -c 'exit 3' 2> "$T/e"; rc=$?
 expect_rc "launch: the command's exit status (3) is pcollect's" 3 $rc
 expect_grep "launch: a failing command is reported" 'sh exited with status 3' "$T/e"
