@@ -360,14 +360,16 @@ static void text_snapshot(struct snapctx *c, const struct sp_snap *s, const int 
 					first = i;
 				len++;
 			}
-		fprintf(c->out, "DEADLOCK: %zu threads wait for each other:", len);
+		fprintf(c->out, "DEADLOCK: %zu threads wait for each other: %d (%s)", len, s->t[first].tid,
+			s->t[first].name);
 		size_t j = first;
 		do {
-			fprintf(c->out, "%s %d (%s) waits for %s 0x%llx held by", j == first ? "" : ", which", s->t[j].tid,
-				s->t[j].name, sp_lock_kind_name(w[j].kind), (unsigned long long)w[j].addr);
-			j = (size_t)w[j].owner_index;
+			size_t o = (size_t)w[j].owner_index;
+			fprintf(c->out, "%s %s 0x%llx held by %d (%s)", j == first ? " waits for" : ", which waits for",
+				sp_lock_kind_name(w[j].kind), (unsigned long long)w[j].addr, s->t[o].tid, s->t[o].name);
+			j = o;
 		} while (j != first);
-		fprintf(c->out, " %d (%s)\n", s->t[first].tid, s->t[first].name);
+		fputc('\n', c->out);
 	}
 	char *seen = sp_xcalloc(s->n ? s->n : 1, 1);
 	for (size_t i = 0; i < s->n; i++) {

@@ -94,8 +94,7 @@ if start abba; then
 	if wait_syscall "$a" 202 && wait_syscall "$b" 202; then
 		pcollect --snapshot -p "$HP" > "$T/snap"
 		expect_grep "ABBA: a deadlock of 2 threads" '^DEADLOCK: 2 threads wait for each other' "$T/snap"
-		line=$(grep '^DEADLOCK' "$T/snap")
-		case "$line" in *"$a (dl-a)"*"$b (dl-b)"*) ok "the cycle names both threads" ;; *) notok "the cycle: $line" ;; esac
+		expect_grep "the cycle names both threads, each with the lock it waits for" "^DEADLOCK: 2 threads wait for each other: $a \\(dl-a\\) waits for mutex $(addr_of m2) held by $b \\(dl-b\\), which waits for mutex $(addr_of m1) held by $a \\(dl-a\\)\$" "$T/snap"
 		expect_grep "main waits for dl-a to exit" "^  waits for thread $a \\(dl-a\\) to exit \\(pthread_join\\)" "$T/snap"
 		expect_grep "dl-a's section ends the chain as a deadlock" "is already in this chain: DEADLOCK" <(section "$a" "$T/snap")
 	else
