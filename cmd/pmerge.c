@@ -10,7 +10,8 @@
 static const char synopsis[] =
 	"usage: pmerge [options] FILE...\n"
 	"Sum profiles (folded text and binary streams, mixed, gzip ok) into one, in the\n"
-	"encoding of the first input.  Inputs are read one at a time.\n"
+	"encoding of the first input.  Inputs are read one at a time; in a binary stream\n"
+	"the samples of all inputs come out in time order (see pmerge(1)).\n"
 	"\n"
 	"  -t, --tag               root frame naming each input: its \"host\" metadata, else\n"
 	"                          the file name as given\n"

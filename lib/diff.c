@@ -1,8 +1,10 @@
 /* diff.c — pdiff and pmerge (see diff.h). */
 #include "diff.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "calls.h"
@@ -231,9 +233,228 @@ out:
 
 /* ---- pmerge ---- */
 
+/* Time order across binary inputs: every input is read in turn into the
+ * one profile (so its ids are remapped and tagged as usual), but its
+ * samples and trace events are spilled, as fixed-size records, to one
+ * unlinked temporary file, one segment per input; then the segments are
+ * merged by timestamp (a heap of one cursor per segment, each with a small
+ * read buffer) into the output.  Memory: distinct stacks plus a bounded
+ * buffer per input; the records go to disk, not to memory.  Each input is
+ * taken to be in time order, as pcollect and pfold -b write them (one that
+ * is not keeps its own order, and a note says so).  A record without a
+ * timestamp keeps its place after its input's previous record. */
+enum { REC_SAMPLE = 1, REC_TRACE = 2 };
+
+struct spill {
+	int fd;
+	uint64_t len;    /* bytes written so far */
+	struct sp_buf buf;
+	size_t rsz;      /* record size, fixed once the value columns are known */
+	int nv;
+	uint64_t *seg;   /* segment i: [seg[i], seg[i + 1]) */
+	size_t nseg, capseg;
+	uint64_t last;   /* time of the current input's previous record */
+	int unordered;   /* the current input went back in time */
+};
+
+static int spill_flush(struct spill *sp, struct sp_err *err)
+{
+	size_t off = 0;
+	while (off < sp->buf.len) {
+		ssize_t w = write(sp->fd, sp->buf.p + off, sp->buf.len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return sp_err_set(err, "writing a temporary file: %s", strerror(errno));
+		off += (size_t)w;
+	}
+	sp->len += sp->buf.len;
+	sp_buf_reset(&sp->buf);
+	return 0;
+}
+
+static int spill_add(struct spill *sp, struct sp_profile *p, int type, const void *rec, struct sp_err *err)
+{
+	if (!sp->rsz) {
+		sp->nv = sp_profile_nvalues(p);
+		sp->rsz = 24 + 8 * (size_t)(sp->nv > 0 ? sp->nv : 1);
+		if (sp->rsz < 32)
+			sp->rsz = 32;
+	}
+	uint8_t r[24 + 8 * SP_MAX_VALUES];
+	memset(r, 0, sp->rsz);
+	uint32_t t32 = (uint32_t)type;
+	memcpy(r, &t32, 4);
+	uint64_t time;
+	if (type == REC_SAMPLE) {
+		const struct sp_sample *smp = rec;
+		memcpy(r + 4, &smp->stack, 4);
+		memcpy(r + 8, &smp->thread, 4);
+		memcpy(r + 12, &smp->event, 4);
+		time = smp->time;
+		memcpy(r + 24, smp->values, 8 * (size_t)sp->nv);
+	} else {
+		const struct sp_trace *t = rec;
+		memcpy(r + 4, &t->kind, 4);
+		memcpy(r + 8, &t->frame, 4);
+		memcpy(r + 12, &t->thread, 4);
+		memcpy(r + 20, &t->stack, 4);
+		time = t->time;
+	}
+	/* a sample's time at 16 (its values from 24); a trace's at 24 */
+	memcpy(r + (type == REC_SAMPLE ? 16 : 24), &time, 8);
+	if (time != SP_NO_TIME) {
+		if (time < sp->last)
+			sp->unordered = 1;
+		sp->last = time;
+	}
+	sp_buf_add(&sp->buf, r, sp->rsz);
+	return sp->buf.len >= (1u << 16) ? spill_flush(sp, err) : 0;
+}
+
+struct cursor {
+	uint64_t off, end;   /* next unread byte of the segment, its end */
+	uint8_t *buf;
+	size_t pos, n;       /* records buffered: bytes [pos, n) */
+	uint64_t key;        /* time of the record at pos */
+	uint32_t seg;
+};
+
+static int cursor_fill(struct spill *sp, struct cursor *c, size_t cap, struct sp_err *err)
+{
+	size_t want = c->end - c->off < cap ? (size_t)(c->end - c->off) : cap;
+	size_t got = 0;
+	while (got < want) {
+		ssize_t r = pread(sp->fd, c->buf + got, want - got, (off_t)(c->off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return sp_err_set(err, "reading a temporary file: %s", r < 0 ? strerror(errno) : "short read");
+		got += (size_t)r;
+	}
+	c->off += got;
+	c->pos = 0;
+	c->n = got;
+	return 0;
+}
+
+static uint64_t rec_time(const uint8_t *r)
+{
+	uint32_t type;
+	uint64_t t;
+	memcpy(&type, r, 4);
+	memcpy(&t, r + (type == REC_SAMPLE ? 16 : 24), 8);
+	return t;
+}
+
+static int cur_less(const struct cursor *a, const struct cursor *b)
+{
+	return a->key != b->key ? a->key < b->key : a->seg < b->seg;
+}
+
+static void heap_down(struct cursor **h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && cur_less(h[l], h[m]))
+			m = l;
+		if (r < n && cur_less(h[r], h[m]))
+			m = r;
+		if (m == i)
+			return;
+		struct cursor *t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+/* The key of the record at c->pos: its time, or (no time) the key before. */
+static void cursor_key(struct cursor *c)
+{
+	uint64_t t = rec_time(c->buf + c->pos);
+	if (t != SP_NO_TIME)
+		c->key = t;
+}
+
+static int spill_merge(struct spill *sp, struct sp_profile *p, struct sp_sink *out, struct sp_err *err)
+{
+	if (spill_flush(sp, err) < 0)
+		return -1;
+	size_t k = sp->nseg, nh = 0;
+	if (!sp->rsz || !k)
+		return 0;
+	/* 4 MiB of buffers in all, at least 16 records each. */
+	size_t cap = ((4u << 20) / k) / sp->rsz * sp->rsz;
+	if (cap < 16 * sp->rsz)
+		cap = 16 * sp->rsz;
+	struct cursor *cs = sp_xcalloc(k, sizeof *cs);
+	struct cursor **h = sp_xcalloc(k, sizeof *h);
+	int rc = 0;
+	for (size_t i = 0; i < k && !rc; i++) {
+		cs[i].off = sp->seg[i];
+		cs[i].end = i + 1 < k ? sp->seg[i + 1] : sp->len;
+		cs[i].seg = (uint32_t)i;
+		if (cs[i].off == cs[i].end)
+			continue;
+		cs[i].buf = sp_xmalloc(cap);
+		if ((rc = cursor_fill(sp, &cs[i], cap, err)) < 0)
+			break;
+		cs[i].key = 0;
+		cursor_key(&cs[i]);
+		h[nh++] = &cs[i];
+	}
+	for (size_t i = nh / 2; i-- > 0;)
+		heap_down(h, nh, i);
+	while (!rc && nh) {
+		struct cursor *c = h[0];
+		const uint8_t *r = c->buf + c->pos;
+		uint32_t type;
+		memcpy(&type, r, 4);
+		if (type == REC_SAMPLE) {
+			struct sp_sample smp;
+			memset(&smp, 0, sizeof smp);
+			memcpy(&smp.stack, r + 4, 4);
+			memcpy(&smp.thread, r + 8, 4);
+			memcpy(&smp.event, r + 12, 4);
+			memcpy(&smp.time, r + 16, 8);
+			memcpy(smp.values, r + 24, 8 * (size_t)sp->nv);
+			rc = out->sample(out, p, &smp, err);
+		} else if (out->trace) {
+			struct sp_trace t;
+			memcpy(&t.kind, r + 4, 4);
+			memcpy(&t.frame, r + 8, 4);
+			memcpy(&t.thread, r + 12, 4);
+			memcpy(&t.stack, r + 20, 4);
+			memcpy(&t.time, r + 24, 8);
+			rc = out->trace(out, p, &t, err);
+		}
+		if (rc < 0)
+			break;
+		c->pos += sp->rsz;
+		if (c->pos >= c->n) {
+			if (c->off >= c->end) {
+				h[0] = h[--nh]; /* this input is done */
+				heap_down(h, nh, 0);
+				continue;
+			}
+			if ((rc = cursor_fill(sp, c, cap, err)) < 0)
+				break;
+		}
+		cursor_key(c);
+		heap_down(h, nh, 0);
+	}
+	for (size_t i = 0; i < k; i++)
+		free(cs[i].buf);
+	free(cs);
+	free(h);
+	return rc;
+}
+
 struct msink {
 	struct sp_sink sink;
 	struct sp_sink *out;
+	struct spill *spill;   /* time order: records go here first */
 	const struct sp_merge_opts *o;
 	const char *name;
 	size_t meta_at;        /* metadata of this input starts here */
@@ -274,10 +495,11 @@ static uint32_t tagged(struct msink *m, struct sp_profile *p, uint32_t node)
 static int m_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err)
 {
 	struct msink *m = (struct msink *)s;
-	if (!m->o->tag)
-		return m->out->sample(m->out, p, smp, err);
 	struct sp_sample t = *smp;
-	t.stack = tagged(m, p, smp->stack);
+	if (m->o->tag)
+		t.stack = tagged(m, p, smp->stack);
+	if (m->spill)
+		return spill_add(m->spill, p, REC_SAMPLE, &t, err);
 	return m->out->sample(m->out, p, &t, err);
 }
 
@@ -289,6 +511,8 @@ static int m_trace(struct sp_sink *s, struct sp_profile *p, const struct sp_trac
 	struct sp_trace c = *t;
 	if (m->o->tag && c.stack)
 		c.stack = tagged(m, p, c.stack);
+	if (m->spill)
+		return spill_add(m->spill, p, REC_TRACE, &c, err);
 	return m->out->trace(m->out, p, &c, err);
 }
 
@@ -306,6 +530,9 @@ int sp_merge_run(const struct sp_merge_opts *o, char **files, int nfiles, FILE *
 	struct sp_stream_writer *w = NULL;
 	struct msink m;
 	memset(&m, 0, sizeof m);
+	struct spill sp;
+	memset(&sp, 0, sizeof sp);
+	sp.fd = -1;
 	m.sink.sample = m_sample;
 	m.sink.trace = m_trace;
 	m.sink.meta = m_meta;
@@ -335,6 +562,22 @@ int sp_merge_run(const struct sp_merge_opts *o, char **files, int nfiles, FILE *
 		fold = sp_fold_new(p, &fo);
 		m.out = sp_fold_sink(fold);
 	}
+	if (binary && nfiles - i0 > 1) {
+		/* Several inputs into a stream: merged in time order (above). */
+		const char *dir = getenv("TMPDIR");
+		struct sp_buf tmpl = SP_BUF_INIT;
+		sp_buf_addf(&tmpl, "%s/pmerge-XXXXXX", dir && *dir ? dir : "/tmp");
+		sp.fd = mkstemp((char *)sp_buf_cstr(&tmpl));
+		if (sp.fd < 0) {
+			sp_err_set(err, "%s: cannot create a temporary file for the time-ordered merge: %s", tmpl.p,
+				   strerror(errno));
+			sp_buf_release(&tmpl);
+			goto out;
+		}
+		unlink(tmpl.p);
+		sp_buf_release(&tmpl);
+		m.spill = &sp;
+	}
 	for (int i = i0; i < nfiles; i++) {
 		struct sp_source *s = i == i0 ? first : sp_source_open(files[i], 0, err);
 		if (i == i0)
@@ -344,19 +587,40 @@ int sp_merge_run(const struct sp_merge_opts *o, char **files, int nfiles, FILE *
 		m.name = files[i];
 		m.meta_at = sp_meta_count(p);
 		m.tag = 0;
+		if (m.spill) {
+			if (sp.nseg == sp.capseg) {
+				sp.capseg = sp.capseg ? 2 * sp.capseg : 64;
+				sp.seg = sp_xrealloc(sp.seg, sp.capseg * sizeof *sp.seg);
+			}
+			sp.seg[sp.nseg++] = sp.len + sp.buf.len;
+			sp.last = 0;
+			sp.unordered = 0;
+		}
 		sp_u64map_init(&m.memo);
 		int r = sp_source_read(s, o->format, p, &m.sink, o->read, err);
 		sp_u64map_release(&m.memo);
 		sp_source_free(s);
 		if (r < 0)
 			goto out;
+		if (m.spill && sp.unordered && o->read && o->read->warn) {
+			struct sp_err note;
+			sp_err_set(&note, "%s is not in time order: its records keep their own order in the merge",
+				   files[i]);
+			o->read->warn(o->read->warn_ctx, &note);
+		}
 		if (binary && sp_stream_writer_flush(w, err) < 0)
 			goto out;
 	}
+	if (m.spill && spill_merge(&sp, p, m.out, err) < 0)
+		goto out;
 	if (binary ? sp_stream_writer_finish(w, err) < 0 : sp_fold_write(fold, out, err) < 0)
 		goto out;
 	rc = 0;
 out:
+	if (sp.fd >= 0)
+		close(sp.fd);
+	sp_buf_release(&sp.buf);
+	free(sp.seg);
 	sp_source_free(first);
 	free(m.frames);
 	sp_fold_free(fold);
