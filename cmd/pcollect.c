@@ -21,6 +21,7 @@
 #include "perfev.h"
 #include "procmaps.h"
 #include "snapcmd.h"
+#include "snapshot.h"
 #include "stream.h"
 #include "symbols.h"
 #include "unwind.h"
@@ -628,7 +629,9 @@ static int cmd_pcollect(int argc, char **argv)
 		sp_perfev_enable(c.ev);
 		/* Mappings made from now on arrive as MMAP2 records. */
 		struct sp_proc *pr = sp_procs_get(c.procs, c.o.pid, 1);
-		if (sp_maps_load(pr->maps, c.o.pid, 1, &err) < 0) {
+		/* From a live thread: a zombie main thread (it called
+		 * pthread_exit while the others run on) shows no maps. */
+		if (sp_maps_load(pr->maps, sp_snap_live_tid(c.o.pid), 1, &err) < 0) {
 			sp_error_e(&err);
 			rc = SP_EXIT_ERROR;
 			goto out;

@@ -82,3 +82,14 @@ wait "$short" 2>/dev/null
 pcollect -p 999999999 -o "$T/n.sp" 2> "$T/e"; rc=$?
 expect_rc "attach to a missing process: exit 2" 2 $rc
 expect_grep "attach to a missing process: says so" 'no process 999999999' "$T/e"
+
+# a zombie main thread (pthread_exit) while a worker runs on: its maps are
+# read through a live thread, so the worker's frames are named
+if t6_build zombie t6-zombie.c -O2 -g -pthread && t6_start zombie; then
+	for _ in $(seq 100); do grep -q '^State:.*Z' "/proc/$TPID/status" && break; sleep 0.05; done
+	pcollect -p "$TPID" -d 0.5 -o "$T/z.sp" 2> "$T/e"
+	pfold "$T/z.sp" > "$T/z.folded" 2> /dev/null
+	expect_grep "zombie main thread: the worker's frames are named" ';burn_in_worker [0-9]+$' "$T/z.folded"
+	kill -9 "$TPID" 2> /dev/null; wait "$TPID" 2> /dev/null
+fi
+true
