@@ -379,6 +379,8 @@ static void text_snapshot(struct snapctx *c, const struct sp_snap *s, const int 
 		fputs("thread ", c->out);
 		thread_head(c, &s->t[i]);
 		fputc('\n', c->out);
+		if (s->t[i].kstack[0])
+			fprintf(c->out, "    in the kernel: %s\n", s->t[i].kstack);
 		print_frames(c, &ts[i], "    ");
 		if (w[i].kind == SP_LOCK_NONE)
 			continue;

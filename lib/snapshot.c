@@ -99,6 +99,34 @@ static void thread_info(int pid, struct sp_snap_thread *t)
 		if (p && p[1] == ' ' && p[2])
 			t->state = p[2];
 	}
+	/* Where a blocked thread sleeps in the kernel (readable by root):
+	 * "[<0>] hrtimer_nanosleep+0x74/0xf0" lines, innermost first. */
+	t->kstack[0] = 0;
+	if (t->state == 'R' || t->state == 'Z' || t->state == 'X')
+		return;
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stack", pid, t->tid);
+	char ks[2048];
+	if (read_small(path, ks, sizeof ks) <= 0)
+		return;
+	size_t n = 0;
+	for (char *line = ks, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		char *f = strchr(line, ']');
+		f = f ? f + 1 : line;
+		while (*f == ' ')
+			f++;
+		f[strcspn(f, "+ ")] = 0;
+		if (!*f || !strncmp(f, "do_syscall_64", 13) || !strncmp(f, "entry_SYSCALL", 13))
+			continue;
+		int w = snprintf(t->kstack + n, sizeof t->kstack - n, "%s%s", n ? " < " : "", f);
+		if (w < 0 || (size_t)w >= sizeof t->kstack - n) {
+			t->kstack[n] = 0;
+			break;
+		}
+		n += (size_t)w;
+	}
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -482,6 +510,7 @@ detach:
 				j++;
 			if (j < (size_t)npre) {
 				memcpy(t->name, pre[j].name, sizeof t->name);
+				memcpy(t->kstack, pre[j].kstack, sizeof t->kstack);
 				t->state = pre[j].state;
 			} else {
 				thread_info(pid, t);

@@ -24,6 +24,8 @@ struct sp_snap_thread {
 	int tid;
 	char name[32];   /* /proc/PID/task/TID/comm */
 	char state;      /* /proc/.../stat before the stop: R S D T t Z X I, '?' */
+	char kstack[256];/* blocked threads: /proc/.../stack, "f1 < f2 < ..." innermost
+			  * first, without the system call entry ("" unknown: root only) */
 	long nr;         /* system call blocked in (while stopped), -1 none/running */
 	uint64_t args[6];
 	int restarted;   /* nr was restart_syscall: the call it resumes, from the stack */

@@ -159,6 +159,11 @@ if start vfork; then
 	expect_rc "uninterruptible thread: the snapshot completes" 0 $rc
 	expect_grep "uninterruptible thread: listed, said why it has no stack" 'did not stop in time' <(section "$vf" "$T/snap")
 	expect_grep "uninterruptible thread: the others are unwound" 'hold_lock_and_sleep' "$T/snap"
+	if [ "$(id -u)" = 0 ] && cat "/proc/$HP/task/$vf/stack" > /dev/null 2>&1; then
+		expect_grep "uninterruptible thread: where it waits in the kernel (vfork)" '^    in the kernel: .*vfork' <(section "$vf" "$T/snap")
+	else
+		skip "kernel stacks" "/proc/PID/task/TID/stack is readable by root only"
+	fi
 	ms=$(sed -n 's/.*stopped for \([0-9.]*\) ms.*/\1/p' "$T/snap" | head -1)
 	if awk -v m="$ms" 'BEGIN { exit !(m < 1000) }'; then ok "uninterruptible thread: the others were held $ms ms, not the 2 s deadline"; else notok "uninterruptible thread held the others $ms ms"; fi
 	back=0
