@@ -537,6 +537,20 @@ static int one_snapshot(struct snapctx *c, struct sp_err *err)
 }
 
 
+static char proc_state(int pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 'X';
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : '?';
+}
+
 int sp_snapshot_main(int argc, char **argv)
 {
 	struct snapctx c;
@@ -616,6 +630,12 @@ int sp_snapshot_main(int argc, char **argv)
 				;
 			if (stop_sig)
 				break;
+		}
+		if (done && sp_snap_live_tid(c.o.pid) == c.o.pid && proc_state(c.o.pid) == 'Z') {
+			/* Every thread has exited: a zombie its parent has not reaped. */
+			if (!c.o.quiet)
+				fprintf(stderr, "%s: process %d exited after %lu snapshots\n", sp_prog, c.o.pid, done);
+			break;
 		}
 		int r = one_snapshot(&c, &err);
 		if (r > 0)

@@ -216,6 +216,19 @@ if start many 100; then
 	stop
 fi
 
+# ---- the process exits during -n: what was taken is kept, complete ----
+sleep 0.5 &
+sp=$!
+for _ in $(seq 100); do case "$(cat /proc/$sp/syscall 2>/dev/null)" in 230\ *|35\ *) break ;; esac; sleep 0.01; done
+pcollect --snapshot -n 200 -i 0.02 -p "$sp" -o "$T/ex.sp" 2> "$T/ex.err"; rc=$?
+wait "$sp"
+n=$(sed -n 's/.*exited after \([0-9]*\) snapshots.*/\1/p' "$T/ex.err")
+pfold "$T/ex.sp" > "$T/ex.folded" 2> "$T/ex.ferr"; frc=$?
+total=$(awk '{ s += $NF } END { print s + 0 }' "$T/ex.folded")
+if [ $rc = 0 ] && [ -n "$n" ] && [ "$n" -lt 200 ] && [ $frc = 0 ] && [ "$total" = "$n" ] && ! grep -q zombie "$T/ex.folded"; then
+	ok "the process exits during -n: $n snapshots kept, a complete stream, no zombie samples"
+else notok "process exit during -n: exit $rc, '$(cat "$T/ex.err")', pfold $frc, total $total"; cat "$T/ex.folded" | head -3; fi
+
 # ---- errors ----
 pcollect --snapshot -p 999999999 > /dev/null 2> "$T/err"; rc=$?
 [ $rc = 2 ] && grep -q 'no process' "$T/err" && ok "a missing process: exit 2, said so" || notok "missing process: exit $rc: $(cat "$T/err")"
