@@ -622,14 +622,29 @@ int sp_snapshot_main(int argc, char **argv)
 	memset(&err, 0, sizeof err);
 	int rc = 0;
 	unsigned long done = 0;
+	double next = 0; /* CLOCK_MONOTONIC seconds the next snapshot is due */
 	for (; done < c.o.count && !stop_sig; done++) {
 		if (done && c.o.interval > 0) {
-			struct timespec d = { (time_t)c.o.interval,
-					      (long)((c.o.interval - floor(c.o.interval)) * 1e9) };
+			/* -i is the period: snapshot k is due at the first one's
+			 * time + k intervals (one late by symbolising is not made up
+			 * by bunching the next ones: the schedule moves on). */
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			double t = (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+			if (next < t)
+				next = t;
+			double wait = next - t;
+			struct timespec d = { (time_t)wait, (long)((wait - floor(wait)) * 1e9) };
 			while (nanosleep(&d, &d) < 0 && errno == EINTR && !stop_sig)
 				;
 			if (stop_sig)
 				break;
+		}
+		{
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			double t = (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+			next = (done ? next : t) + c.o.interval;
 		}
 		if (done && sp_snap_live_tid(c.o.pid) == c.o.pid && proc_state(c.o.pid) == 'Z') {
 			/* Every thread has exited: a zombie its parent has not reaped. */
