@@ -38,7 +38,7 @@ const char sp_snapshot_synopsis[] =
 	"  -p, --pid=PID           the process (a thread id means its process)\n"
 	"  -t, --threads=REGEX     only threads whose name matches REGEX (extended)\n"
 	"  -n, --count=N           take N snapshots (default 1)\n"
-	"  -i, --interval=SECONDS  between snapshots (default 0.1)\n"
+	"  -i, --interval=SECONDS  a snapshot every SECONDS (default 0.1)\n"
 	"      --format=FORMAT     text (default for one snapshot), folded, or stream (the\n"
 	"                          binary stream, default with -n > 1): one sample per\n"
 	"                          thread and snapshot, its state as a leaf frame such as\n"
