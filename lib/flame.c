@@ -40,8 +40,7 @@ struct sp_flame {
 	size_t ncs, capcs;
 	struct sp_u64map lorder; /* label frame -> order + 1 */
 
-	uint32_t *label_of; /* thread id -> label frame + 1 */
-	size_t nlabel;
+	struct sp_label_cache labels;
 
 	/* Profile frame id -> display name index + 1, and kind. */
 	uint32_t *fname;
@@ -98,7 +97,7 @@ void sp_flame_free(struct sp_flame *f)
 	sp_arena_release(&f->arena);
 	free(f->ents);
 	free(f->cs);
-	free(f->label_of);
+	sp_label_cache_release(&f->labels);
 	free(f->fname);
 	free(f->fkind);
 	free(f->names);
@@ -152,40 +151,6 @@ static void pick_columns(struct sp_flame *f, struct sp_profile *p)
 	}
 }
 
-static uint32_t label_frame(struct sp_flame *f, uint32_t thread)
-{
-	if (!thread || f->o.label == SP_LABEL_NONE)
-		return 0;
-	if (thread >= f->nlabel) {
-		size_t n = f->nlabel ? f->nlabel : 64;
-		while (n <= thread)
-			n *= 2;
-		f->label_of = sp_xrealloc(f->label_of, n * sizeof *f->label_of);
-		memset(f->label_of + f->nlabel, 0, (n - f->nlabel) * sizeof *f->label_of);
-		f->nlabel = n;
-	}
-	if (f->label_of[thread])
-		return f->label_of[thread] - 1;
-	const struct sp_thread *t = sp_thread_get(f->p, thread);
-	struct sp_buf *b = &f->tmp;
-	sp_buf_reset(b);
-	for (const char *c = sp_str(f->p, t->name); *c; c++)
-		sp_buf_addc(b, *c == ' ' ? '_' : *c);
-	if (f->o.label >= SP_LABEL_PID) {
-		sp_buf_addc(b, '-');
-		if (t->pid >= 0)
-			sp_buf_addi64(b, t->pid);
-		else
-			sp_buf_addc(b, '?');
-	}
-	if (f->o.label == SP_LABEL_TID) {
-		sp_buf_addc(b, '/');
-		sp_buf_addi64(b, t->tid);
-	}
-	uint32_t fr = sp_frame_named(f->p, b->p ? b->p : "", b->len, SP_KIND_SYNTHETIC);
-	f->label_of[thread] = fr + 1;
-	return fr;
-}
 
 static int flame_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err)
 {
@@ -204,7 +169,7 @@ static int flame_sample(struct sp_sink *s, struct sp_profile *p, const struct sp
 		a = 0;
 	if (!(b > 0))
 		b = 0;
-	uint32_t label = label_frame(f, smp->thread);
+	uint32_t label = sp_label_frame(&f->labels, f->p, smp->thread, f->o.label);
 	f->samples++;
 	if (f->o.flamechart) {
 		int found;

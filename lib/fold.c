@@ -13,8 +13,7 @@ struct sp_fold {
 	double *vals;          /* per entry, nvals each */
 	size_t n, cap;
 	int nvals;
-	uint32_t *label_of;    /* thread id -> label frame id + 1 (0 = not computed) */
-	size_t nlabel;
+	struct sp_label_cache labels;
 	uint64_t samples;
 };
 
@@ -38,7 +37,7 @@ void sp_fold_free(struct sp_fold *f)
 	sp_u64map_release(&f->map);
 	free(f->keys);
 	free(f->vals);
-	free(f->label_of);
+	sp_label_cache_release(&f->labels);
 	free(f);
 }
 
@@ -46,40 +45,46 @@ struct sp_sink *sp_fold_sink(struct sp_fold *f) { return &f->sink; }
 uint64_t sp_fold_samples(const struct sp_fold *f) { return f->samples; }
 uint64_t sp_fold_stacks(const struct sp_fold *f) { return f->n; }
 
-static uint32_t label_frame(struct sp_fold *f, uint32_t thread)
+uint32_t sp_label_frame(struct sp_label_cache *c, struct sp_profile *p, uint32_t thread, enum sp_fold_label label)
 {
-	if (!thread || f->o.label == SP_LABEL_NONE)
+	if (!thread || label == SP_LABEL_NONE)
 		return 0;
-	if (thread >= f->nlabel) {
-		size_t n = f->nlabel ? f->nlabel : 64;
+	if (thread >= c->n) {
+		size_t n = c->n ? c->n : 64;
 		while (n <= thread)
 			n *= 2;
-		f->label_of = sp_xrealloc(f->label_of, n * sizeof *f->label_of);
-		memset(f->label_of + f->nlabel, 0, (n - f->nlabel) * sizeof *f->label_of);
-		f->nlabel = n;
+		c->frame_of = sp_xrealloc(c->frame_of, n * sizeof *c->frame_of);
+		memset(c->frame_of + c->n, 0, (n - c->n) * sizeof *c->frame_of);
+		c->n = n;
 	}
-	if (f->label_of[thread])
-		return f->label_of[thread] - 1;
-	const struct sp_thread *t = sp_thread_get(f->p, thread);
+	if (c->frame_of[thread])
+		return c->frame_of[thread] - 1;
+	const struct sp_thread *t = sp_thread_get(p, thread);
 	struct sp_buf b = SP_BUF_INIT;
-	const char *name = sp_str(f->p, t->name);
-	for (const char *c = name; *c; c++)
-		sp_buf_addc(&b, *c == ' ' ? '_' : *c);
-	if (f->o.label >= SP_LABEL_PID) {
+	for (const char *ch = sp_str(p, t->name); *ch; ch++)
+		sp_buf_addc(&b, *ch == ' ' ? '_' : *ch);
+	if (label >= SP_LABEL_PID) {
 		sp_buf_addc(&b, '-');
 		if (t->pid >= 0)
 			sp_buf_addi64(&b, t->pid);
 		else
 			sp_buf_addc(&b, '?');
 	}
-	if (f->o.label == SP_LABEL_TID) {
+	if (label == SP_LABEL_TID) {
 		sp_buf_addc(&b, '/');
 		sp_buf_addi64(&b, t->tid);
 	}
-	uint32_t fr = sp_frame_named(f->p, b.p ? b.p : "", b.len, SP_KIND_SYNTHETIC);
+	uint32_t fr = sp_frame_named(p, b.p ? b.p : "", b.len, SP_KIND_SYNTHETIC);
 	sp_buf_release(&b);
-	f->label_of[thread] = fr + 1;
+	c->frame_of[thread] = fr + 1;
 	return fr;
+}
+
+void sp_label_cache_release(struct sp_label_cache *c)
+{
+	free(c->frame_of);
+	c->frame_of = NULL;
+	c->n = 0;
 }
 
 static double *entry(struct sp_fold *f, uint64_t key)
@@ -108,7 +113,7 @@ static int fold_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_
 		if (f->nvals < 1)
 			f->nvals = 1;
 	}
-	uint64_t key = ((uint64_t)label_frame(f, smp->thread) << 32) | smp->stack;
+	uint64_t key = ((uint64_t)sp_label_frame(&f->labels, f->p, smp->thread, f->o.label) << 32) | smp->stack;
 	double *v = entry(f, key);
 	for (int i = 0; i < f->nvals; i++)
 		v[i] += smp->values[i];

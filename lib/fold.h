@@ -45,6 +45,16 @@ uint64_t sp_fold_samples(const struct sp_fold *f); /* samples added */
 uint64_t sp_fold_stacks(const struct sp_fold *f);  /* distinct entries */
 
 /* The display name of a frame in folded text (with _[k]/_[j] as asked). */
+/* The root frame a sample of thread gets for a label kind ("comm",
+ * "comm-PID", "comm-PID/TID"; spaces in comm become '_'), a synthetic frame
+ * of p, memoised per thread id.  0 for no thread or SP_LABEL_NONE. */
+struct sp_label_cache {
+	uint32_t *frame_of; /* thread id -> frame id + 1, 0 = not yet */
+	size_t n;
+};
+uint32_t sp_label_frame(struct sp_label_cache *c, struct sp_profile *p, uint32_t thread, enum sp_fold_label label);
+void sp_label_cache_release(struct sp_label_cache *c);
+
 void sp_fold_frame_name(const struct sp_profile *p, uint32_t frame, const struct sp_fold_opts *o,
 			struct sp_buf *out);
 
