@@ -273,7 +273,14 @@ static void print_syscall(FILE *f, const struct sp_snap_thread *t)
 			fputs("NULL)", f);
 		return;
 	}
-	for (int i = 0; i < 6; i++)
+	int i = 0;
+	if (sp_syscall_takes_fd(t->nr)) {
+		fprintf(f, "%d", (int)t->args[0]);
+		if (t->fd[0])
+			fprintf(f, " = %s", t->fd);
+		i = 1;
+	}
+	for (; i < 6; i++)
 		fprintf(f, "%s0x%llx", i ? ", " : "", (unsigned long long)t->args[i]);
 	fputc(')', f);
 }

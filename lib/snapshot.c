@@ -469,6 +469,14 @@ int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *er
 			want = stack_max;
 		t->stack = sp_xmalloc(want ? want : 1);
 		t->stack_len = vm_read(t->tid, sp, t->stack, want);
+		if (sp_syscall_takes_fd(t->nr) && t->args[0] < 1u << 30) {
+			/* Readlink is cheap and the thread is stopped: the descriptor
+			 * cannot change under us. */
+			char fdpath[64];
+			snprintf(fdpath, sizeof fdpath, "/proc/%d/fd/%d", pid, (int)t->args[0]);
+			ssize_t got = readlink(fdpath, t->fd, sizeof t->fd - 1);
+			t->fd[got > 0 ? got : 0] = 0;
+		}
 		if (t->nr == SYS_futex && t->args[0] >= 32) {
 			size_t lo = vm_read(t->tid, t->args[0] - 32, t->lock, 32);
 			size_t hi = vm_read(t->tid, t->args[0], t->lock + 32, 32);
@@ -580,4 +588,18 @@ const char *sp_syscall_name(long nr)
 		if (syscalls[i].nr == nr)
 			return syscalls[i].name;
 	return NULL;
+}
+
+int sp_syscall_takes_fd(long nr)
+{
+	switch (nr) {
+	case SYS_read: case SYS_write: case SYS_pread64: case SYS_pwrite64: case SYS_readv: case SYS_writev:
+	case SYS_ioctl: case SYS_fcntl: case SYS_flock: case SYS_fsync: case SYS_fdatasync: case SYS_connect:
+	case SYS_accept: case SYS_accept4: case SYS_sendto: case SYS_recvfrom: case SYS_sendmsg: case SYS_recvmsg:
+	case SYS_recvmmsg: case SYS_sendmmsg: case SYS_epoll_wait: case SYS_epoll_pwait: case SYS_sendfile:
+	case SYS_splice:
+		return 1;
+	default:
+		return 0;
+	}
 }

@@ -24,6 +24,8 @@ struct sp_snap_thread {
 	int tid;
 	char name[32];   /* /proc/PID/task/TID/comm */
 	char state;      /* /proc/.../stat before the stop: R S D T t Z X I, '?' */
+	char fd[128];    /* what the first argument's file descriptor is (pipe:[N],
+			  * socket:[N], a path), for calls that take one; "" otherwise */
 	char kstack[256];/* blocked threads: /proc/.../stack, "f1 < f2 < ..." innermost
 			  * first, without the system call entry ("" unknown: root only) */
 	long nr;         /* system call blocked in (while stopped), -1 none/running */
@@ -63,6 +65,9 @@ void sp_snap_release(void);
 /* err = why the kernel refused us process pid (errno e): already traced,
  * kernel.yama.ptrace_scope, another user. */
 void sp_snap_denied(int pid, int e, struct sp_err *err);
+
+/* Non-zero when system call nr takes a file descriptor first. */
+int sp_syscall_takes_fd(long nr);
 
 /* A thread of pid that has not exited (pid itself when it has not): its
  * /proc maps and memory stand for the process's. */

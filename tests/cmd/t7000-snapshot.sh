@@ -216,6 +216,14 @@ if start many 100; then
 	stop
 fi
 
+# ---- a reader blocked on a pipe: the descriptor is named ----
+sleep 2 | cat > /dev/null &
+catp=$!
+for _ in $(seq 100); do case "$(cat /proc/$catp/syscall 2>/dev/null)" in 0\ *) break ;; esac; sleep 0.02; done
+pcollect --snapshot -p "$catp" > "$T/cat.snap" 2>&1
+expect_grep "blocked in read: the descriptor is named (a pipe)" "^thread $catp \\(cat\\) sleeping in read\\(0 = pipe:\\[[0-9]+\\], " "$T/cat.snap"
+kill "$catp" 2> /dev/null; wait "$catp" 2> /dev/null
+
 # ---- the process exits during -n: what was taken is kept, complete ----
 sleep 0.5 &
 sp=$!
