@@ -279,9 +279,12 @@ static int cmd_pfilter(int argc, char **argv)
 	struct sp_err err;
 	struct sp_buf msg = SP_BUF_INIT;
 	rc = SP_EXIT_OK;
-	if (sp_select_run(&o, files, nfiles, out, &msg, &err) < 0) {
+	int r = sp_select_run(&o, files, nfiles, out, &msg, &err);
+	if (r < 0) {
 		sp_outfile_error(&of, &err);
 		rc = SP_EXIT_ERROR;
+	} else if (r > 0) {
+		rc = SP_EXIT_NEGATIVE; /* as grep: nothing matched */
 	}
 	for (char *l = msg.p, *e; l && l < msg.p + msg.len; l = e + 1) {
 		e = memchr(l, '\n', (size_t)(msg.p + msg.len - l));
@@ -292,7 +295,7 @@ static int cmd_pfilter(int argc, char **argv)
 	sp_buf_release(&msg);
 	if (ro.bad_lines)
 		sp_error("%llu bad line%s skipped", (unsigned long long)ro.bad_lines, ro.bad_lines == 1 ? "" : "s");
-	if (sp_outfile_close(&of, rc == SP_EXIT_OK) < 0)
+	if (sp_outfile_close(&of, rc != SP_EXIT_ERROR) < 0)
 		rc = SP_EXIT_ERROR;
 	goto out;
 usage_quiet:

@@ -234,7 +234,7 @@ static int cmd_psvg(int argc, char **argv)
 	o.read.warn = sp_print_warning;
 	o.read.warn_ctx = &o.warn;
 
-	int rc = SP_EXIT_OK;
+	int rc = SP_EXIT_OK, empty = 0;
 	struct sp_err err;
 	if (o.cp) {
 		o.svg.palette = sp_palette_new();
@@ -259,7 +259,12 @@ static int cmd_psvg(int argc, char **argv)
 	for (int i = 0; i < nfiles && rc == SP_EXIT_OK; i++) {
 		if (sp_read_file(files[i], o.format, p, sp_flame_sink(fl), &o.read, NULL, &err) < 0) {
 			sp_error_e(&err);
-			rc = SP_EXIT_ERROR;
+			/* flamegraph.pl's picture of nothing, below: a page
+			 * that says so rather than an empty file */
+			if (err.code == SP_ERR_EMPTY && !o.output)
+				empty = 1;
+			else
+				rc = SP_EXIT_ERROR;
 		}
 	}
 	if (o.read.bad_lines)
@@ -279,7 +284,8 @@ static int cmd_psvg(int argc, char **argv)
 		if (sp_flame_is_diff(fl) && total <= 0 && root[0].a > 0 && !o.flame.show_removed)
 			sp_error("the second profile is empty; --show-removed draws the first");
 		if (total <= 0) {
-			sp_error("no stack counts found in the input");
+			if (!empty)
+				sp_error("no stack counts found in the input");
 			if (sp_svg_write_message(out, &o.svg, "ERROR: No valid input provided to psvg.", &err) < 0)
 				sp_error_e(&err);
 			rc = SP_EXIT_ERROR;

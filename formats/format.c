@@ -47,6 +47,22 @@ const struct sp_format *sp_format_probe(struct sp_input *in)
 	return best;
 }
 
+int sp_input_check_empty(struct sp_input *in, struct sp_err *err)
+{
+	const char *b;
+	size_t n = 0;
+	sp_input_peek(in, 1, &b, &n);
+	if (sp_input_failed(in, err))
+		return -1;
+	if (!n) {
+		sp_err_set(err, "%s: empty input (0 bytes): nothing to read",
+			   strcmp(sp_input_name(in), "-") ? sp_input_name(in) : "standard input");
+		err->code = SP_ERR_EMPTY;
+		return -1;
+	}
+	return 0;
+}
+
 int sp_read_file(const char *path, const char *format, struct sp_profile *p, struct sp_sink *sink,
 		 struct sp_read_opts *o, const struct sp_format **used, struct sp_err *err)
 {
@@ -57,19 +73,14 @@ int sp_read_file(const char *path, const char *format, struct sp_profile *p, str
 		return -1;
 	int rc = 0;
 	const struct sp_format *fmt = format ? sp_format_find(format) : sp_format_probe(in);
-	if (!fmt) {
-		const char *b;
-		size_t n;
-		if (sp_input_failed(in, err)) {
-			rc = -1;
-		} else if (format) {
+	if (sp_input_check_empty(in, err) < 0) {
+		rc = -1;
+	} else if (!fmt) {
+		if (format)
 			rc = sp_err_set(err, "unknown format '%s' (known: %s)", format, sp_format_names());
-		} else {
-			sp_input_peek(in, 1, &b, &n);
-			if (n) /* an empty input holds no samples: not an error */
-				rc = sp_err_set(err, "%s: cannot tell the input format (known: %s; choose with -f)",
-						sp_input_name(in), sp_format_names());
-		}
+		else
+			rc = sp_err_set(err, "%s: cannot tell the input format (known: %s; choose with -f)",
+					sp_input_name(in), sp_format_names());
 	} else {
 		if (used)
 			*used = fmt;

@@ -55,9 +55,14 @@ const char *sp_format_names(void);
 
 /* Open and read one input (path "-" = stdin) with the named format, or the
  * probed one when format is NULL.  *used (may be NULL) gets the format that
- * was read, NULL for an empty input (which is not an error).  Returns 0, or
- * -1 with err filled ("cannot tell the input format", open/read errors, a
- * reader's fatal error). */
+ * was read.  Returns 0, or -1 with err filled ("empty input", "cannot tell
+ * the input format", open/read errors, a reader's fatal error). */
+/* -1 with err "NAME: empty input (0 bytes): nothing to read" when the input
+ * holds nothing (or failed to read), else 0.  Every reader refuses an empty
+ * input: a pipeline step that produced nothing must not pass for a profile
+ * of nothing. */
+int sp_input_check_empty(struct sp_input *in, struct sp_err *err);
+
 int sp_read_file(const char *path, const char *format, struct sp_profile *p, struct sp_sink *sink,
 		 struct sp_read_opts *o, const struct sp_format **used, struct sp_err *err);
 

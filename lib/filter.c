@@ -142,7 +142,7 @@ int sp_source_format(struct sp_source *s, const char *format, const struct sp_fo
 		return 0;
 	}
 	*fmt = NULL;
-	if (source_input(s, err) < 0)
+	if (source_input(s, err) < 0 || sp_input_check_empty(s->in, err) < 0)
 		return -1;
 	if (format) {
 		s->fmt = sp_format_find(format);
@@ -150,16 +150,9 @@ int sp_source_format(struct sp_source *s, const char *format, const struct sp_fo
 			return sp_err_set(err, "unknown format '%s' (known: %s)", format, sp_format_names());
 	} else {
 		s->fmt = sp_format_probe(s->in);
-		if (!s->fmt) {
-			const char *b;
-			size_t n = 0;
-			if (sp_input_failed(s->in, err))
-				return -1;
-			sp_input_peek(s->in, 1, &b, &n);
-			if (n)
-				return sp_err_set(err, "%s: cannot tell the input format (known: %s; choose with -f)",
-						  s->path, sp_format_names());
-		}
+		if (!s->fmt)
+			return sp_err_set(err, "%s: cannot tell the input format (known: %s; choose with -f)",
+					  s->path, sp_format_names());
 	}
 	s->have_fmt = 1;
 	*fmt = s->fmt;
@@ -887,6 +880,9 @@ int sp_select_run(const struct sp_select_opts *o, char **files, int nfiles, FILE
 	s.sink.meta = sel_meta;
 	s.o = o;
 	sp_u64map_init(&s.share);
+	/* Bad patterns are usage errors: said before any input is read. */
+	if (!(fp = sp_filter_new(p, &o->f, err)))
+		goto out;
 	int n = 0;
 	for (; n < nfiles; n++)
 		if (!(src[n] = sp_source_open(files[n], rereadable, err)))
@@ -961,8 +957,6 @@ int sp_select_run(const struct sp_select_opts *o, char **files, int nfiles, FILE
 	s.hash = NULL;
 	s.nhash = 0;
 	s.ncols = 0;
-	if (!(fp = sp_filter_new(p, &o->f, err)))
-		goto out;
 	s.p = p;
 	s.f = fp;
 	if (binary) {
@@ -989,7 +983,9 @@ int sp_select_run(const struct sp_select_opts *o, char **files, int nfiles, FILE
 	if (o->stats)
 		sp_buf_addf(msg, "%llu samples read, %llu written\n", (unsigned long long)s.in_samples,
 			    (unsigned long long)s.out_samples);
-	rc = 0;
+	if (!s.out_samples)
+		sp_buf_addf(msg, "no sample selected (of %llu read)\n", (unsigned long long)s.in_samples);
+	rc = s.out_samples ? 0 : 1;
 out:
 	for (int i = 0; i < nfiles; i++)
 		sp_source_free(src[i]);

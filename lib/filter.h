@@ -118,7 +118,8 @@ struct sp_select_opts {
 /* Runs the selection over files (read as one input, in order) and writes
  * the result to out in the encoding of the first input (or as asked).
  * Messages for the user (call statistics, --stats), one per line, are
- * appended to msg.  Returns 0 or -1 (err filled). */
+ * appended to msg.  Returns 0, 1 when no sample was selected (the output
+ * is then a valid empty profile), or -1 (err filled). */
 int sp_select_run(const struct sp_select_opts *o, char **files, int nfiles, FILE *out, struct sp_buf *msg,
 		  struct sp_err *err);
 

@@ -194,6 +194,7 @@ int sp_err_set(struct sp_err *e, const char *fmt, ...)
 	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
 	va_end(ap);
 	e->where[0] = 0;
+	e->code = 0;
 	return -1;
 }
 
@@ -205,6 +206,7 @@ int sp_err_at(struct sp_err *e, const char *file, uint64_t line, const char *fmt
 	va_start(ap, fmt);
 	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
 	va_end(ap);
+	e->code = 0;
 	snprintf(e->where, sizeof e->where, "%s:%llu", file ? file : "-", (unsigned long long)line);
 	return -1;
 }
@@ -217,6 +219,7 @@ int sp_err_off(struct sp_err *e, const char *file, uint64_t off, const char *fmt
 	va_start(ap, fmt);
 	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
 	va_end(ap);
+	e->code = 0;
 	snprintf(e->where, sizeof e->where, "%s: offset %llu", file ? file : "-",
 		 (unsigned long long)off);
 	return -1;

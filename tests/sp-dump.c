@@ -131,7 +131,7 @@ static int cmd_dump(int argc, char **argv)
 	struct sp_err err;
 	struct sp_input *in = sp_input_open(argc == 2 ? argv[1] : "-", &err);
 	int rc = SP_EXIT_OK;
-	if (!in || sp_stream_read(in, p, &d.sink, &err) < 0) {
+	if (!in || sp_input_check_empty(in, &err) < 0 || sp_stream_read(in, p, &d.sink, &err) < 0) {
 		fflush(stdout);
 		sp_error_e(&err);
 		rc = SP_EXIT_ERROR;

@@ -306,7 +306,9 @@ fi
 
 # Errors and bad input
 : | psvg > "$T/o.svg" 2> "$T/e"; rc=$?
-if [ $rc = 2 ] && grep -q 'no stack counts' "$T/e" && grep -q 'ERROR: No valid input' "$T/o.svg" && chk xml "$T/o.svg" > /dev/null; then ok "empty input: error, exit 2, an SVG that says so"; else notok "empty input (exit $rc)"; fi
+if [ $rc = 2 ] && grep -q 'standard input: empty input' "$T/e" && grep -q 'ERROR: No valid input' "$T/o.svg" && chk xml "$T/o.svg" > /dev/null; then ok "empty input: error, exit 2, an SVG that says so"; else notok "empty input (exit $rc)"; fi
+printf 'a;b 0\n' | psvg > "$T/o.svg" 2> "$T/e"; rc=$?
+if [ $rc = 2 ] && grep -q 'no stack counts' "$T/e" && grep -q 'ERROR: No valid input' "$T/o.svg"; then ok "input without counts: error, exit 2, an SVG that says so"; else notok "no counts (exit $rc)"; fi
 printf 'a;b 1\nno count here\na;c 2\n' > "$T/bad.folded"
 psvg "$T/bad.folded" > "$T/o.svg" 2> "$T/e"; rc=$?
 if [ $rc = 0 ] && grep -q "^psvg: $T/bad.folded:2: " "$T/e" && grep -q '^psvg: 1 bad line skipped' "$T/e" && [ "$(chk folded "$T/o.svg" | wc -l)" = 2 ]; then ok "a bad line is reported as FILE:LINE, skipped and counted"; else notok "bad line (exit $rc)"; cat "$T/e"; fi

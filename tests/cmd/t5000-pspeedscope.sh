@@ -221,7 +221,7 @@ if [ $rc = 2 ] && [ ! -s "$T/o" ]; then ok "pspeedscope on malformed JSON: exit 
 
 # ---- output errors and empty input ----
 pspeedscope < /dev/null > "$T/o" 2> "$T/e"; rc=$?
-if [ $rc = 2 ] && grep -q 'no samples' "$T/e"; then ok "empty input: error, exit 2"; else notok "empty input (exit $rc)"; fi
+if [ $rc = 2 ] && grep -q 'standard input: empty input' "$T/e"; then ok "empty input: error, exit 2"; else notok "empty input (exit $rc)"; fi
 if [ -w /dev/full ]; then
 	pspeedscope "$PERF" > /dev/full 2> "$T/e"; rc=$?
 	if [ $rc = 2 ] && grep -q 'No space left' "$T/e"; then ok "disk full: exit 2"; else notok "disk full (exit $rc)"; fi
