@@ -24,15 +24,20 @@ static const char synopsis[] =
 	"      --cpu-time          --split: measure calls by their time on CPU, not their span\n"
 	"      --report[=FMT]      print the functions whose self and total shares changed most\n"
 	"                          (FMT: text, tsv, json) instead of a profile\n"
-	"  -t, --top=N             rows of the report (default 20, 0 = all)\n"
+	"      --top=N             rows of the report (default 20, 0 = all); -n is\n"
+	"                          --normalize here, as in difffolded.pl\n"
 	"      --exit-code         exit 1 when a function's share changed by more than\n"
 	"                          --threshold percentage points (default 0)\n"
 	"      --threshold=PP      see --exit-code\n"
-	"  -f, --input-format=NAME input format: perf, folded, pyspy, stream (default: detect)\n"
-	"  -b, --binary            write the binary stream whatever the input\n"
-	"      --folded            write folded text whatever the input\n"
+	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
+	"                          speedscope, stream (default: detect)\n"
+	"  -O, --output-format=F   folded or stream (default: the first input's encoding)\n"
+	"  -b, --binary            the same as -O stream\n"
+	"      --folded            the same as -O folded\n"
 	"  -o, --output=FILE       write to FILE instead of standard output\n"
 	"  -q, --quiet             no call statistics on standard error (--split)\n"
+	"      --partial           use a truncated binary stream up to its cut (warns)\n"
+	"  -V, --version           print the version\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"Exit status: 0 ok (with --exit-code: no difference beyond the threshold),\n"
@@ -40,7 +45,7 @@ static const char synopsis[] =
 
 static int cmd_pdiff(int argc, char **argv)
 {
-	enum { O_SPLIT = 256, O_REPORT, O_EXIT, O_THRESHOLD, O_FOLDED, O_GAP, O_CPU };
+	enum { O_SPLIT = 256, O_TOP, O_REPORT, O_EXIT, O_THRESHOLD, O_FOLDED, O_GAP, O_CPU };
 	static const struct option longopts[] = {
 		{ "normalize", no_argument, NULL, 'n' },
 		{ "strip-hex", no_argument, NULL, 's' },
@@ -48,15 +53,18 @@ static int cmd_pdiff(int argc, char **argv)
 		{ "max-gap", required_argument, NULL, O_GAP },
 		{ "cpu-time", no_argument, NULL, O_CPU },
 		{ "report", optional_argument, NULL, O_REPORT },
-		{ "top", required_argument, NULL, 't' },
+		{ "top", required_argument, NULL, O_TOP },
 		{ "exit-code", no_argument, NULL, O_EXIT },
 		{ "threshold", required_argument, NULL, O_THRESHOLD },
+		{ "format", required_argument, NULL, 'f' },
 		{ "input-format", required_argument, NULL, 'f' },
+		{ "output-format", required_argument, NULL, 'O' },
 		{ "binary", no_argument, NULL, 'b' },
 		{ "folded", no_argument, NULL, O_FOLDED },
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		SP_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sp_diff_opts o;
@@ -73,7 +81,7 @@ static int cmd_pdiff(int argc, char **argv)
 	unsigned long u;
 	char *end;
 	int c;
-	while ((c = getopt_long(argc, argv, "nst:f:bo:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "nsf:bO:o:qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n': o.normalize = 1; break;
 		case 's': o.strip_hex = 1; break;
@@ -102,11 +110,9 @@ static int cmd_pdiff(int argc, char **argv)
 			else
 				return sp_usage_error(synopsis, "--report: text, tsv or json, not '%s'", optarg);
 			break;
-		case 't':
-			if (sp_opt_uint("--top", optarg, &u) < 0) {
-				fputs(synopsis, stderr);
-				return SP_EXIT_ERROR;
-			}
+		case O_TOP:
+			if (sp_opt_uint("--top", optarg, &u) < 0)
+				return sp_usage_error(synopsis, NULL);
 			o.ropts.top = u;
 			break;
 		case O_EXIT: exit_code = 1; break;
@@ -122,12 +128,22 @@ static int cmd_pdiff(int argc, char **argv)
 						      sp_format_names());
 			o.format = optarg;
 			break;
+		case 'O':
+			if (!strcmp(optarg, "stream") || !strcmp(optarg, "binary"))
+				o.output = SP_OUT_BINARY;
+			else if (!strcmp(optarg, "folded"))
+				o.output = SP_OUT_FOLDED;
+			else
+				return sp_usage_error(synopsis, "-O: output format is folded or stream, not '%s'", optarg);
+			break;
 		case 'b': o.output = SP_OUT_BINARY; break;
 		case O_FOLDED: o.output = SP_OUT_FOLDED; break;
 		case 'o': output = optarg; break;
 		case 'q': o.quiet = 1; break;
 		case 'h': fputs(synopsis, stdout); return SP_EXIT_OK;
-		default: return sp_usage_error(synopsis, "unknown option");
+		case 'V': return sp_version();
+		case SP_OPT_PARTIAL: ro.partial = 1; break;
+		default: return sp_usage_error(synopsis, NULL);
 		}
 	}
 	int nfiles = argc - optind;

@@ -25,7 +25,7 @@ static const char synopsis[] =
 	"      --hide=REGEX        remove matching frames, keep the samples\n"
 	"      --prune-below=REGEX cut the callees of a matching frame\n"
 	"      --replace=s/RE/REPL/[gi]  rename frames (sed syntax: & and \\1..\\9); repeatable\n"
-	"      --thread=REGEX      keep threads whose name matches\n"
+	"  -t, --threads=REGEX     keep threads whose name matches\n"
 	"      --pid=N, --tid=N    keep one process or thread\n"
 	"      --from=T, --to=T    time window, seconds as perf script prints them, or +S\n"
 	"                          from the first sample (binary stream with timestamps)\n"
@@ -41,15 +41,19 @@ static const char synopsis[] =
 	"      --max-gap=MS        a call goes on across gaps up to MS milliseconds between\n"
 	"                          samples (default: 4 sampling periods)\n"
 	"      --cpu-time          measure calls by their time on CPU, not their time span\n"
-	"  -f, --format=NAME       input format: perf, folded, pyspy, stream (default: detect)\n"
-	"  -b, --binary            write the binary stream whatever the input\n"
-	"      --folded            write folded text whatever the input\n"
+	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
+	"                          speedscope, stream (default: detect)\n"
+	"  -O, --output-format=F   folded or stream (default: the first input's encoding)\n"
+	"  -b, --binary            the same as -O stream\n"
+	"      --folded            the same as -O folded\n"
 	"  -o, --output=FILE       write to FILE instead of standard output\n"
 	"  -q, --quiet             no call statistics on standard error\n"
 	"      --stats             print sample counts on standard error\n"
+	"      --partial           use a truncated binary stream up to its cut (warns)\n"
+	"  -V, --version           print the version\n"
 	"  -h, --help              show this help\n"
 	"\n"
-	"Exit status: 0 ok, 2 error.\n";
+	"Exit status: 0 ok, 1 no sample selected, 2 error.\n";
 
 struct list {
 	const char **v;
@@ -91,7 +95,8 @@ static int cmd_pfilter(int argc, char **argv)
 		{ "hide", required_argument, NULL, O_HIDE },
 		{ "prune-below", required_argument, NULL, O_PRUNE },
 		{ "replace", required_argument, NULL, O_REPLACE },
-		{ "thread", required_argument, NULL, O_THREAD },
+		{ "threads", required_argument, NULL, 't' },
+		{ "thread", required_argument, NULL, 't' },
 		{ "pid", required_argument, NULL, O_PID },
 		{ "tid", required_argument, NULL, O_TID },
 		{ "from", required_argument, NULL, O_FROM },
@@ -108,11 +113,13 @@ static int cmd_pfilter(int argc, char **argv)
 		{ "cpu-time", no_argument, NULL, O_CPU },
 		{ "format", required_argument, NULL, 'f' },
 		{ "binary", no_argument, NULL, 'b' },
+		{ "output-format", required_argument, NULL, 'O' },
 		{ "folded", no_argument, NULL, O_FOLDED },
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "stats", no_argument, NULL, O_STATS },
 		{ "help", no_argument, NULL, 'h' },
+		SP_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sp_select_opts o;
@@ -129,8 +136,9 @@ static int cmd_pfilter(int argc, char **argv)
 	int other = 0, gflags = 0, rc = SP_EXIT_ERROR;
 	unsigned long u;
 	int c;
-	while ((c = getopt_long(argc, argv, "e:vFif:bo:qh", longopts, NULL)) != -1) {
-		if (c != 'e' && c != 'v' && c != 'i' && c != 'F')
+	while ((c = getopt_long(argc, argv, "e:vFit:f:bO:o:qhV", longopts, NULL)) != -1) {
+		/* options that select (not the input, output or messages) */
+		if (!(c < 256 && strchr("evFifbOoqhV", c)) && c != O_FOLDED && c != O_STATS && c != SP_OPT_PARTIAL)
 			other = 1;
 		switch (c) {
 		case 'e': push(&grep, optarg); break;
@@ -142,7 +150,7 @@ static int cmd_pfilter(int argc, char **argv)
 		case O_HIDE: push(&hide, optarg); break;
 		case O_PRUNE: push(&prune, optarg); break;
 		case O_REPLACE: push(&replace, optarg); break;
-		case O_THREAD: o.f.thread = optarg; break;
+		case 't': o.f.thread = optarg; break;
 		case O_PID:
 			if (sp_opt_uint("--pid", optarg, &u) < 0)
 				goto usage_quiet;
@@ -232,6 +240,14 @@ static int cmd_pfilter(int argc, char **argv)
 			}
 			o.format = optarg;
 			break;
+		case 'O':
+			if (!strcmp(optarg, "stream") || !strcmp(optarg, "binary"))
+				o.output = SP_OUT_BINARY;
+			else if (!strcmp(optarg, "folded"))
+				o.output = SP_OUT_FOLDED;
+			else
+				return sp_usage_error(synopsis, "-O: output format is folded or stream, not '%s'", optarg);
+			break;
 		case 'b': o.output = SP_OUT_BINARY; break;
 		case O_FOLDED: o.output = SP_OUT_FOLDED; break;
 		case 'o': output = optarg; break;
@@ -241,8 +257,12 @@ static int cmd_pfilter(int argc, char **argv)
 			fputs(synopsis, stdout);
 			rc = SP_EXIT_OK;
 			goto out;
+		case 'V':
+			rc = sp_version();
+			goto out;
+		case SP_OPT_PARTIAL: ro.partial = 1; break;
 		default:
-			rc = sp_usage_error(synopsis, "unknown option");
+			rc = sp_usage_error(synopsis, NULL);
 			goto out;
 		}
 	}

@@ -17,11 +17,14 @@ static const char synopsis[] =
 	"usage: pfold [options] [FILE...]\n"
 	"Fold stack samples into folded stacks (\"root;...;leaf COUNT\") or the binary stream.\n"
 	"Inputs (auto-detected, gzip ok, '-' or none = stdin): perf script text, folded\n"
-	"stacks (one or two values), py-spy raw output, the stackpipe binary stream.\n"
+	"stacks (one or two values), py-spy raw output, speedscope JSON, the stackpipe\n"
+	"binary stream.\n"
 	"\n"
 	"  -f, --format=NAME       input format: perf, folded, pyspy, stream, speedscope\n"
 	"                          (default: detect)\n"
-	"  -b, --binary            write the binary stream (keeps threads, times, events, periods)\n"
+	"  -O, --output-format=F   folded (default) or stream: the binary stream, which keeps\n"
+	"                          threads, times, events and periods\n"
+	"  -b, --binary            the same as -O stream\n"
 	"  -o, --output=FILE       write to FILE instead of standard output\n"
 	"      --pid               root frame is comm-PID\n"
 	"      --tid               root frame is comm-PID/TID\n"
@@ -36,6 +39,8 @@ static const char synopsis[] =
 	"                          the default); the binary stream keeps both\n"
 	"  -j, --jobs=N            worker threads for large perf script files (default: CPUs)\n"
 	"  -q, --quiet             do not print each bad line (the summary is still printed)\n"
+	"      --partial           use a truncated binary stream up to its cut (warns)\n"
+	"  -V, --version           print the version\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"Exit status: 0 ok (bad lines are reported and skipped), 2 error.\n";
@@ -173,6 +178,7 @@ static int cmd_pfold(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "binary", no_argument, NULL, 'b' },
+		{ "output-format", required_argument, NULL, 'O' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "pid", no_argument, NULL, O_PID },
 		{ "tid", no_argument, NULL, O_TID },
@@ -187,6 +193,7 @@ static int cmd_pfold(int argc, char **argv)
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		SP_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;
@@ -195,7 +202,7 @@ static int cmd_pfold(int argc, char **argv)
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	o.jobs = ncpu > 0 ? (unsigned long)ncpu : 1;
 	int c;
-	while ((c = getopt_long(argc, argv, "f:bo:j:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:bO:o:j:qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (!sp_format_find(optarg))
@@ -204,6 +211,14 @@ static int cmd_pfold(int argc, char **argv)
 			o.format = optarg;
 			break;
 		case 'b': o.binary = 1; break;
+		case 'O':
+			if (!strcmp(optarg, "stream") || !strcmp(optarg, "binary"))
+				o.binary = 1;
+			else if (!strcmp(optarg, "folded"))
+				o.binary = 0;
+			else
+				return sp_usage_error(synopsis, "-O: output format is folded or stream, not '%s'", optarg);
+			break;
 		case 'o': o.output = optarg; break;
 		case O_PID: if (o.fold.label != SP_LABEL_TID) o.fold.label = SP_LABEL_PID; break;
 		case O_TID: o.fold.label = SP_LABEL_TID; break;
@@ -230,7 +245,9 @@ static int cmd_pfold(int argc, char **argv)
 			break;
 		case 'q': o.quiet = 1; break;
 		case 'h': fputs(synopsis, stdout); return SP_EXIT_OK;
-		default: return sp_usage_error(synopsis, "unknown option");
+		case 'V': return sp_version();
+		case SP_OPT_PARTIAL: o.read.partial = 1; break;
+		default: return sp_usage_error(synopsis, NULL);
 		}
 	}
 	o.fold.weight = o.weight_count ? "samples" : NULL;

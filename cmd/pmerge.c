@@ -13,62 +13,72 @@ static const char synopsis[] =
 	"encoding of the first input.  Inputs are read one at a time; in a binary stream\n"
 	"the samples of all inputs come out in time order (see pmerge(1)).\n"
 	"\n"
-	"  -t, --tag               root frame naming each input: its \"host\" metadata, else\n"
+	"      --tag               root frame naming each input: its \"host\" metadata, else\n"
 	"                          the file name as given\n"
-	"  -f, --input-format=NAME input format: perf, folded, pyspy, stream (default: detect)\n"
-	"  -b, --binary            write the binary stream whatever the input\n"
-	"      --folded            write folded text whatever the input\n"
+	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
+	"                          speedscope, stream (default: detect)\n"
+	"  -O, --output-format=F   folded or stream (default: the first input's encoding)\n"
+	"  -b, --binary            the same as -O stream\n"
+	"      --folded            the same as -O folded\n"
 	"  -o, --output=FILE       write to FILE instead of standard output\n"
+	"  -q, --quiet             do not print each bad line (the summary is still printed)\n"
+	"      --partial           use a truncated binary stream up to its cut (warns)\n"
+	"  -V, --version           print the version\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"Exit status: 0 ok, 2 error.\n";
 
-static uint64_t warned;
-
-static void print_warning(void *ctx, const struct sp_err *e)
-{
-	if (e->where[0] && ++warned > 100) {
-		if (warned == 101)
-			sp_error("more bad lines follow; not printing them (see the summary)");
-		return;
-	}
-	sp_error_e(e);
-}
-
 static int cmd_pmerge(int argc, char **argv)
 {
-	enum { O_FOLDED = 256 };
+	enum { O_FOLDED = 256, O_TAG };
 	static const struct option longopts[] = {
-		{ "tag", no_argument, NULL, 't' },
+		{ "tag", no_argument, NULL, O_TAG },
+		{ "format", required_argument, NULL, 'f' },
 		{ "input-format", required_argument, NULL, 'f' },
 		{ "binary", no_argument, NULL, 'b' },
+		{ "output-format", required_argument, NULL, 'O' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "folded", no_argument, NULL, O_FOLDED },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
+		SP_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sp_merge_opts o;
 	memset(&o, 0, sizeof o);
 	struct sp_read_opts ro;
 	memset(&ro, 0, sizeof ro);
-	ro.warn = print_warning;
+	struct sp_warnings warn = { 0, 0 };
+	ro.warn = sp_print_warning;
+	ro.warn_ctx = &warn;
 	o.read = &ro;
 	const char *output = NULL;
 	int c;
-	while ((c = getopt_long(argc, argv, "tf:bo:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:bO:o:qhV", longopts, NULL)) != -1) {
 		switch (c) {
-		case 't': o.tag = 1; break;
+		case O_TAG: o.tag = 1; break;
+		case 'q': warn.quiet = 1; break;
 		case 'f':
 			if (!sp_format_find(optarg))
 				return sp_usage_error(synopsis, "unknown format '%s' (known: %s)", optarg,
 						      sp_format_names());
 			o.format = optarg;
 			break;
+		case 'O':
+			if (!strcmp(optarg, "stream") || !strcmp(optarg, "binary"))
+				o.output = SP_OUT_BINARY;
+			else if (!strcmp(optarg, "folded"))
+				o.output = SP_OUT_FOLDED;
+			else
+				return sp_usage_error(synopsis, "-O: output format is folded or stream, not '%s'", optarg);
+			break;
 		case 'b': o.output = SP_OUT_BINARY; break;
 		case O_FOLDED: o.output = SP_OUT_FOLDED; break;
 		case 'o': output = optarg; break;
 		case 'h': fputs(synopsis, stdout); return SP_EXIT_OK;
-		default: return sp_usage_error(synopsis, "unknown option");
+		case 'V': return sp_version();
+		case SP_OPT_PARTIAL: ro.partial = 1; break;
+		default: return sp_usage_error(synopsis, NULL);
 		}
 	}
 	int nfiles = argc - optind;

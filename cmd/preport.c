@@ -18,11 +18,15 @@ static const char synopsis[] =
 	"      --per-thread        one table per thread name (--tree: threads as roots)\n"
 	"      --tree              the call tree, root first, with total and self shares\n"
 	"      --min-share=PCT     --tree: leave out subtrees below PCT percent (default 1)\n"
-	"      --format=FMT        text (default), tsv or json\n"
+	"  -O, --output-format=F   text (default), tsv or json\n"
 	"      --weight=NAME       value column to count (default: period when present, else\n"
 	"                          the first, as pfold prints)\n"
-	"  -f, --input-format=NAME input format: perf, folded, pyspy, stream (default: detect)\n"
+	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
+	"                          speedscope, stream (default: detect)\n"
 	"  -o, --output=FILE       write to FILE instead of standard output\n"
+	"  -q, --quiet             do not print each bad line (the summary is still printed)\n"
+	"      --partial           use a truncated binary stream up to its cut (warns)\n"
+	"  -V, --version           print the version\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"Exit status: 0 ok, 2 error.\n";
@@ -55,18 +59,21 @@ static int r_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sam
 
 static int cmd_preport(int argc, char **argv)
 {
-	enum { O_SORT = 256, O_PER_THREAD, O_TREE, O_MINSHARE, O_FORMAT, O_WEIGHT };
+	enum { O_SORT = 256, O_PER_THREAD, O_TREE, O_MINSHARE, O_WEIGHT };
 	static const struct option longopts[] = {
 		{ "top", required_argument, NULL, 'n' },
 		{ "sort", required_argument, NULL, O_SORT },
 		{ "per-thread", no_argument, NULL, O_PER_THREAD },
 		{ "tree", no_argument, NULL, O_TREE },
 		{ "min-share", required_argument, NULL, O_MINSHARE },
-		{ "format", required_argument, NULL, O_FORMAT },
+		{ "output-format", required_argument, NULL, 'O' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "weight", required_argument, NULL, O_WEIGHT },
+		{ "format", required_argument, NULL, 'f' },
 		{ "input-format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
+		SP_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sp_report_opts o;
@@ -75,7 +82,9 @@ static int cmd_preport(int argc, char **argv)
 	o.min_share = 1;
 	struct sp_read_opts ro;
 	memset(&ro, 0, sizeof ro);
+	struct sp_warnings warn = { 0, 0 };
 	ro.warn = sp_print_warning;
+	ro.warn_ctx = &warn;
 	const char *output = NULL, *format = NULL;
 	struct rsink r;
 	memset(&r, 0, sizeof r);
@@ -84,13 +93,11 @@ static int cmd_preport(int argc, char **argv)
 	unsigned long u;
 	char *end;
 	int c;
-	while ((c = getopt_long(argc, argv, "n:f:o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:f:O:o:qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			if (sp_opt_uint("--top", optarg, &u) < 0) {
-				fputs(synopsis, stderr);
-				return SP_EXIT_ERROR;
-			}
+			if (sp_opt_uint("--top", optarg, &u) < 0)
+				return sp_usage_error(synopsis, NULL);
 			o.top = u;
 			break;
 		case O_SORT:
@@ -106,7 +113,8 @@ static int cmd_preport(int argc, char **argv)
 			if (end == optarg || *end || !(o.min_share >= 0 && o.min_share <= 100))
 				return sp_usage_error(synopsis, "--min-share: not a percentage: '%s'", optarg);
 			break;
-		case O_FORMAT:
+		case 'q': warn.quiet = 1; break;
+		case 'O':
 			if (!strcmp(optarg, "text"))
 				o.format = SP_REPORT_TEXT;
 			else if (!strcmp(optarg, "tsv"))
@@ -114,18 +122,21 @@ static int cmd_preport(int argc, char **argv)
 			else if (!strcmp(optarg, "json"))
 				o.format = SP_REPORT_JSON;
 			else
-				return sp_usage_error(synopsis, "--format: text, tsv or json, not '%s'", optarg);
+				return sp_usage_error(synopsis, "-O: output format is text, tsv or json, not '%s'", optarg);
 			break;
 		case O_WEIGHT: r.weight = optarg; break;
 		case 'f':
 			if (!sp_format_find(optarg))
-				return sp_usage_error(synopsis, "unknown format '%s' (known: %s)", optarg,
-						      sp_format_names());
+				return sp_usage_error(synopsis, "unknown input format '%s' (known: %s%s)", optarg,
+						      sp_format_names(),
+						      strstr("text tsv json", optarg) ? "; the report's format is -O" : "");
 			format = optarg;
 			break;
 		case 'o': output = optarg; break;
 		case 'h': fputs(synopsis, stdout); return SP_EXIT_OK;
-		default: return sp_usage_error(synopsis, "unknown option");
+		case 'V': return sp_version();
+		case SP_OPT_PARTIAL: ro.partial = 1; break;
+		default: return sp_usage_error(synopsis, NULL);
 		}
 	}
 	int nfiles = argc - optind;

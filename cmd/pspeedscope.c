@@ -19,9 +19,10 @@ static const char synopsis[] =
 	"Inputs (auto-detected, gzip ok, '-' or none = stdin): the stackpipe binary stream,\n"
 	"perf script text, folded stacks, py-spy raw output, speedscope JSON.\n"
 	"\n"
-	"  -f, --format=NAME       input format: perf, folded, pyspy, stream, speedscope\n"
+	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
+	"                          speedscope, stream (default: detect)\n"
 	"  -o, --output=FILE       write to FILE instead of standard output\n"
-	"  -t, --thread=REGEX      keep the threads whose profile name (\"comm (tid)\") matches\n"
+	"  -t, --threads=REGEX     keep the threads whose profile name (\"comm (tid)\") matches\n"
 	"                          the extended regular expression REGEX\n"
 	"  -a, --all-threads       add one profile of all kept threads merged (each stack\n"
 	"                          under its thread's name)\n"
@@ -29,8 +30,10 @@ static const char synopsis[] =
 	"      --weight=W          auto (default), count (samples, unit none) or period\n"
 	"      --max-depth=N       cut stacks deeper than N frames (default 3000, what speedscope\n"
 	"                          draws in Chromium), with a warning\n"
-	"  -n, --name=NAME         the name speedscope shows (default: the input file's name)\n"
+	"      --name=NAME         the name speedscope shows (default: the input file's name)\n"
 	"  -q, --quiet             do not print each bad input line (the summary is still printed)\n"
+	"      --partial           use a truncated binary stream up to its cut (warns)\n"
+	"  -V, --version           print the version\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"Exit status: 0 ok (bad lines are reported and skipped), 2 error.\n";
@@ -54,18 +57,20 @@ static int select_thread(void *ctx, const char *name)
 
 static int cmd_pspeedscope(int argc, char **argv)
 {
-	enum { O_SIDE = 256, O_WEIGHT, O_MAXDEPTH };
+	enum { O_SIDE = 256, O_NAME, O_WEIGHT, O_MAXDEPTH };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "threads", required_argument, NULL, 't' },
 		{ "thread", required_argument, NULL, 't' },
 		{ "all-threads", no_argument, NULL, 'a' },
 		{ "side", required_argument, NULL, O_SIDE },
 		{ "weight", required_argument, NULL, O_WEIGHT },
 		{ "max-depth", required_argument, NULL, O_MAXDEPTH },
-		{ "name", required_argument, NULL, 'n' },
+		{ "name", required_argument, NULL, O_NAME },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		SP_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;
@@ -73,7 +78,7 @@ static int cmd_pspeedscope(int argc, char **argv)
 	o.ss.side = -1;
 	unsigned long depth = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "f:o:t:an:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:o:t:aqhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (!sp_format_find(optarg))
@@ -89,7 +94,7 @@ static int cmd_pspeedscope(int argc, char **argv)
 			if (k) {
 				char msg[256];
 				regerror(k, &o.thread_re, msg, sizeof msg);
-				return sp_usage_error(synopsis, "--thread: bad regular expression '%s': %s", optarg, msg);
+				return sp_usage_error(synopsis, "--threads: bad regular expression '%s': %s", optarg, msg);
 			}
 			o.have_re = 1;
 			break;
@@ -119,10 +124,12 @@ static int cmd_pspeedscope(int argc, char **argv)
 			if (depth < 2 || depth > 1000000)
 				return sp_usage_error(synopsis, "--max-depth must be between 2 and 1000000");
 			break;
-		case 'n': o.ss.name = optarg; break;
+		case O_NAME: o.ss.name = optarg; break;
 		case 'q': o.quiet = 1; break;
 		case 'h': fputs(synopsis, stdout); return SP_EXIT_OK;
-		default: return sp_usage_error(synopsis, "unknown option");
+		case 'V': return sp_version();
+		case SP_OPT_PARTIAL: o.read.partial = 1; break;
+		default: return sp_usage_error(synopsis, NULL);
 		}
 	}
 	int nfiles = argc - optind;

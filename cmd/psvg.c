@@ -19,10 +19,11 @@ static const char synopsis[] =
 	"Draw stack samples as a standalone interactive SVG flame graph.\n"
 	"Inputs (auto-detected, gzip ok, '-' or none = stdin): folded stacks (one value, or\n"
 	"two for a differential graph: \"stack before after\"), perf script text, py-spy raw\n"
-	"output, the stackpipe binary stream.\n"
+	"output, speedscope JSON, the stackpipe binary stream.\n"
 	"\n"
 	"  -o, --output=FILE       write to FILE instead of standard output\n"
-	"  -f, --format=NAME       input format: perf, folded, pyspy, stream (default: detect)\n"
+	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
+	"                          speedscope, stream (default: detect)\n"
 	"      --title=TEXT        heading (default \"Flame Graph\", \"Icicle Graph\", \"Flame Chart\")\n"
 	"      --subtitle=TEXT     second heading\n"
 	"      --width=PX          image width (default 1200)\n"
@@ -55,6 +56,8 @@ static const char synopsis[] =
 	"      --pid, --tid        root frame of threaded input: comm-PID, comm-PID/TID\n"
 	"      --no-comm           no root frame for the thread\n"
 	"  -q, --quiet             do not print each bad input line (the summary is still printed)\n"
+	"      --partial           use a truncated binary stream up to its cut (warns)\n"
+	"  -V, --version           print the version\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"In the SVG: click a frame to zoom (narrow frames appear), Esc or \"Reset Zoom\" resets,\n"
@@ -127,6 +130,7 @@ static int cmd_psvg(int argc, char **argv)
 		{ "no-comm", no_argument, NULL, O_NOCOMM },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		SP_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;
@@ -135,7 +139,7 @@ static int cmd_psvg(int argc, char **argv)
 	o.flame.label = SP_LABEL_COMM;
 	o.palette_file = "palette.map";
 	int c;
-	while ((c = getopt_long(argc, argv, "o:f:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:f:qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o.output = optarg; break;
 		case 'f':
@@ -223,7 +227,9 @@ static int cmd_psvg(int argc, char **argv)
 		case O_NOCOMM: o.flame.label = SP_LABEL_NONE; break;
 		case 'q': o.quiet = 1; break;
 		case 'h': fputs(synopsis, stdout); return SP_EXIT_OK;
-		default: return sp_usage_error(synopsis, "unknown option");
+		case 'V': return sp_version();
+		case SP_OPT_PARTIAL: o.read.partial = 1; break;
+		default: return sp_usage_error(synopsis, NULL);
 		}
 	}
 	o.svg.js = (const char *)sp_asset_flame_js;

@@ -27,6 +27,9 @@ struct sp_read_opts {
 	void (*warn)(void *ctx, const struct sp_err *e);
 	void *warn_ctx;
 	uint64_t bad_lines;
+	/* --partial: use what precedes the cut of a truncated input (a
+	 * stream without its trailer), with a warning, instead of refusing. */
+	int partial;
 };
 
 struct sp_format {

@@ -403,6 +403,8 @@ struct reader {
 	/* cursor into rec */
 	const unsigned char *c, *e;
 	int bad;
+	int partial; /* --partial: a cut is a warning */
+	int cut;     /* the input ends inside a stream (partial mode) */
 };
 
 static int rfail(struct reader *r, const char *what, ...) __attribute__((format(printf, 2, 3)));
@@ -414,6 +416,25 @@ static int rfail(struct reader *r, const char *what, ...)
 	vsnprintf(msg, sizeof msg, what, ap);
 	va_end(ap);
 	return sp_err_off(r->err, sp_input_name(r->in), r->rec_off, "%s", msg);
+}
+
+/* The input ends before the stream does.  An error, or with --partial a
+ * note that reading stops here (the records before were delivered). */
+static int rcut(struct reader *r, const char *what, ...) __attribute__((format(printf, 2, 3)));
+static int rcut(struct reader *r, const char *what, ...)
+{
+	char msg[400];
+	va_list ap;
+	va_start(ap, what);
+	vsnprintf(msg, sizeof msg, what, ap);
+	va_end(ap);
+	r->cut = r->partial;
+	if (r->partial) /* a warning that -q does not hide: no "where" */
+		return sp_err_set(r->err, "%s: offset %llu: %s; using the %llu samples before the cut (--partial)",
+				  sp_input_name(r->in), (unsigned long long)r->rec_off, msg,
+				  (unsigned long long)r->count[C_SAMPLES]);
+	return sp_err_off(r->err, sp_input_name(r->in), r->rec_off, "%s (--partial uses the %llu samples before the cut)",
+			  msg, (unsigned long long)r->count[C_SAMPLES]);
 }
 
 /* Decode a varint from p[0..n).  Returns its length, 0 if incomplete, -1
@@ -449,7 +470,7 @@ static int read_rec_header(struct reader *r, uint64_t *type, uint64_t *len)
 	if (k1 < 0 || k2 < 0)
 		return rfail(r, "varint overflow in a record header (corrupt stream)");
 	if (k1 == 0 || k2 == 0)
-		return rfail(r, "truncated stream: record header cut short");
+		return rcut(r, "truncated stream: record header cut short");
 	unsigned char tmp[20];
 	sp_input_read(r->in, tmp, (size_t)(k1 + k2));
 	XXH64_update(r->hash, tmp, (size_t)(k1 + k2));
@@ -754,7 +775,7 @@ static int read_payload(struct reader *r, size_t len)
 		if (got < want) {
 			if (sp_input_failed(r->in, r->err))
 				return -1;
-			return rfail(r, "truncated stream: record of %zu bytes has only %zu", len, r->rec.len);
+			return rcut(r, "truncated stream: record of %zu bytes has only %zu", len, r->rec.len);
 		}
 	}
 	return 0;
@@ -770,8 +791,7 @@ static int read_one(struct reader *r)
 		uint64_t type, len;
 		int rc = read_rec_header(r, &type, &len);
 		if (rc == 1)
-			return rfail(r, "truncated stream: it ends without its trailer (%llu samples read)",
-				     (unsigned long long)r->count[C_SAMPLES]);
+			return rcut(r, "truncated stream: it ends without its trailer");
 		if (rc < 0)
 			return -1;
 		if (len > MAX_RECORD)
@@ -814,9 +834,16 @@ static int read_one(struct reader *r)
 
 int sp_stream_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sink, struct sp_err *err)
 {
+	return sp_stream_read_opts(in, p, sink, NULL, err);
+}
+
+int sp_stream_read_opts(struct sp_input *in, struct sp_profile *p, struct sp_sink *sink, struct sp_read_opts *o,
+			struct sp_err *err)
+{
 	static struct sp_sink none;
 	struct reader r;
 	memset(&r, 0, sizeof r);
+	r.partial = o && o->partial;
 	r.in = in;
 	r.p = p;
 	r.sink = sink ? sink : &none;
@@ -844,6 +871,13 @@ int sp_stream_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *si
 		XXH64_update(r.hash, magic, SP_MAGIC_LEN);
 		if (read_one(&r) < 0) {
 			rc = -1;
+			if (r.cut) {
+				/* --partial: say where, then end as if the
+				 * trailer had been there. */
+				if (o->warn)
+					o->warn(o->warn_ctx, err);
+				rc = r.sink->end_input ? r.sink->end_input(r.sink, p, err) : 0;
+			}
 			break;
 		}
 		streams++;
@@ -871,7 +905,7 @@ static int stream_probe(const char *buf, size_t n, int complete)
 static int stream_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sink, struct sp_read_opts *o,
 		       struct sp_err *err)
 {
-	return sp_stream_read(in, p, sink, err);
+	return sp_stream_read_opts(in, p, sink, o, err);
 }
 
 const struct sp_format sp_format_stream = {

@@ -34,5 +34,13 @@ void sp_stream_writer_free(struct sp_stream_writer *w);
 /* Read every stream in `in` (concatenated streams read as their union). */
 int sp_stream_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sink,
 		   struct sp_err *err);
+/* The same with reading options (o may be NULL).  With o->partial, a
+ * stream cut short (no trailer: a collector killed, a disk full) is not
+ * refused: its complete records are used and one warning through o->warn
+ * says where it was cut.  Corruption (a bad checksum, a malformed record)
+ * is an error either way. */
+struct sp_read_opts;
+int sp_stream_read_opts(struct sp_input *in, struct sp_profile *p, struct sp_sink *sink,
+			struct sp_read_opts *o, struct sp_err *err);
 
 #endif

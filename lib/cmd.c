@@ -35,12 +35,23 @@ void sp_error_e(const struct sp_err *e)
 int sp_usage_error(const char *synopsis, const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "%s: ", sp_prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n%s", synopsis);
+	if (fmt) {
+		fprintf(stderr, "%s: ", sp_prog);
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fputc('\n', stderr);
+	}
+	const char *nl = strchr(synopsis, '\n');
+	fprintf(stderr, "%.*s\nTry '%s --help' for more information.\n", nl ? (int)(nl - synopsis) : (int)strlen(synopsis),
+		synopsis, sp_prog);
 	return SP_EXIT_ERROR;
+}
+
+int sp_version(void)
+{
+	printf("%s (stackpipe) %s\n", sp_prog, SP_VERSION);
+	return SP_EXIT_OK;
 }
 
 int sp_opt_uint(const char *opt, const char *val, unsigned long *out)
@@ -185,6 +196,8 @@ void sp_outfile_error(const struct sp_outfile *o, const struct sp_err *err)
 int sp_cmd_run(const char *name, int (*fn)(int, char **), int argc, char **argv)
 {
 	sp_prog = name;
+	if (argc > 0) /* getopt's messages name the command as ours do */
+		argv[0] = (char *)name;
 	static char obuf[1 << 16];
 	setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
 	int rc = fn(argc, argv);

@@ -10,6 +10,7 @@
 #ifndef SP_CMD_H
 #define SP_CMD_H
 
+#include <getopt.h>
 #include <stdio.h>
 
 #include "util.h"
@@ -26,8 +27,17 @@ int sp_cmd_run(const char *name, int (*fn)(int, char **), int argc, char **argv)
 void sp_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints an sp_err: "prog: WHERE: MSG" or "prog: MSG". */
 void sp_error_e(const struct sp_err *e);
-/* Usage error: one line of reason, then the synopsis, to stderr; returns 2. */
+/* Usage error, to stderr: one line of reason (none when fmt is NULL:
+ * getopt already said what was wrong), the synopsis's first line and a
+ * hint to run --help; returns 2. */
 int sp_usage_error(const char *synopsis, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* --version: "NAME (stackpipe) VERSION" on stdout; returns 0. */
+#define SP_VERSION "0.2.0"
+int sp_version(void);
+/* The options every reading command shares (stackpipe(7)); getopt_long
+ * values above 255 are the commands' own. */
+#define SP_OPT_PARTIAL 1000
+#define SP_LONGOPTS_COMMON { "version", no_argument, NULL, 'V' }, { "partial", no_argument, NULL, SP_OPT_PARTIAL }
 /* Parses a non-negative integer option value or prints an error. */
 int sp_opt_uint(const char *opt, const char *val, unsigned long *out);
 /* Warnings about bad input lines (an sp_read_opts.warn callback; ctx is a

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "cmd.h"
+#include "format.h"
 #include "stream.h"
 
 static void frame(struct sp_profile *p, uint32_t id, struct sp_buf *b)
@@ -122,16 +123,42 @@ static int on_end(struct sp_sink *s, struct sp_profile *p, struct sp_err *err)
 
 static int cmd_dump(int argc, char **argv)
 {
-	if (argc > 2 || (argc == 2 && !strcmp(argv[1], "--help"))) {
-		fputs("usage: sp-dump [FILE|-]\n", argc > 2 ? stderr : stdout);
-		return argc > 2 ? SP_EXIT_ERROR : SP_EXIT_OK;
+	static const char synopsis[] =
+		"usage: sp-dump [--partial] [FILE|-]\n"
+		"Print a stackpipe binary stream as canonical text, one record a line.\n"
+		"\n"
+		"      --partial           use a truncated stream up to its cut (warns)\n"
+		"  -V, --version           print the version\n"
+		"  -h, --help              show this help\n"
+		"\n"
+		"Exit status: 0 ok, 2 error.\n";
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		SP_LONGOPTS_COMMON,
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sp_read_opts ro;
+	memset(&ro, 0, sizeof ro);
+	ro.warn = sp_print_warning;
+	int c;
+	while ((c = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h': fputs(synopsis, stdout); return SP_EXIT_OK;
+		case 'V': return sp_version();
+		case SP_OPT_PARTIAL: ro.partial = 1; break;
+		default: return sp_usage_error(synopsis, NULL);
+		}
 	}
+	argc -= optind - 1;
+	argv += optind - 1;
+	if (argc > 2)
+		return sp_usage_error(synopsis, "one input at most");
 	struct dump d = { .sink = { on_sample, on_trace, on_meta, on_end } };
 	struct sp_profile *p = sp_profile_new();
 	struct sp_err err;
 	struct sp_input *in = sp_input_open(argc == 2 ? argv[1] : "-", &err);
 	int rc = SP_EXIT_OK;
-	if (!in || sp_input_check_empty(in, &err) < 0 || sp_stream_read(in, p, &d.sink, &err) < 0) {
+	if (!in || sp_input_check_empty(in, &err) < 0 || sp_stream_read_opts(in, p, &d.sink, &ro, &err) < 0) {
 		fflush(stdout);
 		sp_error_e(&err);
 		rc = SP_EXIT_ERROR;

@@ -65,8 +65,8 @@ if pfold -b "$DEMO" > "$T/d.sp" 2>/dev/null; then
 	expect_grep "--report: header with both totals" '^a: [0-9]+ samples, b: [0-9]+ samples' "$T/r"
 	sed -n 3p "$T/r" > "$T/first"
 	expect_grep "--report: checksum changed most, self share to 0" '^ *[0-9.]+% +0\.00% +-[0-9.]+ .* checksum$' "$T/first"
-	pdiff --report=tsv -t 3 "$T/d.folded" "$T/d2.folded" > "$T/r"
-	if [ "$(wc -l < "$T/r")" = 4 ] && head -1 "$T/r" | grep -q '^self_a_pct	'; then ok "--report=tsv -t 3: header and 3 rows"; else notok "--report=tsv"; cat "$T/r"; fi
+	pdiff --report=tsv --top 3 "$T/d.folded" "$T/d2.folded" > "$T/r"
+	if [ "$(wc -l < "$T/r")" = 4 ] && head -1 "$T/r" | grep -q '^self_a_pct	'; then ok "--report=tsv --top 3: header and 3 rows"; else notok "--report=tsv"; cat "$T/r"; fi
 	pdiff --report=json "$T/d.folded" "$T/d2.folded" > "$T/r"
 	if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["functions"][0]["name"]=="checksum"' "$T/r" 2>/dev/null; then ok "--report=json parses, checksum first"; else
 		if command -v python3 >/dev/null; then notok "--report=json"; head -c 300 "$T/r"; else skip "--report=json" "python3 missing"; fi; fi

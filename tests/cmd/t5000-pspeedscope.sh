@@ -105,9 +105,9 @@ expect_eq "perf -> speedscope -> pfold: same folded text" "$T/perf.folded" "$T/p
 
 # ---- the binary stream ----
 if zcat "$PERF" | pfold -b > "$T/p.sp" 2> "$T/e"; then
-	pspeedscope -n x "$T/p.sp" > "$T/s.json" 2> "$T/e"; rc=$?
+	pspeedscope --name x "$T/p.sp" > "$T/s.json" 2> "$T/e"; rc=$?
 	expect_rc "binary stream input" 0 $rc
-	pspeedscope -n x "$PERF" > "$T/p2.json"
+	pspeedscope --name x "$PERF" > "$T/p2.json"
 	expect_eq "stream and perf script give the same speedscope file" "$T/p2.json" "$T/s.json"
 	pfold "$T/s.json" > "$T/s.rt" 2> "$T/e"
 	pfold "$T/p.sp" > "$T/s.want"
@@ -115,7 +115,7 @@ if zcat "$PERF" | pfold -b > "$T/p.sp" 2> "$T/e"; then
 	pspeedscope "$T/s.json" > "$T/s2.json" 2> "$T/e"
 	pfold "$T/s2.json" > "$T/s2.rt"
 	expect_eq "speedscope -> speedscope again: same totals" "$T/s.want" "$T/s2.rt"
-	cat "$T/p.sp" | pspeedscope -n x > "$T/s3.json" 2> "$T/e"
+	cat "$T/p.sp" | pspeedscope --name x > "$T/s3.json" 2> "$T/e"
 	expect_eq "stream on a pipe" "$T/s.json" "$T/s3.json"
 else
 	notok "pfold -b of the perf fixture failed"; sed 's/^/  /' "$T/e" | head -3
