@@ -917,14 +917,16 @@ int sp_svg_write(FILE *out, const struct sp_flame *f, const struct sp_svg_opts *
 	L.ppu = total > 0 ? (L.W - 2 * L.xpad) / total : 0;
 	L.minpx = o->minwidth_pct ? o->minwidth / 100 * (L.W - 2 * L.xpad) : o->minwidth;
 
-	/* Which frames the overview draws, and how deep it goes. */
+	/* Which frames the overview draws, and how deep it goes: as deep as
+	 * its frames of a pixel or more, so that a rare deep stack of slivers
+	 * does not make the first view tall (zooming shows it), as flame.js. */
 	uint32_t maxdepth = 0;
 	for (size_t i = 0; i < n;) {
 		if (nd[i].w * L.ppu < L.minpx || nd[i].w <= 0) {
 			i = nd[i].end;
 			continue;
 		}
-		if (nd[i].depth > maxdepth)
+		if (nd[i].w * L.ppu >= 1 && nd[i].depth > maxdepth)
 			maxdepth = nd[i].depth;
 		i++;
 	}
@@ -997,7 +999,7 @@ int sp_svg_write(FILE *out, const struct sp_flame *f, const struct sp_svg_opts *
 	for (size_t i = 0; i < n;) {
 		const struct sp_flame_node *d = &nd[i];
 		double wpx = d->w * L.ppu;
-		if (wpx < L.minpx || d->w <= 0) {
+		if (wpx < L.minpx || d->w <= 0 || d->depth > maxdepth) {
 			i = d->end;
 			continue;
 		}

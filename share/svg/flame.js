@@ -162,12 +162,16 @@
 		/* the frames to draw, in preorder, and how deep they go */
 		var sc = (D.W - 2 * D.xpad) / w[z], min = D.minpx, list = new Int32Array(end[z] - z), nl = 0;
 		var md = anc.length ? depth[anc[anc.length - 1]] + 1 : 0;
+		/* The view is as deep as its frames of a pixel or more: a rare
+		 * deep stack of slivers does not make it tall (zoom shows it). */
 		for (i = z, e = end[z]; i < e;) {
 			if (!(w[i] * sc >= min) || !(w[i] > 0)) { i = end[i]; continue; }
+			if (w[i] * sc >= 1 && depth[i] > md) md = depth[i];
 			list[nl++] = i;
-			if (depth[i] > md) md = depth[i];
 			i++;
 		}
+		for (k = 0, e = 0; k < nl; k++) if (depth[list[k]] <= md) list[e++] = list[k];
+		nl = e;
 		resize(md);
 		g.setAttribute("id", "frames");
 		drawn = [];

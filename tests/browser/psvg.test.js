@@ -73,6 +73,8 @@ function share(lines, re, prefix = []) {
 	const narrow = render('narrow', 'a;big 100000\na;mid 1000\na;mid;small 5\na;mid;small;tiny 5\n');
 	const slivers = render('slivers', 'a;k1 5000\na;k2 8\na;k3 5000\n');
 	const rec = render('rec', 'main;a;b;a;b 10\nmain;a 5\nmain;c 5\n');
+	const deepPath = ['main'].concat(Array.from({ length: 118 }, (_, k) => 'deep' + k)).join(';');
+	const deep = render('deep', Array.from({ length: 20 }, (_, k) => `main;work;f${k} 500\n`).join('') + deepPath + ' 1\n');
 	const diffIn = path.join(conf, 'inferno/svg-differential/input.folded');
 	const diff = render('diff', { file: diffIn });
 	const evilNames = [
@@ -247,6 +249,18 @@ function share(lines, re, prefix = []) {
 		await page.evaluate(() => spflame.api.search('^a$'));
 		st = await state();
 		check('recursive frames are counted once per sample (a;b;a;b: 75.00%)', st.matched === 'Matched: 75.00%', st.matched);
+
+		// ---- a rare very deep stack does not make the first view tall ----
+		await open(deep);
+		const staticH = +fs.readFileSync(deep, 'utf8').match(/<svg[^>]* height="(\d+(?:\.\d+)?)"/)[1];
+		const h0 = await page.evaluate(() => +document.querySelector('svg').getAttribute('height'));
+		check('deep sliver: the first view is as tall as its frames of a pixel or more (static and scripted)',
+			h0 < 200 && h0 === staticH, `scripted ${h0}, static ${staticH}`);
+		await page.evaluate(() => spflame.api.zoom(spflame.api.find('deep0')));
+		const h1 = await page.evaluate(() => +document.querySelector('svg').getAttribute('height'));
+		const leaf = await page.evaluate(() => spflame.api.find('deep117'));
+		const leafRect = await rectOf(leaf);
+		check('deep sliver: zooming into it shows the whole stack', h1 > 1900 && leafRect !== null, `height ${h1}`);
 
 		// ---- differential ----
 		await open(diff);
