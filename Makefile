@@ -134,15 +134,17 @@ demo: deps
 	@bash share/demo/demo.sh
 
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
-	install -m 755 $(BINS) $(DESTDIR)$(BINDIR)/
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
+	install -m 755 $(BINS) bin/sp-dump $(DESTDIR)$(BINDIR)/
 	install -m 644 share/man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 share/man/man5/*.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 644 share/man/man7/*.7 $(DESTDIR)$(MANDIR)/man7/
 
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(CMDS))
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(CMDS) sp-dump)
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(wildcard share/man/man1/*.1)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(notdir $(wildcard share/man/man5/*.5)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man7/,$(notdir $(wildcard share/man/man7/*.7)))
 
 clean:
 	rm -rf $(B) $(BA) bin

@@ -52,3 +52,11 @@ full=$(pfold --weight=count "$T/full.sp" | awk '{s += $NF} END {print s}')
 if [ -n "$said" ] && [ "$n" = "$said" ] && [ "$n" -gt 0 ] && [ "$n" -lt "$full" ]; then ok "--partial folds exactly the $n samples it announces (of $full)"
 else notok "--partial folded $n samples, announced '$said', full $full"; fi
 pfold --partial -q --weight=count "$T/cut.sp" 2>&1 >/dev/null | grep -q 'before the cut' && ok "-q does not hide the --partial warning" || notok "-q hid the cut"
+# every command has a man page that lists the shared options and points to stackpipe(7)
+for c in $CMDS sp-dump; do
+	m=$SP_TOP/share/man/man1/$c.1
+	if [ -f "$m" ] && grep -q '^\.B \\-\\-partial' "$m" && grep -q '\\-V ", " \\-\\-version' "$m" && grep -q 'stackpipe (7)' "$m"; then
+		ok "$c(1) lists --partial and --version and refers to stackpipe(7)"
+	else notok "$c(1): missing, or without --partial/--version/stackpipe(7)"; fi
+done
+[ -f "$SP_TOP/share/man/man7/stackpipe.7" ] && grep -q 'OPTION VOCABULARY' "$SP_TOP/share/man/man7/stackpipe.7" && ok "stackpipe(7) holds the option vocabulary" || notok "stackpipe(7) missing"
