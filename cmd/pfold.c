@@ -11,6 +11,7 @@
 #include "format.h"
 #include "inline.h"
 #include "perf.h"
+#include "pprof.h"
 #include "stream.h"
 
 static const char synopsis[] =
@@ -21,9 +22,10 @@ static const char synopsis[] =
 	"binary stream.\n"
 	"\n"
 	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
-	"                          speedscope, stream (default: detect)\n"
-	"  -O, --output-format=F   folded (default) or stream: the binary stream, which keeps\n"
-	"                          threads, times, events and periods\n"
+	"                          speedscope, stream, pprof (default: detect)\n"
+	"  -O, --output-format=F   folded (default); stream: the binary stream, which keeps\n"
+	"                          threads, times, events and periods; pprof: gzipped\n"
+	"                          profile.proto for go tool pprof and profiling services\n"
 	"  -b, --binary            the same as -O stream\n"
 	"  -o, --output=FILE       write to FILE instead of standard output\n"
 	"      --pid               root frame is comm-PID\n"
@@ -35,6 +37,8 @@ static const char synopsis[] =
 	"      --addrs             put the raw address into [unknown] frames\n"
 	"      --event-filter=EV   keep samples of event EV only (default: the first event seen)\n"
 	"      --inline            expand inlined frames from DWARF (libdw), in-process\n"
+	"      --value=V           pprof input: the sample type to read, by index or name\n"
+	"                          (default: the profile's default, its last)\n"
 	"      --weight=W          folded output counts samples (count) or sums periods (period,\n"
 	"                          the default); the binary stream keeps both\n"
 	"  -j, --jobs=N            worker threads for large perf script files (default: CPUs)\n"
@@ -48,6 +52,7 @@ static const char synopsis[] =
 struct opts {
 	const char *format;
 	int binary;
+	int pprof;
 	const char *output;
 	struct sp_fold_opts fold;
 	struct sp_read_opts read;
@@ -174,7 +179,7 @@ static int fold_parallel(struct opts *o, struct sp_input *in, int fd, uint64_t s
 
 static int cmd_pfold(int argc, char **argv)
 {
-	enum { O_PID = 256, O_TID, O_NOCOMM, O_KERNEL, O_JIT, O_ALL, O_ADDRS, O_EVENT, O_INLINE, O_WEIGHT };
+	enum { O_PID = 256, O_TID, O_NOCOMM, O_KERNEL, O_JIT, O_ALL, O_ADDRS, O_EVENT, O_INLINE, O_WEIGHT, O_VALUE };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "binary", no_argument, NULL, 'b' },
@@ -190,6 +195,7 @@ static int cmd_pfold(int argc, char **argv)
 		{ "event-filter", required_argument, NULL, O_EVENT },
 		{ "inline", no_argument, NULL, O_INLINE },
 		{ "weight", required_argument, NULL, O_WEIGHT },
+		{ "value", required_argument, NULL, O_VALUE },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -210,14 +216,17 @@ static int cmd_pfold(int argc, char **argv)
 						      sp_format_names());
 			o.format = optarg;
 			break;
-		case 'b': o.binary = 1; break;
+		case 'b': o.binary = 1; o.pprof = 0; break;
 		case 'O':
+			o.pprof = 0;
 			if (!strcmp(optarg, "stream") || !strcmp(optarg, "binary"))
 				o.binary = 1;
 			else if (!strcmp(optarg, "folded"))
 				o.binary = 0;
+			else if (!strcmp(optarg, "pprof"))
+				o.binary = o.pprof = 1;
 			else
-				return sp_usage_error(synopsis, "-O: output format is folded or stream, not '%s'", optarg);
+				return sp_usage_error(synopsis, "-O: output format is folded, stream or pprof, not '%s'", optarg);
 			break;
 		case 'o': o.output = optarg; break;
 		case O_PID: if (o.fold.label != SP_LABEL_TID) o.fold.label = SP_LABEL_PID; break;
@@ -228,6 +237,7 @@ static int cmd_pfold(int argc, char **argv)
 		case O_ALL: o.fold.annotate_kernel = o.fold.annotate_jit = 1; break;
 		case O_ADDRS: o.read.addrs = 1; break;
 		case O_EVENT: o.event_filter = optarg; break;
+		case O_VALUE: o.read.value = optarg; break;
 		case O_INLINE: o.do_inline = o.read.inline_frames = 1; break;
 		case O_WEIGHT:
 			if (!strcmp(optarg, "count") || !strcmp(optarg, "samples"))
@@ -266,9 +276,13 @@ static int cmd_pfold(int argc, char **argv)
 	struct sp_profile *p = sp_profile_new();
 	struct sp_fold *fold = NULL;
 	struct sp_stream_writer *sw = NULL;
+	struct sp_pprof_writer *pw = NULL;
 	struct sp_sink *sink;
 	struct sp_inline *inl = NULL;
-	if (o.binary) {
+	if (o.pprof) {
+		pw = sp_pprof_writer_new(out, p);
+		sink = sp_pprof_writer_sink(pw);
+	} else if (o.binary) {
 		sw = sp_stream_writer_new(out, p);
 		sink = sp_stream_writer_sink(sw);
 	} else {
@@ -314,7 +328,8 @@ static int cmd_pfold(int argc, char **argv)
 		rc = SP_EXIT_ERROR;
 	}
 	if (rc == SP_EXIT_OK) {
-		int w = fold ? sp_fold_write(fold, out, &err) : sp_stream_writer_finish(sw, &err);
+		int w = fold ? sp_fold_write(fold, out, &err)
+			: pw ? sp_pprof_writer_finish(pw, &err) : sp_stream_writer_finish(sw, &err);
 		if (w < 0) {
 			sp_outfile_error(&of, &err);
 			rc = SP_EXIT_ERROR;
@@ -328,6 +343,7 @@ static int cmd_pfold(int argc, char **argv)
 	sp_inline_free(inl);
 	sp_fold_free(fold);
 	sp_stream_writer_free(sw);
+	sp_pprof_writer_free(pw);
 	sp_profile_free(p);
 	return rc;
 }

@@ -7,6 +7,7 @@ static const struct sp_format *const formats[] = {
 	&sp_format_pyspy,
 	&sp_format_folded,
 	&sp_format_speedscope,
+	&sp_format_pprof,
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
@@ -24,7 +25,7 @@ const struct sp_format *sp_format_find(const char *name)
 	return NULL;
 }
 
-const char *sp_format_names(void) { return "perf, folded, pyspy, stream, speedscope"; }
+const char *sp_format_names(void) { return "perf, folded, pyspy, stream, speedscope, pprof"; }
 
 #define PROBE_BYTES (256 * 1024)
 

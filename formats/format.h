@@ -30,6 +30,9 @@ struct sp_read_opts {
 	/* --partial: use what precedes the cut of a truncated input (a
 	 * stream without its trailer), with a warning, instead of refusing. */
 	int partial;
+	/* pprof: the sample type to read, by index or name (--value); NULL =
+	 * every type, the default one as folded output picks it. */
+	const char *value;
 };
 
 struct sp_format {
@@ -49,6 +52,7 @@ extern const struct sp_format sp_format_folded;  /* folded stacks, 1 or 2 values
 extern const struct sp_format sp_format_pyspy;   /* py-spy record --format raw */
 extern const struct sp_format sp_format_stream;  /* the binary stream */
 extern const struct sp_format sp_format_speedscope; /* speedscope JSON (formats/speedscope.h) */
+extern const struct sp_format sp_format_pprof;   /* pprof profile.proto (formats/pprof.h) */
 
 const struct sp_format *sp_format_find(const char *name);
 /* Probe an input (peeks, does not consume).  NULL when nothing matches. */

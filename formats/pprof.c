@@ -1,0 +1,1261 @@
+/* pprof.c — pprof (profile.proto) writer and reader.
+ *
+ * The protobuf wire format, as much of it as profile.proto uses: a field is
+ * a varint key (field number << 3 | wire type) and then a varint (type 0), 8
+ * bytes (1), a varint length and that many bytes (2: strings, messages,
+ * packed repeated numbers) or 4 bytes (5).  Field numbers of profile.proto
+ * (github.com/google/pprof, proto/profile.proto) are listed in the enums
+ * below.  No protobuf library: the encoder and the decoder are small. */
+#include "pprof.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <zlib.h>
+
+#include "input.h"
+
+/* Profile */
+enum {
+	P_SAMPLE_TYPE = 1, P_SAMPLE = 2, P_MAPPING = 3, P_LOCATION = 4, P_FUNCTION = 5, P_STRING = 6,
+	P_DROP = 7, P_KEEP = 8, P_TIME = 9, P_DURATION = 10, P_PERIOD_TYPE = 11, P_PERIOD = 12,
+	P_COMMENT = 13, P_DEFAULT_TYPE = 14, P_NFIELDS
+};
+enum { VT_TYPE = 1, VT_UNIT = 2 };                                  /* ValueType */
+enum { S_LOCATION = 1, S_VALUE = 2, S_LABEL = 3 };                  /* Sample */
+enum { L_KEY = 1, L_STR = 2, L_NUM = 3, L_UNIT = 4 };               /* Label */
+enum { M_ID = 1, M_START = 2, M_LIMIT = 3, M_OFFSET = 4, M_FILE = 5, M_BUILD_ID = 6,
+       M_HAS_FUNCTIONS = 7 };                                       /* Mapping */
+enum { LOC_ID = 1, LOC_MAPPING = 2, LOC_ADDRESS = 3, LOC_LINE = 4 }; /* Location */
+enum { LN_FUNCTION = 1, LN_LINE = 2 };                              /* Line */
+enum { F_ID = 1, F_NAME = 2, F_SYSTEM_NAME = 3, F_FILE = 4 };       /* Function */
+enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
+
+/* ======================= encoder ======================= */
+
+static inline void put_uv(struct sp_buf *b, uint64_t v)
+{
+	if (SP_UNLIKELY(b->len + 10 > b->cap))
+		sp_buf_grow(b, 10);
+	unsigned char *p = (unsigned char *)b->p + b->len;
+	while (v >= 0x80) {
+		*p++ = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (unsigned char)v;
+	b->len = (size_t)((char *)p - b->p);
+}
+
+static inline void put_key(struct sp_buf *b, unsigned field, unsigned wt) { put_uv(b, (uint64_t)field << 3 | wt); }
+
+/* A varint field; proto3 leaves zeros out. */
+static inline void put_int(struct sp_buf *b, unsigned field, uint64_t v)
+{
+	if (!v)
+		return;
+	put_key(b, field, WT_VARINT);
+	put_uv(b, v);
+}
+
+static void put_bytes(struct sp_buf *b, unsigned field, const void *p, size_t n)
+{
+	put_key(b, field, WT_LEN);
+	put_uv(b, n);
+	sp_buf_add(b, p, n);
+}
+
+/* A nested message built in m, appended to b as field `field`; m is reset. */
+static void put_msg(struct sp_buf *b, unsigned field, struct sp_buf *m)
+{
+	put_bytes(b, field, m->p, m->len);
+	m->len = 0;
+}
+
+/* ======================= writer ======================= */
+
+struct entry {
+	uint32_t stack, thread;
+};
+
+struct sp_pprof_writer {
+	struct sp_sink sink; /* first: callbacks cast back */
+	struct sp_profile *p;
+	FILE *out;
+	struct sp_u64map map; /* thread << 32 | stack -> entry + 1 */
+	struct entry *ents;
+	double *vals; /* SP_MAX_VALUES per entry */
+	size_t n, cap;
+	int nvals;
+	uint32_t event;       /* the first sample's event name */
+	uint64_t tmin, tmax;  /* sample times, SP_NO_TIME = none */
+	/* finish */
+	struct sp_buf strtab; /* encoded string_table fields */
+	uint32_t *str_ix;     /* profile string id -> pprof index + 1 */
+	size_t nstr_ix;
+	uint32_t nstrings;
+};
+
+static int w_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err)
+{
+	struct sp_pprof_writer *w = (struct sp_pprof_writer *)s;
+	int nv = sp_profile_nvalues(p);
+	if (nv > w->nvals)
+		w->nvals = nv;
+	if (!w->event && smp->event)
+		w->event = smp->event;
+	if (smp->time != SP_NO_TIME) {
+		if (w->tmin == SP_NO_TIME || smp->time < w->tmin)
+			w->tmin = smp->time;
+		if (w->tmax == SP_NO_TIME || smp->time > w->tmax)
+			w->tmax = smp->time;
+	}
+	int found;
+	uint32_t *slot = sp_u64map_slot(&w->map, (uint64_t)smp->thread << 32 | smp->stack, &found);
+	if (!found) {
+		if (w->n == w->cap) {
+			w->cap = w->cap ? w->cap * 2 : 1024;
+			w->ents = sp_xrealloc(w->ents, w->cap * sizeof *w->ents);
+			w->vals = sp_xrealloc(w->vals, w->cap * SP_MAX_VALUES * sizeof *w->vals);
+		}
+		w->ents[w->n] = (struct entry){ smp->stack, smp->thread };
+		memset(w->vals + w->n * SP_MAX_VALUES, 0, SP_MAX_VALUES * sizeof *w->vals);
+		*slot = (uint32_t)++w->n;
+	}
+	double *v = w->vals + (size_t)(*slot - 1) * SP_MAX_VALUES;
+	for (int i = 0; i < nv && i < SP_MAX_VALUES; i++)
+		v[i] += smp->values[i];
+	return 0;
+}
+
+struct sp_pprof_writer *sp_pprof_writer_new(FILE *out, struct sp_profile *p)
+{
+	struct sp_pprof_writer *w = sp_xcalloc(1, sizeof *w);
+	w->sink.sample = w_sample;
+	w->p = p;
+	w->out = out;
+	w->tmin = w->tmax = SP_NO_TIME;
+	sp_u64map_init(&w->map);
+	return w;
+}
+
+struct sp_sink *sp_pprof_writer_sink(struct sp_pprof_writer *w) { return &w->sink; }
+
+void sp_pprof_writer_free(struct sp_pprof_writer *w)
+{
+	if (!w)
+		return;
+	sp_u64map_release(&w->map);
+	free(w->ents);
+	free(w->vals);
+	free(w->str_ix);
+	sp_buf_release(&w->strtab);
+	free(w);
+}
+
+/* The pprof string index of a profile string id, added to the table the
+ * first time. */
+static uint64_t str_ix(struct sp_pprof_writer *w, uint32_t id)
+{
+	if (!id)
+		return 0;
+	if (id >= w->nstr_ix) {
+		size_t n = w->nstr_ix ? w->nstr_ix : 1024;
+		while (n <= id)
+			n *= 2;
+		w->str_ix = sp_xrealloc(w->str_ix, n * sizeof *w->str_ix);
+		memset(w->str_ix + w->nstr_ix, 0, (n - w->nstr_ix) * sizeof *w->str_ix);
+		w->nstr_ix = n;
+	}
+	if (!w->str_ix[id]) {
+		put_bytes(&w->strtab, P_STRING, sp_str(w->p, id), sp_str_len(w->p, id));
+		w->str_ix[id] = ++w->nstrings; /* index nstrings, stored + 1 */
+	}
+	return w->str_ix[id] - 1;
+}
+
+static uint64_t lit_ix(struct sp_pprof_writer *w, const char *s)
+{
+	return str_ix(w, sp_str_intern(w->p, s, strlen(s)));
+}
+
+static int starts(const char *s, const char *prefix) { return !strncmp(s, prefix, strlen(prefix)); }
+
+/* pprof's type/unit of a value column. */
+static void value_type(struct sp_pprof_writer *w, const char *name, const char **type, const char **unit,
+		       struct sp_buf *evbuf)
+{
+	*unit = "count";
+	*type = name;
+	if (!strcmp(name, "samples")) {
+		*type = "samples";
+	} else if (!strcmp(name, "period")) {
+		const char *ev = w->event ? sp_str(w->p, w->event) : sp_meta_find(w->p, "event");
+		if (!ev || !*ev)
+			ev = "events";
+		sp_buf_reset(evbuf);
+		sp_buf_add(evbuf, ev, strcspn(ev, ":"));
+		ev = sp_buf_cstr(evbuf);
+		if (starts(ev, "cpu-clock") || starts(ev, "task-clock") || !strcmp(ev, "cpu")) {
+			*type = "cpu";
+			*unit = "nanoseconds";
+		} else {
+			*type = ev;
+		}
+	} else if (!strcmp(name, "ns")) {
+		*type = "time";
+		*unit = "nanoseconds";
+	} else if (!strcmp(name, "bytes")) {
+		*type = "space";
+		*unit = "bytes";
+	}
+}
+
+static int write_gzip(FILE *out, const struct sp_buf *b, struct sp_err *err)
+{
+	z_stream z;
+	memset(&z, 0, sizeof z);
+	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return sp_err_set(err, "zlib: cannot start compression");
+	unsigned char chunk[1 << 16];
+	z.next_in = (unsigned char *)b->p;
+	size_t left = b->len;
+	int rc = 0, zr;
+	do {
+		uInt step = left > (1u << 30) ? (1u << 30) : (uInt)left;
+		if (!z.avail_in) {
+			z.avail_in = step;
+			left -= step;
+		}
+		z.next_out = chunk;
+		z.avail_out = sizeof chunk;
+		zr = deflate(&z, left || z.avail_in ? Z_NO_FLUSH : Z_FINISH);
+		size_t have = sizeof chunk - z.avail_out;
+		if (have && fwrite(chunk, 1, have, out) != have) {
+			rc = sp_err_set(err, "write error: %s", strerror(errno));
+			break;
+		}
+	} while (zr != Z_STREAM_END && zr != Z_STREAM_ERROR);
+	if (!rc && zr != Z_STREAM_END)
+		rc = sp_err_set(err, "zlib: compression failed");
+	deflateEnd(&z);
+	if (!rc && fflush(out) != 0)
+		rc = sp_err_set(err, "write error: %s", strerror(errno));
+	return rc;
+}
+
+static int64_t to_int(double v) { return (int64_t)llround(v); }
+
+int sp_pprof_writer_finish(struct sp_pprof_writer *w, struct sp_err *err)
+{
+	struct sp_profile *p = w->p;
+	struct sp_buf out = SP_BUF_INIT, m = SP_BUF_INIT, m2 = SP_BUF_INIT, evbuf = SP_BUF_INIT;
+	sp_buf_reset(&w->strtab);
+	w->nstrings = 0;
+	put_bytes(&w->strtab, P_STRING, "", 0); /* string 0 is "" */
+	w->nstrings = 1;
+	int nv = sp_profile_nvalues(p);
+	if (nv < w->nvals)
+		nv = w->nvals;
+	if (nv < 1)
+		nv = 1;
+	if (nv > SP_MAX_VALUES)
+		nv = SP_MAX_VALUES;
+
+	/* sample_type, and which columns are samples / period */
+	int col_samples = -1, col_period = -1;
+	const char *ptype = NULL, *punit = NULL;
+	for (int i = 0; i < nv; i++) {
+		const char *name = sp_profile_value_name(p, i);
+		if (!*name)
+			name = i ? "value" : "samples";
+		const char *type, *unit;
+		value_type(w, name, &type, &unit, &evbuf);
+		put_int(&m, VT_TYPE, lit_ix(w, type));
+		put_int(&m, VT_UNIT, lit_ix(w, unit));
+		put_msg(&out, P_SAMPLE_TYPE, &m);
+		if (!strcmp(name, "samples"))
+			col_samples = i;
+		else if (!strcmp(name, "period") && col_period < 0) {
+			col_period = i;
+			ptype = sp_str(p, sp_str_intern(p, type, strlen(type)));
+			punit = unit;
+		}
+	}
+
+	/* samples; functions, locations and mappings as samples use them */
+	uint32_t nframes = sp_frame_count(p);
+	uint32_t *loc_of = sp_xcalloc(nframes ? nframes : 1, sizeof *loc_of); /* frame -> location id */
+	uint32_t *loc_frames = NULL; /* location id - 1 -> frame */
+	size_t nlocs = 0, caplocs = 0;
+	struct sp_u64map funcs, maps;
+	sp_u64map_init(&funcs);
+	sp_u64map_init(&maps);
+	struct sp_buf fbuf = SP_BUF_INIT, mbuf = SP_BUF_INIT; /* encoded functions, mappings */
+	uint32_t nfuncs = 0, nmaps = 0;
+	uint32_t *frames = NULL;
+	size_t capf = 0;
+	double tot_samples = 0, tot_period = 0;
+	uint64_t k_thread = lit_ix(w, "thread"), k_tid = lit_ix(w, "tid"), k_pid = lit_ix(w, "pid"),
+		 k_tag = lit_ix(w, "tag");
+	for (size_t i = 0; i < w->n; i++) {
+		const struct entry *e = &w->ents[i];
+		uint32_t d = sp_node_frames(p, e->stack, &frames, &capf);
+		/* location ids, leaf first, packed */
+		for (uint32_t j = d; j-- > 0;) {
+			uint32_t f = frames[j];
+			if (!loc_of[f]) {
+				if (nlocs == caplocs) {
+					caplocs = caplocs ? caplocs * 2 : 1024;
+					loc_frames = sp_xrealloc(loc_frames, caplocs * sizeof *loc_frames);
+				}
+				loc_frames[nlocs++] = f;
+				loc_of[f] = (uint32_t)nlocs;
+			}
+			put_uv(&m2, loc_of[f]);
+		}
+		if (m2.len)
+			put_msg(&m, S_LOCATION, &m2);
+		const double *v = w->vals + i * SP_MAX_VALUES;
+		for (int j = 0; j < nv; j++)
+			put_uv(&m2, (uint64_t)to_int(v[j]));
+		put_msg(&m, S_VALUE, &m2);
+		if (col_samples >= 0)
+			tot_samples += v[col_samples];
+		if (col_period >= 0)
+			tot_period += v[col_period];
+		if (d && sp_frame_get(p, frames[0])->kind == SP_KIND_SYNTHETIC) {
+			/* pmerge --tag's root frame: kept in the stack (so
+			 * stacks read the same everywhere) and a label to
+			 * filter on (go tool pprof -tagfocus tag=host1). */
+			put_int(&m2, L_KEY, k_tag);
+			put_int(&m2, L_STR, str_ix(w, sp_frame_get(p, frames[0])->name));
+			put_msg(&m, S_LABEL, &m2);
+		}
+		if (e->thread) {
+			const struct sp_thread *t = sp_thread_get(p, e->thread);
+			int64_t pid = t->pid, tid = t->tid;
+			uint32_t name = t->name;
+			if (name) {
+				put_int(&m2, L_KEY, k_thread);
+				put_int(&m2, L_STR, str_ix(w, name));
+				put_msg(&m, S_LABEL, &m2);
+			}
+			if (tid >= 0) {
+				put_int(&m2, L_KEY, k_tid);
+				put_key(&m2, L_NUM, WT_VARINT);
+				put_uv(&m2, (uint64_t)tid);
+				put_msg(&m, S_LABEL, &m2);
+			}
+			if (pid >= 0) {
+				put_int(&m2, L_KEY, k_pid);
+				put_key(&m2, L_NUM, WT_VARINT);
+				put_uv(&m2, (uint64_t)pid);
+				put_msg(&m, S_LABEL, &m2);
+			}
+		}
+		put_msg(&out, P_SAMPLE, &m);
+	}
+
+	/* locations (one per distinct frame), their functions and mappings */
+	for (size_t i = 0; i < nlocs; i++) {
+		struct sp_frame fr = *sp_frame_get(p, loc_frames[i]);
+		int found;
+		uint32_t map_id = 0;
+		uint32_t module = fr.module;
+		if (!module && fr.kind == SP_KIND_KERNEL)
+			module = sp_str_intern(p, "[kernel.kallsyms]", 17);
+		if (module) {
+			uint32_t *slot = sp_u64map_slot(&maps, module, &found);
+			if (!found) {
+				*slot = ++nmaps;
+				put_int(&m2, M_ID, nmaps);
+				put_int(&m2, M_FILE, str_ix(w, module));
+				put_int(&m2, M_HAS_FUNCTIONS, 1);
+				put_msg(&mbuf, P_MAPPING, &m2);
+			}
+			map_id = *slot;
+		}
+		uint32_t *fslot = sp_u64map_slot(&funcs, (uint64_t)fr.name << 32 | fr.file, &found);
+		if (!found) {
+			*fslot = ++nfuncs;
+			put_int(&m2, F_ID, nfuncs);
+			put_int(&m2, F_NAME, str_ix(w, fr.name));
+			put_int(&m2, F_SYSTEM_NAME, str_ix(w, fr.name));
+			put_int(&m2, F_FILE, str_ix(w, fr.file));
+			put_msg(&fbuf, P_FUNCTION, &m2);
+		}
+		put_int(&m2, LN_FUNCTION, *fslot);
+		put_int(&m2, LN_LINE, fr.line);
+		put_int(&m, LOC_ID, i + 1);
+		put_int(&m, LOC_MAPPING, map_id);
+		put_int(&m, LOC_ADDRESS, fr.addr);
+		put_msg(&m, LOC_LINE, &m2);
+		put_msg(&out, P_LOCATION, &m);
+	}
+	sp_buf_add(&out, mbuf.p, mbuf.len);
+	sp_buf_add(&out, fbuf.p, fbuf.len);
+
+	/* times, period, metadata as comments */
+	if (w->tmin != SP_NO_TIME) {
+		/* time_nanos is wall-clock time since the epoch; perf and
+		 * pcollect times are of a monotonic clock (since boot), which
+		 * would read as 1970: only the duration is written then. */
+		if (w->tmin > 1000000000000000000ull)
+			put_int(&out, P_TIME, w->tmin);
+		put_int(&out, P_DURATION, w->tmax - w->tmin);
+	}
+	if (col_period >= 0) {
+		put_int(&m, VT_TYPE, lit_ix(w, ptype));
+		put_int(&m, VT_UNIT, lit_ix(w, punit));
+		put_msg(&out, P_PERIOD_TYPE, &m);
+		double per = 0;
+		const char *freq = sp_meta_find(p, "frequency");
+		if (freq && atof(freq) > 0 && !strcmp(punit, "nanoseconds"))
+			per = 1e9 / atof(freq);
+		else if (col_samples >= 0 && tot_samples > 0)
+			per = tot_period / tot_samples;
+		put_int(&out, P_PERIOD, (uint64_t)to_int(per));
+	}
+	for (size_t i = 0; i < sp_meta_count(p); i++) {
+		const struct sp_meta *mt = sp_meta_get(p, i);
+		sp_buf_reset(&evbuf);
+		sp_buf_adds(&evbuf, sp_str(p, mt->key));
+		sp_buf_addc(&evbuf, '=');
+		sp_buf_adds(&evbuf, sp_str(p, mt->value));
+		uint64_t ix = str_ix(w, sp_str_intern(p, evbuf.p, evbuf.len));
+		put_key(&out, P_COMMENT, WT_VARINT);
+		put_uv(&out, ix);
+	}
+	sp_buf_add(&out, w->strtab.p, w->strtab.len);
+
+	int rc = write_gzip(w->out, &out, err);
+	free(loc_of);
+	free(loc_frames);
+	free(frames);
+	sp_u64map_release(&funcs);
+	sp_u64map_release(&maps);
+	sp_buf_release(&fbuf);
+	sp_buf_release(&mbuf);
+	sp_buf_release(&out);
+	sp_buf_release(&m);
+	sp_buf_release(&m2);
+	sp_buf_release(&evbuf);
+	return rc;
+}
+
+/* ======================= reader ======================= */
+
+/* A cursor over one message: [p, end) of the whole buffer base. */
+struct pb {
+	const unsigned char *base, *p, *end;
+};
+
+struct rd {
+	const char *name;
+	struct sp_err *err;
+	const unsigned char *base;
+};
+
+static int bad(struct rd *r, const unsigned char *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(struct rd *r, const unsigned char *at, const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return sp_err_off(r->err, r->name, (uint64_t)(at - r->base), "%s", msg);
+}
+
+static int get_uv(struct rd *r, struct pb *b, uint64_t *v, const char *what)
+{
+	const unsigned char *at = b->p;
+	uint64_t x = 0;
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		if (b->p >= b->end)
+			return bad(r, at, "truncated varint in %s", what);
+		unsigned char c = *b->p++;
+		x |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80)) {
+			*v = x;
+			return 0;
+		}
+	}
+	return bad(r, at, "varint longer than 10 bytes in %s", what);
+}
+
+/* One field of a message: its number, wire type, and the value (varint or
+ * fixed) or the sub-buffer (length-delimited).  0 at the end, 1 for a field,
+ * -1 on error. */
+struct field {
+	unsigned num, wt;
+	uint64_t v;
+	struct pb sub;
+	const unsigned char *at;
+};
+
+static int next_field(struct rd *r, struct pb *b, struct field *f, const char *msg)
+{
+	if (b->p >= b->end)
+		return 0;
+	f->at = b->p;
+	uint64_t key;
+	if (get_uv(r, b, &key, msg) < 0)
+		return -1;
+	f->num = (unsigned)(key >> 3);
+	f->wt = (unsigned)(key & 7);
+	if (key >> 3 == 0 || key >> 3 > 536870911)
+		return bad(r, f->at, "bad field number in %s (key %llu)", msg, (unsigned long long)key);
+	switch (f->wt) {
+	case WT_VARINT:
+		return get_uv(r, b, &f->v, msg) < 0 ? -1 : 1;
+	case WT_I64:
+	case WT_I32: {
+		size_t n = f->wt == WT_I64 ? 8 : 4;
+		if ((size_t)(b->end - b->p) < n)
+			return bad(r, f->at, "truncated fixed-size field in %s", msg);
+		f->v = 0;
+		for (size_t i = 0; i < n; i++)
+			f->v |= (uint64_t)b->p[i] << (8 * i);
+		b->p += n;
+		return 1;
+	}
+	case WT_LEN: {
+		uint64_t n;
+		if (get_uv(r, b, &n, msg) < 0)
+			return -1;
+		if (n > (uint64_t)(b->end - b->p)) {
+			char m2[200];
+			snprintf(m2, sizeof m2, "length %llu of field %u runs past the end of %s (%llu bytes left)",
+				 (unsigned long long)n, f->num, msg, (unsigned long long)(b->end - b->p));
+			return sp_err_off(r->err, r->name, (uint64_t)(f->at - r->base), "%s", m2);
+		}
+		f->sub = (struct pb){ b->base, b->p, b->p + n };
+		b->p += n;
+		return 1;
+	}
+	default: {
+		char m2[160];
+		snprintf(m2, sizeof m2, "wire type %u of field %u in %s is not a protobuf wire type", f->wt, f->num, msg);
+		return sp_err_off(r->err, r->name, (uint64_t)(f->at - r->base), "%s", m2);
+	}
+	}
+}
+
+/* A known field must have the wire type profile.proto gives it. */
+static int want_wt(struct rd *r, const struct field *f, unsigned wt, const char *msg)
+{
+	if (f->wt == wt)
+		return 0;
+	char m2[160];
+	snprintf(m2, sizeof m2, "field %u of %s has wire type %u, expected %u", f->num, msg, f->wt, wt);
+	return sp_err_off(r->err, r->name, (uint64_t)(f->at - r->base), "%s", m2);
+}
+
+/* Repeated numbers: packed (one length-delimited field) or one varint. */
+static int get_nums(struct rd *r, const struct field *f, uint64_t **v, size_t *n, size_t *cap, const char *msg)
+{
+	if (f->wt == WT_VARINT) {
+		if (*n == *cap) {
+			*cap = *cap ? *cap * 2 : 64;
+			*v = sp_xrealloc(*v, *cap * sizeof **v);
+		}
+		(*v)[(*n)++] = f->v;
+		return 0;
+	}
+	if (want_wt(r, f, WT_LEN, msg) < 0)
+		return -1;
+	struct pb b = f->sub;
+	while (b.p < b.end) {
+		if (*n == *cap) {
+			*cap = *cap ? *cap * 2 : 64;
+			*v = sp_xrealloc(*v, *cap * sizeof **v);
+		}
+		if (get_uv(r, &b, &(*v)[*n], msg) < 0)
+			return -1;
+		(*n)++;
+	}
+	return 0;
+}
+
+struct loc {
+	uint32_t first, n; /* frames in the frame list, root first */
+};
+
+struct pprof_read {
+	struct rd r;
+	struct sp_profile *p;
+	const unsigned char **str; /* string table */
+	uint32_t *strn;
+	size_t nstr, capstr;
+	uint32_t *str_id; /* pprof string -> profile string id + 1 */
+	struct sp_u64map fn_ix, map_ix, loc_ix; /* id -> index + 1 */
+	uint32_t (*fns)[2];                   /* name, file (pprof string indexes) */
+	const unsigned char **fn_at;
+	size_t nfn, capfn;
+	uint32_t *maps; /* filename (pprof string index) */
+	size_t nmaps, capmaps;
+	struct loc *locs;
+	size_t nlocs, caplocs;
+	uint32_t *lframes;
+	size_t nlf, caplf;
+};
+
+static int str_ref(struct pprof_read *pr, const unsigned char *at, uint64_t ix, const char *what, uint32_t *out)
+{
+	if (ix >= pr->nstr)
+		return bad(&pr->r, at, "%s refers to string %llu, past the string table", what,
+			   (unsigned long long)ix);
+	*out = (uint32_t)ix;
+	return 0;
+}
+
+/* The profile string id of pprof string ix (interned once). */
+static uint32_t pstr(struct pprof_read *pr, uint32_t ix)
+{
+	if (!ix)
+		return 0;
+	if (!pr->str_id[ix])
+		pr->str_id[ix] = sp_str_intern(pr->p, (const char *)pr->str[ix], pr->strn[ix]) + 1;
+	return pr->str_id[ix] - 1;
+}
+
+static int streq(struct pprof_read *pr, uint32_t ix, const char *s)
+{
+	size_t n = strlen(s);
+	return pr->strn[ix] == n && !memcmp(pr->str[ix], s, n);
+}
+
+static int map_id(struct pprof_read *pr, struct sp_u64map *m, const unsigned char *at, uint64_t id, size_t ix,
+		  const char *what)
+{
+	if (!id || id == UINT64_MAX)
+		return bad(&pr->r, at, "%s id %llu is not valid", what, (unsigned long long)id);
+	int found;
+	uint32_t *slot = sp_u64map_slot(m, id, &found);
+	if (found)
+		return bad(&pr->r, at, "%s id %llu defined twice", what, (unsigned long long)id);
+	*slot = (uint32_t)ix + 1;
+	return 0;
+}
+
+static int lookup(struct pprof_read *pr, struct sp_u64map *m, const unsigned char *at, uint64_t id, const char *what,
+		  uint32_t *ix)
+{
+	int found = 0;
+	uint32_t v = id == UINT64_MAX ? 0 : sp_u64map_get(m, id, &found);
+	if (!found)
+		return bad(&pr->r, at, "reference to %s id %llu, which is not defined", what, (unsigned long long)id);
+	*ix = v - 1;
+	return 0;
+}
+
+static unsigned kind_of_module(const char *m, size_t n)
+{
+	if ((n >= 7 && !memcmp(m, "[kernel", 7)) || (n >= 13 && !memcmp(m, "/lib/modules/", 13)))
+		return SP_KIND_KERNEL;
+	if ((n == 5 && !memcmp(m, "[JIT]", 5)) || (n > 14 && !memcmp(m, "/tmp/perf-", 10) && !memcmp(m + n - 4, ".map", 4)))
+		return SP_KIND_JIT;
+	return SP_KIND_NATIVE;
+}
+
+/* A Location: its lines become frames, the caller (last line) first; the
+ * lines before it were inlined into it. */
+static int read_location(struct pprof_read *pr, struct pb b, const unsigned char *at)
+{
+	struct rd *r = &pr->r;
+	struct field f;
+	int k;
+	uint64_t id = 0, mapping = 0, addr = 0;
+	struct pb lines[64];
+	const unsigned char *line_at[64];
+	size_t nl = 0;
+	while ((k = next_field(r, &b, &f, "Location")) > 0) {
+		switch (f.num) {
+		case LOC_ID: if (want_wt(r, &f, WT_VARINT, "Location") < 0) return -1; id = f.v; break;
+		case LOC_MAPPING: if (want_wt(r, &f, WT_VARINT, "Location") < 0) return -1; mapping = f.v; break;
+		case LOC_ADDRESS: if (want_wt(r, &f, WT_VARINT, "Location") < 0) return -1; addr = f.v; break;
+		case LOC_LINE:
+			if (want_wt(r, &f, WT_LEN, "Location") < 0)
+				return -1;
+			if (nl == 64)
+				return bad(r, f.at, "Location has more than 64 lines");
+			line_at[nl] = f.at;
+			lines[nl++] = f.sub;
+			break;
+		}
+	}
+	if (k < 0)
+		return -1;
+	if (pr->nlocs == pr->caplocs) {
+		pr->caplocs = pr->caplocs ? pr->caplocs * 2 : 256;
+		pr->locs = sp_xrealloc(pr->locs, pr->caplocs * sizeof *pr->locs);
+	}
+	if (map_id(pr, &pr->loc_ix, at, id, pr->nlocs, "location") < 0)
+		return -1;
+	uint32_t module = 0;
+	if (mapping) {
+		uint32_t mi;
+		if (lookup(pr, &pr->map_ix, at, mapping, "mapping", &mi) < 0)
+			return -1;
+		module = pstr(pr, pr->maps[mi]);
+	}
+	unsigned mkind = module ? kind_of_module(sp_str(pr->p, module), sp_str_len(pr->p, module)) : SP_KIND_NATIVE;
+	struct loc *L = &pr->locs[pr->nlocs++];
+	L->first = (uint32_t)pr->nlf;
+	L->n = 0;
+	if (pr->nlf + nl + 1 > pr->caplf) {
+		pr->caplf = (pr->caplf ? pr->caplf * 2 : 1024) + nl + 1;
+		pr->lframes = sp_xrealloc(pr->lframes, pr->caplf * sizeof *pr->lframes);
+	}
+	if (!nl) {
+		/* No symbol: the address, as pprof shows it. */
+		char name[32];
+		int n = snprintf(name, sizeof name, "0x%" PRIx64, addr);
+		struct sp_frame fr = { sp_str_intern(pr->p, name, (size_t)n), module, 0, 0, addr, (uint8_t)mkind };
+		pr->lframes[pr->nlf++] = sp_frame_intern(pr->p, &fr);
+		L->n = 1;
+		return 0;
+	}
+	for (size_t i = nl; i-- > 0;) {
+		uint64_t fid = 0, line = 0;
+		struct pb lb = lines[i];
+		while ((k = next_field(r, &lb, &f, "Line")) > 0) {
+			if (f.num == LN_FUNCTION || f.num == LN_LINE) {
+				if (want_wt(r, &f, WT_VARINT, "Line") < 0)
+					return -1;
+				if (f.num == LN_FUNCTION)
+					fid = f.v;
+				else
+					line = f.v;
+			}
+		}
+		if (k < 0)
+			return -1;
+		uint32_t fi;
+		if (lookup(pr, &pr->fn_ix, line_at[i], fid, "function", &fi) < 0)
+			return -1;
+		struct sp_frame fr = { 0 };
+		fr.name = pstr(pr, pr->fns[fi][0]);
+		fr.file = pstr(pr, pr->fns[fi][1]);
+		fr.line = line > UINT32_MAX ? 0 : (uint32_t)line;
+		fr.module = module;
+		fr.addr = addr;
+		fr.kind = (uint8_t)(i + 1 < nl ? SP_KIND_INLINED : mkind);
+		if (fr.kind == SP_KIND_NATIVE && !module && fr.file) {
+			size_t fl = sp_str_len(pr->p, fr.file);
+			if (fl > 3 && !memcmp(sp_str(pr->p, fr.file) + fl - 3, ".py", 3))
+				fr.kind = SP_KIND_PYTHON;
+		}
+		pr->lframes[pr->nlf++] = sp_frame_intern(pr->p, &fr);
+		L->n++;
+	}
+	return 0;
+}
+
+struct vtype {
+	uint32_t type, unit;
+};
+
+static int read_vtype(struct pprof_read *pr, struct pb b, struct vtype *vt)
+{
+	struct field f;
+	int k;
+	vt->type = vt->unit = 0;
+	while ((k = next_field(&pr->r, &b, &f, "ValueType")) > 0) {
+		if (f.num != VT_TYPE && f.num != VT_UNIT)
+			continue;
+		if (want_wt(&pr->r, &f, WT_VARINT, "ValueType") < 0 ||
+		    str_ref(pr, f.at, f.v, "ValueType", f.num == VT_TYPE ? &vt->type : &vt->unit) < 0)
+			return -1;
+	}
+	return k;
+}
+
+static void pprof_read_release(struct pprof_read *pr)
+{
+	free(pr->str);
+	free(pr->strn);
+	free(pr->str_id);
+	sp_u64map_release(&pr->fn_ix);
+	sp_u64map_release(&pr->map_ix);
+	sp_u64map_release(&pr->loc_ix);
+	free(pr->fns);
+	free(pr->fn_at);
+	free(pr->maps);
+	free(pr->locs);
+	free(pr->lframes);
+}
+
+#define MAX_PPROF (1ull << 32)
+
+int sp_pprof_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sink, struct sp_read_opts *o,
+		  struct sp_err *err)
+{
+	/* The whole message: its parts come in any order (strings last in
+	 * Go's output), so it is read into memory first. */
+	struct sp_buf data = SP_BUF_INIT;
+	for (;;) {
+		sp_buf_grow(&data, 1 << 16);
+		size_t got = sp_input_read(in, data.p + data.len, data.cap - data.len);
+		data.len += got;
+		if (!got)
+			break;
+		if (data.len > MAX_PPROF) {
+			sp_buf_release(&data);
+			return sp_err_set(err, "%s: larger than 4 GiB uncompressed: not a profile this reader takes",
+					  sp_input_name(in));
+		}
+	}
+	if (sp_input_failed(in, err)) {
+		sp_buf_release(&data);
+		return -1;
+	}
+	struct pprof_read pr;
+	memset(&pr, 0, sizeof pr);
+	pr.p = p;
+	pr.r.name = sp_input_name(in);
+	pr.r.err = err;
+	pr.r.base = (const unsigned char *)data.p;
+	sp_u64map_init(&pr.fn_ix);
+	sp_u64map_init(&pr.map_ix);
+	sp_u64map_init(&pr.loc_ix);
+	struct rd *r = &pr.r;
+	const unsigned char *base = pr.r.base;
+	struct pb top = { base, base, base + data.len };
+	struct field f;
+	int k, rc = -1;
+	/* Pass 1: strings, and the fields of each kind, checked. */
+	struct field *samples = NULL, *locs = NULL, *mappings = NULL, *funcs = NULL;
+	size_t ns = 0, cs = 0, nlo = 0, clo = 0, nm = 0, cm = 0, nf = 0, cf = 0;
+	struct pb types[SP_MAX_VALUES * 8];
+	size_t ntypes = 0;
+	struct pb period_type = { base, NULL, NULL };
+	uint64_t default_type = 0, time_nanos = 0, duration = 0, period = 0;
+	uint64_t *comments = NULL;
+	size_t ncom = 0, ccom = 0;
+	const unsigned char *default_at = NULL;
+	uint64_t *nums = NULL;
+	size_t nnums = 0, cnums = 0;
+	while ((k = next_field(r, &top, &f, "Profile")) > 0) {
+		struct field **arr = NULL;
+		size_t *n = NULL, *c = NULL;
+		switch (f.num) {
+		case P_SAMPLE_TYPE:
+			if (want_wt(r, &f, WT_LEN, "Profile") < 0)
+				goto out;
+			if (ntypes == sizeof types / sizeof types[0]) {
+				bad(r, f.at, "more than %zu sample types", ntypes);
+				goto out;
+			}
+			types[ntypes++] = f.sub;
+			break;
+		case P_SAMPLE: arr = &samples; n = &ns; c = &cs; break;
+		case P_MAPPING: arr = &mappings; n = &nm; c = &cm; break;
+		case P_LOCATION: arr = &locs; n = &nlo; c = &clo; break;
+		case P_FUNCTION: arr = &funcs; n = &nf; c = &cf; break;
+		case P_STRING:
+			if (want_wt(r, &f, WT_LEN, "Profile") < 0)
+				goto out;
+			if (pr.nstr == pr.capstr) {
+				pr.capstr = pr.capstr ? pr.capstr * 2 : 1024;
+				pr.str = sp_xrealloc(pr.str, pr.capstr * sizeof *pr.str);
+				pr.strn = sp_xrealloc(pr.strn, pr.capstr * sizeof *pr.strn);
+			}
+			if (!pr.nstr && f.sub.p != f.sub.end) {
+				bad(r, f.at, "the first string of the table must be empty");
+				goto out;
+			}
+			pr.str[pr.nstr] = f.sub.p;
+			pr.strn[pr.nstr++] = (uint32_t)(f.sub.end - f.sub.p);
+			break;
+		case P_PERIOD_TYPE:
+			if (want_wt(r, &f, WT_LEN, "Profile") < 0)
+				goto out;
+			period_type = f.sub;
+			break;
+		case P_DROP: case P_KEEP: case P_TIME: case P_DURATION: case P_PERIOD: case P_DEFAULT_TYPE:
+			if (want_wt(r, &f, WT_VARINT, "Profile") < 0)
+				goto out;
+			if (f.num == P_TIME) time_nanos = f.v;
+			if (f.num == P_DURATION) duration = f.v;
+			if (f.num == P_PERIOD) period = f.v;
+			if (f.num == P_DEFAULT_TYPE) { default_type = f.v; default_at = f.at; }
+			break;
+		case P_COMMENT:
+			if (get_nums(r, &f, &comments, &ncom, &ccom, "Profile comment") < 0)
+				goto out;
+			break;
+		}
+		if (arr) {
+			if (want_wt(r, &f, WT_LEN, "Profile") < 0)
+				goto out;
+			if (*n == *c) {
+				*c = *c ? *c * 2 : 256;
+				*arr = sp_xrealloc(*arr, *c * sizeof **arr);
+			}
+			(*arr)[(*n)++] = f;
+		}
+	}
+	if (k < 0)
+		goto out;
+	if (!pr.nstr) {
+		sp_err_off(err, r->name, data.len, "no string table: not a pprof profile");
+		goto out;
+	}
+	pr.str_id = sp_xcalloc(pr.nstr, sizeof *pr.str_id);
+	(void)time_nanos;
+	(void)duration;
+	(void)period;
+
+	/* Sample types and the columns read. */
+	struct vtype vt[SP_MAX_VALUES * 8], pt = { 0, 0 };
+	for (size_t i = 0; i < ntypes; i++)
+		if (read_vtype(&pr, types[i], &vt[i]) < 0)
+			goto out;
+	if (period_type.p && read_vtype(&pr, period_type, &pt) < 0)
+		goto out;
+	if (!ntypes) {
+		sp_err_off(err, r->name, 0, "no sample types: not a pprof profile");
+		goto out;
+	}
+	size_t def = ntypes - 1;
+	if (default_type) {
+		uint32_t dt = 0;
+		if (str_ref(&pr, default_at, default_type, "default_sample_type", &dt) < 0)
+			goto out;
+		for (size_t i = 0; i < ntypes; i++)
+			if (vt[i].type == dt)
+				def = i;
+	}
+	/* Column names: samples/count -> "samples"; the period type (or
+	 * cpu/nanoseconds) -> "period"; others by their type. */
+	const char *cname[SP_MAX_VALUES * 8];
+	struct sp_buf names = SP_BUF_INIT;
+	int have_period = 0;
+	for (size_t i = 0; i < ntypes; i++) {
+		if (streq(&pr, vt[i].type, "samples") && streq(&pr, vt[i].unit, "count"))
+			cname[i] = "samples";
+		else if (!have_period && ((pt.type && vt[i].type == pt.type && vt[i].unit == pt.unit) ||
+					  (streq(&pr, vt[i].type, "cpu") && streq(&pr, vt[i].unit, "nanoseconds")))) {
+			cname[i] = "period";
+			have_period = 1;
+		} else {
+			cname[i] = sp_str(p, pstr(&pr, vt[i].type));
+		}
+	}
+	(void)names;
+	size_t cols[SP_MAX_VALUES];
+	int ncols = 0;
+	if (o && o->value) {
+		char *end;
+		unsigned long ix = strtoul(o->value, &end, 10);
+		size_t pick = ntypes;
+		if (*o->value && !*end && ix < ntypes)
+			pick = ix;
+		for (size_t i = 0; i < ntypes && pick == ntypes; i++)
+			if (!strcmp(cname[i], o->value) || streq(&pr, vt[i].type, o->value))
+				pick = i;
+		if (pick == ntypes) {
+			struct sp_buf have = SP_BUF_INIT;
+			for (size_t i = 0; i < ntypes; i++)
+				sp_buf_addf(&have, "%s%zu=%s/%s", i ? ", " : "", i, sp_str(p, pstr(&pr, vt[i].type)),
+					    sp_str(p, pstr(&pr, vt[i].unit)));
+			sp_err_set(err, "%s: no sample type '%s' (the profile has %s)", r->name, o->value,
+				   sp_buf_cstr(&have));
+			sp_buf_release(&have);
+			goto out;
+		}
+		cols[ncols++] = pick;
+	} else {
+		if (ntypes > SP_MAX_VALUES) {
+			sp_err_set(err, "%s: %zu sample types, more than %d: pick one with --value", r->name, ntypes,
+				   SP_MAX_VALUES);
+			goto out;
+		}
+		if (strcmp(cname[def], "period"))
+			cols[ncols++] = def;
+		for (size_t i = 0; i < ntypes; i++)
+			if (i != def || !strcmp(cname[def], "period"))
+				cols[ncols++] = i;
+	}
+	const char *vnames[SP_MAX_VALUES];
+	for (int i = 0; i < ncols; i++)
+		vnames[i] = cname[cols[i]];
+	int pn = sp_profile_nvalues(p);
+	if (!pn) {
+		sp_profile_set_values(p, ncols, vnames);
+	} else {
+		int same = pn == ncols;
+		for (int i = 0; same && i < ncols; i++)
+			same = !strcmp(sp_profile_value_name(p, i), vnames[i]);
+		if (!same) {
+			sp_err_set(err, "%s: its values (%s%s) differ from the inputs' before it (%s%s)", r->name,
+				   vnames[0], ncols > 1 ? ", ..." : "", sp_profile_value_name(p, 0), pn > 1 ? ", ..." : "");
+			goto out;
+		}
+	}
+
+	/* Comments "key=value" are metadata (the writer puts them there). */
+	for (size_t i = 0; i < ncom; i++) {
+		uint32_t ci = 0;
+		if (str_ref(&pr, base, comments[i], "a comment", &ci) < 0)
+			goto out;
+		const char *s = (const char *)pr.str[ci];
+		const char *eq = memchr(s, '=', pr.strn[ci]);
+		char *key = sp_xstrndup(s, eq ? (size_t)(eq - s) : strlen("comment"));
+		if (!eq)
+			memcpy(key, "comment", 7);
+		char *val = eq ? sp_xstrndup(eq + 1, pr.strn[ci] - (size_t)(eq + 1 - s)) : sp_xstrndup(s, pr.strn[ci]);
+		sp_meta_add(p, key, val);
+		free(key);
+		free(val);
+	}
+	if (ncom && sink->meta && sink->meta(sink, p, err) < 0)
+		goto out;
+
+	/* Functions and mappings, then locations. */
+	for (size_t i = 0; i < nf; i++) {
+		struct pb b = funcs[i].sub;
+		uint64_t id = 0;
+		uint32_t name = 0, file = 0;
+		while ((k = next_field(r, &b, &f, "Function")) > 0) {
+			if (f.num < F_ID || f.num > 5)
+				continue;
+			if (want_wt(r, &f, WT_VARINT, "Function") < 0)
+				goto out;
+			if (f.num == F_ID)
+				id = f.v;
+			else if (f.num == F_NAME && str_ref(&pr, f.at, f.v, "Function name", &name) < 0)
+				goto out;
+			else if (f.num == F_FILE && str_ref(&pr, f.at, f.v, "Function filename", &file) < 0)
+				goto out;
+			else if (f.num == F_SYSTEM_NAME && str_ref(&pr, f.at, f.v, "Function system_name", &(uint32_t){ 0 }) < 0)
+				goto out;
+		}
+		if (k < 0 || map_id(&pr, &pr.fn_ix, funcs[i].at, id, pr.nfn, "function") < 0)
+			goto out;
+		if (pr.nfn == pr.capfn) {
+			pr.capfn = pr.capfn ? pr.capfn * 2 : 256;
+			pr.fns = sp_xrealloc(pr.fns, pr.capfn * sizeof *pr.fns);
+		}
+		pr.fns[pr.nfn][0] = name;
+		pr.fns[pr.nfn++][1] = file;
+	}
+	for (size_t i = 0; i < nm; i++) {
+		struct pb b = mappings[i].sub;
+		uint64_t id = 0;
+		uint32_t file = 0;
+		while ((k = next_field(r, &b, &f, "Mapping")) > 0) {
+			if (f.num > 10)
+				continue;
+			if (want_wt(r, &f, WT_VARINT, "Mapping") < 0)
+				goto out;
+			if (f.num == M_ID)
+				id = f.v;
+			else if (f.num == M_FILE && str_ref(&pr, f.at, f.v, "Mapping filename", &file) < 0)
+				goto out;
+			else if (f.num == M_BUILD_ID && str_ref(&pr, f.at, f.v, "Mapping build_id", &(uint32_t){ 0 }) < 0)
+				goto out;
+		}
+		if (k < 0 || map_id(&pr, &pr.map_ix, mappings[i].at, id, pr.nmaps, "mapping") < 0)
+			goto out;
+		if (pr.nmaps == pr.capmaps) {
+			pr.capmaps = pr.capmaps ? pr.capmaps * 2 : 64;
+			pr.maps = sp_xrealloc(pr.maps, pr.capmaps * sizeof *pr.maps);
+		}
+		pr.maps[pr.nmaps++] = file;
+	}
+	for (size_t i = 0; i < nlo; i++)
+		if (read_location(&pr, locs[i].sub, locs[i].at) < 0)
+			goto out;
+
+	/* Samples. */
+	uint32_t thread_key = 0, tid_key = 0, pid_key = 0, tag_key = 0;
+	for (uint32_t i = 1; i < pr.nstr; i++) {
+		if (streq(&pr, i, "thread")) thread_key = i;
+		else if (streq(&pr, i, "tid")) tid_key = i;
+		else if (streq(&pr, i, "pid")) pid_key = i;
+		else if (streq(&pr, i, "tag")) tag_key = i;
+	}
+	for (size_t i = 0; i < ns; i++) {
+		struct pb b = samples[i].sub;
+		nnums = 0;
+		size_t nloc_ids;
+		uint64_t *vals = NULL;
+		size_t nvals = 0, cvals = 0;
+		uint32_t tname = 0, tag = 0;
+		int64_t tid = -1, pid = -1;
+		int has_thread = 0;
+		/* location ids into nums, values into vals */
+		struct field lf[1];
+		(void)lf;
+		while ((k = next_field(r, &b, &f, "Sample")) > 0) {
+			if (f.num == S_LOCATION) {
+				if (get_nums(r, &f, &nums, &nnums, &cnums, "Sample location_id") < 0)
+					break;
+			} else if (f.num == S_VALUE) {
+				if (get_nums(r, &f, &vals, &nvals, &cvals, "Sample value") < 0)
+					break;
+			} else if (f.num == S_LABEL) {
+				if (want_wt(r, &f, WT_LEN, "Sample") < 0) {
+					k = -1;
+					break;
+				}
+				struct pb lb = f.sub;
+				struct field g;
+				uint32_t key = 0, str = 0;
+				uint64_t num = 0;
+				int kk, has_num = 0;
+				while ((kk = next_field(r, &lb, &g, "Label")) > 0) {
+					if (g.num < L_KEY || g.num > L_UNIT)
+						continue;
+					if (want_wt(r, &g, WT_VARINT, "Label") < 0)
+						break;
+					uint32_t dummy;
+					if (g.num == L_KEY && str_ref(&pr, g.at, g.v, "Label key", &key) < 0)
+						break;
+					if (g.num == L_STR && str_ref(&pr, g.at, g.v, "Label str", &str) < 0)
+						break;
+					if (g.num == L_UNIT && str_ref(&pr, g.at, g.v, "Label num_unit", &dummy) < 0)
+						break;
+					if (g.num == L_NUM) {
+						num = g.v;
+						has_num = 1;
+					}
+				}
+				if (kk != 0) {
+					k = -1;
+					break;
+				}
+				if (key && key == thread_key && str) {
+					tname = str;
+					has_thread = 1;
+				} else if (key && key == tid_key && has_num) {
+					tid = (int64_t)num;
+					has_thread = 1;
+				} else if (key && key == pid_key && has_num) {
+					pid = (int64_t)num;
+					has_thread = 1;
+				} else if (key && key == tag_key && str) {
+					tag = str;
+				}
+			}
+		}
+		if (k < 0) {
+			free(vals);
+			goto out;
+		}
+		if (nvals != ntypes) {
+			bad(r, samples[i].at, "sample has %zu values, the profile %zu sample types", nvals, ntypes);
+			free(vals);
+			goto out;
+		}
+		struct sp_sample smp;
+		memset(&smp, 0, sizeof smp);
+		smp.time = SP_NO_TIME;
+		for (int j = 0; j < ncols; j++)
+			smp.values[j] = (double)(int64_t)vals[cols[j]];
+		free(vals);
+		/* the stack: locations are leaf first */
+		uint32_t node = 0;
+		int first = 1;
+		for (size_t j = nnums; j-- > 0;) {
+			uint32_t li;
+			if (lookup(&pr, &pr.loc_ix, samples[i].at, nums[j], "location", &li) < 0)
+				goto out;
+			const struct loc *L = &pr.locs[li];
+			for (uint32_t q = 0; q < L->n; q++) {
+				uint32_t fr = pr.lframes[L->first + q];
+				if (first && tag) {
+					/* the tag's root frame (ours), or a tag label
+					 * from elsewhere: a synthetic root frame */
+					uint32_t tagname = pstr(&pr, tag);
+					if (sp_frame_get(p, fr)->name != tagname)
+						node = sp_node_intern(p, 0, sp_frame_named(p, sp_str(p, tagname),
+											   sp_str_len(p, tagname), SP_KIND_SYNTHETIC));
+					else
+						fr = sp_frame_named(p, sp_str(p, tagname), sp_str_len(p, tagname),
+								    SP_KIND_SYNTHETIC);
+				}
+				first = 0;
+				node = sp_node_intern(p, node, fr);
+			}
+		}
+		(void)nloc_ids;
+		smp.stack = node;
+		if (has_thread)
+			smp.thread = sp_thread_intern(p, pid, tid, pstr(&pr, tname));
+		if (sink->sample && sink->sample(sink, p, &smp, err) < 0)
+			goto out;
+	}
+	if (sink->end_input && sink->end_input(sink, p, err) < 0)
+		goto out;
+	rc = 0;
+out:
+	free(samples);
+	free(locs);
+	free(mappings);
+	free(funcs);
+	free(comments);
+	free(nums);
+	pprof_read_release(&pr);
+	sp_buf_release(&data);
+	return rc;
+}
+
+/* ======================= probe ======================= */
+
+/* The first bytes must walk as a Profile message: known field numbers with
+ * their wire types, lengths that fit (the last field may run past a
+ * partial buffer), and sample types that parse as ValueType. */
+static int probe(const char *buf, size_t n, int complete)
+{
+	static const unsigned char wt_of[P_NFIELDS] = { 9, WT_LEN, WT_LEN, WT_LEN, WT_LEN, WT_LEN, WT_LEN,
+							WT_VARINT, WT_VARINT, WT_VARINT, WT_VARINT, WT_LEN,
+							WT_VARINT, 9, WT_VARINT };
+	struct sp_err e;
+	struct rd r = { "probe", &e, (const unsigned char *)buf };
+	struct pb b = { r.base, r.base, r.base + n };
+	struct field f;
+	int k, fields = 0, strings = 0;
+	while ((k = next_field(&r, &b, &f, "Profile")) > 0) {
+		if (f.num >= P_NFIELDS)
+			return 0;
+		if (f.num == P_COMMENT) {
+			if (f.wt != WT_VARINT && f.wt != WT_LEN)
+				return 0;
+		} else if (f.wt != wt_of[f.num]) {
+			return 0;
+		}
+		if (f.num == P_SAMPLE_TYPE || f.num == P_PERIOD_TYPE) {
+			struct pb s = f.sub;
+			struct field g;
+			int kk;
+			while ((kk = next_field(&r, &s, &g, "ValueType")) > 0)
+				if ((g.num != VT_TYPE && g.num != VT_UNIT) || g.wt != WT_VARINT)
+					return 0;
+			if (kk < 0)
+				return 0;
+		}
+		strings += f.num == P_STRING;
+		fields++;
+	}
+	/* A field cut by the end of a partial probe buffer is fine. */
+	if (k < 0 && (complete || !(strstr(e.msg, "runs past the end") || strstr(e.msg, "truncated"))))
+		return 0;
+	if (fields < 3 && !(complete && strings && fields >= 2))
+		return 0;
+	return 90;
+}
+
+static int read_fmt(struct sp_input *in, struct sp_profile *p, struct sp_sink *sink, struct sp_read_opts *o,
+		    struct sp_err *err)
+{
+	return sp_pprof_read(in, p, sink, o, err);
+}
+
+const struct sp_format sp_format_pprof = { "pprof", "pprof profile.proto (gzipped or not)", probe, read_fmt };
