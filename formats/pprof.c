@@ -293,7 +293,7 @@ int sp_pprof_writer_finish(struct sp_pprof_writer *w, struct sp_err *err)
 	struct sp_u64map funcs, maps;
 	sp_u64map_init(&funcs);
 	sp_u64map_init(&maps);
-	struct sp_buf fbuf = SP_BUF_INIT, mbuf = SP_BUF_INIT; /* encoded functions, mappings */
+	struct sp_buf fbuf = SP_BUF_INIT, mbuf = SP_BUF_INIT, mlate = SP_BUF_INIT; /* encoded functions, mappings */
 	uint32_t nfuncs = 0, nmaps = 0;
 	uint32_t *frames = NULL;
 	size_t capf = 0;
@@ -374,7 +374,9 @@ int sp_pprof_writer_finish(struct sp_pprof_writer *w, struct sp_err *err)
 				put_int(&m2, M_ID, nmaps);
 				put_int(&m2, M_FILE, str_ix(w, module));
 				put_int(&m2, M_HAS_FUNCTIONS, 1);
-				put_msg(&mbuf, P_MAPPING, &m2);
+				/* pprof takes the first mapping for the main
+				 * binary: "[kernel.kallsyms]", "[vdso]" go last. */
+				put_msg(sp_str(p, module)[0] == '[' ? &mlate : &mbuf, P_MAPPING, &m2);
 			}
 			map_id = *slot;
 		}
@@ -396,6 +398,7 @@ int sp_pprof_writer_finish(struct sp_pprof_writer *w, struct sp_err *err)
 		put_msg(&out, P_LOCATION, &m);
 	}
 	sp_buf_add(&out, mbuf.p, mbuf.len);
+	sp_buf_add(&out, mlate.p, mlate.len);
 	sp_buf_add(&out, fbuf.p, fbuf.len);
 
 	/* times, period, metadata as comments */
@@ -439,6 +442,7 @@ int sp_pprof_writer_finish(struct sp_pprof_writer *w, struct sp_err *err)
 	sp_u64map_release(&maps);
 	sp_buf_release(&fbuf);
 	sp_buf_release(&mbuf);
+	sp_buf_release(&mlate);
 	sp_buf_release(&out);
 	sp_buf_release(&m);
 	sp_buf_release(&m2);

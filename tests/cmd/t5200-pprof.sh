@@ -123,6 +123,31 @@ traces m.pb.gz -sample_index=samples -tagfocus=tag=host2.sp > got
 pfold --weight=count --no-comm "$THREADS" > want
 sed 's/^host2.sp;//' got > got.x; expect_eq "pmerge --tag then -O pprof: -tagfocus tag=host2.sp is that input" want got.x
 
+# recorded here: perf record and pcollect of a multi-threaded C program
+if gcc -O2 -g -pthread -o burn "$SP_TOP/tests/progs/burn.c" 2> gerr; then
+	if perf record -e cpu-clock -F 999 -g -o burn.data ./burn > /dev/null 2> perr && perf script -i burn.data > burn.txt 2> /dev/null && [ -s burn.txt ]; then
+		pfold -O pprof burn.txt > b.pb.gz
+		traces b.pb.gz -unit=ns > got; pfold --no-comm burn.txt | grep -v ' 0$' > want
+		expect_eq "perf record here: go tool pprof -traces = pfold --no-comm" want got
+		if grep -q 'leaf [0-9]' want && grep -q 'mid' want; then ok "perf record here: burn's leaf and mid"; else notok "perf record here: no leaf/mid"; fi
+	else
+		skip "perf record here" "perf record is not permitted: $(tail -1 perr)"
+	fi
+	if pcollect -d 2 -o pc.sp -- ./burn > /dev/null 2> perr; then
+		pfold -O pprof pc.sp > pc.pb.gz
+		traces pc.pb.gz -unit=ns > got; pfold --no-comm pc.sp | grep -v ' 0$' > want
+		expect_eq "pcollect here: go tool pprof -traces = pfold --no-comm" want got
+		go tool pprof -top pc.pb.gz > top 2> gerr
+		if grep -q '^File: burn' top; then ok "pcollect here: pprof names the program (main binary first)"; else notok "pcollect: File is not burn"; head -2 top; fi
+		pfold --tid pc.pb.gz > got; pfold --tid pc.sp > want
+		expect_eq "pcollect here: stream -> pprof -> pfold --tid" want got
+	else
+		skip "pcollect here" "pcollect failed: $(tail -1 perr)"
+	fi
+else
+	notok "build tests/progs/burn.c"; head -3 gerr
+fi
+
 # a CPU and a heap profile written by Go's runtime/pprof
 cat > goprof.go <<'EOF'
 // Writes its own CPU and heap profiles with runtime/pprof.
