@@ -36,6 +36,15 @@ for src in "$DEMO" "$THREADS"; do
 	expect_eq "$n: pprof -> pprof keeps it" want got
 done
 
+# Python frames (function, file, line) and py-spy's synthetic roots
+for src in "$SP_TOP/tests/data/pyspy-raw.txt" "$SP_TOP/tests/data/t5-pyspy.speedscope.json"; do
+	n=$(basename "$src")
+	pfold "$src" > want; pfold -O pprof "$src" > py.pb.gz; pfold py.pb.gz > got
+	expect_eq "$n -> pprof -> pfold: the same stacks" want got
+done
+pfold -O pprof "$SP_TOP/tests/data/pyspy-raw.txt" | pfold -O stream | sp-dump > dump
+if grep -q '^sample .*serve \[python server.py:41\]' dump; then ok "Python frames read back as Python frames with file and line"; else notok "Python frames lost their kind, file or line"; grep -m1 '^sample' dump; fi
+
 # pmerge --tag: the tag is the root frame and a "tag" label
 pfold -b "$DEMO" > host1.sp; pfold -b "$THREADS" > host2.sp
 pmerge --tag host1.sp host2.sp > m.sp
