@@ -842,8 +842,10 @@ int sp_pprof_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sin
 	uint64_t *comments = NULL;
 	size_t ncom = 0, ccom = 0;
 	const unsigned char *default_at = NULL;
-	uint64_t *nums = NULL;
+	uint64_t *nums = NULL; /* one sample's location ids, reused */
 	size_t nnums = 0, cnums = 0;
+	uint64_t *vals = NULL; /* one sample's values, reused */
+	size_t nvals = 0, cvals = 0;
 	while ((k = next_field(r, &top, &f, "Profile")) > 0) {
 		struct field **arr = NULL;
 		size_t *n = NULL, *c = NULL;
@@ -938,7 +940,6 @@ int sp_pprof_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sin
 	/* Column names: samples/count -> "samples"; the period type (or
 	 * cpu/nanoseconds) -> "period"; others by their type. */
 	const char *cname[SP_MAX_VALUES * 8];
-	struct sp_buf names = SP_BUF_INIT;
 	int have_period = 0;
 	for (size_t i = 0; i < ntypes; i++) {
 		if (streq(&pr, vt[i].type, "samples") && streq(&pr, vt[i].unit, "count"))
@@ -951,7 +952,6 @@ int sp_pprof_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sin
 			cname[i] = sp_str(p, pstr(&pr, vt[i].type));
 		}
 	}
-	(void)names;
 	size_t cols[SP_MAX_VALUES];
 	int ncols = 0;
 	if (o && o->value) {
@@ -1079,6 +1079,8 @@ int sp_pprof_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sin
 
 	/* Samples. */
 	uint32_t thread_key = 0, tid_key = 0, pid_key = 0, tag_key = 0;
+	uint32_t other[8]; /* label keys not kept, for the warning */
+	size_t nother = 0, more_other = 0;
 	for (uint32_t i = 1; i < pr.nstr; i++) {
 		if (streq(&pr, i, "thread")) thread_key = i;
 		else if (streq(&pr, i, "tid")) tid_key = i;
@@ -1088,15 +1090,11 @@ int sp_pprof_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sin
 	for (size_t i = 0; i < ns; i++) {
 		struct pb b = samples[i].sub;
 		nnums = 0;
-		size_t nloc_ids;
-		uint64_t *vals = NULL;
-		size_t nvals = 0, cvals = 0;
+		nvals = 0;
 		uint32_t tname = 0, tag = 0;
 		int64_t tid = -1, pid = -1;
 		int has_thread = 0;
 		/* location ids into nums, values into vals */
-		struct field lf[1];
-		(void)lf;
 		while ((k = next_field(r, &b, &f, "Sample")) > 0) {
 			if (f.num == S_LOCATION) {
 				if (get_nums(r, &f, &nums, &nnums, &cnums, "Sample location_id") < 0)
@@ -1146,16 +1144,21 @@ int sp_pprof_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sin
 					has_thread = 1;
 				} else if (key && key == tag_key && str) {
 					tag = str;
+				} else {
+					size_t q = 0;
+					while (q < nother && other[q] != key)
+						q++;
+					if (q == nother && nother < 8)
+						other[nother++] = key;
+					else if (q == nother)
+						more_other++;
 				}
 			}
 		}
-		if (k < 0) {
-			free(vals);
+		if (k < 0)
 			goto out;
-		}
 		if (nvals != ntypes) {
 			bad(r, samples[i].at, "sample has %zu values, the profile %zu sample types", nvals, ntypes);
-			free(vals);
 			goto out;
 		}
 		struct sp_sample smp;
@@ -1163,7 +1166,6 @@ int sp_pprof_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sin
 		smp.time = SP_NO_TIME;
 		for (int j = 0; j < ncols; j++)
 			smp.values[j] = (double)(int64_t)vals[cols[j]];
-		free(vals);
 		/* the stack: locations are leaf first */
 		uint32_t node = 0;
 		int first = 1;
@@ -1189,17 +1191,31 @@ int sp_pprof_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sin
 				node = sp_node_intern(p, node, fr);
 			}
 		}
-		(void)nloc_ids;
 		smp.stack = node;
 		if (has_thread)
 			smp.thread = sp_thread_intern(p, pid, tid, pstr(&pr, tname));
 		if (sink->sample && sink->sample(sink, p, &smp, err) < 0)
 			goto out;
 	}
+	if (nother && o && o->warn) {
+		/* Labels the data model has no place for (Go's pprof.Do
+		 * labels): said once, not dropped silently. */
+		struct sp_buf b = SP_BUF_INIT;
+		for (size_t q = 0; q < nother; q++) {
+			sp_buf_adds(&b, q ? ", " : "");
+			sp_buf_add(&b, pr.str[other[q]], pr.strn[other[q]]);
+		}
+		struct sp_err w;
+		sp_err_set(&w, "%s: pprof labels not kept (only thread, tid, pid and tag are): %s%s", r->name,
+			   sp_buf_cstr(&b), more_other ? ", ..." : "");
+		o->warn(o->warn_ctx, &w);
+		sp_buf_release(&b);
+	}
 	if (sink->end_input && sink->end_input(sink, p, err) < 0)
 		goto out;
 	rc = 0;
 out:
+	free(vals);
 	free(samples);
 	free(locs);
 	free(mappings);

@@ -106,7 +106,7 @@ traces() { # pprof-file go-pprof-args... -> folded on stdout
 }
 # Zero lines left out on both sides: pprof drops samples whose values are
 # all zero, and prints a stack that is zero in the chosen type only.
-ours() { pfold "$@" | grep -v ' 0$'; }
+ours() { pfold "$@" 2> oerr | grep -v ' 0$'; }
 
 for src in "$DEMO" "$THREADS"; do
 	n=$(basename "$src" .txt.gz)
@@ -244,6 +244,7 @@ if ! go build -o goprof goprof.go > gerr 2>&1; then notok "go build of the runti
 ./goprof cpu.pprof heap.pprof || { notok "the Go program did not run"; exit 0; }
 traces cpu.pprof -unit=ns > want; ours cpu.pprof > got
 if [ -s want ]; then expect_eq "Go CPU profile: pfold (default: cpu, the last type) = go tool pprof -traces" want got; else notok "Go CPU profile: no samples"; fi
+if grep -qx 'pfold: cpu.pprof: pprof labels not kept (only thread, tid, pid and tag are): worker' oerr; then ok "Go's pprof.Do label: a warning says it is not kept"; else notok "no warning for the worker label"; cat oerr; fi
 traces cpu.pprof -sample_index=samples > want; ours --value=samples cpu.pprof > got
 expect_eq "Go CPU profile: --value=samples" want got
 if grep -q 'main.hashLoop' got && grep -q 'main.sortLoop' got; then ok "Go CPU profile: both goroutines' functions"; else notok "Go CPU profile: main.hashLoop/main.sortLoop missing"; fi
@@ -254,7 +255,7 @@ done
 traces heap.pprof -unit=B > want; ours heap.pprof > got
 expect_eq "Go heap profile: the default type is the last (inuse_space), as pprof's" want got
 if grep -q 'main.allocate' want; then ok "Go heap profile: main.allocate holds memory"; else notok "Go heap profile: no main.allocate"; fi
-pfold -O pprof cpu.pprof > re.pb.gz; traces re.pb.gz -unit=ns > got; traces cpu.pprof -unit=ns > want
+pfold -O pprof cpu.pprof > re.pb.gz 2> /dev/null; traces re.pb.gz -unit=ns > got; traces cpu.pprof -unit=ns > want
 expect_eq "Go CPU profile -> pfold -O pprof -> go tool pprof: the same traces" want got
-pfold --value=alloc_space -O pprof heap.pprof > re.pb.gz; traces re.pb.gz -unit=B > got; traces heap.pprof -sample_index=alloc_space -unit=B > want
+pfold --value=alloc_space -O pprof heap.pprof > re.pb.gz 2> /dev/null; traces re.pb.gz -unit=B > got; traces heap.pprof -sample_index=alloc_space -unit=B > want
 expect_eq "Go heap profile, one type -> pprof -> go tool pprof" want got
