@@ -38,6 +38,7 @@ struct sp_collect {
 	int have_re;
 	uint32_t event;
 	uint32_t kernel_frame; /* no_kallsyms: the one kernel frame */
+	uint32_t unknown;      /* the string "[unknown]" */
 	/* threads by tid */
 	struct thr *thr;
 	size_t nthr, capthr;
@@ -81,6 +82,7 @@ struct sp_collect *sp_collect_new(struct sp_profile *p, struct sp_sink *sink, co
 	c->event = sp_str_intern(p, ev, strlen(ev));
 	struct sp_symbols_opts so = { o->lines, o->no_inline, o->offline, o->locate, o->locate_ctx };
 	c->syms = sp_symbols_new(p, &so);
+	c->unknown = sp_str_intern(p, "[unknown]", 9); /* the symbols' own: interned there already */
 	c->procs = sp_procs_new(free_unwind);
 	sp_u64map_init(&c->thridx);
 	sp_u64map_init(&c->stackidx);
@@ -287,9 +289,14 @@ static uint32_t stack_node(struct sp_collect *c, struct sp_proc *pr, struct sp_u
 	}
 	/* Frames root first: user outermost .. user leaf, then kernel. */
 	size_t nf = 0;
+	int unnamed = 0;
 	for (uint32_t i = n; i-- > nk;) {
 		const uint32_t *f;
 		size_t k = sp_symbols_user(c->syms, u, pr ? pr->maps : NULL, pr ? pr->pid : -1, pcs[i], &f);
+		if (k == 1) {
+			const struct sp_frame *fr = sp_frame_get(c->p, f[0]);
+			unnamed |= fr->name == c->unknown && !fr->module;
+		}
 		while (k--)
 			add_frame(c, &nf, f[k]);
 	}
@@ -302,6 +309,11 @@ static uint32_t stack_node(struct sp_collect *c, struct sp_proc *pr, struct sp_u
 	uint32_t node = 0;
 	for (size_t i = 0; i < nf; i++)
 		node = sp_node_intern(c->p, node, c->fr[i]);
+	/* Code outside any file (JIT) may be named later, when the JIT writes
+	 * /tmp/perf-PID.map: such a stack is not cached, or its first
+	 * [unknown] would stay for the whole run. */
+	if (unnamed)
+		return node;
 	if (c->nents == c->capents) {
 		c->capents = c->capents ? 2 * c->capents : 1024;
 		c->ents = sp_xrealloc(c->ents, c->capents * sizeof *c->ents);

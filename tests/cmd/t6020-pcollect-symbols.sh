@@ -27,6 +27,11 @@ if [ "$(uname -m)" = x86_64 ]; then
 	pcollect -F 499 -o "$T/j.sp" -- "$T/jit" 0.4 2>/dev/null
 	pfold --jit "$T/j.sp" > "$T/j.folded" 2>/dev/null
 	expect_grep "JIT: /tmp/perf-PID.map names the JIT frame (_[j])" '(^|;)jit_spin_loop_\[j\]( |;)' "$T/j.folded"
+	# The map written after the code first ran: the frames sampled before
+	# are [unknown], the later ones named (no stack is cached unnamed).
+	pcollect -F 499 -o "$T/jl.sp" -- "$T/jit" 0.5 0.3 2>/dev/null
+	pfold --jit "$T/jl.sp" > "$T/jl.folded" 2>/dev/null
+	expect_grep "JIT: code named after it first ran is named from then on" '(^|;)jit_spin_loop_\[j\]( |;)' "$T/jl.folded"
 else
 	skip "JIT" "the test's machine code is x86-64"
 fi

@@ -1,7 +1,9 @@
 /* t6-jit.c — "JIT" code for pcollect tests: copies a small machine-code
  * loop (x86-64) into an anonymous executable mapping, names it in
  * /tmp/perf-PID.map as a JIT would (node --perf-basic-prof, python -X perf)
- * and runs it for SECONDS (argv[1], default 1).  Removes the map at exit. */
+ * and runs it for SECONDS (argv[1], default 1).  With LATE (argv[2]) it
+ * runs the code for LATE seconds before writing the map, as a JIT that
+ * names code after it first ran.  Removes the map at exit. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +31,7 @@ __attribute__((noinline)) void call_jit(void (*f)(void), double seconds)
 
 int main(int argc, char **argv)
 {
-	double seconds = argc > 1 ? atof(argv[1]) : 1;
+	double seconds = argc > 1 ? atof(argv[1]) : 1, late = argc > 2 ? atof(argv[2]) : 0;
 #if !defined(__x86_64__)
 	fprintf(stderr, "t6-jit: x86-64 only\n");
 	return 77;
@@ -40,6 +42,8 @@ int main(int argc, char **argv)
 	memcpy(p, code, sizeof code);
 	if (mprotect(p, 4096, PROT_READ | PROT_EXEC) < 0)
 		return 1;
+	if (late > 0)
+		call_jit((void (*)(void))p, late);
 	char path[64];
 	snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)getpid());
 	FILE *f = fopen(path, "w");
