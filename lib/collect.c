@@ -276,10 +276,10 @@ static uint32_t stack_node(struct sp_collect *c, struct sp_proc *pr, struct sp_u
 	uint64_t key = h == UINT64_MAX ? h - 1 : h;
 	for (;;) {
 		int found;
-		uint32_t *slot = sp_u64map_slot(&c->stackidx, key, &found);
+		uint32_t idx = sp_u64map_get(&c->stackidx, key, &found); /* no insertion: see unnamed */
 		if (!found)
 			break;
-		const struct stack_ent *e = &c->ents[*slot - 1];
+		const struct stack_ent *e = &c->ents[idx - 1];
 		if (e->hash == h && e->serial == serial && e->gen == gen && e->nk == nk && e->n == n &&
 		    !memcmp(c->pcarena + e->off, pcs, n * sizeof *pcs))
 			return e->node;
@@ -293,9 +293,11 @@ static uint32_t stack_node(struct sp_collect *c, struct sp_proc *pr, struct sp_u
 	for (uint32_t i = n; i-- > nk;) {
 		const uint32_t *f;
 		size_t k = sp_symbols_user(c->syms, u, pr ? pr->maps : NULL, pr ? pr->pid : -1, pcs[i], &f);
-		if (k == 1) {
-			const struct sp_frame *fr = sp_frame_get(c->p, f[0]);
-			unnamed |= fr->name == c->unknown && !fr->module;
+		if (k == 1 && !unnamed && sp_frame_get(c->p, f[0])->name == c->unknown) {
+			/* Unnamed: in an ELF file that stays so; elsewhere
+			 * (anonymous memory, "//anon") a JIT may name it later. */
+			const struct sp_map *mp = pr ? sp_maps_find(pr->maps, pcs[i]) : NULL;
+			unnamed = !mp || !sp_symbols_modfile(c->syms, pr->pid, mp); /* f stays valid */
 		}
 		while (k--)
 			add_frame(c, &nf, f[k]);

@@ -3,7 +3,10 @@
  * /tmp/perf-PID.map as a JIT would (node --perf-basic-prof, python -X perf)
  * and runs it for SECONDS (argv[1], default 1).  With LATE (argv[2]) it
  * runs the code for LATE seconds before writing the map, as a JIT that
- * names code after it first ran.  Removes the map at exit. */
+ * names code after it first ran.  Removes the map at exit, unless KEEP
+ * (argv[3] is "keep"): then it prints the map's path on standard output
+ * for the caller to remove (a collector slowed down by a busy machine may
+ * look for the map only after the process exited). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +55,9 @@ int main(int argc, char **argv)
 	fprintf(f, "%lx %zx jit_spin_loop\n", (unsigned long)(uintptr_t)p, sizeof code);
 	fclose(f);
 	call_jit((void (*)(void))p, seconds);
-	unlink(path);
+	if (argc > 3 && !strcmp(argv[3], "keep"))
+		printf("%s\n", path);
+	else
+		unlink(path);
 	return 0;
 }
