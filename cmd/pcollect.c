@@ -37,7 +37,11 @@ static const char synopsis[] =
 	"  -F, --freq=HZ           samples per second per thread (default 99)\n"
 	"  -d, --duration=SECONDS  stop after SECONDS (default: when the target exits,\n"
 	"                          or on SIGINT/SIGTERM)\n"
-	"  -o, --output=FILE       write to FILE instead of standard output\n"
+	"  -o, --output=FILE       write to FILE instead of standard output: a temporary\n"
+	"                          file renamed to FILE at the end (an error or a kill\n"
+	"                          leaves FILE as it was)\n"
+	"      --no-rename         write -o FILE itself as samples come (to follow it\n"
+	"                          while it grows)\n"
 	"  -t, --threads=REGEX     keep only threads whose name matches REGEX (extended)\n"
 	"      --call-graph=MODE   dwarf[,BYTES] (default, BYTES of stack per sample,\n"
 	"                          default 16384), fp (frame pointers) or none\n"
@@ -65,7 +69,7 @@ struct opts {
 	const char *threads;
 	enum sp_callgraph cg;
 	unsigned stack_bytes;
-	int lines, no_inline, no_kernel, quiet, verbose;
+	int lines, no_inline, no_kernel, quiet, verbose, no_rename;
 	unsigned long buffer_mib;
 };
 
@@ -97,7 +101,7 @@ static void on_task(void *ctx, int pid, int tid) { sp_collect_add_task(ctx, pid,
 
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
-	enum { O_CG = 256, O_LINES, O_NOINLINE, O_NOKERNEL, O_BUFFER };
+	enum { O_CG = 256, O_LINES, O_NOINLINE, O_NOKERNEL, O_BUFFER, O_NORENAME };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -109,6 +113,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "no-inline", no_argument, NULL, O_NOINLINE },
 		{ "no-kernel", no_argument, NULL, O_NOKERNEL },
 		{ "buffer", required_argument, NULL, O_BUFFER },
+		{ "no-rename", no_argument, NULL, O_NORENAME },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -121,9 +126,8 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "+:p:F:d:o:t:qvh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'p':
-			if (sp_opt_uint("--pid", optarg, &v) < 0 || v < 1 || v > 0x3fffffff)
+			if ((o->pid = pcollect_pid(optarg)) < 0)
 				return sp_usage_error(synopsis, "-p needs a process id, not '%s'", optarg), -1;
-			o->pid = (int)v;
 			break;
 		case 'F':
 			if (sp_opt_uint("--freq", optarg, &v) < 0)
@@ -171,6 +175,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 				return sp_usage_error(synopsis, "--buffer must be between 1 and 4096 MiB, not %lu", v), -1;
 			o->buffer_mib = v;
 			break;
+		case O_NORENAME: o->no_rename = 1; break;
 		case 'q': o->quiet = 1; break;
 		case 'v': o->verbose = 1; break;
 		case 'h': fputs(synopsis, stdout); return 1;
@@ -293,17 +298,21 @@ static int cmd_pcollect(int argc, char **argv)
 		}
 		regfree(&re);
 	}
-	FILE *out = stdout;
-	if (c.o.output && !(out = fopen(c.o.output, "w"))) {
-		sp_error("%s: %s", c.o.output, strerror(errno));
-		return SP_EXIT_ERROR;
-	}
-	if (sp_check_binary_stdout(out) < 0)
+	if (!c.o.output && sp_check_binary_stdout(stdout) < 0)
 		return SP_EXIT_ERROR;
 	if (c.o.pid && kill(c.o.pid, 0) < 0 && errno == ESRCH) {
 		sp_error("no process %d", c.o.pid);
 		return SP_EXIT_ERROR;
 	}
+	/* -o FILE: a temporary renamed over FILE once the trailer is written
+	 * (after -d, the command's end, SIGINT/SIGTERM/SIGHUP), so an error or
+	 * a SIGKILL leaves FILE as it was.  --no-rename: FILE itself, for a
+	 * reader that follows it while it grows. */
+	struct sp_outfile of;
+	if (sp_outfile_open(&of, c.o.output, c.o.no_rename ? SP_OUT_IN_PLACE : 0) < 0)
+		return SP_EXIT_ERROR;
+	FILE *out = of.f;
+	int finished = 0; /* the stream's trailer is written */
 	if (c.o.pid)
 		c.o.pid = sp_proc_tgid(c.o.pid); /* -p TID means its process */
 
@@ -487,10 +496,11 @@ static int cmd_pcollect(int argc, char **argv)
 	}
 	if (!c.write_failed && sp_stream_writer_finish(c.w, &c.werr) < 0)
 		c.write_failed = 1;
+	finished = !c.write_failed;
 	if (c.write_failed) {
 		/* A reader that went away (| head) is not an error. */
 		if (!strstr(c.werr.msg, strerror(EPIPE))) {
-			sp_error_e(&c.werr);
+			sp_outfile_error(&of, &c.werr);
 			rc = SP_EXIT_ERROR;
 		}
 	}
@@ -530,10 +540,10 @@ static int cmd_pcollect(int argc, char **argv)
 		}
 	}
 out:
-	if (out != stdout && fclose(out) != 0 && rc == SP_EXIT_OK) {
-		sp_error("%s: %s", c.o.output, strerror(errno));
+	/* A complete stream is kept even when the command failed: its samples
+	 * are good. */
+	if (sp_outfile_close(&of, finished) < 0 && rc == SP_EXIT_OK)
 		rc = SP_EXIT_ERROR;
-	}
 	sp_perfev_free(c.ev);
 	sp_collect_free(c.eng);
 	sp_stream_writer_free(c.w);

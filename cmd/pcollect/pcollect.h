@@ -3,6 +3,10 @@
 #ifndef SP_CMD_PCOLLECT_H
 #define SP_CMD_PCOLLECT_H
 
+/* The value of -p: a process or thread id, or -1 when it is not one (the
+ * caller says so once, as a usage error). */
+int pcollect_pid(const char *s);
+
 /* pcollect --snapshot with pcollect's argv; returns the exit status. */
 int pcollect_snapshot(int argc, char **argv);
 

@@ -33,7 +33,8 @@ static const char sp_snapshot_synopsis[] =
 	"                          binary stream, default with -n > 1): one sample per\n"
 	"                          thread and snapshot, its state as a leaf frame such as\n"
 	"                          [futex wait], [disk wait] or [running]\n"
-	"  -o, --output=FILE       write to FILE instead of standard output\n"
+	"  -o, --output=FILE       write to FILE instead of standard output (a temporary\n"
+	"                          renamed to FILE at the end: an error leaves FILE as it was)\n"
 	"      --stack=BYTES       stack bytes copied per thread (default 262144; deeper\n"
 	"                          frames are read from the running process afterwards)\n"
 	"      --lines             file:line frames in folded and stream output\n"
@@ -90,9 +91,8 @@ static int parse(struct sopts *o, int argc, char **argv)
 		switch (ch) {
 		case O_SNAP: break;
 		case 'p':
-			if (sp_opt_uint("--pid", optarg, &v) < 0 || v < 1 || v > 0x3fffffff)
+			if ((o->pid = pcollect_pid(optarg)) < 0)
 				return sp_usage_error(syn, "-p needs a process id, not '%s'", optarg), -1;
-			o->pid = (int)v;
 			break;
 		case 't': o->threads = optarg; break;
 		case 'n':
@@ -146,6 +146,16 @@ static int parse(struct sopts *o, int argc, char **argv)
 	return 0;
 }
 
+int pcollect_pid(const char *s)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s < '0' || *s > '9' || v < 1 || v > 0x3fffffff)
+		return -1;
+	return (int)v;
+}
+
 static char proc_state(int pid)
 {
 	char path[64], buf[512];
@@ -190,13 +200,14 @@ int pcollect_snapshot(int argc, char **argv)
 		sp_error("process %d is pcollect itself: a process cannot stop its own threads to look at them", o.pid);
 		return SP_EXIT_ERROR;
 	}
-	FILE *out = stdout;
-	if (o.output && !(out = fopen(o.output, "w"))) {
-		sp_error("%s: %s", o.output, strerror(errno));
+	if (o.format == SP_SNAPVIEW_STREAM && !o.output && sp_check_binary_stdout(stdout) < 0)
 		return SP_EXIT_ERROR;
-	}
-	if (o.format == SP_SNAPVIEW_STREAM && sp_check_binary_stdout(out) < 0)
+	/* -o FILE: renamed over FILE at the end; our own signal handling
+	 * (below) ends the loop and still writes what was taken. */
+	struct sp_outfile of;
+	if (sp_outfile_open(&of, o.output, 0) < 0)
 		return SP_EXIT_ERROR;
+	FILE *out = of.f;
 	struct sp_err err;
 	memset(&err, 0, sizeof err);
 	struct sp_snapview_opts vo = { o.pid, o.threads, o.format, o.stack, o.lines, o.no_inline, o.verbose,
@@ -204,6 +215,7 @@ int pcollect_snapshot(int argc, char **argv)
 	struct sp_snapview *v = sp_snapview_new(&vo, out, &err);
 	if (!v) {
 		sp_error_e(&err);
+		sp_outfile_close(&of, 0);
 		return SP_EXIT_ERROR;
 	}
 	struct sigaction sa;
@@ -269,30 +281,33 @@ int pcollect_snapshot(int argc, char **argv)
 		}
 		if (o.format == SP_SNAPVIEW_TEXT && done + 1 < o.count)
 			fputc('\n', out);
-		if (o.format == SP_SNAPVIEW_TEXT)
-			fflush(out);
+		if (o.format == SP_SNAPVIEW_TEXT && (fflush(out) != 0 || ferror(out))) {
+			/* Text is written as it comes: a full disk ends the run. */
+			sp_err_set(&err, "write error: %s", strerror(errno));
+			rc = -1;
+			done++;
+			break;
+		}
 	}
 	sp_snap_release();
 	/* pcollect's own signals restored: a second ^C ends it at once. */
 	for (int i = 0; i < 3; i++)
 		sigaction(sigs[i], &old[i], NULL);
 	if (rc < 0)
-		sp_error_e(&err);
+		sp_outfile_error(&of, &err);
 	if (!rc && !done && stop_sig) {
 		sp_error("interrupted by signal %d before a snapshot was taken; the process was let go", (int)stop_sig);
 		rc = -1;
 	}
 	struct sp_err werr;
 	memset(&werr, 0, sizeof werr);
-	int wrc = sp_snapview_finish(v, &werr);
-	if (wrc < 0)
-		sp_error_e(&werr);
+	int wrc = rc < 0 && ferror(out) ? -1 : sp_snapview_finish(v, &werr);
+	if (wrc < 0 && rc >= 0)
+		sp_outfile_error(&of, &werr);
 	if (o.verbose && done != o.count && !rc)
 		fprintf(stderr, "%s: %lu of %lu snapshots taken\n", sp_prog, done, o.count);
-	if (out != stdout && fclose(out) != 0) {
-		sp_error("%s: %s", o.output, strerror(errno));
+	sp_snapview_free(v); /* before out is closed: it may hold buffered output */
+	if (sp_outfile_close(&of, rc == 0 && wrc == 0) < 0)
 		wrc = -1;
-	}
-	sp_snapview_free(v);
 	return rc < 0 || wrc < 0 ? SP_EXIT_ERROR : SP_EXIT_OK;
 }
