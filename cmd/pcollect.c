@@ -33,7 +33,8 @@ static const char synopsis[] =
 	"from its first instruction, and write them as the stackpipe binary stream\n"
 	"(pipe it into pfold, psvg, pspeedscope...).  Frame pointers are not needed.\n"
 	"\n"
-	"  -p, --pid=PID           attach to process PID (all its threads, and new ones)\n"
+	"  -p, --pid=PID           attach to process PID (all its threads, and new ones);\n"
+	"                          a thread id: that thread only\n"
 	"  -F, --freq=HZ           samples per second per thread (default 99)\n"
 	"  -d, --duration=SECONDS  stop after SECONDS (default: when the target exits,\n"
 	"                          or on SIGINT/SIGTERM)\n"
@@ -57,9 +58,10 @@ static const char synopsis[] =
 	"\n"
 	"Needs perf_event_open: root, CAP_PERFMON, or kernel.perf_event_paranoid <= 2 for\n"
 	"your own processes (kernel frames need <= 1); attaching needs ptrace access.\n"
-	"Exit status: 0 ok, 2 error; when it launched COMMAND, the command's own status\n"
-	"(128+N if signal N ended it, 127 if not found, 126 if it could not run), or 0 if\n"
-	"pcollect ended it (-d, SIGINT, SIGTERM).\n";
+	"Exit status: 0 ok, 1 no samples (-p; the reason is on stderr), 2 error; when it\n"
+	"launched COMMAND, the command's own status (128+N if signal N ended it, 127 if\n"
+	"not found, 126 if it could not run), or 0 if pcollect ended it (-d, SIGINT,\n"
+	"SIGTERM).\n";
 
 struct opts {
 	int pid;
@@ -80,6 +82,8 @@ struct coll {
 	struct sp_stream_writer *w;
 	struct sp_collect *eng;
 	struct sp_perfev *ev;
+	int tid;          /* -p TID: that thread only (o.pid is its process) */
+	uint64_t cpu0_ns; /* the target's CPU time when sampling started */
 	int write_failed;
 	struct sp_err werr;
 };
@@ -96,6 +100,91 @@ static double mono_s(void)
 }
 
 static void on_task(void *ctx, int pid, int tid) { sp_collect_add_task(ctx, pid, tid); }
+
+/* ---- the target of -p ---- */
+
+static int dead(char state) { return state == 'Z' || state == 'X'; }
+
+/* -p PID: it exists and is not a zombie; a thread id means that thread of
+ * its process.  Returns 0, or -1 after saying what is wrong. */
+static int check_target(struct coll *c)
+{
+	struct sp_proc_info pi;
+	int pid = sp_proc_tgid(c->o.pid);
+	if (sp_proc_info(pid, &pi) < 0) {
+		sp_error("no process %d", c->o.pid);
+		return -1;
+	}
+	if (pid != c->o.pid) {
+		struct sp_proc_info ti;
+		if (sp_proc_info(c->o.pid, &ti) < 0 || dead(ti.state)) {
+			sp_error("thread %d of process %d (%s) has exited", c->o.pid, pid, pi.comm);
+			return -1;
+		}
+		c->tid = c->o.pid;
+		if (!c->o.quiet)
+			sp_error("%d is a thread of process %d (%s): sampling thread %d (%s) only, and the threads "
+				 "it creates (-p %d for the whole process)", c->tid, pid, pi.comm, c->tid, ti.comm, pid);
+		c->o.pid = pid;
+	}
+	if (dead(pi.state) && sp_snap_live_tid(pid) == pid) {
+		sp_error("process %d (%s) is a zombie: it has exited and its parent has not yet collected its "
+			 "exit status; there is nothing left to sample", pid, pi.comm);
+		return -1;
+	}
+	c->cpu0_ns = pi.cpu_ns;
+	return 0;
+}
+
+/* The target exited (a zombie not yet reaped counts as gone). */
+static int target_gone(const struct coll *c)
+{
+	struct sp_proc_info pi;
+	if (c->tid)
+		return sp_proc_info(c->tid, &pi) < 0 || dead(pi.state);
+	if (sp_proc_info(c->o.pid, &pi) < 0)
+		return 1;
+	return dead(pi.state) && sp_snap_live_tid(c->o.pid) == c->o.pid;
+}
+
+/* No sample was written: say why it is likely so. */
+static void explain_empty(struct coll *c, double seconds)
+{
+	const struct sp_collect_stats *cs = sp_collect_stats(c->eng);
+	struct sp_proc_info pi;
+	int alive = c->o.pid && sp_proc_info(c->tid ? c->tid : c->o.pid, &pi) == 0;
+	if (c->o.threads && cs->threads && !cs->kept_threads) {
+		struct sp_buf b = SP_BUF_INIT;
+		size_t i;
+		const char *name;
+		for (i = 0; i < 8 && (name = sp_collect_thread(c->eng, i, NULL)); i++) {
+			sp_buf_adds(&b, i ? ", " : "");
+			sp_buf_adds(&b, name);
+		}
+		if (cs->threads > i)
+			sp_buf_adds(&b, ", ...");
+		sp_error("no samples: no thread matched -t '%s' (the %llu thread%s seen: %s)", c->o.threads,
+			 (unsigned long long)cs->threads, cs->threads == 1 ? "" : "s", sp_buf_cstr(&b));
+		sp_buf_release(&b);
+	} else if (alive && pi.kthread) {
+		sp_error("no samples: %d (%s) is a kernel thread: it has no user stack, and it did not run while "
+			 "sampled%s", c->tid ? c->tid : c->o.pid, pi.comm,
+			 c->o.no_kernel ? " (and --no-kernel drops kernel samples)" : "");
+	} else if (cs->no_user) {
+		sp_error("no samples: the %llu samples taken had no user stack (kernel threads) and kernel frames "
+			 "are not available", (unsigned long long)cs->no_user);
+	} else if (alive) {
+		double cpu = (double)(pi.cpu_ns - c->cpu0_ns) / 1e9;
+		sp_error("no samples: %s %d used %.3f s of CPU in %.1f s, less than one sample period at -F %u "
+			 "(%.3f s): its threads were blocked or idle, or too short-lived (a higher -F samples "
+			 "more; pcollect --snapshot shows where threads wait)", c->tid ? "thread" : "process",
+			 c->tid ? c->tid : c->o.pid, cpu < 0 ? 0 : cpu, seconds, c->o.freq, 1.0 / c->o.freq);
+	} else {
+		sp_error("no samples: the %s ran too little CPU time for -F %u (%.3f s per sample per thread), "
+			 "or its threads were too short-lived (a higher -F samples more)",
+			 c->o.pid ? "process" : "command", c->o.freq, 1.0 / c->o.freq);
+	}
+}
 
 /* ---- options ---- */
 
@@ -132,8 +221,8 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		case 'F':
 			if (sp_opt_uint("--freq", optarg, &v) < 0)
 				return -1;
-			if (v < 1 || v > 100000)
-				return sp_usage_error(synopsis, "-F must be between 1 and 100000 Hz, not %lu", v), -1;
+			if (v < 1 || v > 1000000)
+				return sp_usage_error(synopsis, "-F must be between 1 and 1000000 Hz, not %lu", v), -1;
 			o->freq = (unsigned)v;
 			break;
 		case 'd':
@@ -313,14 +402,23 @@ static int cmd_pcollect(int argc, char **argv)
 		return SP_EXIT_ERROR;
 	FILE *out = of.f;
 	int finished = 0; /* the stream's trailer is written */
-	if (c.o.pid)
-		c.o.pid = sp_proc_tgid(c.o.pid); /* -p TID means its process */
+	if (c.o.pid && check_target(&c) < 0) {
+		sp_outfile_close(&of, 0);
+		return SP_EXIT_ERROR;
+	}
 
 	struct sp_perfev_opts po = { c.o.freq, c.o.cg, c.o.stack_bytes, !c.o.no_kernel, 0, !c.o.pid };
 	po.ring_bytes = (c.o.buffer_mib ? c.o.buffer_mib : c.o.cg == SP_CG_DWARF ? 8 : 1) << 20;
 	if (!(c.ev = sp_perfev_new(&po, &err))) {
 		sp_error_e(&err);
+		sp_outfile_close(&of, 0);
 		return SP_EXIT_ERROR;
+	}
+	if (sp_perfev_stats(c.ev)->freq != c.o.freq) {
+		if (!c.o.quiet)
+			sp_error("-F %u is above the kernel's limit (kernel.perf_event_max_sample_rate): sampling at "
+				 "%u Hz", c.o.freq, sp_perfev_stats(c.ev)->freq);
+		c.o.freq = sp_perfev_stats(c.ev)->freq;
 	}
 	c.p = sp_profile_new();
 	static const char *const values[] = { "samples", "period" };
@@ -334,6 +432,10 @@ static int cmd_pcollect(int argc, char **argv)
 	if (c.o.pid) {
 		snprintf(buf, sizeof buf, "%d", c.o.pid);
 		sp_meta_add(c.p, "pid", buf);
+		if (c.tid) {
+			snprintf(buf, sizeof buf, "%d", c.tid);
+			sp_meta_add(c.p, "tid", buf);
+		}
 	} else {
 		char *j = join_args(cmd);
 		sp_meta_add(c.p, "command", j);
@@ -369,7 +471,16 @@ static int cmd_pcollect(int argc, char **argv)
 	struct child ch = { 0, -1, -1 };
 	int child_status = 0, child_done = 0, we_ended_it = 0;
 	if (c.o.pid) {
-		int n = sp_perfev_add_process(c.ev, c.o.pid, on_task, c.eng, &err);
+		int n;
+		if (c.tid) {
+			/* -p TID: that thread (and the threads it creates) only. */
+			if ((n = sp_perfev_add_task(c.ev, c.tid, &err)) == 1)
+				n = sp_err_set(&err, "thread %d exited", c.tid);
+			else if (n == 0)
+				sp_collect_add_task(c.eng, c.o.pid, c.tid);
+		} else {
+			n = sp_perfev_add_process(c.ev, c.o.pid, on_task, c.eng, &err);
+		}
 		if (n < 0) {
 			sp_error_e(&err);
 			rc = SP_EXIT_ERROR;
@@ -436,22 +547,8 @@ static int cmd_pcollect(int argc, char **argv)
 				child_done = 1;
 				break;
 			}
-		} else if (kill(c.o.pid, 0) < 0 && errno == ESRCH) {
+		} else if (target_gone(&c)) {
 			break;
-		} else {
-			/* A zombie (exited, not reaped by its parent) is gone too. */
-			char path[64], st[256];
-			snprintf(path, sizeof path, "/proc/%d/stat", c.o.pid);
-			int fd = open(path, O_RDONLY | O_CLOEXEC);
-			ssize_t r = fd >= 0 ? read(fd, st, sizeof st - 1) : -1;
-			if (fd >= 0)
-				close(fd);
-			if (r > 0) {
-				st[r] = 0;
-				char *rp = strrchr(st, ')');
-				if (rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'))
-					break;
-			}
 		}
 		if (c.o.duration && now - t0 >= c.o.duration)
 			break;
@@ -529,6 +626,14 @@ static int cmd_pcollect(int argc, char **argv)
 			 (unsigned long long)cs->filtered, (unsigned long long)st->lost,
 			 (unsigned long long)cs->truncated,
 			 cs->samples ? (double)cs->unwound_frames / (double)cs->samples : 0, (size_t)cs->stacks, cpu);
+	}
+	if (rc == SP_EXIT_OK && finished && !sp_collect_stats(c.eng)->samples) {
+		/* An empty result is not a success when attached; a command's
+		 * own exit status stays what pcollect returns. */
+		if (!c.o.quiet)
+			explain_empty(&c, mono_s() - t0);
+		if (!ch.pid)
+			rc = SP_EXIT_NEGATIVE;
 	}
 	if (ch.pid && rc == SP_EXIT_OK && !we_ended_it) {
 		rc = exit_code(child_status);

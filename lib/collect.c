@@ -135,6 +135,15 @@ const struct sp_collect_stats *sp_collect_stats(struct sp_collect *c)
 	return &c->st;
 }
 
+const char *sp_collect_thread(const struct sp_collect *c, size_t i, int *kept)
+{
+	if (i >= c->nthr)
+		return NULL;
+	if (kept)
+		*kept = c->thr[i].keep;
+	return sp_str(c->p, c->thr[i].name);
+}
+
 int sp_collect_error(const struct sp_collect *c, struct sp_err *err)
 {
 	if (c->write_failed && err)

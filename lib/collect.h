@@ -105,6 +105,10 @@ void sp_collect_load_kernel(struct sp_collect *c);
 int sp_collect_kernel_hidden(const struct sp_collect *c);
 
 const struct sp_collect_stats *sp_collect_stats(struct sp_collect *c);
+/* Thread i (0 .. stats.threads-1, in the order first seen): its current
+ * name (owned by the profile) and whether the thread filter keeps it;
+ * NULL past the end. */
+const char *sp_collect_thread(const struct sp_collect *c, size_t i, int *kept);
 
 /* Non-zero once the sink failed (the samples after it are dropped, and
  * the caller should stop); *err (may be NULL) gets the sink's error. */

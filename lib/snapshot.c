@@ -1,6 +1,7 @@
 /* snapshot.c — stop, copy, detach (see snapshot.h). */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,6 +165,12 @@ static long list_tasks(int pid, int **out, size_t *cap)
 void sp_snap_denied(int pid, int e, struct sp_err *err)
 {
 	char buf[4096], path[64];
+	struct sp_proc_info pi;
+	if (sp_proc_info(pid, &pi) == 0 && pi.kthread) {
+		sp_err_set(err, "%d (%s) is a kernel thread: it has no user space to stop and unwind (its kernel "
+				"stack is in /proc/%d/stack, for root)", pid, pi.comm, pid);
+		return;
+	}
 	snprintf(path, sizeof path, "/proc/%d/status", pid);
 	if (read_small(path, buf, sizeof buf) > 0) {
 		char *tp = strstr(buf, "TracerPid:");
@@ -193,6 +200,39 @@ void sp_snap_denied(int pid, int e, struct sp_err *err)
 				       : "it belongs to another user or is not dumpable; run as its user, or as root "
 					 "(CAP_SYS_PTRACE)";
 	sp_err_set(err, "cannot attach to process %d: the kernel does not allow tracing it (%s)", pid, why);
+}
+
+int sp_proc_info(int pid, struct sp_proc_info *out)
+{
+	memset(out, 0, sizeof *out);
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *l = strchr(buf, '('), *r = strrchr(buf, ')');
+	if (!l || !r || r < l || r[1] != ' ')
+		return -1;
+	size_t len = (size_t)(r - l - 1);
+	if (len >= sizeof out->comm)
+		len = sizeof out->comm - 1;
+	memcpy(out->comm, l + 1, len);
+	out->state = r[2];
+	/* After the state: ppid pgrp session tty_nr tpgid flags minflt
+	 * cminflt majflt cmajflt utime stime. */
+	unsigned long long f[11];
+	if (sscanf(r + 4, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &f[0], &f[1], &f[2], &f[3],
+		   &f[4], &f[5], &f[6], &f[7], &f[8], &f[9], &f[10]) == 11) {
+		out->kthread = (f[5] & 0x00200000) != 0; /* PF_KTHREAD */
+		long hz = sysconf(_SC_CLK_TCK);
+		out->cpu_ns = (f[9] + f[10]) * (1000000000ull / (unsigned long long)(hz > 0 ? hz : 100));
+	}
+	return 0;
 }
 
 int sp_snap_live_tid(int pid)

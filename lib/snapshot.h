@@ -73,6 +73,16 @@ int sp_syscall_takes_fd(long nr);
  * /proc maps and memory stand for the process's. */
 int sp_snap_live_tid(int pid);
 
+/* What /proc/PID/stat says of a process (or thread). */
+struct sp_proc_info {
+	char comm[32];
+	char state;      /* R S D T t Z X I */
+	int kthread;     /* a kernel thread (PF_KTHREAD): no user space */
+	uint64_t cpu_ns; /* user + system CPU time so far */
+};
+/* Returns 0, or -1 when the process does not exist (any more). */
+int sp_proc_info(int pid, struct sp_proc_info *out);
+
 /* The name of x86-64 system call nr ("futex"), or NULL when not in the
  * table. */
 const char *sp_syscall_name(long nr);

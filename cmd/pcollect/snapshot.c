@@ -33,8 +33,8 @@ static const char sp_snapshot_synopsis[] =
 	"                          binary stream, default with -n > 1): one sample per\n"
 	"                          thread and snapshot, its state as a leaf frame such as\n"
 	"                          [futex wait], [disk wait] or [running]\n"
-	"  -o, --output=FILE       write to FILE instead of standard output (a temporary\n"
-	"                          renamed to FILE at the end: an error leaves FILE as it was)\n"
+	"  -o, --output=FILE       write to FILE instead of standard output (through a\n"
+	"                          temporary file: an error leaves FILE as it was)\n"
 	"      --stack=BYTES       stack bytes copied per thread (default 262144; deeper\n"
 	"                          frames are read from the running process afterwards)\n"
 	"      --lines             file:line frames in folded and stream output\n"
@@ -196,6 +196,17 @@ int pcollect_snapshot(int argc, char **argv)
 		return SP_EXIT_ERROR;
 	}
 	o.pid = sp_proc_tgid(o.pid);
+	struct sp_proc_info pi;
+	if (sp_proc_info(o.pid, &pi) == 0 && pi.kthread) {
+		sp_error("%d (%s) is a kernel thread: it has no user space to stop and unwind (its kernel stack "
+			 "is in /proc/%d/stack, for root)", o.pid, pi.comm, o.pid);
+		return SP_EXIT_ERROR;
+	}
+	if (sp_proc_info(o.pid, &pi) == 0 && (pi.state == 'Z' || pi.state == 'X') && sp_snap_live_tid(o.pid) == o.pid) {
+		sp_error("process %d (%s) is a zombie: it has exited and its parent has not yet collected its exit "
+			 "status; it has no threads left to look at", o.pid, pi.comm);
+		return SP_EXIT_ERROR;
+	}
 	if (o.pid == getpid()) {
 		sp_error("process %d is pcollect itself: a process cannot stop its own threads to look at them", o.pid);
 		return SP_EXIT_ERROR;
