@@ -517,6 +517,22 @@ int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *er
 			ssize_t got = readlink(fdpath, t->fd, sizeof t->fd - 1);
 			t->fd[got > 0 ? got : 0] = 0;
 		}
+		/* A path or a timeout the call was given: copied now, while the
+		 * thread cannot change them. */
+		const char *fmt = t->nr >= 0 ? sp_syscall_args(t->nr) : NULL;
+		for (int a = 0; fmt && fmt[a] && a < 6; a++) {
+			if (fmt[a] == 's' && t->args[a]) {
+				/* Up to the end of its page first: the next may be unmapped. */
+				uint64_t room = 4096 - (t->args[a] & 4095);
+				size_t first = room < sizeof t->str - 1 ? (size_t)room : sizeof t->str - 1;
+				size_t got = vm_read(t->tid, t->args[a], t->str, first);
+				if (got == first && first < sizeof t->str - 1 && !memchr(t->str, 0, got))
+					got += vm_read(t->tid, t->args[a] + first, t->str + first, sizeof t->str - 1 - first);
+				t->str[got] = 0;
+			} else if ((fmt[a] == 'T' || fmt[a] == 'V') && t->args[a]) {
+				t->have_time = vm_read(t->tid, t->args[a], t->time, sizeof t->time) == sizeof t->time;
+			}
+		}
 		if (t->nr == SYS_futex && t->args[0] >= 32) {
 			size_t lo = vm_read(t->tid, t->args[0] - 32, t->lock, 32);
 			size_t hi = vm_read(t->tid, t->args[0], t->lock + 32, 32);
@@ -628,6 +644,57 @@ const char *sp_syscall_name(long nr)
 		if (syscalls[i].nr == nr)
 			return syscalls[i].name;
 	return NULL;
+}
+
+const char *sp_syscall_args(long nr)
+{
+	switch (nr) {
+	case SYS_read: case SYS_write: return "fpu";
+	case SYS_pread64: case SYS_pwrite64: return "fpuu";
+	case SYS_readv: case SYS_writev: return "fpi";
+	case SYS_open: return "som";
+	case SYS_openat: return "dsom";
+	case SYS_creat: return "sm";
+	case SYS_close: case SYS_fsync: case SYS_fdatasync: return "f";
+	case SYS_stat: case SYS_lstat: return "sp";
+	case SYS_newfstatat: return "dspx";
+	case SYS_statx: return "dsxxp";
+	case SYS_unlink: case SYS_rmdir: case SYS_chdir: return "s";
+	case SYS_unlinkat: return "dsx";
+	case SYS_poll: return "pnt";
+	case SYS_ppoll: return "pnTpu";
+	case SYS_select: return "ipppV";
+	case SYS_pselect6: return "ipppTp";
+	case SYS_epoll_wait: return "fpit";
+	case SYS_epoll_pwait: return "fpitpu";
+#ifdef SYS_epoll_pwait2
+	case SYS_epoll_pwait2: return "fpiTpu";
+#endif
+	case SYS_nanosleep: return "Tp";
+	case SYS_clock_nanosleep: return "cxTp";
+	case SYS_accept: return "fpp";
+	case SYS_accept4: return "fppx";
+	case SYS_connect: return "fpu";
+	case SYS_recvfrom: return "fpuxpp";
+	case SYS_sendto: return "fpuxpu";
+	case SYS_recvmsg: case SYS_sendmsg: return "fpx";
+	case SYS_recvmmsg: return "fpuxT";
+	case SYS_sendfile: return "ffpu";
+	case SYS_ioctl: return "fxp";
+	case SYS_fcntl: return "fix";
+	case SYS_flock: return "fx";
+	case SYS_wait4: return "ipxp";
+	case SYS_waitid: return "iipxp";
+	case SYS_pause: case SYS_sched_yield: return "";
+	case SYS_rt_sigsuspend: return "pu";
+	case SYS_rt_sigtimedwait: return "ppTu";
+	case SYS_msgrcv: return "ipuix";
+	case SYS_semop: return "ipu";
+	case SYS_semtimedop: return "ipuT";
+	case SYS_getrandom: return "pux";
+	case SYS_io_getevents: return "xiipT";
+	default: return NULL;
+	}
 }
 
 int sp_syscall_takes_fd(long nr)

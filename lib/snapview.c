@@ -126,6 +126,116 @@ static void print_futex_op(FILE *f, uint64_t v)
 	fprintf(f, "FUTEX_%s%s%s", ops[op], v & 128 ? "_PRIVATE" : "", v & 256 ? "|FUTEX_CLOCK_REALTIME" : "");
 }
 
+static void print_open_flags(FILE *f, uint64_t v)
+{
+	static const struct {
+		uint64_t bit;
+		const char *name;
+	} bits[] = { { O_CREAT, "O_CREAT" }, { O_EXCL, "O_EXCL" }, { O_NOCTTY, "O_NOCTTY" }, { O_TRUNC, "O_TRUNC" },
+		     { O_APPEND, "O_APPEND" }, { O_NONBLOCK, "O_NONBLOCK" }, { O_DSYNC, "O_DSYNC" },
+		     { O_DIRECT, "O_DIRECT" }, { O_LARGEFILE, "O_LARGEFILE" }, { O_DIRECTORY, "O_DIRECTORY" },
+		     { O_NOFOLLOW, "O_NOFOLLOW" }, { O_NOATIME, "O_NOATIME" }, { O_CLOEXEC, "O_CLOEXEC" },
+		     { O_PATH, "O_PATH" } };
+	unsigned acc = (unsigned)v & O_ACCMODE;
+	fputs(acc == O_RDONLY ? "O_RDONLY" : acc == O_WRONLY ? "O_WRONLY" : acc == O_RDWR ? "O_RDWR" : "O_ACCMODE", f);
+	v &= ~(uint64_t)O_ACCMODE;
+	if ((v & __O_TMPFILE) == __O_TMPFILE) {
+		fputs("|O_TMPFILE", f);
+		v &= ~(uint64_t)__O_TMPFILE;
+	}
+	if ((v & O_SYNC) == O_SYNC) {
+		fputs("|O_SYNC", f);
+		v &= ~(uint64_t)O_SYNC;
+	}
+	for (size_t k = 0; k < sizeof bits / sizeof bits[0]; k++)
+		if (v & bits[k].bit) {
+			fprintf(f, "|%s", bits[k].name);
+			v &= ~bits[k].bit;
+		}
+	if (v)
+		fprintf(f, "|0x%llx", (unsigned long long)v);
+}
+
+static void print_clock(FILE *f, uint64_t v)
+{
+	static const char *const names[] = { "CLOCK_REALTIME", "CLOCK_MONOTONIC", "CLOCK_PROCESS_CPUTIME_ID",
+					      "CLOCK_THREAD_CPUTIME_ID", "CLOCK_MONOTONIC_RAW", "CLOCK_REALTIME_COARSE",
+					      "CLOCK_MONOTONIC_COARSE", "CLOCK_BOOTTIME" };
+	if (v < sizeof names / sizeof names[0])
+		fputs(names[v], f);
+	else
+		fprintf(f, "%lld", (long long)(int)v);
+}
+
+/* Argument i of t's system call, printed as its letter in
+ * sp_syscall_args says. */
+static void print_arg(FILE *f, const struct sp_snap_thread *t, char kind, int i)
+{
+	uint64_t v = t->args[i];
+	switch (kind) {
+	case 'f':
+		fprintf(f, "%d", (int)v);
+		if (i == 0 && t->fd[0])
+			fprintf(f, " = %s", t->fd);
+		break;
+	case 'd':
+		if ((int)v == AT_FDCWD)
+			fputs("AT_FDCWD", f);
+		else
+			fprintf(f, "%d", (int)v);
+		break;
+	case 's':
+		if (!v) {
+			fputs("NULL", f);
+		} else if (t->str[0]) {
+			fputc('"', f);
+			for (const char *c = t->str; *c; c++) {
+				if (*c == '"' || *c == '\\')
+					fprintf(f, "\\%c", *c);
+				else if ((unsigned char)*c < 32 || *c == 127)
+					fprintf(f, "\\x%02x", (unsigned char)*c);
+				else
+					fputc(*c, f);
+			}
+			fputc('"', f);
+		} else {
+			fprintf(f, "0x%llx", (unsigned long long)v);
+		}
+		break;
+	case 'p':
+		if (v)
+			fprintf(f, "0x%llx", (unsigned long long)v);
+		else
+			fputs("NULL", f);
+		break;
+	case 'u': fprintf(f, "%llu", (unsigned long long)v); break;
+	case 'i': fprintf(f, "%d", (int)v); break;
+	case 'x':
+		if (v)
+			fprintf(f, "0x%llx", (unsigned long long)v);
+		else
+			fputc('0', f);
+		break;
+	case 'o': print_open_flags(f, v); break;
+	case 'm':
+		fprintf(f, "0%llo", (unsigned long long)v);
+		break;
+	case 'n': fprintf(f, "%llu fd%s", (unsigned long long)v, v == 1 ? "" : "s"); break;
+	case 't': fprintf(f, "timeout=%d", (int)v); break;
+	case 'T':
+	case 'V':
+		if (!v)
+			fputs("NULL", f);
+		else if (t->have_time)
+			fprintf(f, "{%lld, %lld}", (long long)t->time[0], (long long)t->time[1]);
+		else
+			fprintf(f, "0x%llx", (unsigned long long)v);
+		break;
+	case 'c': print_clock(f, v); break;
+	default: fprintf(f, "0x%llx", (unsigned long long)v); break;
+	}
+}
+
 static void print_syscall(FILE *f, const struct sp_snap_thread *t)
 {
 	const char *sc = sp_syscall_name(t->nr);
@@ -141,6 +251,19 @@ static void print_syscall(FILE *f, const struct sp_snap_thread *t)
 			fprintf(f, "0x%llx)", (unsigned long long)t->args[3]);
 		else
 			fputs("NULL)", f);
+		return;
+	}
+	const char *fmt = sp_syscall_args(t->nr);
+	if (fmt) {
+		for (int i = 0; fmt[i] && i < 6; i++) {
+			/* open's mode only matters when it creates a file */
+			if (fmt[i] == 'm' && i && fmt[i - 1] == 'o' && !(t->args[i - 1] & (O_CREAT | __O_TMPFILE)))
+				break;
+			if (i)
+				fputs(", ", f);
+			print_arg(f, t, fmt[i], i);
+		}
+		fputc(')', f);
 		return;
 	}
 	int i = 0;

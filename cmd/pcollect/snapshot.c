@@ -318,7 +318,9 @@ int pcollect_snapshot(int argc, char **argv)
 	if (o.verbose && done != o.count && !rc)
 		fprintf(stderr, "%s: %lu of %lu snapshots taken\n", sp_prog, done, o.count);
 	sp_snapview_free(v); /* before out is closed: it may hold buffered output */
-	if (sp_outfile_close(&of, rc == 0 && wrc == 0) < 0)
+	/* Kept when complete: after an error it would only hide the old file,
+	 * after SIGINT/SIGTERM/SIGHUP it holds what was taken (maybe nothing). */
+	if (sp_outfile_close(&of, wrc == 0 && (rc == 0 || stop_sig)) < 0)
 		wrc = -1;
 	return rc < 0 || wrc < 0 ? SP_EXIT_ERROR : SP_EXIT_OK;
 }
