@@ -173,6 +173,11 @@ static void explain_empty(struct coll *c, double seconds)
 	} else if (cs->no_user) {
 		sp_error("no samples: the %llu samples taken had no user stack (kernel threads) and kernel frames "
 			 "are not available", (unsigned long long)cs->no_user);
+	} else if (alive && (double)(pi.cpu_ns - c->cpu0_ns) / 1e9 >= 1.0 / c->o.freq) {
+		sp_error("no samples, though %s %d used %.3f s of CPU in %.1f s: its threads were too short-lived "
+			 "for -F %u (a thread is sampled after %.3f s of its own CPU time; a higher -F samples more)",
+			 c->tid ? "thread" : "process", c->tid ? c->tid : c->o.pid,
+			 (double)(pi.cpu_ns - c->cpu0_ns) / 1e9, seconds, c->o.freq, 1.0 / c->o.freq);
 	} else if (alive) {
 		double cpu = (double)(pi.cpu_ns - c->cpu0_ns) / 1e9;
 		sp_error("no samples: %s %d used %.3f s of CPU in %.1f s, less than one sample period at -F %u "
