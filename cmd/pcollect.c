@@ -18,10 +18,10 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "pcollect/pcollect.h"
 #include "collect.h"
 #include "perfev.h"
 #include "procmaps.h"
-#include "pcollect/pcollect.h"
 #include "snapshot.h"
 #include "stream.h"
 
@@ -63,31 +63,6 @@ static const char synopsis[] =
 	"not found, 126 if it could not run), or 0 if pcollect ended it (-d, SIGINT,\n"
 	"SIGTERM).\n";
 
-struct opts {
-	int pid;
-	unsigned freq;
-	double duration;
-	const char *output;
-	const char *threads;
-	enum sp_callgraph cg;
-	unsigned stack_bytes;
-	int lines, no_inline, no_kernel, quiet, verbose, no_rename;
-	unsigned long buffer_mib;
-};
-
-struct coll {
-	struct opts o;
-	struct sp_profile *p;
-	struct sp_sink *sink;
-	struct sp_stream_writer *w;
-	struct sp_collect *eng;
-	struct sp_perfev *ev;
-	int tid;          /* -p TID: that thread only (o.pid is its process) */
-	uint64_t cpu0_ns; /* the target's CPU time when sampling started */
-	int write_failed;
-	struct sp_err werr;
-};
-
 static volatile sig_atomic_t stop_signal;
 static void on_stop(int sig) { stop_signal = sig; }
 static void on_child(int sig) { (void)sig; }
@@ -100,96 +75,6 @@ static double mono_s(void)
 }
 
 static void on_task(void *ctx, int pid, int tid) { sp_collect_add_task(ctx, pid, tid); }
-
-/* ---- the target of -p ---- */
-
-static int dead(char state) { return state == 'Z' || state == 'X'; }
-
-/* -p PID: it exists and is not a zombie; a thread id means that thread of
- * its process.  Returns 0, or -1 after saying what is wrong. */
-static int check_target(struct coll *c)
-{
-	struct sp_proc_info pi;
-	int pid = sp_proc_tgid(c->o.pid);
-	if (sp_proc_info(pid, &pi) < 0) {
-		sp_error("no process %d", c->o.pid);
-		return -1;
-	}
-	if (pid != c->o.pid) {
-		struct sp_proc_info ti;
-		if (sp_proc_info(c->o.pid, &ti) < 0 || dead(ti.state)) {
-			sp_error("thread %d of process %d (%s) has exited", c->o.pid, pid, pi.comm);
-			return -1;
-		}
-		c->tid = c->o.pid;
-		if (!c->o.quiet)
-			sp_error("%d is a thread of process %d (%s): sampling thread %d (%s) only, and the threads "
-				 "it creates (-p %d for the whole process)", c->tid, pid, pi.comm, c->tid, ti.comm, pid);
-		c->o.pid = pid;
-	}
-	if (dead(pi.state) && sp_snap_live_tid(pid) == pid) {
-		sp_error("process %d (%s) is a zombie: it has exited and its parent has not yet collected its "
-			 "exit status; there is nothing left to sample", pid, pi.comm);
-		return -1;
-	}
-	c->cpu0_ns = pi.cpu_ns;
-	return 0;
-}
-
-/* The target exited (a zombie not yet reaped counts as gone). */
-static int target_gone(const struct coll *c)
-{
-	struct sp_proc_info pi;
-	if (c->tid)
-		return sp_proc_info(c->tid, &pi) < 0 || dead(pi.state);
-	if (sp_proc_info(c->o.pid, &pi) < 0)
-		return 1;
-	return dead(pi.state) && sp_snap_live_tid(c->o.pid) == c->o.pid;
-}
-
-/* No sample was written: say why it is likely so. */
-static void explain_empty(struct coll *c, double seconds)
-{
-	const struct sp_collect_stats *cs = sp_collect_stats(c->eng);
-	struct sp_proc_info pi;
-	int alive = c->o.pid && sp_proc_info(c->tid ? c->tid : c->o.pid, &pi) == 0;
-	if (c->o.threads && cs->threads && !cs->kept_threads) {
-		struct sp_buf b = SP_BUF_INIT;
-		size_t i;
-		const char *name;
-		for (i = 0; i < 8 && (name = sp_collect_thread(c->eng, i, NULL)); i++) {
-			sp_buf_adds(&b, i ? ", " : "");
-			sp_buf_adds(&b, name);
-		}
-		if (cs->threads > i)
-			sp_buf_adds(&b, ", ...");
-		sp_error("no samples: no thread matched -t '%s' (the %llu thread%s seen: %s)", c->o.threads,
-			 (unsigned long long)cs->threads, cs->threads == 1 ? "" : "s", sp_buf_cstr(&b));
-		sp_buf_release(&b);
-	} else if (alive && pi.kthread) {
-		sp_error("no samples: %d (%s) is a kernel thread: it has no user stack, and it did not run while "
-			 "sampled%s", c->tid ? c->tid : c->o.pid, pi.comm,
-			 c->o.no_kernel ? " (and --no-kernel drops kernel samples)" : "");
-	} else if (cs->no_user) {
-		sp_error("no samples: the %llu samples taken had no user stack (kernel threads) and kernel frames "
-			 "are not available", (unsigned long long)cs->no_user);
-	} else if (alive && (double)(pi.cpu_ns - c->cpu0_ns) / 1e9 >= 1.0 / c->o.freq) {
-		sp_error("no samples, though %s %d used %.3f s of CPU in %.1f s: its threads were too short-lived "
-			 "for -F %u (a thread is sampled after %.3f s of its own CPU time; a higher -F samples more)",
-			 c->tid ? "thread" : "process", c->tid ? c->tid : c->o.pid,
-			 (double)(pi.cpu_ns - c->cpu0_ns) / 1e9, seconds, c->o.freq, 1.0 / c->o.freq);
-	} else if (alive) {
-		double cpu = (double)(pi.cpu_ns - c->cpu0_ns) / 1e9;
-		sp_error("no samples: %s %d used %.3f s of CPU in %.1f s, less than one sample period at -F %u "
-			 "(%.3f s): its threads were blocked or idle, or too short-lived (a higher -F samples "
-			 "more; pcollect --snapshot shows where threads wait)", c->tid ? "thread" : "process",
-			 c->tid ? c->tid : c->o.pid, cpu < 0 ? 0 : cpu, seconds, c->o.freq, 1.0 / c->o.freq);
-	} else {
-		sp_error("no samples: the %s ran too little CPU time for -F %u (%.3f s per sample per thread), "
-			 "or its threads were too short-lived (a higher -F samples more)",
-			 c->o.pid ? "process" : "command", c->o.freq, 1.0 / c->o.freq);
-	}
-}
 
 /* ---- options ---- */
 
@@ -287,58 +172,6 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	return 0;
 }
 
-/* ---- launch ---- */
-
-struct child {
-	pid_t pid;
-	int go;   /* write end: one byte lets the child exec */
-	int errp; /* read end: the child's errno if exec failed, EOF if it worked */
-};
-
-/* stdout_to_stderr: the stream goes to our standard output, so the
- * command's own output must not: it goes to standard error instead. */
-static int spawn(struct child *ch, char **argv, int stdout_to_stderr)
-{
-	int go[2], er[2];
-	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0)
-		return -1;
-	pid_t pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		close(go[1]);
-		close(er[0]);
-		char b;
-		/* Wait until the sampling events are open: then the command is
-		 * sampled from its first instruction (enable_on_exec). */
-		if (read(go[0], &b, 1) != 1)
-			_exit(127);
-		signal(SIGPIPE, SIG_DFL);
-		if (stdout_to_stderr && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
-			_exit(126);
-		execvp(argv[0], argv);
-		int e = errno;
-		if (write(er[1], &e, sizeof e) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(er[1]);
-	ch->pid = pid;
-	ch->go = go[1];
-	ch->errp = er[0];
-	return 0;
-}
-
-static int exit_code(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return SP_EXIT_ERROR;
-}
-
 /* ---- the command ---- */
 
 static void status_line(struct coll *c, double elapsed, int final)
@@ -407,7 +240,7 @@ static int cmd_pcollect(int argc, char **argv)
 		return SP_EXIT_ERROR;
 	FILE *out = of.f;
 	int finished = 0; /* the stream's trailer is written */
-	if (c.o.pid && check_target(&c) < 0) {
+	if (c.o.pid && pcollect_check_target(&c) < 0) {
 		sp_outfile_close(&of, 0);
 		return SP_EXIT_ERROR;
 	}
@@ -501,7 +334,7 @@ static int cmd_pcollect(int argc, char **argv)
 			goto out;
 		}
 	} else {
-		if (spawn(&ch, cmd, out == stdout) < 0) {
+		if (pcollect_spawn(&ch, cmd, out == stdout) < 0) {
 			sp_error("cannot start %s: %s", cmd[0], strerror(errno));
 			rc = SP_EXIT_ERROR;
 			goto out;
@@ -552,7 +385,7 @@ static int cmd_pcollect(int argc, char **argv)
 				child_done = 1;
 				break;
 			}
-		} else if (target_gone(&c)) {
+		} else if (pcollect_target_gone(&c)) {
 			break;
 		}
 		if (c.o.duration && now - t0 >= c.o.duration)
@@ -586,7 +419,7 @@ static int cmd_pcollect(int argc, char **argv)
 		child_done = 1;
 	}
 	if (ch.pid) {
-		snprintf(buf, sizeof buf, "%d", exit_code(child_status));
+		snprintf(buf, sizeof buf, "%d", pcollect_exit_code(child_status));
 		sp_meta_add(c.p, "exit-status", buf);
 		c.sink->meta(c.sink, c.p, &c.werr);
 	}
@@ -636,12 +469,12 @@ static int cmd_pcollect(int argc, char **argv)
 		/* An empty result is not a success when attached; a command's
 		 * own exit status stays what pcollect returns. */
 		if (!c.o.quiet)
-			explain_empty(&c, mono_s() - t0);
+			pcollect_explain_empty(&c, mono_s() - t0);
 		if (!ch.pid)
 			rc = SP_EXIT_NEGATIVE;
 	}
 	if (ch.pid && rc == SP_EXIT_OK && !we_ended_it) {
-		rc = exit_code(child_status);
+		rc = pcollect_exit_code(child_status);
 		if (rc && !c.o.quiet) {
 			if (WIFSIGNALED(child_status))
 				sp_error("%s was killed by signal %d", cmd[0], WTERMSIG(child_status));
