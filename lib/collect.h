@@ -26,6 +26,10 @@
  *    file is refused gets frames named "[unknown]" with the mapping's path
  *    as module, as perf names them.
  *
+ * Samples carry two values, values[0] = 1 (a count) and values[1] = the
+ * sample's period: give the profile two value columns ("samples",
+ * "period", sp_profile_set_values) before the first sample.
+ *
  * Ownership: the engine borrows the profile and the sink (both must
  * outlive it); it owns its symbol tables, maps, unwinders and caches.
  * Frame, node, string and thread ids it produces live in the profile.
