@@ -102,6 +102,16 @@ $(BA)/bin/psvg: cmd/psvg.c $(B)/gen/svg_assets.o $(BA)/libstackpipe.a $(HDRS)
 	$(CC) $(ALL_CFLAGS) -O1 $(ASAN) -o $@ $< $(B)/gen/svg_assets.o $(BA)/libstackpipe.a $(LIBS)
 # ---- end of psvg's block ----
 
+# ---- pcollect: cmd/pcollect.c plus the files of cmd/pcollect/ (its
+# snapshot mode), which are parts of that one command, not commands ----
+PCOLLECT_PARTS = $(wildcard cmd/pcollect/*.c) $(wildcard cmd/pcollect/*.h)
+bin/pcollect: cmd/pcollect.c $(PCOLLECT_PARTS) $(B)/libstackpipe.a $(HDRS)
+	@mkdir -p bin
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(filter %.c,$(PCOLLECT_PARTS)) $(B)/libstackpipe.a $(LIBS)
+$(BA)/bin/pcollect: cmd/pcollect.c $(PCOLLECT_PARTS) $(BA)/libstackpipe.a $(HDRS)
+	@mkdir -p $(BA)/bin
+	$(CC) $(ALL_CFLAGS) -O1 $(ASAN) -o $@ $< $(filter %.c,$(PCOLLECT_PARTS)) $(BA)/libstackpipe.a $(LIBS)
+
 # libFuzzer targets (clang).  One per parser.
 FUZZ_CC ?= clang
 FUZZ_BINS = $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRC))
