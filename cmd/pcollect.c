@@ -28,7 +28,7 @@
 static const char synopsis[] =
 	"usage: pcollect [options] -p PID\n"
 	"       pcollect [options] [--] COMMAND [ARG...]\n"
-	"       pcollect --snapshot [-n COUNT -i SECONDS] -p PID   (see pcollect --snapshot -h)\n"
+	"       pcollect --snapshot [-c COUNT -i SECONDS] -p PID   (see pcollect --snapshot -h)\n"
 	"Sample the native stacks of every thread of a running process, or of a command\n"
 	"from its first instruction, and write them as the stackpipe binary stream\n"
 	"(pipe it into pfold, psvg, pspeedscope...).  Frame pointers are not needed.\n"
@@ -54,6 +54,7 @@ static const char synopsis[] =
 	"  -v, --verbose           print a summary at the end\n"
 	"      --snapshot          where is every thread now, and who holds the lock it\n"
 	"                          waits for (pcollect --snapshot -h for its options)\n"
+	"  -V, --version           print the version\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"Needs perf_event_open: root, CAP_PERFMON, or kernel.perf_event_paranoid <= 2 for\n"
@@ -96,13 +97,14 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned long v;
 	char *end;
 	int ch;
 	opterr = 0; /* our own one-line reasons */
-	while ((ch = getopt_long(argc, argv, "+:p:F:d:o:t:qvh", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+:p:F:d:o:t:qvhV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'p':
 			if ((o->pid = pcollect_pid(optarg)) < 0)
@@ -158,6 +160,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		case 'q': o->quiet = 1; break;
 		case 'v': o->verbose = 1; break;
 		case 'h': fputs(synopsis, stdout); return 1;
+		case 'V': sp_version(); return 1;
 		case ':': return sp_usage_error(synopsis, "option '%s' needs a value", argv[optind - 1]), -1;
 		default:
 			if (optopt)

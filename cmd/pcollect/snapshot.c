@@ -27,9 +27,9 @@ static const char sp_snapshot_synopsis[] =
 	"\n"
 	"  -p, --pid=PID           the process (a thread id means its process)\n"
 	"  -t, --threads=REGEX     only threads whose name matches REGEX (extended)\n"
-	"  -n, --count=N           take N snapshots (default 1)\n"
+	"  -c, --count=N           take N snapshots (default 1)\n"
 	"  -i, --interval=SECONDS  a snapshot every SECONDS (default 0.1)\n"
-	"      --format=FORMAT     text (default for one snapshot), folded, or stream (the\n"
+	"  -O, --output-format=F   text (default for one snapshot), folded, or stream (the\n"
 	"                          binary stream, default with -n > 1): one sample per\n"
 	"                          thread and snapshot, its state as a leaf frame such as\n"
 	"                          [futex wait], [disk wait] or [running]\n"
@@ -41,6 +41,7 @@ static const char sp_snapshot_synopsis[] =
 	"      --no-inline         do not show functions inlined by the compiler\n"
 	"  -v, --verbose           how long each thread was stopped\n"
 	"  -q, --quiet             no warnings\n"
+	"  -V, --version           print the version\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"Needs ptrace access to PID (same user and kernel.yama.ptrace_scope 0, or root).\n"
@@ -69,9 +70,9 @@ static int parse(struct sopts *o, int argc, char **argv)
 		{ "snapshot", no_argument, NULL, O_SNAP },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "threads", required_argument, NULL, 't' },
-		{ "count", required_argument, NULL, 'n' },
+		{ "count", required_argument, NULL, 'c' },
 		{ "interval", required_argument, NULL, 'i' },
-		{ "format", required_argument, NULL, O_FORMAT },
+		{ "output-format", required_argument, NULL, 'O' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "stack", required_argument, NULL, O_STACK },
 		{ "lines", no_argument, NULL, O_LINES },
@@ -79,6 +80,7 @@ static int parse(struct sopts *o, int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *syn = sp_snapshot_synopsis;
@@ -87,7 +89,7 @@ static int parse(struct sopts *o, int argc, char **argv)
 	int ch;
 	opterr = 0;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "+:p:t:n:i:o:vqh", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+:p:t:c:i:O:o:vqhV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case O_SNAP: break;
 		case 'p':
@@ -95,11 +97,11 @@ static int parse(struct sopts *o, int argc, char **argv)
 				return sp_usage_error(syn, "-p needs a process id, not '%s'", optarg), -1;
 			break;
 		case 't': o->threads = optarg; break;
-		case 'n':
+		case 'c':
 			if (sp_opt_uint("--count", optarg, &v) < 0)
 				return -1;
 			if (v < 1)
-				return sp_usage_error(syn, "-n needs at least 1 snapshot"), -1;
+				return sp_usage_error(syn, "-c needs at least 1 snapshot"), -1;
 			o->count = v;
 			break;
 		case 'i':
@@ -108,7 +110,7 @@ static int parse(struct sopts *o, int argc, char **argv)
 			if (errno || end == optarg || *end || !(o->interval >= 0) || !isfinite(o->interval))
 				return sp_usage_error(syn, "-i needs a number of seconds, not '%s'", optarg), -1;
 			break;
-		case O_FORMAT:
+		case 'O':
 			if (!strcmp(optarg, "text"))
 				o->format = SP_SNAPVIEW_TEXT;
 			else if (!strcmp(optarg, "folded"))
@@ -116,7 +118,7 @@ static int parse(struct sopts *o, int argc, char **argv)
 			else if (!strcmp(optarg, "stream"))
 				o->format = SP_SNAPVIEW_STREAM;
 			else
-				return sp_usage_error(syn, "--format must be text, folded or stream, not '%s'", optarg), -1;
+				return sp_usage_error(syn, "-O: output format is text, folded or stream, not '%s'", optarg), -1;
 			break;
 		case 'o': o->output = optarg; break;
 		case O_STACK:
@@ -131,6 +133,7 @@ static int parse(struct sopts *o, int argc, char **argv)
 		case 'v': o->verbose = 1; break;
 		case 'q': o->quiet = 1; break;
 		case 'h': fputs(syn, stdout); return 1;
+		case 'V': sp_version(); return 1;
 		case ':': return sp_usage_error(syn, "option '%s' needs a value", argv[optind - 1]), -1;
 		default:
 			if (optopt)

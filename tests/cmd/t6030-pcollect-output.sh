@@ -76,12 +76,12 @@ if [ $rc = 2 ] && [ "$(wc -l < "$T/err")" = 1 ] && grep -qx 'pcollect: write err
 	ok "> /dev/full: one message naming standard output"
 else notok "> /dev/full: exit $rc"; sed 's/^/  /' "$T/err"; fi
 for f in text folded stream; do
-	pcollect --snapshot -p "$TPID" --format=$f > /dev/full 2> "$T/err"; rc=$?
+	pcollect --snapshot -p "$TPID" -O $f > /dev/full 2> "$T/err"; rc=$?
 	if [ $rc = 2 ] && [ "$(wc -l < "$T/err")" = 1 ] && grep -qx 'pcollect: write error on standard output: No space left on device' "$T/err"; then
-		ok "--snapshot --format=$f > /dev/full: one message naming standard output and why"
-	else notok "--snapshot --format=$f > /dev/full: exit $rc"; sed 's/^/  /' "$T/err"; fi
+		ok "--snapshot -O $f > /dev/full: one message naming standard output and why"
+	else notok "--snapshot -O $f > /dev/full: exit $rc"; sed 's/^/  /' "$T/err"; fi
 done
-pcollect --snapshot -p "$TPID" -n 2 -i 0.1 -o /dev/full 2> "$T/err"; rc=$?
+pcollect --snapshot -p "$TPID" -c 2 -i 0.1 -o /dev/full 2> "$T/err"; rc=$?
 if [ $rc = 2 ] && [ "$(wc -l < "$T/err")" = 1 ] && grep -qx 'pcollect: write error on /dev/full: No space left on device' "$T/err"; then
 	ok "--snapshot -o /dev/full: one message naming /dev/full"
 else notok "--snapshot -o /dev/full: exit $rc"; sed 's/^/  /' "$T/err"; fi
