@@ -36,7 +36,12 @@ else notok "attach: hot_loop share $share% (hot $hot, cold $cold)"; fi
 for sig in INT TERM; do
 	pcollect -p "$TPID" -o "$T/$sig.sp" 2>/dev/null &
 	pc=$!
-	sleep 0.7
+	# signal once samples are flowing (the temporary beside the -o file
+	# grows), not after a fixed time: ASan on a loaded machine starts slowly
+	for i in $(seq 150); do
+		[ "$(cat "$T"/.$sig.sp.* 2>/dev/null | wc -c)" -gt 2000 ] && break
+		sleep 0.1
+	done
 	kill -$sig $pc
 	wait $pc; rc=$?
 	if [ $rc = 0 ] && sp-dump "$T/$sig.sp" > "$T/$sig.txt" 2>&1 && grep -q '^sample' "$T/$sig.txt"; then
