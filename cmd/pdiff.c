@@ -129,11 +129,7 @@ static int cmd_pdiff(int argc, char **argv)
 			o.format = optarg;
 			break;
 		case 'O':
-			if (!strcmp(optarg, "stream") || !strcmp(optarg, "binary"))
-				o.output = SP_OUT_BINARY;
-			else if (!strcmp(optarg, "folded"))
-				o.output = SP_OUT_FOLDED;
-			else
+			if ((o.output = sp_opt_encoding(optarg)) == SP_OUT_AUTO)
 				return sp_usage_error(synopsis, "-O: output format is folded or stream, not '%s'", optarg);
 			break;
 		case 'b': o.output = SP_OUT_BINARY; break;

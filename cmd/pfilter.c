@@ -241,12 +241,10 @@ static int cmd_pfilter(int argc, char **argv)
 			o.format = optarg;
 			break;
 		case 'O':
-			if (!strcmp(optarg, "stream") || !strcmp(optarg, "binary"))
-				o.output = SP_OUT_BINARY;
-			else if (!strcmp(optarg, "folded"))
-				o.output = SP_OUT_FOLDED;
-			else
-				return sp_usage_error(synopsis, "-O: output format is folded or stream, not '%s'", optarg);
+			if ((o.output = sp_opt_encoding(optarg)) == SP_OUT_AUTO) {
+				rc = sp_usage_error(synopsis, "-O: output format is folded or stream, not '%s'", optarg);
+				goto out;
+			}
 			break;
 		case 'b': o.output = SP_OUT_BINARY; break;
 		case O_FOLDED: o.output = SP_OUT_FOLDED; break;
