@@ -1890,7 +1890,9 @@ static int speedscope_read(struct sp_input *in, struct sp_profile *p, struct sp_
 {
 	struct sp_buf b = SP_BUF_INIT;
 	for (;;) {
-		sp_buf_grow(&b, 1 << 20);
+		/* 32 KB more each time; sp_buf_grow doubles, so a big document
+		 * still takes few reads, and a small one no megabyte */
+		sp_buf_grow(&b, 32 * 1024);
 		size_t k = sp_input_read(in, b.p + b.len, b.cap - b.len);
 		if (!k)
 			break;
