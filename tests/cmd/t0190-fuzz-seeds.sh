@@ -3,7 +3,8 @@
 # the commands, so the findings stay fixed in the ASan+UBSan build of the
 # commands too (make check runs this with SP_BIN=build-asan/bin): pfold
 # with the target's format either folds it (exit 0) or rejects it with one
-# error naming the file (exit 2); nothing else, no sanitizer report.
+# error naming the file (exit 2); psvg --cp takes any palette map (bad lines
+# are skipped) and adds the new names; nothing else, no sanitizer report.
 . "$(dirname "$0")/../lib.sh"
 C=$SP_TOP/tests/fuzz/corpus
 
@@ -11,21 +12,27 @@ n=0 bad=0
 for dir in "$C"/fuzz_*; do
 	case ${dir##*/} in
 	fuzz_perf) fmt=perf ;; fuzz_folded) fmt=folded ;; fuzz_pyspy) fmt=pyspy ;;
-	fuzz_speedscope) fmt=speedscope ;; fuzz_stream) fmt=stream ;;
+	fuzz_speedscope) fmt=speedscope ;; fuzz_stream) fmt=stream ;; fuzz_palette) fmt=palette ;;
 	*) notok "${dir##*/}: a corpus without a known format"; continue ;;
 	esac
 	for f in "$dir"/*; do
 		n=$((n + 1))
-		pfold -q -f $fmt "$f" > "$T/o" 2> "$T/e"; rc=$?
-		if [ $rc = 0 ] || { [ $rc = 2 ] && [ "$(grep -c "^pfold: $f" "$T/e")" -ge 1 ]; }; then
-			continue
+		if [ $fmt = palette ]; then # psvg --cp reads ./palette.map
+			rm -rf "$T/cp"; mkdir "$T/cp"; cp "$f" "$T/cp/palette.map"
+			(cd "$T/cp" && printf 'main;work 3\nmain;io 1\n' | psvg --cp > "$T/o" 2> "$T/e"); rc=$?
+			[ $rc = 0 ] && grep -q '^main->rgb(' "$T/cp/palette.map" && continue
+		else
+			pfold -q -f $fmt "$f" > "$T/o" 2> "$T/e"; rc=$?
+			if [ $rc = 0 ] || { [ $rc = 2 ] && [ "$(grep -c "^pfold: $f" "$T/e")" -ge 1 ]; }; then
+				continue
+			fi
 		fi
 		bad=$((bad + 1))
 		notok "pfold -f $fmt ${f#"$C"/}: exit $rc"
 		head -5 "$T/e" | sed 's/^/  /'
 	done
 done
-if [ $n -gt 20 ] && [ $bad = 0 ]; then ok "$n fuzz seeds: folded or rejected with FILE: error, exit 0/2"; else
+if [ $n -gt 20 ] && [ $bad = 0 ]; then ok "$n fuzz seeds through pfold -f FORMAT / psvg --cp: exit 0, or 2 with a FILE: error"; else
 	notok "fuzz seeds: $bad of $n failed (or too few seeds: $n)"; fi
 
 # The speedscope findings of issue 18: a time past 2^64 ns is an error with

@@ -1,7 +1,7 @@
 #!/bin/bash
 # tests/fuzz/mkseeds.sh — (re)make the "real-*" seeds of tests/fuzz/corpus/
 # from real programs run on this machine: `perf record` + `perf script` of
-# tests/data/t5-threads.c and of gzip, pcollect of the same program, and the
+# tests/data/t5-threads.c and of gzip, pcollect of the same program, psvg --cp's palette, and the
 # stacks of a real Python program (see below).  Needs gcc, perf, python3 and
 # a built bin/ (make); root or perf_event_paranoid <= 1 for kernel frames.
 #
@@ -23,7 +23,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 export PATH=$top/bin:$PATH
 need() { command -v "$1" > /dev/null || { echo "mkseeds: $1 is needed" >&2; exit 2; }; }
-need gcc; need perf; need python3; need pfold; need pcollect; need pdiff; need pspeedscope
+need gcc; need perf; need python3; need pfold; need pcollect; need pdiff; need pspeedscope; need psvg
 
 # head_samples FILE BYTES: the first samples of perf script text (blank-line
 # separated), at most BYTES long but at least one sample.
@@ -65,6 +65,11 @@ head_samples "$dir/gz-fields.txt" 3000 | pfold -b > $C/fuzz_stream/real-gzip.sp
 
 # speedscope JSON: pspeedscope of the pcollect recording.
 pspeedscope "$dir/t5.sp" > $C/fuzz_speedscope/real-pcollect.speedscope.json
+
+# psvg --cp's palette map, as psvg writes it for the perf profiles above.
+pfold "$dir/gz.txt" > "$dir/gz.folded"
+(cd "$dir" && psvg --cp --hash < a.folded > /dev/null && psvg --cp --colors java < gz.folded > /dev/null)
+head -c 3000 "$dir/palette.map" | sed '$d' > $C/fuzz_palette/real-cp-palette.map
 
 # py-spy raw: a real Python program's stacks (see the top of this file).
 cat > "$dir/app.py" <<'EOF'
