@@ -399,7 +399,10 @@ static int cache_hit(struct perf_state *st, const char *r, size_t n, uint64_t h,
 		if (en->hash == h && en->key_len == n + 1) {
 			const char *k = c->keys.p + en->key_off;
 			if ((unsigned char)k[0] == (unsigned)st->java && !memcmp(k + 1, r, n)) {
-				push_ids(st, c->ids + en->ids_off, en->nids);
+				/* nids is 0 for a skipped "(process name)" frame;
+				 * c->ids may then still be NULL */
+				if (en->nids)
+					push_ids(st, c->ids + en->ids_off, en->nids);
 				return 1;
 			}
 		}
@@ -426,8 +429,10 @@ static void cache_add(struct perf_state *st, size_t slot, const char *r, size_t 
 	}
 	en->ids_off = (uint32_t)c->nids;
 	en->nids = nids;
-	memcpy(c->ids + c->nids, ids, nids * sizeof *ids);
-	c->nids += nids;
+	if (nids) { /* else c->ids may be NULL: no arithmetic on it */
+		memcpy(c->ids + c->nids, ids, nids * sizeof *ids);
+		c->nids += nids;
+	}
 	if (++c->used * 2 > c->mask)
 		fc_grow(c);
 }

@@ -764,6 +764,10 @@ static void reader_reset(struct reader *r)
 static int read_payload(struct reader *r, size_t len)
 {
 	sp_buf_reset(&r->rec);
+	/* An empty first record must still leave rec.p non-NULL: the caller
+	 * computes rec.p + len. */
+	if (SP_UNLIKELY(!r->rec.p))
+		sp_buf_grow(&r->rec, 0);
 	while (r->rec.len < len) {
 		size_t want = len - r->rec.len;
 		if (want > (1u << 20))

@@ -250,6 +250,9 @@ int sp_fold_write(struct sp_fold *f, FILE *out, struct sp_err *err)
 				col = i;
 	}
 	struct sp_buf text = SP_BUF_INIT;
+	/* Allocated now so that text.p is never NULL: when every stack folds
+	 * to an empty line the offsets below still point into a buffer. */
+	sp_buf_grow(&text, 1);
 	struct line *lines = sp_xmalloc((f->n ? f->n : 1) * sizeof *lines);
 	uint32_t *frames = NULL;
 	size_t capf = 0;
