@@ -10,7 +10,7 @@ t6_build shares t6-shares.c -O2 -g -fomit-frame-pointer -pthread || exit 0
 t6_probe || exit 0
 # The target: two named workers (75% / 25%), re-created every 0.3 s, for ever.
 if ! t6_start shares 0.3 wait; then notok "attach: the target did not start"; exit 0; fi
-trap 'kill -9 $TPID 2>/dev/null; rm -rf "$T"' EXIT
+trap 'kill -9 $TPID 2>/dev/null; sp_cleanup' EXIT
 
 pcollect -p "$TPID" -d 1 -F 499 -o "$T/a.sp" 2> "$T/e"; rc=$?
 expect_rc "attach -d 1: exit 0" 0 $rc

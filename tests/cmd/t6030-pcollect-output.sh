@@ -10,7 +10,7 @@
 t6_build shares t6-shares.c -O2 -g -fomit-frame-pointer -pthread || exit 0
 t6_probe || exit 0
 if ! t6_start shares 0.3 wait; then notok "output: the target did not start"; exit 0; fi
-trap 'kill -9 $TPID 2>/dev/null; rm -rf "$T"' EXIT
+trap 'kill -9 $TPID 2>/dev/null; sp_cleanup' EXIT
 mkdir "$T/d"
 printf 'precious\n' > "$T/precious"
 

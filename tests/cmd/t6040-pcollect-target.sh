@@ -39,7 +39,7 @@ else
 fi
 
 if ! t6_start shares 30 wait; then notok "target: the test program did not start"; exit 0; fi
-trap 'kill -9 $TPID 2>/dev/null; rm -rf "$T"' EXIT
+trap 'kill -9 $TPID 2>/dev/null; sp_cleanup' EXIT
 
 # -t that matches no thread: the names it saw.
 pcollect -p "$TPID" -t nomatch -d 0.5 -o "$T/n.sp" 2> "$T/err"; rc=$?

@@ -9,7 +9,7 @@
 
 t6_build hang t7-hang.c -O2 -g -fomit-frame-pointer -lpthread || exit 0
 PIDS=""
-trap 'for p in $PIDS; do kill -9 -- -$p 2>/dev/null; done; rm -rf "$T"' EXIT
+trap 'for p in $PIDS; do kill -9 -- -$p 2>/dev/null; done; sp_cleanup' EXIT
 
 # start MODE ARGS: run t7-hang in its own process group; sets HP, OUT.
 start() {

@@ -11,7 +11,7 @@
 t6_build calls t7-calls.c -O2 -g -pthread || exit 0
 mkfifo "$T/fifo"
 if ! t6_start calls "$T/fifo"; then notok "t7-calls did not get ready"; exit 0; fi
-trap 'kill -9 $TPID 2>/dev/null; rm -rf "$T"' EXIT
+trap 'kill -9 $TPID 2>/dev/null; sp_cleanup' EXIT
 # until every named thread sits in a system call (5 s)
 for _ in $(seq 100); do
 	n=0
