@@ -528,6 +528,24 @@ static int parse_frame(struct perf_state *st, const char *s, const char *e)
 	return 1;
 }
 
+/* A pid or tid on an event line: digits, or "-1", which perf prints for a
+ * task that exited before its comm and pid were recorded (its comm is then
+ * ":-1").  stackcollapse-perf.pl's regex takes the period for the pid there
+ * (and all of ":-1  -1 [000]  2053.660405:" for the comm) but still weighs
+ * the sample by its period; we read the line as perf wrote it: comm ":-1",
+ * pid unknown, the period and the timestamp where they are. */
+static size_t parse_id(const char *q, const char *e, int64_t *v)
+{
+	uint64_t u;
+	if (e - q >= 2 && q[0] == '-' && q[1] == '1' && (e - q == 2 || !(q[2] >= '0' && q[2] <= '9'))) {
+		*v = -1;
+		return 2;
+	}
+	size_t n = sp_parse_u64(q, e, &u);
+	*v = (int64_t)u;
+	return n;
+}
+
 /* Parse an event line.  Returns 1 if it is one.  On success a sample is
  * started (or skipped when its event is filtered out). */
 static int parse_event(struct perf_state *st, const char *line, size_t len, int strict)
@@ -555,14 +573,14 @@ static int parse_event(struct perf_state *st, const char *line, size_t len, int 
 		const char *q = w;
 		while (q < e && is_ws(*q))
 			q++;
-		uint64_t a, b;
-		size_t na = sp_parse_u64(q, e, &a);
+		int64_t a, b;
+		size_t na = parse_id(q, e, &a);
 		if (na) {
 			const char *r = q + na;
 			int has_b = 0;
 			while (r < e && *r == '/')
 				r++;
-			size_t nb = sp_parse_u64(r, e, &b);
+			size_t nb = parse_id(r, e, &b);
 			if (nb) {
 				has_b = 1;
 				r += nb;
@@ -573,10 +591,10 @@ static int parse_event(struct perf_state *st, const char *line, size_t len, int 
 				/* perl: `if (not $tid)`: a tid of 0 (the idle task,
 				 * "swapper 0/0") counts as absent, pid becomes "?" */
 				if (has_b && b != 0) {
-					pid = (int64_t)a;
-					tid = (int64_t)b;
+					pid = a;
+					tid = b;
 				} else {
-					tid = (int64_t)a;
+					tid = a;
 				}
 				after = r;
 				break;
