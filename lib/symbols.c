@@ -32,6 +32,7 @@ struct sp_modfile {
 	struct seg *segs;
 	size_t nsegs;
 	uint32_t module; /* string id of name */
+	uint32_t bare;   /* "[libz.so.1.2.13]": the name of its code without a symbol */
 	struct sp_u64map memo; /* file address -> entry index + 1 */
 };
 
@@ -132,6 +133,25 @@ void sp_symbols_free(struct sp_symbols *s)
 	if (s->cxxlib)
 		dlclose(s->cxxlib);
 	free(s);
+}
+
+/* Code without a symbol is named by its module, "[libz.so.1.2.13]", as
+ * stackcollapse-perf.pl names perf's "[unknown] (/usr/lib/.../libz.so.1.2.13)":
+ * one frame per module, so a library without symbols still shows as itself. */
+static uint32_t bare_name(struct sp_profile *p, const char *path)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	size_t n = strlen(b);
+	if (!n || path[0] == '[')
+		return sp_str_intern(p, path[0] == '[' ? path : "[unknown]", path[0] == '[' ? strlen(path) : 9);
+	char *t = sp_xcalloc(1, n + 3);
+	t[0] = '[';
+	memcpy(t + 1, b, n);
+	t[n + 1] = ']';
+	uint32_t id = sp_str_intern(p, t, n + 2);
+	free(t);
+	return id;
 }
 
 /* ---- the module cache ---- */
@@ -281,6 +301,7 @@ struct sp_modfile *sp_symbols_modfile(struct sp_symbols *s, int pid, const struc
 		f->fd = -1;
 	}
 	f->module = sp_str_intern(s->p, path, n);
+	f->bare = bare_name(s->p, path);
 	if (s->nfiles == s->capfiles) {
 		s->capfiles = s->capfiles ? 2 * s->capfiles : 32;
 		s->files = sp_xrealloc(s->files, s->capfiles * sizeof *s->files);
@@ -292,6 +313,7 @@ struct sp_modfile *sp_symbols_modfile(struct sp_symbols *s, int pid, const struc
 }
 
 /* ---- names ---- */
+
 
 static int load_demangler(struct sp_symbols *s)
 {
@@ -459,11 +481,16 @@ static void resolve(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf,
 					cline = (int)v;
 			}
 			free(chain);
+		} else if (i < ns && !symname) {
+			/* No symbol (a static function of a stripped file whose
+			 * DWARF was found by build id or debuglink): DWARF's name. */
+			symname = die_name(&scopes[i]);
 		}
 		free(scopes);
 	}
 	if (s->npool == before)
-		pool_add(s, frame(s, intern_name(s, symname), mf->module, file, line, SP_KIND_NATIVE));
+		pool_add(s, frame(s, symname && *symname ? intern_name(s, symname) : mf->bare, mf->module, file, line,
+				  SP_KIND_NATIVE));
 }
 
 /* ---- JIT maps (/tmp/perf-PID.map: "START SIZE NAME" in hex) ---- */
@@ -605,8 +632,11 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
 	}
 	const struct sp_map *mp = maps ? sp_maps_find(maps, pc) : NULL;
 	struct sp_frame f = { s->unknown_name, 0, 0, 0, 0, SP_KIND_NATIVE };
-	if (mp && mp->path[0])
+	if (mp && mp->path[0]) {
 		f.module = sp_str_intern(s->p, mp->path, strlen(mp->path));
+		if (mp->path[0] == '/')
+			f.name = bare_name(s->p, mp->path); /* "[memfd:x (deleted)]", a file that is not ELF */
+	}
 	s->one = sp_frame_intern(s->p, &f);
 	*frames = &s->one;
 	return 1;
@@ -690,7 +720,8 @@ size_t sp_symbols_kernel(struct sp_symbols *s, uint64_t pc, const uint32_t **fra
 			else
 				hi = mid;
 		}
-		struct sp_frame fr = { s->unknown_name, s->kmodule, 0, 0, 0, SP_KIND_KERNEL };
+		/* no symbol: "[kernel.kallsyms]", as the perl names perf's */
+		struct sp_frame fr = { s->kmodule, s->kmodule, 0, 0, 0, SP_KIND_KERNEL };
 		if (lo)
 			fr.name = sp_str_intern(s->p, s->kbuf + s->ksyms[lo - 1].name, s->ksyms[lo - 1].len);
 		uint32_t id = sp_frame_intern(s->p, &fr);
