@@ -32,6 +32,7 @@ struct rsink {
 	struct sp_agg *agg;
 	const char *weight;
 	int col, have_col;
+	uint32_t event; /* the first sample's: the unit of perf's period */
 };
 
 static int r_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err)
@@ -39,6 +40,7 @@ static int r_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sam
 	struct rsink *r = (struct rsink *)s;
 	if (!r->have_col) {
 		r->have_col = 1;
+		r->event = smp->event;
 		r->col = sp_weight_column(p);
 		if (r->weight) {
 			r->col = -1;
@@ -149,7 +151,7 @@ static int cmd_preport(int argc, char **argv)
 		}
 	}
 	if (rc == SP_EXIT_OK) {
-		o.unit = r.have_col ? sp_profile_value_name(p, r.col) : "samples";
+		o.unit = r.have_col ? sp_value_unit(p, r.col, r.event) : "samples";
 		int w = tree ? sp_report_tree(r.agg, &o, out, &err) : sp_report_top(r.agg, &o, out, &err);
 		if (w < 0) {
 			sp_error_e(&err);

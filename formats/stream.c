@@ -156,7 +156,8 @@ static void w_str_bytes(struct sp_buf *b, const char *s, size_t n)
 	sp_buf_add(b, s, n);
 }
 
-static void w_header(struct sp_stream_writer *w)
+/* event: the first sample's, which tells the unit of perf's "period". */
+static void w_header(struct sp_stream_writer *w, uint32_t event)
 {
 	if (w->header_done)
 		return;
@@ -169,6 +170,10 @@ static void w_header(struct sp_stream_writer *w)
 	for (int i = 0; i < w->nvalues; i++) {
 		const char *n = sp_profile_value_name(w->p, i);
 		w_str_bytes(&w->rec, n, strlen(n));
+	}
+	for (int i = 0; i < w->nvalues; i++) {
+		const char *u = sp_value_unit(w->p, i, event);
+		w_str_bytes(&w->rec, u, strlen(u));
 	}
 	w_emit(w, R_HEADER);
 }
@@ -269,7 +274,7 @@ static void w_time(struct sp_stream_writer *w, uint64_t t)
 static int w_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err)
 {
 	struct sp_stream_writer *w = (struct sp_stream_writer *)s;
-	w_header(w);
+	w_header(w, smp->event);
 	w_metas(w);
 	uint32_t node = w_node(w, smp->stack);
 	uint32_t thread = w_thread(w, smp->thread);
@@ -307,7 +312,7 @@ static int w_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sam
 static int w_trace(struct sp_sink *s, struct sp_profile *p, const struct sp_trace *t, struct sp_err *err)
 {
 	struct sp_stream_writer *w = (struct sp_stream_writer *)s;
-	w_header(w);
+	w_header(w, 0);
 	w_metas(w);
 	uint32_t frame = w_frame(w, t->frame);
 	uint32_t thread = w_thread(w, t->thread);
@@ -348,7 +353,7 @@ int sp_stream_writer_finish(struct sp_stream_writer *w, struct sp_err *err)
 	if (w->finished)
 		return 0;
 	w->finished = 1;
-	w_header(w);
+	w_header(w, 0);
 	w_metas(w);
 	if (w_drain(w, err) < 0)
 		return -1;
@@ -564,10 +569,29 @@ static int read_header(struct reader *r)
 		sp_buf_release(&nb);
 		return -1;
 	}
+	/* Units, one per column, follow the names in streams written since
+	 * 2026-11; older streams end here and their units are inferred. */
+	size_t uat[SP_MAX_VALUES];
+	int have_units = r->c < r->e;
+	for (uint64_t i = 0; i < n && have_units; i++) {
+		size_t len;
+		const char *u = cstr(r, &len);
+		if (r->bad || memchr(u, 0, len)) {
+			sp_buf_release(&nb);
+			return rfail(r, "bad unit of value column %llu in the header", (unsigned long long)i + 1);
+		}
+		uat[i] = nb.len;
+		sp_buf_add(&nb, u, len);
+		sp_buf_addc(&nb, 0);
+	}
+	for (uint64_t i = 0; i < n; i++)
+		names[i] = nb.p + at[i]; /* nb may have moved */
 	r->nvalues = (int)n;
 	int pn = sp_profile_nvalues(r->p), set = 0;
 	if (pn == 0 && n) {
 		sp_profile_set_values(r->p, (int)n, names);
+		for (uint64_t i = 0; i < n && have_units; i++)
+			sp_profile_set_unit(r->p, (int)i, nb.p + uat[i]);
 		pn = (int)n;
 		set = 1;
 	}

@@ -31,7 +31,7 @@
 void sp_svg_opts_init(struct sp_svg_opts *o)
 {
 	memset(o, 0, sizeof *o);
-	o->countname = "samples";
+	o->countname = NULL; /* the data's unit */
 	o->nametype = "Function:";
 	o->fonttype = "Verdana";
 	o->width = 1200;
@@ -898,6 +898,7 @@ int sp_svg_write(FILE *out, const struct sp_flame *f, const struct sp_svg_opts *
 	L.ypad3 = o->subtitle && *o->subtitle ? o->fontsize * 2 : 0;
 	/* Differential: say what vanished, on a line of its own. */
 	struct sp_buf remmsg = SP_BUF_INIT;
+	const char *unit = sp_flame_unit(f);
 	if (diff) {
 		size_t nrem;
 		double rem = sp_flame_removed(f, &nrem);
@@ -905,8 +906,13 @@ int sp_svg_write(FILE *out, const struct sp_flame *f, const struct sp_svg_opts *
 			sp_buf_adds(&remmsg, "Shape of the first profile: dashed frames are gone from the second");
 		} else if (nrem) {
 			sp_buf_addf(&remmsg, "%zu path%s of the first profile (", nrem, nrem == 1 ? "" : "s");
-			sp_buf_addnum(&remmsg, rem * o->factor);
-			sp_buf_addf(&remmsg, " %s) %s gone from the second: psvg --show-removed draws them", o->countname,
+			if (o->countname) {
+				sp_buf_addnum(&remmsg, rem * o->factor);
+				sp_buf_addf(&remmsg, " %s", o->countname);
+			} else {
+				sp_buf_addvalue(&remmsg, rem * o->factor, unit);
+			}
+			sp_buf_addf(&remmsg, ") %s gone from the second: psvg --show-removed draws them",
 				    nrem == 1 ? "is" : "are");
 		}
 	}
@@ -1119,8 +1125,11 @@ int sp_svg_write(FILE *out, const struct sp_flame *f, const struct sp_svg_opts *
 	sp_buf_addf(&b, ",inv:%d,chart:%d,diff:%d,neg:%d,removed:%d,scale:%.17g,factor:%.17g,maxdelta:%.17g,",
 		    o->inverted, o->flamechart, diff, o->negate, o->show_removed, scale, o->factor,
 		    round(maxdelta * scale));
+	/* "ns" makes the script show time as ms or s; any other unit is
+	 * printed after the number ("14 samples"); --countname is taken as
+	 * it is given. */
 	sp_buf_adds(&b, "unit:");
-	js_clean(&b, o->countname);
+	js_clean(&b, o->countname ? o->countname : unit);
 	sp_buf_adds(&b, ",nametype:");
 	js_clean(&b, o->nametype);
 	sp_buf_adds(&b, ",sc:");

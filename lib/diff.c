@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@ struct dsink {
 	struct sp_calls *calls;
 	int side, col, learning, scan;
 	const char *name;
+	char unit[2][32]; /* of each side's column (sp_value_unit), "" until its first sample */
 };
 
 static int dadd(struct dsink *d, const struct sp_sample *smp, int side)
@@ -43,6 +45,9 @@ static int d_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sam
 	struct dsink *d = (struct dsink *)s;
 	if (!d->col && sp_profile_nvalues(p) > 1)
 		d->col = sp_weight_column(p);
+	int side = d->calls ? 0 : d->side;
+	if (!d->unit[side][0])
+		snprintf(d->unit[side], sizeof d->unit[side], "%s", sp_value_unit(p, d->col, smp->event));
 	if (!d->calls)
 		return dadd(d, smp, d->side);
 	if (d->scan) {
@@ -99,10 +104,12 @@ static struct sp_filter *strip_hex_filter(struct sp_profile *p, struct sp_err *e
 
 /* Emits every entry as a two-value sample (a scaled by `scale`). */
 static int write_diff(struct sp_agg *agg, struct sp_profile *p, int binary, double scale, int truncate, FILE *out,
-		      struct sp_err *err)
+		      const char *unit_a, const char *unit_b, struct sp_err *err)
 {
 	static const char *const ab[] = { "a", "b" };
 	sp_profile_set_values(p, 2, ab);
+	sp_profile_set_unit(p, 0, unit_a);
+	sp_profile_set_unit(p, 1, unit_b);
 	struct sp_fold *fold = NULL;
 	struct sp_stream_writer *w = NULL;
 	struct sp_sink *sink;
@@ -207,8 +214,13 @@ int sp_diff_run(const struct sp_diff_opts *o, char **files, int nfiles, FILE *ou
 	}
 	if (change)
 		*change = sp_report_max_change(agg);
+	const char *ua = d.unit[0][0] ? d.unit[0] : "samples";
+	const char *ub = split ? ua : d.unit[1][0] ? d.unit[1] : "samples";
 	if (o->report) {
-		if (sp_report_diff(agg, &o->ropts, out, NULL, err) < 0)
+		struct sp_report_opts ro = o->ropts;
+		ro.unit = ua;
+		ro.unit_b = ub;
+		if (sp_report_diff(agg, &ro, out, NULL, err) < 0)
 			goto out;
 	} else {
 		if (binary && isatty(fileno(out))) {
@@ -216,7 +228,7 @@ int sp_diff_run(const struct sp_diff_opts *o, char **files, int nfiles, FILE *ou
 					"command or use -o FILE");
 			goto out;
 		}
-		if (write_diff(agg, p, binary, scale, o->normalize && !split, out, err) < 0)
+		if (write_diff(agg, p, binary, scale, o->normalize && !split, out, ua, ub, err) < 0)
 			goto out;
 	}
 	rc = 0;

@@ -31,6 +31,7 @@ struct sp_flame {
 	struct sp_flame_opts o;
 	int ncols, col, diff;
 	uint64_t samples;
+	char unit[32]; /* of the drawn column: "samples", "ns", ... */
 
 	struct sp_u64map emap; /* key -> entry index + 1 */
 	struct entry *ents;
@@ -135,28 +136,31 @@ double sp_flame_removed(const struct sp_flame *f, size_t *nframes)
 
 /* Decide the value columns on the first sample: the profile's value names
  * are known by then. */
-static void pick_columns(struct sp_flame *f, struct sp_profile *p)
+static void pick_columns(struct sp_flame *f, struct sp_profile *p, uint32_t event)
 {
 	int n = sp_profile_nvalues(p);
 	f->ncols = n < 1 ? 1 : n;
+	f->col = 0;
 	if (n == 2 && !strcmp(sp_profile_value_name(p, 0), "a") && !strcmp(sp_profile_value_name(p, 1), "b")) {
 		f->diff = 1;
-		return;
+	} else {
+		for (int i = 0; i < n; i++) {
+			const char *name = sp_profile_value_name(p, i);
+			if (f->o.weight ? !strcmp(name, f->o.weight) : !strcmp(name, "period"))
+				f->col = i;
+		}
 	}
-	f->col = 0;
-	for (int i = 0; i < n; i++) {
-		const char *name = sp_profile_value_name(p, i);
-		if (f->o.weight ? !strcmp(name, f->o.weight) : !strcmp(name, "period"))
-			f->col = i;
-	}
+	snprintf(f->unit, sizeof f->unit, "%s", n ? sp_value_unit(p, f->col, event) : "samples");
 }
+
+const char *sp_flame_unit(const struct sp_flame *f) { return f->unit[0] ? f->unit : "samples"; }
 
 
 static int flame_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err)
 {
 	struct sp_flame *f = (struct sp_flame *)s;
 	if (f->ncols < 0)
-		pick_columns(f, p);
+		pick_columns(f, p, smp->event);
 	double a, b;
 	if (f->diff) {
 		a = smp->values[0];
@@ -602,7 +606,7 @@ static void emit(struct sp_flame *f)
 void sp_flame_finish(struct sp_flame *f)
 {
 	if (f->ncols < 0)
-		pick_columns(f, f->p);
+		pick_columns(f, f->p, 0);
 	new_tnode(f, 0, intern_name(f, "all", 3, SP_KIND_SYNTHETIC), SP_KIND_SYNTHETIC);
 	if (f->o.flamechart) {
 		build_chart(f);

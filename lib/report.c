@@ -246,6 +246,16 @@ static const char *thread_name(struct sp_agg *a, uint32_t t)
 	return t ? sp_str(a->p, sp_thread_get(a->p, t)->name) : "";
 }
 
+/* A table cell: time as ms or s, a count as a plain number (the heading
+ * line says "samples"). */
+static void add_cell(struct sp_buf *b, double v, const char *unit)
+{
+	if (sp_unit_is_time(unit))
+		sp_buf_addvalue(b, v, unit);
+	else
+		sp_buf_addnum(b, v);
+}
+
 static void top_table(struct sp_agg *a, const struct sp_report_opts *o, uint32_t thread, struct sp_buf *b,
 		      int first)
 {
@@ -260,13 +270,13 @@ static void top_table(struct sp_agg *a, const struct sp_report_opts *o, uint32_t
 		if (thread != UINT32_MAX)
 			sp_buf_addf(b, "%sthread %s\n", first ? "" : "\n", thread ? thread_name(a, thread) : "(none)");
 		buf_adds(b, "total ");
-		sp_buf_addnum(b, fs.total[0]);
-		sp_buf_addf(b, " %s, %zu functions\n", unit, fs.n);
+		sp_buf_addvalue(b, fs.total[0], unit);
+		sp_buf_addf(b, ", %zu functions\n", fs.n);
 		sp_buf_addf(b, "%8s %12s %8s %12s  %s\n", "self%", "self", "total%", "total", "function");
 		for (size_t i = 0; i < rows; i++) {
 			struct sp_buf n1 = SP_BUF_INIT, n2 = SP_BUF_INIT;
-			sp_buf_addnum(&n1, fs.f[i].self[0]);
-			sp_buf_addnum(&n2, fs.f[i].total[0]);
+			add_cell(&n1, fs.f[i].self[0], unit);
+			add_cell(&n2, fs.f[i].total[0], unit);
 			sp_buf_addf(b, "%7.2f%% %12s %7.2f%% %12s  %s\n", pct(fs.f[i].self[0], fs.total[0]),
 				    sp_buf_cstr(&n1), pct(fs.f[i].total[0], fs.total[0]), sp_buf_cstr(&n2),
 				    sp_str(a->p, fs.f[i].name));
@@ -454,8 +464,8 @@ int sp_report_tree(struct sp_agg *a, const struct sp_report_opts *o, FILE *out, 
 	int first = 1;
 	if (o->format == SP_REPORT_TEXT) {
 		buf_adds(&b, "total ");
-		sp_buf_addnum(&b, total);
-		sp_buf_addf(&b, " %s\n%8s %8s  %s\n", o->unit ? o->unit : "samples", "total%", "self%", "stack");
+		sp_buf_addvalue(&b, total, o->unit ? o->unit : "samples");
+		sp_buf_addf(&b, "\n%8s %8s  %s\n", "total%", "self%", "stack");
 	} else if (o->format == SP_REPORT_TSV) {
 		buf_adds(&b, "depth\ttotal\ttotal_pct\tself\tself_pct\tfunction\n");
 	} else {
@@ -530,10 +540,10 @@ int sp_report_diff(struct sp_agg *a, const struct sp_report_opts *o, FILE *out, 
 	const char *unit = o->unit ? o->unit : "samples";
 	if (o->format == SP_REPORT_TEXT) {
 		buf_adds(&b, "a: ");
-		sp_buf_addnum(&b, fs.total[0]);
-		sp_buf_addf(&b, " %s, b: ", unit);
-		sp_buf_addnum(&b, fs.total[1]);
-		sp_buf_addf(&b, " %s; shares in percent, changes in percentage points (b - a)\n", unit);
+		sp_buf_addvalue(&b, fs.total[0], unit);
+		buf_adds(&b, ", b: ");
+		sp_buf_addvalue(&b, fs.total[1], o->unit_b ? o->unit_b : unit);
+		buf_adds(&b, "; shares in percent, changes in percentage points (b - a)\n");
 		sp_buf_addf(&b, "%8s %8s %8s %8s %8s %8s  %s\n", "self a", "self b", "change", "total a", "total b",
 			    "change", "function");
 	} else if (o->format == SP_REPORT_TSV) {

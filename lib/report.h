@@ -36,7 +36,8 @@ struct sp_report_opts {
 	int sort_total;      /* order by total instead of self */
 	int per_thread;      /* one table per thread name */
 	double min_share;    /* --tree: prune below this percentage */
-	const char *unit;    /* "samples", "period", ... for headings */
+	const char *unit;    /* sp_value_unit of the column: "samples", "ns" (shown as ms/s), ... */
+	const char *unit_b;  /* pdiff --report: b's, when it differs from a's */
 };
 
 /* Top functions by self and total (column 0).  Returns 0 or -1 (write

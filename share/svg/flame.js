@@ -85,6 +85,13 @@
 		ip = ip.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 		return (v < 0 ? "-" : "") + ip + fp;
 	}
+	/* A value with its unit: time ("ns" in the data) as ms or s, counts
+	 * as "14 samples", the same words as preport and pdiff --report. */
+	function val(v) {
+		if (D.unit !== "ns") return fmt(v) + " " + D.unit;
+		var x = v / D.scale * D.factor, a = Math.abs(x);
+		return a >= 1e9 ? (x / 1e9).toFixed(2) + " s" : (x / 1e6).toFixed(2) + " ms";
+	}
 	function pct(a, b) { return b > 0 ? (100 * a / b).toFixed(2) + "%" : "-"; }
 	function fit(i, px) {
 		var c = Math.floor(px / (D.fs * D.fw)), t = D.names[name[i]];
@@ -95,12 +102,12 @@
 	function detail(i) {
 		var t;
 		if (!D.diff) {
-			t = fmt(w[i]) + " " + D.unit + ", " + pct(w[i], w[0]);
+			t = val(w[i]) + ", " + pct(w[i], w[0]);
 		} else {
 			var after = D.removed ? other[i] : w[i], before = D.removed ? w[i] : other[i];
 			var tot = D.removed ? other[0] : w[0], ch = after - before;
-			t = fmt(after) + " " + D.unit + ", " + pct(after, tot) + "; before " + fmt(before) +
-				", change " + (ch > 0 ? "+" : "") + fmt(ch) +
+			t = val(after) + ", " + pct(after, tot) + "; before " + val(before) +
+				", change " + (ch > 0 ? "+" : "") + val(ch) +
 				(before > 0 ? " (" + (ch > 0 ? "+" : "") + pct(ch, before) + ")" : after > 0 ? " (new)" : "");
 		}
 		if (zoomed && i) t += "; " + pct(w[i], w[zoomed]) + " of zoomed";

@@ -73,6 +73,11 @@ function share(lines, re, prefix = []) {
 	const narrow = render('narrow', 'a;big 100000\na;mid 1000\na;mid;small 5\na;mid;small;tiny 5\n');
 	const slivers = render('slivers', 'a;k1 5000\na;k2 8\na;k3 5000\n');
 	const rec = render('rec', 'main;a;b;a;b 10\nmain;a 5\nmain;c 5\n');
+	// perf script of cpu-clock (the demo's real recording): its period is
+	// time, shown as ms/s in tooltips, the details bar and the flame chart.
+	const demo = path.join(__dirname, '../../share/demo/perf-demo.txt.gz');
+	const timed = render('timed', { file: demo });
+	const chart = render('chart', { file: demo }, ['--flamechart']);
 	const diffIn = path.join(conf, 'inferno/svg-differential/input.folded');
 	const diff = render('diff', { file: diffIn });
 	const evilNames = [
@@ -242,6 +247,16 @@ function share(lines, re, prefix = []) {
 		st = await state();
 		check('clicking a sliver zooms to it', st.zoomed === s2, JSON.stringify(st));
 
+		// ---- units: time as ms/s, not a period sum called samples ----
+		for (const [what, file] of [['flame graph', timed], ['flame chart', chart]]) {
+			await open(file);
+			r = await rectOf(1);
+			await page.mouse.move(r.x, r.y);
+			const dt = await text('details');
+			check(`${what} of a cpu-clock recording: the details bar shows time (ms or s), not samples`,
+				/\([\d,]+\.\d\d (ms|s), [\d.]+%/.test(dt) && !/samples/.test(dt), dt);
+		}
+
 		// ---- recursion is counted once ----
 		await open(rec);
 		await page.evaluate(() => spflame.api.search('^a$'));
@@ -257,7 +272,7 @@ function share(lines, re, prefix = []) {
 		r = await rectOf(1);
 		await page.mouse.move(r.x, r.y);
 		const dd = await text('details');
-		check('a differential tooltip shows both values and the change', /samples, [\d.]+%; before \d+, change [-+]?\d/.test(dd), dd);
+		check('a differential tooltip shows both values and the change', /samples, [\d.]+%; before \d+ samples, change [-+]?\d+ samples/.test(dd), dd);
 
 		// ---- hostile names execute nothing and render as text ----
 		dialogs = [];
