@@ -238,14 +238,18 @@ static const char *find(const char *h, size_t n, const char *needle, size_t k)
 }
 
 /* Does the module name a kernel image?  (stackcollapse-perf.pl:
- * $mod =~ m/(^\[|vmlinux$)/ && $mod !~ /unknown/) */
+ * $mod =~ m/(^\[|vmlinux$)/ && $mod !~ /unknown/; and, as inferno, a
+ * debug image named vmlinux-VERSION: /usr/lib/debug/boot/vmlinux-6.1.0-26-amd64) */
 static int mod_is_kernel(const char *m, size_t n)
 {
 	if (!n)
 		return 0;
 	if (find(m, n, "unknown", 7))
 		return 0;
-	return m[0] == '[' || (n >= 7 && !memcmp(m + n - 7, "vmlinux", 7));
+	const char *b = memrchr(m, '/', n);
+	b = b ? b + 1 : m;
+	size_t bn = (size_t)(m + n - b);
+	return m[0] == '[' || (n >= 7 && !memcmp(m + n - 7, "vmlinux", 7)) || (bn > 8 && !memcmp(b, "vmlinux-", 8));
 }
 
 /* m:/tmp/perf-\d+\.map: (perf map files), and perf inject --jit's
@@ -290,9 +294,28 @@ static void tidy_name(struct perf_state *st, const char *f, size_t n, struct sp_
 	size_t end = n;
 	if (!go) {
 		/* perl: everything from the first '(' that does not open
-		 * "(anonymous namespace)" is dropped. */
+		 * "(anonymous namespace)" is dropped.  Like inferno, a '('
+		 * inside template arguments ("std::function<int (int, int)>"),
+		 * a lambda's "{lambda(int, int)#1}" and the one of "operator()"
+		 * are part of the name, as pcollect names them. */
+		int depth = 0;
 		for (size_t i = 0; i < n; i++) {
-			if (f[i] != '(')
+			if (n - i >= 8 && !memcmp(f + i, "operator", 8) &&
+			    (i == 0 || f[i - 1] == ':' || f[i - 1] == ' ')) {
+				i += 8;
+				if (n - i >= 2 && f[i] == '(' && f[i + 1] == ')')
+					i += 1;
+				else
+					while (i < n && strchr("<>=!+-*/%^&|~[],", f[i]))
+						i++;
+				i--;
+				continue;
+			}
+			if (f[i] == '<' || f[i] == '{')
+				depth++;
+			else if ((f[i] == '>' || f[i] == '}') && depth > 0)
+				depth--;
+			if (f[i] != '(' || depth > 0)
 				continue;
 			if (n - i - 1 >= 20 && !memcmp(f + i + 1, "anonymous namespace)", 20))
 				continue;
@@ -308,6 +331,9 @@ static void tidy_name(struct perf_state *st, const char *f, size_t n, struct sp_
 			continue;
 		sp_buf_addc(out, c);
 	}
+	/* Rust legacy names perf printed half-demangled, repaired as inferno
+	 * does (stackcollapse-perf.pl keeps them). */
+	out->len = sp_rust_tidy(out->p ? out->p : (char *)"", out->len);
 	/* Java: Lorg/mozilla/...;.call -> org/mozilla/...:.call */
 	if (st->java && out->len && out->p[0] == 'L' && memchr(out->p, '/', out->len)) {
 		memmove(out->p, out->p + 1, out->len - 1);

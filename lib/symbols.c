@@ -344,6 +344,8 @@ static uint32_t intern_name(struct sp_symbols *s, const char *name)
 		return sp_str_intern(s->p, name, strlen(name));
 	}
 	size_t n = strlen(d);
+	n = sp_rust_tidy(d, n); /* Rust legacy names: <a::B>::f, no hash */
+	d[n] = 0;
 	const char *c;
 	while (n && d[n - 1] == ']' && (c = memmem(d, n, " [clone ", 8)))
 		n = (size_t)(c - d);

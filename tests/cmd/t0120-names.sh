@@ -173,3 +173,38 @@ if [ $have_perf = 1 ]; then
 	pfold -b --weight=count "$T/fp.txt" | psvg --weight samples > "$T/o" 2>/dev/null
 	expect_grep "4: psvg --weight samples of a stream: samples" 'unit:"samples"' "$T/o"
 else skip "4: units" "$why"; fi
+
+# --- item 8: take the better peer.  C++ names with parentheses inside
+# template arguments and lambdas (stackcollapse-perf.pl cuts them at the first
+# '('), the same in perf script input and in pcollect's stream.
+if command -v g++ > /dev/null && g++ -O0 -g -fno-omit-frame-pointer -o "$T/cxx" "$SP_TOP/tests/progs/t11-cxxfn.cpp" 2> "$T/cc.err"; then
+	w1=';main;std::function<int (int, int)>::operator();std::_Function_handler<int (int, int), main::{lambda(int, int)#1}>::_M_invoke;'
+	w2=';main::{lambda(int, int)#1}::operator();spin '
+	cxx_names() { # NAME FILE: both fixed strings on one line
+		if grep -F -- "$w1" "$2" | grep -qF -- "$w2"; then ok "$1"; else
+			notok "$1"; grep -F ';spin ' "$2" | head -2 | cut -c1-300 | sed 's/^/  /'; fi
+	}
+	if [ $have_perf = 1 ] && perf record -e cpu-clock -F 999 -g -o "$T/cx.data" "$T/cxx" 0.3 > /dev/null 2>&1; then
+		perf script -i "$T/cx.data" 2>/dev/null | pfold > "$T/o" 2>/dev/null
+		cxx_names "8: perf script: std::function<int (int, int)>::operator() and the lambda keep their names" "$T/o"
+	else skip "8: C++ names from perf" "${why:-perf record failed}"; fi
+	if [ $have_pc = 1 ]; then
+		pcollect -F 499 -o "$T/cx.sp" -- "$T/cxx" 0.3 > /dev/null 2>&1
+		pfold "$T/cx.sp" > "$T/o" 2>/dev/null
+		cxx_names "8: pcollect: the same names" "$T/o"
+	else skip "8: C++ names from pcollect" "$pcwhy"; fi
+else skip "8: C++ names" "g++ cannot build tests/progs/t11-cxxfn.cpp: $(head -1 "$T/cc.err" 2>/dev/null)"; fi
+# Rust legacy names as perf prints them (lines of the peers' dcpu fixture;
+# no Rust toolchain here), and a kernel debug image named vmlinux-VERSION.
+cat > "$T/rs.txt" <<'X'
+emulator  4152 [001] 1.000000:    1000 cpu-clock: 
+	    55b0 _$LT$core..str..Chars$LT$$u27$a$GT$$u20$as$u20$core..iter..iterator..Iterator$GT$::next::h3192360e451206ea+0x10 (/home/u/emulator)
+	    55a0 log::set_logger::_$u7b$$u7b$closure$u7d$$u7d$::hcb7821323b596727+0x5 (/home/u/emulator)
+	    5590 _$LT$std..collections..hash..map..HashMap$LT$K$C$$u20$V$C$$u20$S$GT$$u20$as$u20$core..iter..traits..Extend$LT$$LP$K$C$$u20$V$RP$$GT$$GT$::extend::h0c6331f8890ff8d7+0x1 (/home/u/emulator)
+	    5580 emulator::main::hc2aaa9b4591a10c7+0x9 (/home/u/emulator)
+	ffffffff81000010 do_syscall_64+0x10 (/usr/lib/debug/boot/vmlinux-6.1.0-26-amd64)
+
+X
+pfold --kernel "$T/rs.txt" > "$T/o" 2>&1
+printf '%s\n' "emulator;do_syscall_64_[k];emulator::main;<std::collections::hash::map::HashMap<K, V, S> as core::iter::traits::Extend<(K, V)>>::extend;log::set_logger::_{{closure}};<core::str::Chars<'a> as core::iter::iterator::Iterator>::next 1000" > "$T/w"
+expect_eq "8: Rust half-demangled names repaired as inferno does; vmlinux-VERSION is kernel (_[k])" "$T/w" "$T/o"
