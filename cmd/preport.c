@@ -17,6 +17,7 @@ static const char synopsis[] =
 	"      --sort=self|total   order of the rows (default self)\n"
 	"      --per-thread        one table per thread name (--tree: threads as roots)\n"
 	"      --tree              the call tree, root first, with total and self shares\n"
+	"      --lines             functions \"func (file:line)\" when the input has source lines\n"
 	"      --min-share=PCT     --tree: leave out subtrees below PCT percent (default 1)\n"
 	"      --format=FMT        text (default), tsv or json\n"
 	"      --weight=NAME       value column to count (default: period when present, else\n"
@@ -57,12 +58,13 @@ static int r_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sam
 
 static int cmd_preport(int argc, char **argv)
 {
-	enum { O_SORT = 256, O_PER_THREAD, O_TREE, O_MINSHARE, O_FORMAT, O_WEIGHT };
+	enum { O_SORT = 256, O_PER_THREAD, O_TREE, O_MINSHARE, O_FORMAT, O_WEIGHT, O_LINES };
 	static const struct option longopts[] = {
 		{ "top", required_argument, NULL, 'n' },
 		{ "sort", required_argument, NULL, O_SORT },
 		{ "per-thread", no_argument, NULL, O_PER_THREAD },
 		{ "tree", no_argument, NULL, O_TREE },
+		{ "lines", no_argument, NULL, O_LINES },
 		{ "min-share", required_argument, NULL, O_MINSHARE },
 		{ "format", required_argument, NULL, O_FORMAT },
 		{ "weight", required_argument, NULL, O_WEIGHT },
@@ -82,7 +84,7 @@ static int cmd_preport(int argc, char **argv)
 	struct rsink r;
 	memset(&r, 0, sizeof r);
 	r.sink.sample = r_sample;
-	int tree = 0;
+	int tree = 0, lines = 0;
 	unsigned long u;
 	char *end;
 	int c;
@@ -103,6 +105,7 @@ static int cmd_preport(int argc, char **argv)
 			break;
 		case O_PER_THREAD: o.per_thread = 1; break;
 		case O_TREE: tree = 1; break;
+		case O_LINES: lines = 1; break;
 		case O_MINSHARE:
 			o.min_share = strtod(optarg, &end);
 			if (end == optarg || *end || !(o.min_share >= 0 && o.min_share <= 100))
@@ -137,6 +140,7 @@ static int cmd_preport(int argc, char **argv)
 		nfiles = 1;
 	struct sp_profile *p = sp_profile_new();
 	r.agg = sp_agg_new(p, 1);
+	sp_agg_set_lines(r.agg, lines);
 	struct sp_err err;
 	int rc = SP_EXIT_OK;
 	FILE *out = stdout;

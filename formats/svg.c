@@ -1142,7 +1142,36 @@ int sp_svg_write(FILE *out, const struct sp_flame *f, const struct sp_svg_opts *
 			sp_buf_addc(&b, '\n');
 		js_str(&b, nm.text.p + nm.off[order[t]], nm.len[order[t]]);
 	}
-	sp_buf_adds(&b, "],\ncolours:\"");
+	sp_buf_adds(&b, "],\n");
+	{
+		/* Where each name's frames are (file:line), when the input has
+		 * source lines: shown in the tooltip and the details line. */
+		struct sp_buf src = SP_BUF_INIT, cl = SP_BUF_INIT;
+		int any = 0;
+		for (size_t t = 0; t < nnames && !any; t++) {
+			sp_buf_reset(&src);
+			sp_flame_name_source(f, order[t], &src);
+			any = src.len > 0;
+		}
+		if (any) {
+			sp_buf_adds(&b, "srcs:[");
+			for (size_t t = 0; t < nnames; t++) {
+				if (t)
+					sp_buf_addc(&b, ',');
+				if (t && !(t % 16))
+					sp_buf_addc(&b, '\n');
+				sp_buf_reset(&src);
+				sp_buf_reset(&cl);
+				sp_flame_name_source(f, order[t], &src);
+				clean(src.p ? src.p : "", src.len, &cl);
+				js_str(&b, cl.p ? cl.p : "", cl.len);
+			}
+			sp_buf_adds(&b, "],\n");
+		}
+		sp_buf_release(&src);
+		sp_buf_release(&cl);
+	}
+	sp_buf_adds(&b, "colours:\"");
 	for (size_t t = 0; t < nnames; t++) {
 		put_hex_colour(&b, colour[order[t]]);
 		memmove(b.p + b.len - 7, b.p + b.len - 6, 6); /* no '#' */

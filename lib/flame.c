@@ -55,6 +55,11 @@ struct sp_flame {
 	size_t *nlens;
 	uint8_t *nkinds;
 	size_t nnames, capnames;
+	/* Per name: the source of its frames, file string id and line; a line
+	 * of UINT32_MAX when frames of the name have different lines, a file
+	 * of UINT32_MAX when they are in different files. */
+	uint32_t *sfile, *sline;
+	size_t capsrc;
 
 	struct tnode *t;
 	size_t nt, capt;
@@ -108,6 +113,8 @@ void sp_flame_free(struct sp_flame *f)
 	free(f->nodes);
 	free(f->frames);
 	sp_buf_release(&f->tmp);
+	free(f->sfile);
+	free(f->sline);
 	free(f);
 }
 
@@ -154,6 +161,21 @@ static void pick_columns(struct sp_flame *f, struct sp_profile *p, uint32_t even
 }
 
 const char *sp_flame_unit(const struct sp_flame *f) { return f->unit[0] ? f->unit : "samples"; }
+
+void sp_flame_name_source(const struct sp_flame *f, uint32_t name, struct sp_buf *out)
+{
+	if (name >= f->capsrc || !f->sfile[name])
+		return;
+	if (f->sfile[name] == UINT32_MAX) {
+		sp_buf_adds(out, "several files");
+		return;
+	}
+	sp_buf_adds(out, sp_str(f->p, f->sfile[name]));
+	if (f->sline[name] == UINT32_MAX)
+		sp_buf_adds(out, ", several lines");
+	else if (f->sline[name])
+		sp_buf_addf(out, ":%u", f->sline[name]);
+}
 
 
 static int flame_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err)
@@ -266,6 +288,28 @@ static uint32_t frame_name(struct sp_flame *f, uint32_t frame, uint8_t *kind)
 	uint32_t id = intern_name(f, b->p ? b->p : "", b->len, k);
 	f->fname[frame] = id + 1;
 	f->fkind[frame] = k;
+	const struct sp_frame *fr = sp_frame_get(f->p, frame);
+	if (fr->file && fr->kind != SP_KIND_PYTHON) { /* a Python frame's name says it already */
+		if (id >= f->capsrc) {
+			size_t n = f->capsrc ? f->capsrc : 256;
+			while (n <= id)
+				n *= 2;
+			f->sfile = sp_xrealloc(f->sfile, n * sizeof *f->sfile);
+			f->sline = sp_xrealloc(f->sline, n * sizeof *f->sline);
+			memset(f->sfile + f->capsrc, 0, (n - f->capsrc) * sizeof *f->sfile);
+			memset(f->sline + f->capsrc, 0, (n - f->capsrc) * sizeof *f->sline);
+			f->capsrc = n;
+		}
+		if (!f->sfile[id]) {
+			f->sfile[id] = fr->file;
+			f->sline[id] = fr->line;
+		} else {
+			if (f->sfile[id] != fr->file)
+				f->sfile[id] = UINT32_MAX;
+			if (f->sline[id] != fr->line)
+				f->sline[id] = UINT32_MAX;
+		}
+	}
 	*kind = k;
 	return id;
 }

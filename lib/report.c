@@ -23,7 +23,10 @@ struct sp_agg {
 	double *vals;
 	size_t n, cap;
 	double total[2];
+	int lines; /* function names with " (file:line)" */
 };
+
+void sp_agg_set_lines(struct sp_agg *a, int lines) { a->lines = lines; }
 
 struct sp_agg *sp_agg_new(struct sp_profile *p, int ncols)
 {
@@ -103,7 +106,7 @@ struct fstats {
 	double total[2];
 };
 
-static uint32_t display_name(struct sp_profile *p, uint32_t frame, uint32_t **memo, size_t *nmemo,
+static uint32_t display_name(struct sp_profile *p, int lines, uint32_t frame, uint32_t **memo, size_t *nmemo,
 			     struct sp_buf *b)
 {
 	if (frame >= *nmemo) {
@@ -117,7 +120,7 @@ static uint32_t display_name(struct sp_profile *p, uint32_t frame, uint32_t **me
 	if (!(*memo)[frame]) {
 		struct sp_fold_opts fo = { SP_LABEL_NONE, 0, 0, NULL };
 		sp_buf_reset(b);
-		sp_fold_frame_name(p, frame, &fo, b);
+		sp_fold_frame_name_lines(p, frame, &fo, lines, b);
 		uint32_t s = sp_str_intern(p, b->p ? b->p : "", b->len);
 		(*memo)[frame] = s + 1;
 	}
@@ -157,7 +160,7 @@ static void compute(struct sp_agg *a, uint32_t thread, struct fstats *fs)
 			fs->total[c] += v[c];
 		uint32_t d = sp_node_frames(a->p, node, &frames, &capf);
 		for (uint32_t j = 0; j < d; j++) {
-			struct fstat *f = fstat_get(fs, display_name(a->p, frames[j], &memo, &nmemo, &b));
+			struct fstat *f = fstat_get(fs, display_name(a->p, a->lines, frames[j], &memo, &nmemo, &b));
 			if (f->seen != i + 1) {
 				f->seen = (uint32_t)(i + 1);
 				for (int c = 0; c < a->ncols; c++)
@@ -455,7 +458,7 @@ int sp_report_tree(struct sp_agg *a, const struct sp_report_opts *o, FILE *out, 
 		}
 		uint32_t d = sp_node_frames(a->p, node, &frames, &capf);
 		for (uint32_t j = 0; j < d; j++) {
-			cur = tree_child(&t, cur, display_name(a->p, frames[j], &memo, &nmemo, &b));
+			cur = tree_child(&t, cur, display_name(a->p, a->lines, frames[j], &memo, &nmemo, &b));
 			t.v[cur].total += v[0];
 		}
 		t.v[cur].self += v[0];

@@ -113,7 +113,9 @@
 		if (zoomed && i) t += "; " + pct(w[i], w[zoomed]) + " of zoomed";
 		return t;
 	}
-	function info(i) { return (i ? D.names[name[i]] : "all") + " (" + detail(i) + ")"; }
+	/* " at file.c:12" when the input has source lines */
+	function src(i) { var s = i && D.srcs ? D.srcs[name[i]] : ""; return s ? " at " + s : ""; }
+	function info(i) { return (i ? D.names[name[i]] : "all") + src(i) + " (" + detail(i) + ")"; }
 	function colour(i) {
 		if (match && i && match[name[i]]) return D.sc;
 		if (!D.diff) return "#" + D.colours.substr(6 * name[i], 6);
@@ -406,6 +408,7 @@
 		var lines = [], nm = i ? D.names[name[i]] : "all", per = Math.max(20, Math.floor(D.W * 0.6 / 6.5)), k;
 		for (k = 0; k < nm.length && lines.length < 8; k += per) lines.push(nm.slice(k, k + per));
 		if (k < nm.length) lines[lines.length - 1] += "\u2026";
+		if (src(i)) lines.push(src(i).slice(1).slice(0, per * 2));
 		lines.push(detail(i));
 		while (tip.childNodes.length > 1) tip.removeChild(tip.lastChild);
 		var lh = 13, wmax = 0;

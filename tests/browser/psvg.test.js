@@ -78,6 +78,11 @@ function share(lines, re, prefix = []) {
 	const demo = path.join(__dirname, '../../share/demo/perf-demo.txt.gz');
 	const timed = render('timed', { file: demo });
 	const chart = render('chart', { file: demo }, ['--flamechart']);
+	// frames with source lines (speedscope JSON with file and line, as from a
+	// pcollect --lines stream): file:line in the details bar and the tooltip
+	const pysrc = render('pysrc', JSON.stringify({ $schema: 'https://www.speedscope.app/file-format-schema.json',
+		shared: { frames: [{ name: 'main', file: 'app.c', line: 10 }, { name: 'work', file: 'app.c', line: 20 }, { name: 'work', file: 'app.c', line: 21 }] },
+		profiles: [{ type: 'sampled', name: 't', unit: 'none', startValue: 0, endValue: 8, samples: [[0, 1], [0, 2]], weights: [5, 3] }] }));
 	const diffIn = path.join(conf, 'inferno/svg-differential/input.folded');
 	const diff = render('diff', { file: diffIn });
 	const evilNames = [
@@ -256,6 +261,21 @@ function share(lines, re, prefix = []) {
 			check(`${what} of a cpu-clock recording: the details bar shows time (ms or s), not samples`,
 				/\([\d,]+\.\d\d (ms|s), [\d.]+%/.test(dt) && !/samples/.test(dt), dt);
 		}
+
+		// ---- source lines ----
+		await open(pysrc);
+		const iw = await page.evaluate(() => spflame.api.find('work'));
+		r = await rectOf(iw);
+		await page.mouse.move(r.x, r.y);
+		const dsrc = await text('details');
+		const tipText = await page.evaluate(() => [...document.querySelectorAll('#tip text')].map((e) => e.textContent).join(' | '));
+		check('a frame with source lines shows where it is in the details bar and the tooltip',
+			/^Function: work at app\.c, several lines \(8 samples, 100\.00%/.test(dsrc) && /app\.c, several lines/.test(tipText), `${dsrc} / ${tipText}`);
+		const im = await page.evaluate(() => spflame.api.find('main'));
+		r = await rectOf(im);
+		await page.mouse.move(r.x, r.y);
+		const dmod = await text('details');
+		check('... and one line when all its frames agree', /^Function: main at app\.c:10 \(/.test(dmod), dmod);
 
 		// ---- recursion is counted once ----
 		await open(rec);

@@ -208,3 +208,21 @@ X
 pfold --kernel "$T/rs.txt" > "$T/o" 2>&1
 printf '%s\n' "emulator;do_syscall_64_[k];emulator::main;<std::collections::hash::map::HashMap<K, V, S> as core::iter::traits::Extend<(K, V)>>::extend;log::set_logger::_{{closure}};<core::str::Chars<'a> as core::iter::iterator::Iterator>::next 1000" > "$T/w"
 expect_eq "8: Rust half-demangled names repaired as inferno does; vmlinux-VERSION is kernel (_[k])" "$T/w" "$T/o"
+
+# --- item 3: the source lines pcollect --lines records are seen in pfold
+# --lines, preport --lines and psvg's tooltips and details bar.
+if [ -x "$T/cxx" ] && [ $have_pc = 1 ]; then
+	pcollect --lines -F 499 -o "$T/ln.sp" -- "$T/cxx" 0.3 > /dev/null 2>&1
+	pfold --lines "$T/ln.sp" > "$T/o" 2>/dev/null
+	expect_grep "3: pfold --lines: frames 'func (file:line)'" ';main \([^;]*t11-cxxfn\.cpp:[0-9]+\);.*;spin \([^;]*t11-cxxfn\.cpp:[0-9]+\) [0-9]+$' "$T/o"
+	pfold "$T/ln.sp" > "$T/o2" 2>/dev/null
+	if grep -q 'cpp:[0-9]' "$T/o2"; then notok "3: without --lines, names only"; else ok "3: without --lines, names only"; fi
+	d=$(awk '{sub(/ [0-9.]+$/, ""); print}' "$T/o2" | sort | uniq -d | wc -l)
+	[ "$d" = 0 ] && ok "3: ... and frames that differ only in their line add up (no duplicate stacks)" || notok "3: $d duplicate stacks without --lines"
+	preport --lines "$T/ln.sp" > "$T/o" 2>&1
+	expect_grep "3: preport --lines: one row per line of a function" '  spin \([^)]*t11-cxxfn\.cpp:[0-9]+\)$' "$T/o"
+	psvg "$T/ln.sp" | tr -d '\n' > "$T/o" 2>&1
+	expect_grep "3: psvg: the data has each name's source for tooltips and details" 'srcs:\[[^]]*"[^"]*t11-cxxfn\.cpp(:[0-9]+|, several lines)"' "$T/o"
+	psvg "$T/cx.sp" > "$T/o" 2>&1
+	if grep -q 'srcs:' "$T/o"; then notok "3: psvg of a stream without lines has no sources"; else ok "3: psvg of a stream without lines has no sources"; fi
+else skip "3: --lines" "${pcwhy:-g++ did not build tests/progs/t11-cxxfn.cpp}"; fi
