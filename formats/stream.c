@@ -525,6 +525,63 @@ static int ref(struct reader *r, struct rmap *m, uint64_t id, const char *what, 
 	return 0;
 }
 
+/* Columns of a later stream that differ from the earlier input's are matched
+ * by meaning, so mixed inputs work in any order:
+ *  - after folded text (one "samples" column that holds what pfold printed:
+ *    the period by default), the stream's weight column (period) fills it,
+ *    as folded text read after a stream fills every column;
+ *  - otherwise a column of the same name, else of the same unit (a count is
+ *    a count, time is time: speedscope's "ns" takes perf's cpu-clock period).
+ * Every earlier column must be filled; the stream's other columns are not
+ * read.  Returns 1 when every column found its source. */
+static int reconcile(struct reader *r, int n, const char *const *names, const char *units, const size_t *uat)
+{
+	int pn = sp_profile_nvalues(r->p);
+	for (int i = 0; i < n; i++)
+		r->colmap[i] = -1;
+	const char *u[SP_MAX_VALUES];
+	for (int i = 0; i < n; i++) {
+		if (units) {
+			u[i] = units + uat[i];
+		} else if (!strcmp(names[i], "period")) {
+			const char *ev = sp_meta_find(r->p, "event");
+			u[i] = ev && (!strncmp(ev, "cpu-clock", 9) || !strncmp(ev, "task-clock", 10)) ? "ns" : "events";
+		} else {
+			u[i] = !strcmp(names[i], "samples") || !strcmp(names[i], "count") ? "samples"
+			       : !strcmp(names[i], "ns") || (strlen(names[i]) > 3 && !strcmp(names[i] + strlen(names[i]) - 3, "-ns")) ? "ns"
+			       : names[i];
+		}
+	}
+	if (pn == 1 && !strcmp(sp_profile_value_name(r->p, 0), "samples")) {
+		int w = -1;
+		for (int i = 0; i < n; i++)
+			if (!strcmp(names[i], "period"))
+				w = i;
+		for (int i = 0; i < n && w < 0; i++)
+			if (!strcmp(names[i], "samples"))
+				w = i;
+		if (w >= 0) {
+			r->colmap[w] = 0;
+			return 1;
+		}
+	}
+	for (int j = 0; j < pn; j++) {
+		const char *pname = sp_profile_value_name(r->p, j);
+		const char *punit = sp_value_unit(r->p, j, 0);
+		int src = -1;
+		for (int i = 0; i < n && src < 0; i++)
+			if (r->colmap[i] < 0 && !strcmp(names[i], pname))
+				src = i;
+		for (int i = 0; i < n && src < 0; i++)
+			if (r->colmap[i] < 0 && !strcmp(u[i], punit))
+				src = i;
+		if (src < 0)
+			return 0;
+		r->colmap[src] = j;
+	}
+	return 1;
+}
+
 static int read_header(struct reader *r)
 {
 	uint64_t version = cv(r), flags = cv(r), n = cv(r);
@@ -607,6 +664,8 @@ static int read_header(struct reader *r)
 		if (r->colmap[i] < 0)
 			same = 0;
 	}
+	if (!same && !set)
+		same = reconcile(r, (int)n, names, have_units ? nb.p : NULL, uat);
 	if (!same) {
 		struct sp_buf a = SP_BUF_INIT, b = SP_BUF_INIT;
 		for (uint64_t i = 0; i < n; i++)

@@ -91,13 +91,24 @@ static int read_side(struct dsink *d, struct sp_source *src, const struct sp_dif
 	return 0;
 }
 
-static struct sp_filter *strip_hex_filter(struct sp_profile *p, struct sp_err *err)
+/* Names are compared after the rewrites asked for: -s strips hex numbers;
+ * unless --keep-suffixes, the suffixes of compiler clones go (gcc's
+ * .constprop.N .isra.N .part.N .cold .lto_priv.N), so a function compares
+ * with itself whichever copy a build or a tool names. */
+static struct sp_filter *name_filter(struct sp_profile *p, int strip_hex, int keep_suffixes, struct sp_err *err)
 {
-	static const char *const prog[] = { "s/0x[0-9a-fA-F]+/0x.../g" };
+	const char *prog[2];
+	size_t n = 0;
+	if (strip_hex)
+		prog[n++] = "s/0x[0-9a-fA-F]+/0x.../g";
+	if (!keep_suffixes)
+		prog[n++] = "s/\\.(constprop|isra|part|lto_priv|cold)(\\.[0-9]+)?//g";
+	if (!n)
+		return NULL;
 	struct sp_filter_opts fo;
 	memset(&fo, 0, sizeof fo);
 	fo.replace = prog;
-	fo.nreplace = 1;
+	fo.nreplace = n;
 	fo.pid = fo.tid = -1;
 	return sp_filter_new(p, &fo, err);
 }
@@ -165,7 +176,7 @@ int sp_diff_run(const struct sp_diff_opts *o, char **files, int nfiles, FILE *ou
 		if (sp_source_format(src[i], o->format, &fmt, err) < 0)
 			goto out;
 	int binary = o->output == SP_OUT_BINARY || (o->output == SP_OUT_AUTO && fmt == &sp_format_stream);
-	if (o->strip_hex && !(d.f = strip_hex_filter(p, err)))
+	if ((o->strip_hex || !o->keep_suffixes) && !(d.f = name_filter(p, o->strip_hex, o->keep_suffixes, err)))
 		goto out;
 	double scale = 1;
 	if (split) {

@@ -356,6 +356,11 @@ static uint32_t path_frames(struct sp_flame *f, uint32_t label, uint32_t node)
 		memmove(f->frames + 1, f->frames, d * sizeof *f->frames);
 		f->frames[0] = label;
 		d++;
+		if (!f->o.reverse && d > 1 && sp_frame_get(f->p, f->frames[1])->kind == SP_KIND_SYNTHETIC) {
+			/* a root tag (pmerge --tag) stays the root, above the thread */
+			f->frames[0] = f->frames[1];
+			f->frames[1] = label;
+		}
 	}
 	return d;
 }
@@ -433,6 +438,13 @@ static uint32_t tree_of(struct sp_flame *f, uint32_t label, uint32_t node, struc
 		uint32_t t;
 		if (memo_get(memo, label, n, &t)) {
 			base = t;
+			break;
+		}
+		const struct sp_node *nd = sp_node_get(f->p, n);
+		if (label && !nd->parent && sp_frame_get(f->p, nd->frame)->kind == SP_KIND_SYNTHETIC) {
+			/* a root tag (pmerge --tag) stays the root, above the thread */
+			base = child(f, child(f, 0, nd->frame), label);
+			memo_set(memo, label, n, base);
 			break;
 		}
 		if (nchain == f->capframes) {

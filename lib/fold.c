@@ -266,10 +266,17 @@ int sp_fold_write(struct sp_fold *f, FILE *out, struct sp_err *err)
 	for (size_t i = 0; i < f->n; i++) {
 		uint32_t label = (uint32_t)(f->keys[i] >> 32), node = (uint32_t)f->keys[i];
 		size_t off = text.len;
+		uint32_t d = sp_node_frames(p, node, &frames, &capf);
+		uint32_t j0 = 0;
+		if (label && d && sp_frame_get(p, frames[0])->kind == SP_KIND_SYNTHETIC) {
+			/* a root tag (pmerge --tag) stays the root, above the thread */
+			sp_fold_frame_name(p, frames[0], &f->o, &text);
+			sp_buf_addc(&text, ';');
+			j0 = 1;
+		}
 		if (label)
 			sp_fold_frame_name(p, label, &f->o, &text);
-		uint32_t d = sp_node_frames(p, node, &frames, &capf);
-		for (uint32_t j = 0; j < d; j++) {
+		for (uint32_t j = j0; j < d; j++) {
 			if (label || j)
 				sp_buf_addc(&text, ';');
 			sp_fold_frame_name_lines(p, frames[j], &f->o, f->lines, &text);

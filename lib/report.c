@@ -143,6 +143,11 @@ static struct fstat *fstat_get(struct fstats *fs, uint32_t name)
 	return &fs->f[*slot - 1];
 }
 
+static const char *thread_name(struct sp_agg *a, uint32_t t)
+{
+	return t ? sp_str(a->p, sp_thread_get(a->p, t)->name) : "";
+}
+
 /* Statistics of the entries of one thread (all when thread is UINT32_MAX). */
 static void compute(struct sp_agg *a, uint32_t thread, struct fstats *fs)
 {
@@ -158,6 +163,21 @@ static void compute(struct sp_agg *a, uint32_t thread, struct fstats *fs)
 			continue;
 		for (int c = 0; c < a->ncols; c++)
 			fs->total[c] += v[c];
+		if (t && thread == UINT32_MAX) {
+			/* The process name is the root frame of folded text: count
+			 * it the same way here, so a stream and the folded text of
+			 * the same program compare like with like. */
+			const char *tn = thread_name(a, t);
+			sp_buf_reset(&b);
+			for (; *tn; tn++)
+				sp_buf_addc(&b, *tn == ' ' ? '_' : *tn);
+			struct fstat *f = fstat_get(fs, sp_str_intern(a->p, b.p ? b.p : "", b.len));
+			if (f->seen != i + 1) {
+				f->seen = (uint32_t)(i + 1);
+				for (int c = 0; c < a->ncols; c++)
+					f->total[c] += v[c];
+			}
+		}
 		uint32_t d = sp_node_frames(a->p, node, &frames, &capf);
 		for (uint32_t j = 0; j < d; j++) {
 			struct fstat *f = fstat_get(fs, display_name(a->p, a->lines, frames[j], &memo, &nmemo, &b));
@@ -244,10 +264,6 @@ static uint32_t *thread_list(struct sp_agg *a, size_t *n)
 	return v;
 }
 
-static const char *thread_name(struct sp_agg *a, uint32_t t)
-{
-	return t ? sp_str(a->p, sp_thread_get(a->p, t)->name) : "";
-}
 
 /* A table cell: time as ms or s, a count as a plain number (the heading
  * line says "samples"). */

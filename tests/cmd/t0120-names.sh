@@ -56,10 +56,10 @@ expect_eq "9b: pfilter unknown equals grep unknown" "$T/w" "$T/o"
 sort "$T/sp.folded" > "$T/w"
 pmerge "$T/sp.folded" > "$T/o"
 expect_eq "9b: pmerge of one input reproduces it (stack identity kept)" "$T/w" "$T/o"
-pdiff "$T/sp.folded" "$T/sp.folded" > "$T/o"
+pdiff --keep-suffixes "$T/sp.folded" "$T/sp.folded" > "$T/o"
 awk '{n=$NF; sub(/ [0-9.]+$/, ""); print $0 " " n " " n}' "$T/w" > "$T/w2"
 expect_eq "9b: pdiff A A: each stack once, its text unchanged" "$T/w2" "$T/o"
-pdiff "$T/sp.folded" "$T/sp.folded" | pfilter -v idle > "$T/o"; grep -v idle "$T/w2" > "$T/w3"
+pdiff --keep-suffixes "$T/sp.folded" "$T/sp.folded" | pfilter -v idle > "$T/o"; grep -v idle "$T/w2" > "$T/w3"
 expect_eq "9b: pfilter on pdiff output keeps the space too" "$T/w3" "$T/o"
 
 # --- item 1: code without a symbol is named by its module, "[libz.so.1.2.13]",
@@ -226,3 +226,47 @@ if [ -x "$T/cxx" ] && [ $have_pc = 1 ]; then
 	psvg "$T/cx.sp" > "$T/o" 2>&1
 	if grep -q 'srcs:' "$T/o"; then notok "3: psvg of a stream without lines has no sources"; else ok "3: psvg of a stream without lines has no sources"; fi
 else skip "3: --lines" "${pcwhy:-g++ did not build tests/progs/t11-cxxfn.cpp}"; fi
+
+# --- items 5, 6, 7: profiles of one program from different sources compare
+# cleanly, mixed inputs work in any order, pmerge --tag is the root.
+if [ -n "$PY" ] && [ $have_pc = 1 ] && [ -s "$T/z.sp" ]; then
+	pspeedscope "$T/z.sp" > "$T/z.json" 2>/dev/null
+	pfold "$T/z.sp" > "$T/zf.folded" 2>/dev/null
+	# 5: the process name is a thread in the stream and a root frame in folded text
+	pdiff --report -t 0 "$T/z.sp" "$T/zf.folded" > "$T/o" 2>&1
+	pn=$(head -1 "$T/zf.folded" | cut -d';' -f1)
+	expect_grep "5: pdiff --report stream folded: the process name '$pn' compares as itself (100% in both)" "^ +0\.00% +0\.00% +\+0\.00 +100\.00% +100\.00% +\+0\.00  $pn\$" "$T/o"
+	if awk 'NR > 2 && ($3 != "+0.00" || $6 != "+0.00")' "$T/o" | grep -q .; then
+		notok "5: ... and nothing else differs between a stream and its own folded text"; awk 'NR > 2 && ($3 != "+0.00" || $6 != "+0.00")' "$T/o" | head -3 | sed 's/^/  /'
+	else ok "5: ... and nothing else differs between a stream and its own folded text"; fi
+	# 6: every order of folded, stream and speedscope JSON
+	for pair in "zf.folded z.sp" "z.sp zf.folded" "z.json z.sp" "z.sp z.json" "zf.folded z.json" "z.json zf.folded"; do
+		set -- $pair
+		pmerge "$T/$1" "$T/$2" > /dev/null 2> "$T/e1"; r1=$?
+		pdiff --report "$T/$1" "$T/$2" > "$T/o" 2> "$T/e2"; r2=$?
+		pfold "$T/$1" "$T/$2" > "$T/o3" 2> "$T/e3"; r3=$?
+		ch=$(awk 'NR > 2 && ($3 != "+0.00" || $6 != "+0.00")' "$T/o" | wc -l)
+		if [ $r1$r2$r3 = 000 ] && [ "$ch" = 0 ]; then ok "6: pmerge, pdiff, pfold $1 $2: read in this order, no change between the same profile"
+		else notok "6: $1 $2 (exits $r1 $r2 $r3, $ch changed rows)"; cat "$T/e1" "$T/e2" "$T/e3" | head -2 | sed 's/^/  /'; fi
+	done
+	# 7: the tag is the root, above the process frame
+	cp "$T/z.sp" "$T/py1.sp"; cp "$T/z.sp" "$T/py2.sp"
+	(cd "$T" && pmerge --tag py1.sp py2.sp) | pfold > "$T/o" 2>/dev/null
+	expect_grep "7: pmerge --tag of streams: 'py1.sp;$pn;...' (tag, then the process)" "^py1\.sp;$pn;" "$T/o"
+	if grep -q "^$pn;py" "$T/o"; then notok "7: no line has the tag below the process"; else ok "7: no line has the tag below the process"; fi
+	(cd "$T" && pmerge --tag py1.sp py2.sp) | psvg | grep -o 'names:\[[^]]*' | head -c 200 > "$T/o"
+	expect_grep "7: psvg of it: the tag right under 'all'" '^names:\["all","py1\.sp","'"$pn"'"' "$T/o"
+else skip "5-7: comparisons" "no pcollect stream of the Python program (see item 1)"; fi
+
+# The comparison of the issue: one program profiled with perf --call-graph
+# dwarf and with pcollect; pdiff --report's top rows must not be naming
+# artefacts (compiler clone suffixes, the process name as a frame).
+if [ -n "$PY" ] && [ $have_pc = 1 ] && [ -s "$T/zp.folded" ] && [ -s "$T/z.folded" ]; then
+	pdiff --report -t 15 "$T/zp.folded" "$T/z.folded" > "$T/o" 2>&1
+	if grep -E '\.(constprop|isra|part|lto_priv|cold)(\.[0-9]+)?$' "$T/o" | grep -q .; then
+		notok "5: perf vs pcollect: a clone suffix in pdiff --report's top rows"; grep -E '\.(constprop|isra|part|cold)' "$T/o" | head -3 | sed 's/^/  /'
+	else ok "5: perf vs pcollect: no clone suffix (.constprop.N .isra.N .part.N .cold) in pdiff --report's top rows"; fi
+	pdiff --report --keep-suffixes -t 0 "$T/zp.folded" "$T/z.folded" > "$T/o2" 2>&1
+	expect_grep "5: ... --keep-suffixes keeps them" '\.(constprop|isra|part|cold)(\.[0-9]+)?$' "$T/o2"
+	skip "5: perf vs pcollect: alias names at one address (__libc_start_main vs __libc_start_main_impl)" "not done: pcollect does not yet choose among aliases as perf does"
+else skip "5: perf vs pcollect comparison" "needs the recordings of item 1"; fi
