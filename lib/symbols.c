@@ -33,7 +33,12 @@ struct sp_modfile {
 	size_t nsegs;
 	uint32_t module; /* string id of name */
 	uint32_t bare;   /* "[libz.so.1.2.13]": the name of its code without a symbol */
-	struct sp_u64map memo; /* file address -> entry index + 1 */
+	struct sp_u64map memo;
+	/* Without an unwinder's Dwfl (pcollect --call-graph none): the file
+	 * reported offline, on its own, when first needed. */
+	Dwfl *off;
+	Dwfl_Module *offm;
+	int off_tried; /* file address -> entry index + 1 */
 };
 
 struct entry {
@@ -116,6 +121,8 @@ void sp_symbols_free(struct sp_symbols *s)
 		free(f->path);
 		free(f->segs);
 		sp_u64map_release(&f->memo);
+		if (f->off)
+			dwfl_end(f->off);
 		free(f);
 	}
 	free(s->files);
@@ -596,6 +603,32 @@ static int jit_lookup(struct sp_symbols *s, int pid, uint64_t pc, uint32_t *out)
 
 /* ---- look-ups ---- */
 
+static char *offline_debuginfo_path;
+static const Dwfl_Callbacks offline_cbs = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &offline_debuginfo_path,
+};
+
+/* The module of f in a Dwfl of its own (symbols, DWARF, debug files found
+ * as for the unwinder's), for look-ups without an unwinder. */
+static Dwfl_Module *offline_module(struct sp_modfile *f)
+{
+	if (f->off_tried)
+		return f->offm;
+	f->off_tried = 1;
+	int fd = dup(f->fd);
+	if (fd < 0 || !(f->off = dwfl_begin(&offline_cbs))) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	f->offm = dwfl_report_offline(f->off, f->name, f->path, fd); /* takes fd */
+	dwfl_report_end(f->off, NULL, NULL);
+	return f->offm;
+}
+
 size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct sp_maps *maps, int pid,
 		       uint64_t pc, const uint32_t **frames)
 {
@@ -620,6 +653,30 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
 				resolve(s, m, mf, pc);
 				uint32_t e = new_entry(s, off);
 				slot = sp_u64map_slot(&mf->memo, vaddr, &found);
+				*slot = e;
+			}
+			const struct entry *e = &s->ent[*slot - 1];
+			*frames = s->pool + e->off;
+			return e->n;
+		}
+	}
+	/* No unwinder (pcollect --call-graph none): the sampled pc's file,
+	 * found in the process's maps, is read on its own. */
+	const struct sp_map *mp0 = !dwfl && maps ? sp_maps_find(maps, pc) : NULL;
+	struct sp_modfile *of = mp0 ? sp_symbols_modfile(s, pid, mp0) : NULL;
+	uint64_t rbias;
+	if (of && sp_modfile_bias(of, mp0, &rbias) == 0) {
+		Dwfl_Module *om = offline_module(of);
+		Dwarf_Addr obias = 0;
+		if (om && dwfl_module_getelf(om, &obias)) {
+			uint64_t vaddr = pc - rbias;
+			int found;
+			uint32_t *slot = sp_u64map_slot(&of->memo, vaddr, &found);
+			if (!found) {
+				uint32_t off = (uint32_t)s->npool;
+				resolve(s, om, of, vaddr + obias);
+				uint32_t e = new_entry(s, off);
+				slot = sp_u64map_slot(&of->memo, vaddr, &found);
 				*slot = e;
 			}
 			const struct entry *e = &s->ent[*slot - 1];

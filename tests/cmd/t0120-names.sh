@@ -270,3 +270,14 @@ if [ -n "$PY" ] && [ $have_pc = 1 ] && [ -s "$T/zp.folded" ] && [ -s "$T/z.folde
 	expect_grep "5: ... --keep-suffixes keeps them" '\.(constprop|isra|part|cold)(\.[0-9]+)?$' "$T/o2"
 	skip "5: perf vs pcollect: alias names at one address (__libc_start_main vs __libc_start_main_impl)" "not done: pcollect does not yet choose among aliases as perf does"
 else skip "5: perf vs pcollect comparison" "needs the recordings of item 1"; fi
+
+# --- item 2: pcollect --call-graph none names the sampled user frames (the
+# file is read on its own when there is no unwinder), as --call-graph fp does.
+if [ $have_pc = 1 ] && t6_build nsg t11-nosym.c -O2 -g; then
+	pcollect --call-graph none -F 499 -o "$T/none.sp" -- "$T/nsg" 0.4 > /dev/null 2>&1
+	pfold "$T/none.sp" > "$T/o" 2>/dev/null
+	all=$(awk '{s+=$NF} END {print s+0}' "$T/o")
+	named=$(awk '/;hidden_spin [0-9]+$/ {s+=$NF} END {print s+0}' "$T/o")
+	if [ "$all" -gt 0 ] && [ $((named * 10)) -ge $((all * 8)) ]; then ok "2: --call-graph none: $((100 * named / all))% of the samples named hidden_spin (was [unknown])"
+	else notok "2: --call-graph none: $named of $all samples named hidden_spin"; sort -k2 -n "$T/o" | tail -3 | sed 's/^/  /'; fi
+else skip "2: --call-graph none" "${pcwhy:-tests/progs/t11-nosym.c did not build}"; fi
