@@ -35,6 +35,7 @@ static const char synopsis[] =
 	"      --addrs             put the raw address into [unknown] frames\n"
 	"      --event-filter=EV   keep samples of event EV only (default: the first event seen)\n"
 	"      --inline            expand inlined frames from DWARF (libdw), in-process\n"
+	"      --lines             frames \"func (file:line)\" when the input has source lines\n"
 	"      --weight=W          folded output counts samples (count) or sums periods (period,\n"
 	"                          the default); the binary stream keeps both\n"
 	"  -j, --jobs=N            worker threads for large perf script files (default: CPUs)\n"
@@ -54,6 +55,7 @@ struct opts {
 	const char *event_filter;
 	int do_inline;
 	int weight_count;
+	int lines;
 	unsigned long jobs;
 	int quiet;
 	struct sp_warnings warn; /* line warnings: counted, -q drops them */
@@ -174,7 +176,7 @@ static int fold_parallel(struct opts *o, struct sp_input *in, int fd, uint64_t s
 
 static int cmd_pfold(int argc, char **argv)
 {
-	enum { O_PID = 256, O_TID, O_NOCOMM, O_KERNEL, O_JIT, O_ALL, O_ADDRS, O_EVENT, O_INLINE, O_WEIGHT };
+	enum { O_PID = 256, O_TID, O_NOCOMM, O_KERNEL, O_JIT, O_ALL, O_ADDRS, O_EVENT, O_INLINE, O_WEIGHT, O_LINES };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "binary", no_argument, NULL, 'b' },
@@ -189,6 +191,7 @@ static int cmd_pfold(int argc, char **argv)
 		{ "addrs", no_argument, NULL, O_ADDRS },
 		{ "event-filter", required_argument, NULL, O_EVENT },
 		{ "inline", no_argument, NULL, O_INLINE },
+		{ "lines", no_argument, NULL, O_LINES },
 		{ "weight", required_argument, NULL, O_WEIGHT },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -229,6 +232,7 @@ static int cmd_pfold(int argc, char **argv)
 		case O_ADDRS: o.read.addrs = 1; break;
 		case O_EVENT: o.event_filter = optarg; break;
 		case O_INLINE: o.do_inline = o.read.inline_frames = 1; break;
+		case O_LINES: o.lines = 1; break;
 		case O_WEIGHT:
 			if (!strcmp(optarg, "count") || !strcmp(optarg, "samples"))
 				o.weight_count = 1;
@@ -273,6 +277,7 @@ static int cmd_pfold(int argc, char **argv)
 		sink = sp_stream_writer_sink(sw);
 	} else {
 		fold = sp_fold_new(p, &o.fold);
+		sp_fold_set_lines(fold, o.lines);
 		sink = sp_fold_sink(fold);
 	}
 	if (o.do_inline) {

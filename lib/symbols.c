@@ -32,7 +32,13 @@ struct sp_modfile {
 	struct seg *segs;
 	size_t nsegs;
 	uint32_t module; /* string id of name */
-	struct sp_u64map memo; /* file address -> entry index + 1 */
+	uint32_t bare;   /* "[libz.so.1.2.13]": the name of its code without a symbol */
+	struct sp_u64map memo;
+	/* Without an unwinder's Dwfl (pcollect --call-graph none): the file
+	 * reported offline, on its own, when first needed. */
+	Dwfl *off;
+	Dwfl_Module *offm;
+	int off_tried; /* file address -> entry index + 1 */
 };
 
 struct entry {
@@ -115,6 +121,8 @@ void sp_symbols_free(struct sp_symbols *s)
 		free(f->path);
 		free(f->segs);
 		sp_u64map_release(&f->memo);
+		if (f->off)
+			dwfl_end(f->off);
 		free(f);
 	}
 	free(s->files);
@@ -132,6 +140,25 @@ void sp_symbols_free(struct sp_symbols *s)
 	if (s->cxxlib)
 		dlclose(s->cxxlib);
 	free(s);
+}
+
+/* Code without a symbol is named by its module, "[libz.so.1.2.13]", as
+ * stackcollapse-perf.pl names perf's "[unknown] (/usr/lib/.../libz.so.1.2.13)":
+ * one frame per module, so a library without symbols still shows as itself. */
+static uint32_t bare_name(struct sp_profile *p, const char *path)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	size_t n = strlen(b);
+	if (!n || path[0] == '[')
+		return sp_str_intern(p, path[0] == '[' ? path : "[unknown]", path[0] == '[' ? strlen(path) : 9);
+	char *t = sp_xcalloc(1, n + 3);
+	t[0] = '[';
+	memcpy(t + 1, b, n);
+	t[n + 1] = ']';
+	uint32_t id = sp_str_intern(p, t, n + 2);
+	free(t);
+	return id;
 }
 
 /* ---- the module cache ---- */
@@ -292,6 +319,7 @@ struct sp_modfile *sp_symbols_modfile(struct sp_symbols *s, int pid, const struc
 		f->fd = -1;
 	}
 	f->module = sp_str_intern(s->p, path, n);
+	f->bare = bare_name(s->p, path);
 	if (s->nfiles == s->capfiles) {
 		s->capfiles = s->capfiles ? 2 * s->capfiles : 32;
 		s->files = sp_xrealloc(s->files, s->capfiles * sizeof *s->files);
@@ -303,6 +331,7 @@ struct sp_modfile *sp_symbols_modfile(struct sp_symbols *s, int pid, const struc
 }
 
 /* ---- names ---- */
+
 
 static int load_demangler(struct sp_symbols *s)
 {
@@ -333,6 +362,8 @@ static uint32_t intern_name(struct sp_symbols *s, const char *name)
 		return sp_str_intern(s->p, name, strlen(name));
 	}
 	size_t n = strlen(d);
+	n = sp_rust_tidy(d, n); /* Rust legacy names: <a::B>::f, no hash */
+	d[n] = 0;
 	const char *c;
 	while (n && d[n - 1] == ']' && (c = memmem(d, n, " [clone ", 8)))
 		n = (size_t)(c - d);
@@ -470,11 +501,16 @@ static void resolve(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf,
 					cline = (int)v;
 			}
 			free(chain);
+		} else if (i < ns && !symname) {
+			/* No symbol (a static function of a stripped file whose
+			 * DWARF was found by build id or debuglink): DWARF's name. */
+			symname = die_name(&scopes[i]);
 		}
 		free(scopes);
 	}
 	if (s->npool == before)
-		pool_add(s, frame(s, intern_name(s, symname), mf->module, file, line, SP_KIND_NATIVE));
+		pool_add(s, frame(s, symname && *symname ? intern_name(s, symname) : mf->bare, mf->module, file, line,
+				  SP_KIND_NATIVE));
 }
 
 /* ---- JIT maps (/tmp/perf-PID.map: "START SIZE NAME" in hex) ---- */
@@ -578,6 +614,32 @@ static int jit_lookup(struct sp_symbols *s, int pid, uint64_t pc, uint32_t *out)
 
 /* ---- look-ups ---- */
 
+static char *offline_debuginfo_path;
+static const Dwfl_Callbacks offline_cbs = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &offline_debuginfo_path,
+};
+
+/* The module of f in a Dwfl of its own (symbols, DWARF, debug files found
+ * as for the unwinder's), for look-ups without an unwinder. */
+static Dwfl_Module *offline_module(struct sp_modfile *f)
+{
+	if (f->off_tried)
+		return f->offm;
+	f->off_tried = 1;
+	int fd = dup(f->fd);
+	if (fd < 0 || !(f->off = dwfl_begin(&offline_cbs))) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	f->offm = dwfl_report_offline(f->off, f->name, f->path, fd); /* takes fd */
+	dwfl_report_end(f->off, NULL, NULL);
+	return f->offm;
+}
+
 size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct sp_maps *maps, int pid,
 		       uint64_t pc, const uint32_t **frames)
 {
@@ -609,6 +671,30 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
 			return e->n;
 		}
 	}
+	/* No unwinder (pcollect --call-graph none): the sampled pc's file,
+	 * found in the process's maps, is read on its own. */
+	const struct sp_map *mp0 = !dwfl && maps ? sp_maps_find(maps, pc) : NULL;
+	struct sp_modfile *of = mp0 ? sp_symbols_modfile(s, pid, mp0) : NULL;
+	uint64_t rbias;
+	if (of && sp_modfile_bias(of, mp0, &rbias) == 0) {
+		Dwfl_Module *om = offline_module(of);
+		Dwarf_Addr obias = 0;
+		if (om && dwfl_module_getelf(om, &obias)) {
+			uint64_t vaddr = pc - rbias;
+			int found;
+			uint32_t *slot = sp_u64map_slot(&of->memo, vaddr, &found);
+			if (!found) {
+				uint32_t off = (uint32_t)s->npool;
+				resolve(s, om, of, vaddr + obias);
+				uint32_t e = new_entry(s, off);
+				slot = sp_u64map_slot(&of->memo, vaddr, &found);
+				*slot = e;
+			}
+			const struct entry *e = &s->ent[*slot - 1];
+			*frames = s->pool + e->off;
+			return e->n;
+		}
+	}
 	/* No ELF module: JIT code named in /tmp/perf-PID.map, or unknown. */
 	if (jit_lookup(s, pid, pc, &s->one)) {
 		*frames = &s->one;
@@ -616,8 +702,11 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
 	}
 	const struct sp_map *mp = maps ? sp_maps_find(maps, pc) : NULL;
 	struct sp_frame f = { s->unknown_name, 0, 0, 0, 0, SP_KIND_NATIVE };
-	if (mp && mp->path[0])
+	if (mp && mp->path[0]) {
 		f.module = sp_str_intern(s->p, mp->path, strlen(mp->path));
+		if (mp->path[0] == '/')
+			f.name = bare_name(s->p, mp->path); /* "[memfd:x (deleted)]", a file that is not ELF */
+	}
 	s->one = sp_frame_intern(s->p, &f);
 	*frames = &s->one;
 	return 1;
@@ -701,7 +790,8 @@ size_t sp_symbols_kernel(struct sp_symbols *s, uint64_t pc, const uint32_t **fra
 			else
 				hi = mid;
 		}
-		struct sp_frame fr = { s->unknown_name, s->kmodule, 0, 0, 0, SP_KIND_KERNEL };
+		/* no symbol: "[kernel.kallsyms]", as the perl names perf's */
+		struct sp_frame fr = { s->kmodule, s->kmodule, 0, 0, 0, SP_KIND_KERNEL };
 		if (lo)
 			fr.name = sp_str_intern(s->p, s->kbuf + s->ksyms[lo - 1].name, s->ksyms[lo - 1].len);
 		uint32_t id = sp_frame_intern(s->p, &fr);
