@@ -233,7 +233,7 @@ if [ -n "$PY" ] && [ $have_pc = 1 ] && [ -s "$T/z.sp" ]; then
 	pspeedscope "$T/z.sp" > "$T/z.json" 2>/dev/null
 	pfold "$T/z.sp" > "$T/zf.folded" 2>/dev/null
 	# 5: the process name is a thread in the stream and a root frame in folded text
-	pdiff --report -t 0 "$T/z.sp" "$T/zf.folded" > "$T/o" 2>&1
+	pdiff --report --top 0 "$T/z.sp" "$T/zf.folded" > "$T/o" 2>&1
 	pn=$(head -1 "$T/zf.folded" | cut -d';' -f1)
 	expect_grep "5: pdiff --report stream folded: the process name '$pn' compares as itself (100% in both)" "^ +0\.00% +0\.00% +\+0\.00 +100\.00% +100\.00% +\+0\.00  $pn\$" "$T/o"
 	if awk 'NR > 2 && ($3 != "+0.00" || $6 != "+0.00")' "$T/o" | grep -q .; then
@@ -262,11 +262,11 @@ else skip "5-7: comparisons" "no pcollect stream of the Python program (see item
 # dwarf and with pcollect; pdiff --report's top rows must not be naming
 # artefacts (compiler clone suffixes, the process name as a frame).
 if [ -n "$PY" ] && [ $have_pc = 1 ] && [ -s "$T/zp.folded" ] && [ -s "$T/z.folded" ]; then
-	pdiff --report -t 15 "$T/zp.folded" "$T/z.folded" > "$T/o" 2>&1
+	pdiff --report --top 15 "$T/zp.folded" "$T/z.folded" > "$T/o" 2>&1
 	if grep -E '\.(constprop|isra|part|lto_priv|cold)(\.[0-9]+)?$' "$T/o" | grep -q .; then
 		notok "5: perf vs pcollect: a clone suffix in pdiff --report's top rows"; grep -E '\.(constprop|isra|part|cold)' "$T/o" | head -3 | sed 's/^/  /'
 	else ok "5: perf vs pcollect: no clone suffix (.constprop.N .isra.N .part.N .cold) in pdiff --report's top rows"; fi
-	pdiff --report --keep-suffixes -t 0 "$T/zp.folded" "$T/z.folded" > "$T/o2" 2>&1
+	pdiff --report --keep-suffixes --top 0 "$T/zp.folded" "$T/z.folded" > "$T/o2" 2>&1
 	expect_grep "5: ... --keep-suffixes keeps them" '\.(constprop|isra|part|cold)(\.[0-9]+)?$' "$T/o2"
 	skip "5: perf vs pcollect: alias names at one address (__libc_start_main vs __libc_start_main_impl)" "not done: pcollect does not yet choose among aliases as perf does"
 else skip "5: perf vs pcollect comparison" "needs the recordings of item 1"; fi
