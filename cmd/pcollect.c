@@ -447,7 +447,7 @@ static int cmd_pcollect(int argc, char **argv)
 			sp_error("kernel frames are not available (kernel.perf_event_paranoid allows user-mode "
 				 "sampling only; run as root for kernel frames): user frames only");
 		else if (!c.o.no_kernel && sp_collect_kernel_hidden(c.eng))
-			sp_error("kernel addresses are hidden (kernel.kptr_restrict): kernel frames show as [unknown]");
+			sp_error("kernel addresses are hidden (kernel.kptr_restrict): kernel frames show as [kernel.kallsyms]");
 		if (st->lost)
 			sp_error("%llu samples lost: the sample buffer was full (use --buffer with more MiB or a "
 				 "lower -F)", (unsigned long long)st->lost);
