@@ -1,0 +1,1582 @@
+/* perfdata.c — reader of perf.data (file mode and pipe mode); see perfdata.h.
+ *
+ * Written from perf's format documentation
+ * (tools/perf/Documentation/perf.data-file-format.txt) and the kernel's
+ * <linux/perf_event.h>.  Layers, bottom up:
+ *   - input: file mode maps the file (a pipe or gzip input is first copied
+ *     to an unlinked temporary file, so memory never grows with the file);
+ *     pipe mode reads record by record and never seeks.
+ *   - header: attrs, their sample ids, feature sections (event names,
+ *     build ids, os release, hostname, cmdline).
+ *   - records: bounds-checked parsing, queued and delivered in time order
+ *     at FINISHED_ROUND as perf does.
+ *   - engine: threads, maps, unwinding and symbols, into profile samples.
+ * Every multi-byte field is read with memcpy: nothing assumes alignment.
+ */
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "format.h"
+#include "perfdata.h"
+#include "perfev.h"
+#include "procmaps.h"
+#include "symbols.h"
+#include "unwind.h"
+
+/* ---- constants perf's own tools define (not in the kernel's header) ---- */
+
+enum {
+	R_HEADER_ATTR = 64, R_HEADER_EVENT_TYPE = 65, R_HEADER_TRACING_DATA = 66, R_HEADER_BUILD_ID = 67,
+	R_FINISHED_ROUND = 68, R_ID_INDEX = 69, R_AUXTRACE_INFO = 70, R_AUXTRACE = 71, R_AUXTRACE_ERROR = 72,
+	R_EVENT_UPDATE = 78, R_HEADER_FEATURE = 80, R_COMPRESSED = 81,
+};
+enum { F_BUILD_ID = 2, F_HOSTNAME = 3, F_OSRELEASE = 4, F_CMDLINE = 11, F_EVENT_DESC = 12, F_COMPRESSED = 27 };
+enum { EVENT_UPDATE_NAME = 2 };
+#define MISC_BUILD_ID_SIZE (1u << 15)  /* HEADER_BUILD_ID: the size is in the record */
+#define MISC_MMAP_BUILD_ID (1u << 14)  /* MMAP2 carries a build id, not dev/ino */
+#define MISC_COMM_EXEC (1u << 13)
+#define MISC_MMAP_DATA (1u << 13)
+#define CTX_MAX ((uint64_t)-4095)      /* callchain entries >= this are PERF_CONTEXT_* */
+
+#define KNOWN_SAMPLE_TYPE ((1ull << 25) - 1) /* IP .. WEIGHT_STRUCT */
+#define KNOWN_READ_FORMAT 31ull            /* TOTAL_TIME_ENABLED .. LOST */
+#define MAX_RECORD (64u << 20)             /* sizes are u16, tracing/auxtrace data larger */
+#define MAX_ATTRS 4096
+#define MAX_PCS 1024
+
+static inline uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static inline uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+
+/* ---- state ---- */
+
+struct pattr {
+	struct perf_event_attr a; /* the recorded attr, zero-filled past its size */
+	uint32_t name;            /* string id */
+	int named;                /* by EVENT_DESC / EVENT_UPDATE (else a default) */
+};
+
+struct qent {
+	uint64_t time, seq;
+	uint64_t pos; /* of the record in the base (map or pipe arena) */
+	uint32_t len;
+	uint64_t off; /* in the input, for messages */
+};
+
+struct thr {
+	int32_t pid, tid;
+	uint32_t comm; /* string id */
+	uint32_t id;   /* profile thread id, 0 = not interned yet */
+};
+
+struct stack_ent {
+	uint64_t hash, serial, gen;
+	uint32_t nk, n, off, node;
+};
+
+struct bid { uint32_t path; uint8_t len; uint8_t id[20]; };
+
+struct pd {
+	struct sp_input *in;
+	const char *name;
+	struct sp_profile *p;
+	struct sp_sink *sink;
+	struct sp_read_opts *o;
+	struct sp_err *err;
+	int pipe;
+
+	/* file mode */
+	const uint8_t *map;
+	size_t mapsize;
+	int tmpfd;
+	/* pipe mode: records read so far and not yet delivered */
+	struct sp_buf arena;
+	struct sp_buf scratch;
+	uint64_t inoff;
+
+	/* header */
+	struct pattr *attrs;
+	size_t nattrs;
+	struct sp_u64map ids; /* sample id -> attr index + 1 */
+	int id_sample_idx;    /* u64 index of the id in a sample, -1 none */
+	int id_trailer_back;  /* u64s from the end of a non-sample record, 0 none */
+	int dwarf;            /* an attr samples user registers and stack */
+	char *osrelease;
+	struct bid *bids;
+	size_t nbids;
+
+	/* ordering */
+	struct qent *q;
+	size_t nq, capq;
+	uint64_t seq, max_time, next_flush;
+
+	/* stats */
+	uint64_t samples, lost, lost_records, lost_samples, bad_id;
+
+	/* engine */
+	int eng_ready;
+	struct sp_symbols *syms;
+	struct sp_procs *procs;
+	struct thr *thr;
+	size_t nthr, capthr;
+	struct sp_u64map thridx;
+	struct stack_ent *ents;
+	size_t nents, capents;
+	struct sp_u64map stackidx;
+	uint64_t *pcarena;
+	size_t npc, cappc;
+	uint32_t *fr;
+	size_t capfr;
+	struct sp_u64map rename; /* frame id -> displayed frame id + 1 */
+	struct sp_u64map alias;  /* module string id -> displayed module string id */
+	struct sp_u64map checked; /* path string id -> 1 ok, 2 substituted, 3 bad */
+	struct sp_u64map subst;   /* path string id -> string id of the path to open */
+	int kernel_ok;            /* the recording was made on the running kernel */
+	int kernel_warned;
+	uint32_t unknown_name, kmodule;
+	uint64_t *ccbuf;
+	size_t capcc;
+	uint64_t truncated_unwinds;
+	int sink_failed;
+	uint32_t filter_event;
+	int filter_defaulted, filter_warned;
+};
+
+static int fail_off(struct pd *d, uint64_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail_off(struct pd *d, uint64_t off, const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return sp_err_off(d->err, d->name, off, "%s", msg);
+}
+
+static void warn(struct pd *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(struct pd *d, const char *fmt, ...)
+{
+	if (!d->o->warn)
+		return;
+	struct sp_err e;
+	char msg[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	sp_err_set(&e, "%s: %s", d->name, msg);
+	d->o->warn(d->o->warn_ctx, &e);
+}
+
+/* ---- probe ---- */
+
+static const char MAGIC[8] = { 'P', 'E', 'R', 'F', 'I', 'L', 'E', '2' };
+static const char MAGIC_BE[8] = { '2', 'E', 'L', 'I', 'F', 'R', 'E', 'P' };
+
+int sp_perfdata_probe(const char *buf, size_t n, int complete)
+{
+	(void)complete;
+	if (n < 8)
+		return 0;
+	if (!memcmp(buf, MAGIC, 8) || !memcmp(buf, MAGIC_BE, 8) || !memcmp(buf, "PERFFILE", 8))
+		return 100;
+	return 0;
+}
+
+/* ---- event names ---- */
+
+static const char *default_name(const struct perf_event_attr *a, char *tmp, size_t n)
+{
+	static const char *const hw[] = { "cycles", "instructions", "cache-references", "cache-misses",
+					  "branches", "branch-misses", "bus-cycles", "stalled-cycles-frontend",
+					  "stalled-cycles-backend", "ref-cycles" };
+	static const char *const sw[] = { "cpu-clock", "task-clock", "page-faults", "context-switches",
+					  "cpu-migrations", "minor-faults", "major-faults", "alignment-faults",
+					  "emulation-faults", "dummy", "bpf-output", "cgroup-switches" };
+	if (a->type == PERF_TYPE_HARDWARE && a->config < sizeof hw / sizeof hw[0])
+		return hw[a->config];
+	if (a->type == PERF_TYPE_SOFTWARE && a->config < sizeof sw / sizeof sw[0])
+		return sw[a->config];
+	snprintf(tmp, n, "event-%u-0x%llx", a->type, (unsigned long long)a->config);
+	return tmp;
+}
+
+/* ---- attrs ---- */
+
+/* Take one attr (raw bytes of the recorded size) and its ids. */
+static int add_attr(struct pd *d, uint64_t off, const uint8_t *raw, uint32_t size, const uint8_t *ids,
+		    uint64_t nids)
+{
+	if (d->nattrs >= MAX_ATTRS)
+		return fail_off(d, off, "more than %d event attrs", MAX_ATTRS);
+	if (size < PERF_ATTR_SIZE_VER0)
+		return fail_off(d, off, "event attr size %u is smaller than the smallest perf writes (%u)", size,
+				PERF_ATTR_SIZE_VER0);
+	struct pattr pa;
+	memset(&pa, 0, sizeof pa);
+	memcpy(&pa.a, raw, size < sizeof pa.a ? size : sizeof pa.a);
+	if (pa.a.sample_type & ~KNOWN_SAMPLE_TYPE)
+		return fail_off(d, off, "event attr has sample_type bits 0x%llx this reader does not know",
+				(unsigned long long)(pa.a.sample_type & ~KNOWN_SAMPLE_TYPE));
+	if (pa.a.read_format & ~KNOWN_READ_FORMAT)
+		return fail_off(d, off, "event attr has read_format bits 0x%llx this reader does not know",
+				(unsigned long long)(pa.a.read_format & ~KNOWN_READ_FORMAT));
+	char tmp[64];
+	const char *nm = default_name(&pa.a, tmp, sizeof tmp);
+	pa.name = sp_str_intern(d->p, nm, strlen(nm));
+	if (pa.a.sample_type & (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER))
+		d->dwarf = 1;
+	d->attrs = sp_xrealloc(d->attrs, (d->nattrs + 1) * sizeof *d->attrs);
+	d->attrs[d->nattrs++] = pa;
+	for (uint64_t i = 0; i < nids; i++) {
+		uint64_t id = rd64(ids + 8 * i);
+		if (id == UINT64_MAX)
+			id--;
+		int found;
+		*sp_u64map_slot(&d->ids, id, &found) = (uint32_t)d->nattrs;
+	}
+	/* Where the sample id sits: perf requires the same place in every attr. */
+	uint64_t st = pa.a.sample_type;
+	int si = -1, tb = 0;
+	if (st & PERF_SAMPLE_IDENTIFIER) {
+		si = 0;
+		tb = 1;
+	} else if (st & PERF_SAMPLE_ID) {
+		si = !!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) +
+		     !!(st & PERF_SAMPLE_ADDR);
+		tb = 1 + !!(st & PERF_SAMPLE_STREAM_ID) + !!(st & PERF_SAMPLE_CPU);
+	}
+	if (d->nattrs == 1) {
+		d->id_sample_idx = si;
+		d->id_trailer_back = pa.a.sample_id_all ? tb : 0;
+	} else if (si != d->id_sample_idx) {
+		return fail_off(d, off, "events with sample ids in different places (sample_type 0x%llx)",
+				(unsigned long long)st);
+	}
+	return 0;
+}
+
+/* The attr of a record: by its sample id when there are several. */
+static const struct pattr *attr_of(struct pd *d, const uint8_t *r, uint32_t size, int sample)
+{
+	if (d->nattrs == 1)
+		return &d->attrs[0];
+	if (!d->nattrs)
+		return NULL;
+	uint64_t id;
+	if (sample) {
+		if (d->id_sample_idx < 0 || 8 + 8 * (uint64_t)d->id_sample_idx + 8 > size)
+			return NULL;
+		id = rd64(r + 8 + 8 * d->id_sample_idx);
+	} else {
+		if (!d->id_trailer_back || 8 + 8 * (uint64_t)d->id_trailer_back > size)
+			return NULL;
+		id = rd64(r + size - 8 * d->id_trailer_back);
+	}
+	if (id == UINT64_MAX)
+		id--;
+	int found;
+	uint32_t i = sp_u64map_get(&d->ids, id, &found);
+	return found && i ? &d->attrs[i - 1] : NULL;
+}
+
+/* ---- features ---- */
+
+/* A perf_header_string: u32 length (with padding) then the text. */
+static int hstring(const uint8_t *p, size_t n, size_t *used, const char **s, size_t *len)
+{
+	if (n < 4)
+		return -1;
+	uint32_t l = rd32(p);
+	if (l > n - 4)
+		return -1;
+	*s = (const char *)p + 4;
+	*len = strnlen(*s, l);
+	*used = 4 + (size_t)l;
+	return 0;
+}
+
+static void add_bid(struct pd *d, const char *path, size_t plen, const uint8_t *id, size_t idlen)
+{
+	if (idlen > 20)
+		idlen = 20;
+	d->bids = sp_xrealloc(d->bids, (d->nbids + 1) * sizeof *d->bids);
+	struct bid *b = &d->bids[d->nbids++];
+	b->path = sp_str_intern(d->p, path, plen);
+	b->len = (uint8_t)idlen;
+	memcpy(b->id, id, idlen);
+}
+
+/* perf_record_header_build_id records: header, pid, build id (20 bytes +
+ * size + padding to 24), file name. */
+static int build_id_records(struct pd *d, const uint8_t *p, size_t n, uint64_t off)
+{
+	while (n >= 8) {
+		uint16_t misc = rd16(p + 4), size = rd16(p + 6);
+		if (size < 8 + 4 + 24 || size > n)
+			return fail_off(d, off, "build id record of size %u in a section of %zu bytes", size, n);
+		const uint8_t *id = p + 12;
+		size_t idlen = misc & MISC_BUILD_ID_SIZE ? id[20] : 20;
+		const char *fn = (const char *)p + 36;
+		size_t fl = strnlen(fn, size - 36u);
+		add_bid(d, fn, fl, id, idlen);
+		p += size;
+		n -= size;
+		off += size;
+	}
+	return 0;
+}
+
+static int event_desc(struct pd *d, const uint8_t *p, size_t n, uint64_t off)
+{
+	if (n < 8)
+		return fail_off(d, off, "event description section of %zu bytes", n);
+	uint32_t nr = rd32(p), asz = rd32(p + 4);
+	p += 8;
+	n -= 8;
+	for (uint32_t i = 0; i < nr; i++) {
+		if (asz > n || n - asz < 4)
+			return fail_off(d, off, "event description %u runs past its section", i);
+		p += asz;
+		n -= asz;
+		uint32_t nids = rd32(p);
+		p += 4;
+		n -= 4;
+		const char *s;
+		size_t sl, used;
+		if (hstring(p, n, &used, &s, &sl) < 0)
+			return fail_off(d, off, "event description %u: bad name", i);
+		p += used;
+		n -= used;
+		if ((uint64_t)nids * 8 > n)
+			return fail_off(d, off, "event description %u: %u ids run past its section", i, nids);
+		uint32_t name = sp_str_intern(d->p, s, sl);
+		for (uint32_t k = 0; k < nids; k++) {
+			uint64_t id = rd64(p + 8 * k);
+			if (id == UINT64_MAX)
+				id--;
+			int found;
+			uint32_t a = sp_u64map_get(&d->ids, id, &found);
+			if (found && a) {
+				d->attrs[a - 1].name = name;
+				d->attrs[a - 1].named = 1;
+			}
+		}
+		/* Without ids (one event) the descriptions follow attr order. */
+		if (!nids && i < d->nattrs) {
+			d->attrs[i].name = name;
+			d->attrs[i].named = 1;
+		}
+		p += 8 * (size_t)nids;
+		n -= 8 * (size_t)nids;
+	}
+	return 0;
+}
+
+static int meta_str(struct pd *d, const char *key, const uint8_t *p, size_t n)
+{
+	const char *s;
+	size_t sl, used;
+	if (hstring(p, n, &used, &s, &sl) < 0)
+		return -1;
+	char *v = sp_xstrndup(s, sl);
+	sp_meta_add(d->p, key, v);
+	if (!strcmp(key, "os-release")) {
+		free(d->osrelease);
+		d->osrelease = v;
+	} else {
+		free(v);
+	}
+	return 0;
+}
+
+static int feature(struct pd *d, int f, const uint8_t *p, size_t n, uint64_t off)
+{
+	switch (f) {
+	case F_BUILD_ID:
+		return build_id_records(d, p, n, off);
+	case F_HOSTNAME:
+		if (meta_str(d, "hostname", p, n) < 0)
+			return fail_off(d, off, "bad hostname section");
+		break;
+	case F_OSRELEASE:
+		if (meta_str(d, "os-release", p, n) < 0)
+			return fail_off(d, off, "bad os release section");
+		break;
+	case F_CMDLINE: {
+		if (n < 4)
+			return fail_off(d, off, "bad cmdline section");
+		uint32_t nr = rd32(p);
+		size_t k = 4;
+		struct sp_buf b = SP_BUF_INIT;
+		for (uint32_t i = 0; i < nr; i++) {
+			const char *s;
+			size_t sl, used;
+			if (hstring(p + k, n - k, &used, &s, &sl) < 0) {
+				sp_buf_release(&b);
+				return fail_off(d, off, "bad cmdline section");
+			}
+			if (i)
+				sp_buf_addc(&b, ' ');
+			sp_buf_add(&b, s, sl);
+			k += used;
+		}
+		sp_meta_add(d->p, "command", sp_buf_cstr(&b));
+		sp_buf_release(&b);
+		break;
+	}
+	case F_EVENT_DESC:
+		return event_desc(d, p, n, off);
+	case F_COMPRESSED:
+		break; /* the COMPRESSED records say it */
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* ---- the engine: threads, maps, unwinding, symbols ---- */
+
+static void free_unwind(void *u) { sp_unwind_free(u); }
+
+static void eng_init(struct pd *d)
+{
+	if (d->eng_ready)
+		return;
+	d->eng_ready = 1;
+	/* perf script shows inlined functions for DWARF callchains only. */
+	struct sp_symbols_opts so = { 0, !(d->dwarf || d->o->inline_frames) };
+	d->syms = sp_symbols_new(d->p, &so);
+	d->procs = sp_procs_new(free_unwind);
+	d->unknown_name = sp_str_intern(d->p, "[unknown]", 9);
+	d->kmodule = sp_str_intern(d->p, "[kernel.kallsyms]", 17);
+	struct utsname u;
+	d->kernel_ok = !d->osrelease || (uname(&u) == 0 && !strcmp(u.release, d->osrelease));
+}
+
+static struct thr *thr_get(struct pd *d, uint32_t tid, int create)
+{
+	int found;
+	uint32_t i = sp_u64map_get(&d->thridx, tid, &found);
+	if (found && i)
+		return &d->thr[i - 1];
+	if (!create)
+		return NULL;
+	if (d->nthr == d->capthr) {
+		d->capthr = d->capthr ? 2 * d->capthr : 64;
+		d->thr = sp_xrealloc(d->thr, d->capthr * sizeof *d->thr);
+	}
+	struct thr *t = &d->thr[d->nthr++];
+	memset(t, 0, sizeof *t);
+	t->pid = -1;
+	t->tid = (int32_t)tid;
+	*sp_u64map_slot(&d->thridx, tid, &found) = (uint32_t)d->nthr;
+	return t;
+}
+
+static void thr_set(struct pd *d, uint32_t pid, uint32_t tid, uint32_t comm)
+{
+	struct thr *t = thr_get(d, tid, 1);
+	t->pid = (int32_t)pid;
+	t->comm = comm;
+	t->id = 0; /* a renamed thread is a new (pid, tid, name) */
+}
+
+static void h_comm(void *ctx, uint32_t pid, uint32_t tid, const char *comm, int exec, uint64_t time)
+{
+	struct pd *d = ctx;
+	(void)time;
+	if (exec)
+		sp_procs_exec(d->procs, (int)pid);
+	thr_set(d, pid, tid, sp_str_intern(d->p, comm, strlen(comm)));
+}
+
+static void h_fork(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid, uint64_t time)
+{
+	struct pd *d = ctx;
+	(void)time;
+	if (pid != ppid)
+		sp_procs_fork(d->procs, (int)ppid, (int)pid);
+	struct thr *parent = thr_get(d, ptid, 0);
+	uint32_t comm = parent ? parent->comm : 0;
+	thr_set(d, pid, tid, comm);
+}
+
+static void h_exit(void *ctx, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	(void)ctx, (void)pid, (void)tid, (void)time;
+}
+
+static int read_build_id(const char *path, uint8_t *out, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	int rc = -1;
+	if (e) {
+		const void *id;
+		ssize_t n = dwelf_elf_gnu_build_id(e, &id);
+		if (n > 0) {
+			*len = (size_t)n > 20 ? 20 : (size_t)n;
+			memcpy(out, id, *len);
+			rc = 0;
+		} else {
+			*len = 0;
+			rc = 0;
+		}
+		elf_end(e);
+	}
+	close(fd);
+	return rc;
+}
+
+static const struct bid *recorded_bid(struct pd *d, uint32_t path)
+{
+	for (size_t i = d->nbids; i-- > 0;)
+		if (d->bids[i].path == path)
+			return &d->bids[i];
+	return NULL;
+}
+
+/* The path to open for a mapped file: itself when its build id matches the
+ * recording's, else perf's build-id cache copy, else a marker path that
+ * opens nothing (frames become [NAME], one warning). */
+static uint32_t path_to_open(struct pd *d, const char *path)
+{
+	uint32_t ps = sp_str_intern(d->p, path, strlen(path));
+	int found;
+	uint32_t st = sp_u64map_get(&d->checked, ps, &found);
+	if (found && st) {
+		if (st == 1)
+			return ps;
+		return sp_u64map_get(&d->subst, ps, &found);
+	}
+	const struct bid *b = recorded_bid(d, ps);
+	uint8_t id[20];
+	size_t idlen = 0;
+	int have = read_build_id(path, id, &idlen) == 0;
+	uint32_t use = ps;
+	st = 1;
+	if (b && b->len && (!have || idlen != b->len || memcmp(id, b->id, idlen))) {
+		/* perf's cache: ~/.debug/.build-id/ab/cdef.../elf */
+		char hex[41];
+		for (size_t i = 0; i < b->len; i++)
+			snprintf(hex + 2 * i, 3, "%02x", b->id[i]);
+		const char *home = getenv("HOME");
+		char cp[4096];
+		int ok = 0;
+		if (home && *home) {
+			snprintf(cp, sizeof cp, "%s/.debug/.build-id/%.2s/%s/elf", home, hex, hex + 2);
+			uint8_t cid[20];
+			size_t cl = 0;
+			ok = read_build_id(cp, cid, &cl) == 0 && cl == b->len && !memcmp(cid, b->id, cl);
+			if (!ok) {
+				snprintf(cp, sizeof cp, "%s/.debug/.build-id/%.2s/%s", home, hex, hex + 2);
+				ok = read_build_id(cp, cid, &cl) == 0 && cl == b->len && !memcmp(cid, b->id, cl);
+			}
+		}
+		if (ok) {
+			use = sp_str_intern(d->p, cp, strlen(cp));
+			st = 2;
+		} else {
+			const char *base = strrchr(path, '/');
+			warn(d, "%s: %s; its frames are named [%s] (build id %s, not in ~/.debug)", path,
+			     have ? "build id differs from the recording's" : "missing", base ? base + 1 : path,
+			     hex);
+			struct sp_buf m = SP_BUF_INIT;
+			sp_buf_addc(&m, '\x01');
+			sp_buf_adds(&m, path);
+			use = sp_str_intern(d->p, m.p, m.len);
+			sp_buf_release(&m);
+			st = 3;
+		}
+		*sp_u64map_slot(&d->alias, use, &found) = ps;
+		*sp_u64map_slot(&d->subst, ps, &found) = use;
+	} else if (!have && !b) {
+		const char *base = strrchr(path, '/');
+		warn(d, "%s: missing; its frames are named [%s]", path, base ? base + 1 : path);
+	}
+	*sp_u64map_slot(&d->checked, ps, &found) = st;
+	return use;
+}
+
+static void h_mmap(void *ctx, uint32_t pid, uint32_t tid, const struct sp_map *m, uint64_t time)
+{
+	struct pd *d = ctx;
+	(void)tid, (void)time;
+	if (!(m->prot & 4) || pid == UINT32_MAX)
+		return; /* data, or the kernel's own maps */
+	struct sp_map c = *m;
+	c.ino = 0; /* offline: build ids, not inodes, say whether a file is the one mapped */
+	c.maj = c.min = 0;
+	if (m->path[0] == '/' && m->path[1] != '/')
+		c.path = sp_str(d->p, path_to_open(d, m->path));
+	sp_maps_add(sp_procs_get(d->procs, (int)pid, 1)->maps, &c);
+}
+
+/* The frame as perf script names it: "[unknown]" becomes [FILE] after
+ * the mapped file, as pfold does for perf script text. */
+static uint32_t display(struct pd *d, uint32_t f)
+{
+	int found;
+	uint32_t *slot = sp_u64map_slot(&d->rename, f, &found);
+	if (found)
+		return *slot - 1;
+	struct sp_frame fr = *sp_frame_get(d->p, f);
+	uint32_t mod = fr.module;
+	if (mod) {
+		uint32_t a = sp_u64map_get(&d->alias, mod, &found);
+		if (found && a)
+			fr.module = a;
+	}
+	if (fr.name == d->unknown_name) {
+		const char *m = fr.module ? sp_str(d->p, fr.module) : "";
+		const char *sl = strrchr(m, '/');
+		const char *base = sl ? sl + 1 : m;
+		if (!*base || !strcmp(m, "[unknown]"))
+			base = "unknown";
+		char buf[512];
+		int w = snprintf(buf, sizeof buf, "[%s]", base);
+		fr.name = sp_str_intern(d->p, buf, (size_t)w < sizeof buf ? (size_t)w : sizeof buf - 1);
+	}
+	uint32_t out = sp_frame_intern(d->p, &fr);
+	slot = sp_u64map_slot(&d->rename, f, &found);
+	*slot = out + 1;
+	return out;
+}
+
+static void add_frame(struct pd *d, size_t *n, uint32_t f)
+{
+	if (*n == d->capfr) {
+		d->capfr = d->capfr ? 2 * d->capfr : 256;
+		d->fr = sp_xrealloc(d->fr, d->capfr * sizeof *d->fr);
+	}
+	d->fr[(*n)++] = f;
+}
+
+static uint32_t kernel_frame(struct pd *d, uint64_t pc)
+{
+	if (!d->kernel_ok) {
+		if (!d->kernel_warned) {
+			d->kernel_warned = 1;
+			struct utsname u;
+			warn(d, "recorded on kernel %s, this is %s: kernel frames are named [kernel.kallsyms]",
+			     d->osrelease, uname(&u) == 0 ? u.release : "another");
+		}
+		struct sp_frame fr = { d->unknown_name, d->kmodule, 0, 0, 0, SP_KIND_KERNEL };
+		return display(d, sp_frame_intern(d->p, &fr));
+	}
+	const uint32_t *f;
+	sp_symbols_kernel(d->syms, pc, &f);
+	return display(d, f[0]);
+}
+
+/* The stack node of pcs[0..n): nk kernel addresses then user ones, each
+ * part innermost first.  Whole stacks are cached by their addresses. */
+static uint32_t stack_node(struct pd *d, struct sp_proc *pr, struct sp_unwind *u, const uint64_t *pcs, uint32_t nk,
+			   uint32_t n)
+{
+	uint64_t gen = pr ? sp_maps_generation(pr->maps) : 0, serial = pr ? pr->serial : 0;
+	uint64_t h = sp_hash_seed(pcs, n * sizeof *pcs, sp_mix64(serial * 0x9E3779B97F4A7C15ULL ^ gen) ^ nk);
+	uint64_t key = h == UINT64_MAX ? h - 1 : h;
+	for (;;) {
+		int found;
+		uint32_t *slot = sp_u64map_slot(&d->stackidx, key, &found);
+		if (!found)
+			break;
+		const struct stack_ent *e = &d->ents[*slot - 1];
+		if (e->hash == h && e->serial == serial && e->gen == gen && e->nk == nk && e->n == n &&
+		    !memcmp(d->pcarena + e->off, pcs, n * sizeof *pcs))
+			return e->node;
+		key = sp_mix64(key + 1);
+		if (key == UINT64_MAX)
+			key--;
+	}
+	size_t nf = 0;
+	for (uint32_t i = n; i-- > nk;) {
+		const uint32_t *f;
+		size_t k = sp_symbols_user(d->syms, u, pr ? pr->maps : NULL, pr ? pr->pid : -1, pcs[i], &f);
+		/* display() may intern: copy out of the memo first */
+		uint32_t tmp[64];
+		if (k > 64)
+			k = 64;
+		memcpy(tmp, f, k * sizeof *f);
+		while (k--)
+			add_frame(d, &nf, display(d, tmp[k]));
+	}
+	for (uint32_t i = nk; i-- > 0;)
+		add_frame(d, &nf, kernel_frame(d, pcs[i]));
+	uint32_t node = 0;
+	for (size_t i = 0; i < nf; i++)
+		node = sp_node_intern(d->p, node, d->fr[i]);
+	if (d->nents == d->capents) {
+		d->capents = d->capents ? 2 * d->capents : 1024;
+		d->ents = sp_xrealloc(d->ents, d->capents * sizeof *d->ents);
+	}
+	if (d->npc + n > d->cappc) {
+		while (d->npc + n > d->cappc)
+			d->cappc = d->cappc ? 2 * d->cappc : 8192;
+		d->pcarena = sp_xrealloc(d->pcarena, d->cappc * sizeof *d->pcarena);
+	}
+	memcpy(d->pcarena + d->npc, pcs, n * sizeof *pcs);
+	d->ents[d->nents] = (struct stack_ent){ h, serial, gen, nk, n, (uint32_t)d->npc, node };
+	d->npc += n;
+	d->nents++;
+	int found;
+	*sp_u64map_slot(&d->stackidx, key, &found) = (uint32_t)d->nents;
+	return node;
+}
+
+struct eng_sample {
+	struct sp_perf_sample s;
+	uint32_t event; /* string id */
+	int has_time;
+};
+
+static void eng_sample(struct pd *d, const struct eng_sample *es)
+{
+	const struct sp_perf_sample *s = &es->s;
+	struct thr *t = thr_get(d, s->tid, 1);
+	if (t->pid < 0)
+		t->pid = (int32_t)s->pid;
+	if (!t->comm) {
+		/* perf names a thread it never saw a COMM for by its tid */
+		char b[24];
+		int w = s->tid == 0 ? snprintf(b, sizeof b, "swapper") : snprintf(b, sizeof b, ":%u", s->tid);
+		t->comm = sp_str_intern(d->p, b, (size_t)w);
+		t->id = 0;
+	}
+	if (!t->id)
+		t->id = sp_thread_intern(d->p, (int32_t)s->pid, (int32_t)s->tid, t->comm);
+	uint64_t pcs[MAX_PCS];
+	uint32_t n = 0, nk = 0;
+	for (uint32_t i = 0; i < s->nkernel && n < MAX_PCS / 2; i++)
+		pcs[n++] = s->kernel[i];
+	nk = n;
+	struct sp_proc *pr = sp_procs_get(d->procs, (int)s->pid, 1);
+	if (!pr->user)
+		pr->user = sp_unwind_new(pr->pid, d->syms);
+	struct sp_unwind *u = pr->user;
+	sp_unwind_sync(u, pr->maps);
+	if (s->has_regs) {
+		struct sp_unwind_result r =
+			sp_unwind_stack(u, (int)s->tid, s->regs, s->stack, s->stack_len, 0, pcs + n, MAX_PCS - (int)n);
+		n += (uint32_t)r.n;
+		d->truncated_unwinds += r.truncated;
+	} else if (s->nuser) {
+		for (uint32_t i = 0; i < s->nuser && n < MAX_PCS; i++)
+			pcs[n++] = s->user[i];
+	} else if (!nk && s->ip) {
+		pcs[n++] = s->ip;
+		if (s->ip >= (1ULL << 63))
+			nk = n;
+	}
+	struct sp_sample smp;
+	memset(&smp, 0, sizeof smp);
+	smp.stack = stack_node(d, pr, u, pcs, nk, n);
+	smp.thread = t->id;
+	smp.event = es->event;
+	smp.time = es->has_time ? s->time : SP_NO_TIME;
+	smp.values[0] = 1;
+	smp.values[1] = (double)s->period;
+	d->samples++;
+	if (d->sink_failed || !d->sink->sample)
+		return;
+	if (d->sink->sample(d->sink, d->p, &smp, d->err) < 0)
+		d->sink_failed = 1;
+}
+
+/* ---- records ---- */
+
+/* Parse a SAMPLE record.  Returns 0, 1 to skip it, -1 with err. */
+static int parse_sample(struct pd *d, const uint8_t *r, uint32_t size, uint64_t off, struct eng_sample *es)
+{
+	const struct pattr *pa = attr_of(d, r, size, 1);
+	if (!pa) {
+		d->bad_id++;
+		return fail_off(d, off, "sample of an event that is not in the header");
+	}
+	uint64_t st = pa->a.sample_type;
+	memset(es, 0, sizeof *es);
+	struct sp_perf_sample *s = &es->s;
+	const uint8_t *p = r + 8, *e = r + size;
+#define NEED(k, what)                                                                                     \
+	do {                                                                                              \
+		if ((uint64_t)(e - p) < (uint64_t)(k))                                                    \
+			return fail_off(d, off, "sample record of %u bytes is too short for its %s (sample_type 0x%llx)", \
+					size, what, (unsigned long long)st);                             \
+	} while (0)
+	if (st & PERF_SAMPLE_IDENTIFIER) { NEED(8, "id"); p += 8; }
+	if (st & PERF_SAMPLE_IP) { NEED(8, "ip"); s->ip = rd64(p); p += 8; }
+	if (st & PERF_SAMPLE_TID) { NEED(8, "pid/tid"); s->pid = rd32(p); s->tid = rd32(p + 4); p += 8; }
+	if (st & PERF_SAMPLE_TIME) { NEED(8, "time"); s->time = rd64(p); es->has_time = 1; p += 8; }
+	if (st & PERF_SAMPLE_ADDR) { NEED(8, "addr"); p += 8; }
+	if (st & PERF_SAMPLE_ID) { NEED(8, "id"); p += 8; }
+	if (st & PERF_SAMPLE_STREAM_ID) { NEED(8, "stream id"); p += 8; }
+	if (st & PERF_SAMPLE_CPU) { NEED(8, "cpu"); p += 8; }
+	s->period = 1;
+	if (st & PERF_SAMPLE_PERIOD) { NEED(8, "period"); s->period = rd64(p); p += 8; }
+	if (st & PERF_SAMPLE_READ) {
+		uint64_t rf = pa->a.read_format;
+		uint64_t per = 1 + !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST);
+		uint64_t fixed = !!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) + !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING);
+		if (rf & PERF_FORMAT_GROUP) {
+			NEED(8, "read group");
+			uint64_t nr = rd64(p);
+			p += 8;
+			if (nr > size / 8)
+				return fail_off(d, off, "sample read group of %llu values in a %u-byte record",
+						(unsigned long long)nr, size);
+			NEED(8 * (fixed + nr * per), "read group");
+			p += 8 * (fixed + nr * per);
+		} else {
+			NEED(8 * (fixed + per), "read values");
+			p += 8 * (fixed + per);
+		}
+	}
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		NEED(8, "callchain");
+		uint64_t nr = rd64(p);
+		p += 8;
+		if (nr > size / 8)
+			return fail_off(d, off, "callchain of %llu entries in a %u-byte record", (unsigned long long)nr,
+					size);
+		NEED(8 * nr, "callchain");
+		if (nr > d->capcc) {
+			d->capcc = nr * 2;
+			d->ccbuf = sp_xrealloc(d->ccbuf, d->capcc * sizeof *d->ccbuf);
+		}
+		/* Split at the PERF_CONTEXT_* markers: kernel then user. */
+		uint64_t ctx = 0;
+		uint32_t nk = 0, nu = 0;
+		uint64_t *k = d->ccbuf, *u;
+		for (uint64_t i = 0; i < nr; i++) {
+			uint64_t v = rd64(p + 8 * i);
+			if (v >= CTX_MAX) {
+				ctx = v;
+				continue;
+			}
+			if (ctx == (uint64_t)PERF_CONTEXT_KERNEL)
+				k[nk++] = v;
+		}
+		u = k + nk;
+		ctx = 0;
+		for (uint64_t i = 0; i < nr; i++) {
+			uint64_t v = rd64(p + 8 * i);
+			if (v >= CTX_MAX) {
+				ctx = v;
+				continue;
+			}
+			if (ctx == (uint64_t)PERF_CONTEXT_USER)
+				u[nu++] = v;
+		}
+		s->kernel = k;
+		s->nkernel = nk;
+		s->user = u;
+		s->nuser = nu;
+		p += 8 * nr;
+	}
+	if (st & PERF_SAMPLE_RAW) {
+		NEED(4, "raw data");
+		uint32_t n = rd32(p);
+		NEED(4 + (uint64_t)n, "raw data");
+		p += 4 + n;
+	}
+	if (st & PERF_SAMPLE_BRANCH_STACK) {
+		NEED(8, "branch stack");
+		uint64_t nr = rd64(p);
+		p += 8;
+		if (pa->a.branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) {
+			NEED(8, "branch stack");
+			p += 8;
+		}
+		if (nr > size / 24)
+			return fail_off(d, off, "branch stack of %llu entries in a %u-byte record",
+					(unsigned long long)nr, size);
+		NEED(24 * nr, "branch stack");
+		p += 24 * nr;
+	}
+	if (st & PERF_SAMPLE_REGS_USER) {
+		NEED(8, "user registers");
+		uint64_t abi = rd64(p);
+		p += 8;
+		if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+			uint64_t mask = pa->a.sample_regs_user;
+			int nr = __builtin_popcountll(mask);
+			NEED(8 * (uint64_t)nr, "user registers");
+			if (abi == PERF_SAMPLE_REGS_ABI_64) {
+				/* perf's x86 register numbers (AX BX CX DX SI DI BP SP IP
+				 * FLAGS CS SS DS ES FS GS R8..R15) to DWARF's. */
+				static const int dw[24] = { 0, 3, 2, 1, 4, 5, 6, 7, 16, -1, -1, -1, -1, -1, -1, -1,
+							    8, 9, 10, 11, 12, 13, 14, 15 };
+				int idx = 0, have = 0;
+				for (int bit = 0; bit < 64; bit++) {
+					if (!(mask >> bit & 1))
+						continue;
+					if (bit < 24 && dw[bit] >= 0) {
+						s->regs[dw[bit]] = rd64(p + 8 * idx);
+						have |= bit == 7 || bit == 8 ? 1 << (bit - 7) : 0;
+					}
+					idx++;
+				}
+				s->has_regs = have == 3; /* SP and IP at least */
+			}
+			p += 8 * (uint64_t)nr;
+		}
+	}
+	if (st & PERF_SAMPLE_STACK_USER) {
+		NEED(8, "user stack");
+		uint64_t n = rd64(p);
+		p += 8;
+		if (n) {
+			NEED(n, "user stack");
+			const uint8_t *stk = p;
+			p += n;
+			NEED(8, "user stack size");
+			uint64_t dyn = rd64(p);
+			p += 8;
+			s->stack = stk;
+			s->stack_len = dyn < n ? dyn : n;
+		}
+	}
+	if (!s->stack)
+		s->has_regs = 0;
+	es->event = pa->name;
+	(void)p;
+#undef NEED
+	return 0;
+}
+
+/* The time of a record, SP_NO_TIME when it has none. */
+static uint64_t rec_time(struct pd *d, const uint8_t *r, uint32_t size)
+{
+	uint32_t type = rd32(r);
+	if (type >= 64 || !d->nattrs)
+		return SP_NO_TIME;
+	if (type == PERF_RECORD_SAMPLE) {
+		const struct pattr *pa = attr_of(d, r, size, 1);
+		if (!pa || !(pa->a.sample_type & PERF_SAMPLE_TIME))
+			return SP_NO_TIME;
+		uint64_t st = pa->a.sample_type;
+		size_t o = 8 + 8 * (!!(st & PERF_SAMPLE_IDENTIFIER) + !!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID));
+		return o + 8 <= size ? rd64(r + o) : SP_NO_TIME;
+	}
+	const struct pattr *pa = attr_of(d, r, size, 0);
+	if (!pa || !pa->a.sample_id_all || !(pa->a.sample_type & PERF_SAMPLE_TIME))
+		return SP_NO_TIME;
+	uint64_t st = pa->a.sample_type;
+	size_t back = 8 * (1 + !!(st & PERF_SAMPLE_ID) + !!(st & PERF_SAMPLE_STREAM_ID) + !!(st & PERF_SAMPLE_CPU) +
+			   !!(st & PERF_SAMPLE_IDENTIFIER));
+	return back + 8 <= size ? rd64(r + size - back) : SP_NO_TIME;
+}
+
+/* The trailer size of non-sample records (sample_id_all). */
+static size_t trailer(struct pd *d, const uint8_t *r, uint32_t size)
+{
+	const struct pattr *pa = attr_of(d, r, size, 0);
+	if (!pa || !pa->a.sample_id_all)
+		return 0;
+	uint64_t st = pa->a.sample_type;
+	return 8 * (size_t)(!!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ID) +
+			    !!(st & PERF_SAMPLE_STREAM_ID) + !!(st & PERF_SAMPLE_CPU) + !!(st & PERF_SAMPLE_IDENTIFIER));
+}
+
+/* A NUL-terminated string in [p, e): its copy in tmp. */
+static const char *rec_str(struct sp_buf *tmp, const uint8_t *p, const uint8_t *e)
+{
+	sp_buf_reset(tmp);
+	sp_buf_add(tmp, p, strnlen((const char *)p, (size_t)(e - p)));
+	return sp_buf_cstr(tmp);
+}
+
+static int event_filtered(struct pd *d, uint32_t ev)
+{
+	if (!d->filter_event) {
+		d->filter_event = ev;
+		d->filter_defaulted = 1;
+		return 0;
+	}
+	if (ev == d->filter_event)
+		return 0;
+	if (d->filter_defaulted && !d->filter_warned) {
+		d->filter_warned = 1;
+		warn(d, "filtering for events of type: %s (use --event-filter to choose)", sp_str(d->p, d->filter_event));
+	}
+	return 1;
+}
+
+/* Deliver one kernel record (in time order). */
+static int deliver(struct pd *d, const uint8_t *r, uint32_t size, uint64_t off)
+{
+	uint32_t type = rd32(r);
+	uint16_t misc = rd16(r + 4);
+	struct sp_buf tmp = SP_BUF_INIT;
+	int rc = 0;
+	eng_init(d);
+	switch (type) {
+	case PERF_RECORD_SAMPLE: {
+		struct eng_sample es;
+		rc = parse_sample(d, r, size, off, &es);
+		if (rc)
+			break;
+		if (event_filtered(d, es.event))
+			break;
+		eng_sample(d, &es);
+		if (d->sink_failed)
+			rc = -1;
+		break;
+	}
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2: {
+		size_t tr = trailer(d, r, size);
+		size_t fixed = type == PERF_RECORD_MMAP ? 8 + 8 + 24 : 8 + 8 + 24 + 24 + 8;
+		if (size < fixed + tr) {
+			rc = fail_off(d, off, "%s record of %u bytes is too short", type == PERF_RECORD_MMAP ? "MMAP" : "MMAP2",
+				      size);
+			break;
+		}
+		struct sp_map m;
+		memset(&m, 0, sizeof m);
+		uint32_t pid = rd32(r + 8), tid = rd32(r + 12);
+		m.start = rd64(r + 16);
+		m.end = m.start + rd64(r + 24);
+		m.pgoff = rd64(r + 32);
+		if (type == PERF_RECORD_MMAP) {
+			m.prot = misc & MISC_MMAP_DATA ? 1 : 5;
+		} else {
+			m.prot = rd32(r + 64);
+			if (misc & MISC_MMAP_BUILD_ID) {
+				const uint8_t *b = r + 40;
+				size_t bl = b[0] > 20 ? 20 : b[0];
+				const char *fn = rec_str(&tmp, r + fixed, r + size - tr);
+				add_bid(d, fn, strlen(fn), b + 4, bl);
+			}
+		}
+		m.path = rec_str(&tmp, r + fixed, r + size - tr);
+		h_mmap(d, pid, tid, &m, 0);
+		break;
+	}
+	case PERF_RECORD_COMM: {
+		size_t tr = trailer(d, r, size);
+		if (size < 16 + tr) {
+			rc = fail_off(d, off, "COMM record of %u bytes is too short", size);
+			break;
+		}
+		h_comm(d, rd32(r + 8), rd32(r + 12), rec_str(&tmp, r + 16, r + size - tr), !!(misc & MISC_COMM_EXEC),
+		       0);
+		break;
+	}
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		if (size < 8 + 24) {
+			rc = fail_off(d, off, "%s record of %u bytes is too short", type == PERF_RECORD_FORK ? "FORK" : "EXIT",
+				      size);
+			break;
+		}
+		if (type == PERF_RECORD_FORK)
+			h_fork(d, rd32(r + 8), rd32(r + 12), rd32(r + 16), rd32(r + 20), rd64(r + 24));
+		else
+			h_exit(d, rd32(r + 8), rd32(r + 16), rd64(r + 24));
+		break;
+	case PERF_RECORD_LOST:
+		if (size >= 24) {
+			d->lost += rd64(r + 16);
+			d->lost_records++;
+		}
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (size >= 16)
+			d->lost_samples += rd64(r + 8);
+		break;
+	default:
+		break; /* THROTTLE, SWITCH, KSYMBOL, ...: nothing a profile needs */
+	}
+	sp_buf_release(&tmp);
+	return rc;
+}
+
+/* ---- time order ---- */
+
+static int qcmp(const void *a, const void *b)
+{
+	const struct qent *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static const uint8_t *base(struct pd *d) { return d->pipe ? (const uint8_t *)d->arena.p : d->map; }
+
+/* Deliver the queued records with time <= limit (all for UINT64_MAX). */
+static int flush(struct pd *d, uint64_t limit)
+{
+	if (!d->nq)
+		return 0;
+	sp_sort(d->q, d->nq, sizeof *d->q, qcmp);
+	size_t k = 0;
+	while (k < d->nq && d->q[k].time <= limit) {
+		const struct qent *e = &d->q[k];
+		if (deliver(d, base(d) + e->pos, e->len, e->off) < 0)
+			return -1;
+		k++;
+	}
+	memmove(d->q, d->q + k, (d->nq - k) * sizeof *d->q);
+	d->nq -= k;
+	if (d->pipe) {
+		/* Keep only the records still queued. */
+		struct sp_buf b = SP_BUF_INIT;
+		for (size_t i = 0; i < d->nq; i++) {
+			uint64_t pos = b.len;
+			sp_buf_add(&b, d->arena.p + d->q[i].pos, d->q[i].len);
+			while (b.len & 7)
+				sp_buf_addc(&b, 0);
+			d->q[i].pos = pos;
+		}
+		sp_buf_release(&d->arena);
+		d->arena = b;
+	}
+	return 0;
+}
+
+static int queue(struct pd *d, uint64_t pos, uint32_t len, uint64_t off, uint64_t time)
+{
+	if (d->nq == d->capq) {
+		d->capq = d->capq ? 2 * d->capq : 4096;
+		d->q = sp_xrealloc(d->q, d->capq * sizeof *d->q);
+	}
+	d->q[d->nq++] = (struct qent){ time, d->seq++, pos, len, off };
+	if (time > d->max_time)
+		d->max_time = time;
+	return 0;
+}
+
+/* ---- perf's own records (pipe mode's header, rounds) ---- */
+
+static int compressed(struct pd *d, uint64_t off)
+{
+	return fail_off(d, off, "this perf.data is compressed (perf record -z, zstd), which this reader does not "
+				"support: record without -z");
+}
+
+/* Handle a record of perf's (type >= 64).  rec is the record, its length
+ * size; returns 0 or -1. */
+static int user_record(struct pd *d, const uint8_t *r, uint32_t size, uint64_t off)
+{
+	uint32_t type = rd32(r);
+	switch (type) {
+	case R_FINISHED_ROUND: {
+		int rc = flush(d, d->next_flush);
+		d->next_flush = d->max_time;
+		return rc;
+	}
+	case R_HEADER_ATTR: {
+		if (size < 8 + PERF_ATTR_SIZE_VER0)
+			return fail_off(d, off, "HEADER_ATTR record of %u bytes is too short", size);
+		uint32_t asz = rd32(r + 8 + 4);
+		if (asz < PERF_ATTR_SIZE_VER0 || asz > size - 8u)
+			return fail_off(d, off, "HEADER_ATTR record: attr size %u in a %u-byte record", asz, size);
+		if (d->eng_ready)
+			return fail_off(d, off, "HEADER_ATTR record after the first sample");
+		uint64_t nids = (size - 8u - asz) / 8;
+		return add_attr(d, off, r + 8, asz, r + 8 + asz, nids);
+	}
+	case R_HEADER_FEATURE: {
+		if (size < 16)
+			return fail_off(d, off, "HEADER_FEATURE record of %u bytes is too short", size);
+		uint64_t f = rd64(r + 8);
+		if (f == F_COMPRESSED)
+			return 0;
+		return feature(d, (int)f, r + 16, size - 16u, off + 16);
+	}
+	case R_HEADER_BUILD_ID:
+		return build_id_records(d, r, size, off);
+	case R_EVENT_UPDATE:
+		if (size >= 24 && rd64(r + 8) == EVENT_UPDATE_NAME) {
+			uint64_t id = rd64(r + 16);
+			if (id == UINT64_MAX)
+				id--;
+			int found;
+			uint32_t a = sp_u64map_get(&d->ids, id, &found);
+			if (found && a) {
+				struct sp_buf t = SP_BUF_INIT;
+				const char *nm = rec_str(&t, r + 24, r + size);
+				d->attrs[a - 1].name = sp_str_intern(d->p, nm, strlen(nm));
+				d->attrs[a - 1].named = 1;
+				sp_buf_release(&t);
+			}
+		}
+		return 0;
+	case R_COMPRESSED:
+		return compressed(d, off);
+	default:
+		return 0;
+	}
+}
+
+/* Bytes of payload that follow a record outside its size (tracing data,
+ * AUX data), 0 for most. */
+static int trailing_payload(struct pd *d, const uint8_t *r, uint32_t size, uint64_t off, uint64_t *extra)
+{
+	uint32_t type = rd32(r);
+	*extra = 0;
+	if (type == R_HEADER_TRACING_DATA) {
+		if (size < 12)
+			return fail_off(d, off, "TRACING_DATA record of %u bytes is too short", size);
+		*extra = rd32(r + 8);
+	} else if (type == R_AUXTRACE) {
+		if (size < 16)
+			return fail_off(d, off, "AUXTRACE record of %u bytes is too short", size);
+		*extra = rd64(r + 8);
+	}
+	return 0;
+}
+
+/* One record at pos of the base, of len bytes, at input offset off. */
+static int handle(struct pd *d, uint64_t pos, uint32_t len, uint64_t off)
+{
+	const uint8_t *r = base(d) + pos;
+	uint32_t type = rd32(r);
+	if (type >= 64)
+		return user_record(d, r, len, off);
+	uint64_t t = rec_time(d, r, len);
+	if (t == SP_NO_TIME)
+		return deliver(d, r, len, off);
+	return queue(d, pos, len, off, t);
+}
+
+/* ---- file mode ---- */
+
+static int spill(struct pd *d)
+{
+	/* A non-seekable file-mode input (a pipe, gzip): copied to an
+	 * unlinked temporary file so that it can be mapped. */
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/stackpipe-perfdata-XXXXXX", dir && *dir ? dir : "/tmp");
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return sp_err_set(d->err, "%s: cannot make a temporary file in %s to read this perf.data from a pipe",
+				  d->name, dir && *dir ? dir : "/tmp");
+	unlink(path);
+	char *buf = sp_xmalloc(1 << 20);
+	size_t n;
+	while ((n = sp_input_read(d->in, buf, 1 << 20)) > 0) {
+		size_t w = 0;
+		while (w < n) {
+			ssize_t k = write(fd, buf + w, n - w);
+			if (k <= 0) {
+				free(buf);
+				close(fd);
+				return sp_err_set(d->err, "%s: cannot write the temporary copy of this perf.data", d->name);
+			}
+			w += (size_t)k;
+		}
+	}
+	free(buf);
+	if (sp_input_failed(d->in, d->err)) {
+		close(fd);
+		return -1;
+	}
+	d->tmpfd = fd;
+	return fd;
+}
+
+static int read_file_mode(struct pd *d)
+{
+	int fd;
+	uint64_t fsize;
+	if (!sp_input_splittable(d->in, &fd, &fsize)) {
+		if ((fd = spill(d)) < 0)
+			return -1;
+		struct stat st;
+		fstat(fd, &st);
+		fsize = (uint64_t)st.st_size;
+	}
+	if (fsize < 104)
+		return fail_off(d, fsize, "perf.data truncated inside its %d-byte header", 104);
+	void *m = mmap(NULL, fsize, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (m == MAP_FAILED)
+		return sp_err_set(d->err, "%s: cannot map the file: %s", d->name, strerror(errno));
+	d->map = m;
+	d->mapsize = fsize;
+	madvise(m, fsize, MADV_SEQUENTIAL);
+	const uint8_t *h = d->map;
+	uint64_t hsize = rd64(h + 8), attr_size = rd64(h + 16);
+	uint64_t a_off = rd64(h + 24), a_size = rd64(h + 32);
+	uint64_t d_off = rd64(h + 40), d_size = rd64(h + 48);
+	if (hsize < 104 || hsize > fsize)
+		return fail_off(d, 8, "header size %llu is not perf's (104)", (unsigned long long)hsize);
+	if (attr_size < PERF_ATTR_SIZE_VER0 + 16 || attr_size > 4096)
+		return fail_off(d, 16, "attr entry size %llu is absurd", (unsigned long long)attr_size);
+	if (a_size % attr_size || a_size / attr_size > MAX_ATTRS)
+		return fail_off(d, 32, "attr section of %llu bytes does not hold entries of %llu bytes",
+				(unsigned long long)a_size, (unsigned long long)attr_size);
+	if (a_off > fsize || a_size > fsize - a_off)
+		return fail_off(d, fsize, "perf.data truncated: the attr section [%llu, +%llu) is cut",
+				(unsigned long long)a_off, (unsigned long long)a_size);
+	for (uint64_t i = 0; i < a_size / attr_size; i++) {
+		const uint8_t *a = d->map + a_off + i * attr_size;
+		uint64_t asz = attr_size - 16;
+		uint64_t io = rd64(a + asz), is = rd64(a + asz + 8);
+		if (io > fsize || is > fsize - io || is % 8)
+			return fail_off(d, a_off + i * attr_size + asz, "event attr %llu: its id list [%llu, +%llu) is outside the file",
+					(unsigned long long)i, (unsigned long long)io, (unsigned long long)is);
+		uint32_t rsz = rd32(a + 4);
+		if (rsz > asz || rsz == 0)
+			rsz = (uint32_t)asz;
+		if (add_attr(d, a_off + i * attr_size, a, rsz, d->map + io, is / 8) < 0)
+			return -1;
+	}
+	if (!d->nattrs)
+		return fail_off(d, 24, "perf.data has no event attrs");
+	/* Features follow the data section: a table of (offset, size), one
+	 * per bit set, then the sections. */
+	int cut = 0;
+	uint64_t d_end = d_off + d_size;
+	if (d_off > fsize || d_end < d_off)
+		return fail_off(d, 40, "data section offset %llu is outside the %llu-byte file", (unsigned long long)d_off,
+				(unsigned long long)fsize);
+	if (d_size == 0) {
+		/* perf record was killed before it wrote the header back */
+		d_end = fsize;
+		warn(d, "the header's data size is 0 (perf record did not finish): reading to the end of the file");
+	} else if (d_end > fsize) {
+		cut = 1;
+		d_end = fsize;
+	} else {
+		uint64_t nfeat = 0;
+		for (int w = 0; w < 4; w++)
+			nfeat += (uint64_t)__builtin_popcountll(rd64(h + 72 + 8 * w));
+		uint64_t fo = d_off + d_size;
+		if (nfeat && (fo > fsize || nfeat * 16 > fsize - fo)) {
+			cut = 2;
+		} else {
+			uint64_t k = 0;
+			for (int bit = 0; bit < 256; bit++) {
+				if (!(rd64(h + 72 + 8 * (bit / 64)) >> (bit % 64) & 1))
+					continue;
+				uint64_t so = rd64(d->map + fo + 16 * k), ss = rd64(d->map + fo + 16 * k + 8);
+				k++;
+				if (so > fsize || ss > fsize - so) {
+					cut = 2;
+					continue;
+				}
+				if (bit == F_COMPRESSED)
+					continue;
+				if (feature(d, bit, d->map + so, ss, so) < 0)
+					return -1;
+			}
+		}
+	}
+	/* The data section. */
+	uint64_t off = d_off;
+	while (off < d_end) {
+		if (d_end - off < 8) {
+			cut = 1;
+			break;
+		}
+		const uint8_t *r = d->map + off;
+		uint16_t size = rd16(r + 6);
+		if (size < 8)
+			return fail_off(d, off, "record of type %u has size %u (less than its 8-byte header)", rd32(r), size);
+		if (size > d_end - off) {
+			cut = 1;
+			break;
+		}
+		if (rd32(r) == R_COMPRESSED)
+			return compressed(d, off);
+		uint64_t extra;
+		if (trailing_payload(d, r, size, off, &extra) < 0)
+			return -1;
+		if (handle(d, off, size, off) < 0)
+			return -1;
+		if (extra > d_end - off - size) {
+			off = d_end;
+			cut = 1;
+			break;
+		}
+		off += size + extra;
+	}
+	if (flush(d, UINT64_MAX) < 0)
+		return -1;
+	if (cut == 1)
+		return fail_off(d, off, "perf.data truncated: the data section should run to offset %llu, the file has %llu bytes "
+				"(the %llu samples before the cut were used)",
+				(unsigned long long)(d_off + d_size), (unsigned long long)fsize,
+				(unsigned long long)d->samples);
+	if (cut == 2)
+		return fail_off(d, fsize, "perf.data truncated after its data section: the feature sections (build ids, "
+				"event names) are cut (the %llu samples were used)",
+				(unsigned long long)d->samples);
+	return 0;
+}
+
+/* ---- pipe mode ---- */
+
+static int read_pipe_mode(struct pd *d)
+{
+	uint8_t hdr[16];
+	if (sp_input_read(d->in, hdr, 16) != 16)
+		return fail_off(d, 0, "perf.data truncated inside its pipe header");
+	d->inoff = 16;
+	for (;;) {
+		uint8_t h[8];
+		uint64_t off = d->inoff;
+		size_t got = sp_input_read(d->in, h, 8);
+		if (got == 0)
+			break;
+		if (got < 8)
+			return fail_off(d, off, "perf.data truncated inside a record header (%zu of 8 bytes)", got);
+		uint16_t size = rd16(h + 6);
+		if (size < 8)
+			return fail_off(d, off, "record of type %u has size %u (less than its 8-byte header)", rd32(h), size);
+		uint64_t pos = d->arena.len;
+		sp_buf_add(&d->arena, h, 8);
+		sp_buf_grow(&d->arena, size - 8u + 8);
+		size_t k = sp_input_read(d->in, d->arena.p + d->arena.len, size - 8u);
+		d->arena.len += k;
+		if (k < size - 8u) {
+			d->arena.len = pos;
+			if (flush(d, UINT64_MAX) < 0)
+				return -1;
+			return fail_off(d, off, "perf.data truncated inside a record of %u bytes (the %llu samples before "
+					"the cut were used)", size, (unsigned long long)d->samples);
+		}
+		while (d->arena.len & 7)
+			sp_buf_addc(&d->arena, 0);
+		d->inoff += size;
+		const uint8_t *r = (const uint8_t *)d->arena.p + pos;
+		uint64_t extra;
+		if (trailing_payload(d, r, size, off, &extra) < 0)
+			return -1;
+		uint32_t type = rd32(r);
+		int rc;
+		if (type >= 64) {
+			/* perf's own records are handled now and not kept (a
+			 * FINISHED_ROUND rebuilds the arena). */
+			sp_buf_reset(&d->scratch);
+			sp_buf_add(&d->scratch, r, size);
+			d->arena.len = pos;
+			rc = user_record(d, (const uint8_t *)d->scratch.p, size, off);
+		} else {
+			rc = handle(d, pos, size, off);
+			if (!rc && rec_time(d, r, size) == SP_NO_TIME)
+				d->arena.len = pos;
+		}
+		if (rc < 0)
+			return -1;
+		/* Skip the payload that follows (tracing data, AUX data). */
+		char sink[4096];
+		while (extra) {
+			size_t want = extra < sizeof sink ? (size_t)extra : sizeof sink;
+			size_t n = sp_input_read(d->in, sink, want);
+			if (!n)
+				return fail_off(d, d->inoff, "perf.data truncated inside a record's payload");
+			extra -= n;
+			d->inoff += n;
+		}
+	}
+	if (sp_input_failed(d->in, d->err))
+		return -1;
+	return flush(d, UINT64_MAX);
+}
+
+/* ---- the reader ---- */
+
+static int perfdata_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sink, struct sp_read_opts *o,
+			 struct sp_err *err)
+{
+	struct pd d;
+	memset(&d, 0, sizeof d);
+	d.in = in;
+	d.name = sp_input_name(in);
+	d.p = p;
+	d.sink = sink;
+	d.o = o;
+	d.err = err;
+	d.tmpfd = -1;
+	d.id_sample_idx = -1;
+	sp_u64map_init(&d.ids);
+	sp_u64map_init(&d.thridx);
+	sp_u64map_init(&d.stackidx);
+	sp_u64map_init(&d.rename);
+	sp_u64map_init(&d.alias);
+	sp_u64map_init(&d.checked);
+	sp_u64map_init(&d.subst);
+	sp_buf_init(&d.arena);
+	if (sp_profile_nvalues(p) == 0) {
+		static const char *const names[] = { "samples", "period" };
+		sp_profile_set_values(p, 2, names);
+	}
+	if (o->event_filter && *o->event_filter) {
+		d.filter_event = sp_str_intern(p, o->event_filter, strlen(o->event_filter));
+		d.filter_defaulted = o->event_filter_defaulted;
+	}
+	const char *b;
+	size_t n;
+	int rc;
+	if (sp_input_peek(in, 16, &b, &n) < 0) {
+		rc = sp_input_failed(in, err) ? -1 : sp_err_set(err, "%s: read error", d.name);
+	} else if (n < 16 || sp_perfdata_probe(b, n, 1) != 100) {
+		rc = fail_off(&d, 0, "not a perf.data file (no PERFILE2 magic)");
+	} else if (!memcmp(b, MAGIC_BE, 8)) {
+		rc = fail_off(&d, 0, "a big-endian perf.data (recorded on another architecture) is not supported: "
+				     "run perf script on the machine that recorded it and give pfold its text");
+	} else if (!memcmp(b, "PERFFILE", 8)) {
+		rc = fail_off(&d, 0, "a version 1 perf.data (magic PERFFILE, perf before 2.6.36) is not supported");
+	} else {
+		uint64_t hs = rd64((const uint8_t *)b + 8);
+		d.pipe = hs == 16;
+		rc = d.pipe ? read_pipe_mode(&d) : read_file_mode(&d);
+	}
+	if (!rc && sink->meta && sp_meta_count(p) && sink->meta(sink, p, err) < 0)
+		rc = -1;
+	uint64_t lost = d.lost + d.lost_samples;
+	if (lost)
+		warn(&d, "perf lost %llu samples (%llu in %llu LOST records: the ring buffer was full; %llu in LOST_SAMPLES "
+			 "records)", (unsigned long long)lost, (unsigned long long)d.lost,
+		     (unsigned long long)d.lost_records, (unsigned long long)d.lost_samples);
+	if (!rc && sink->end_input && sink->end_input(sink, p, err) < 0)
+		rc = -1;
+	if (d.map)
+		munmap((void *)d.map, d.mapsize);
+	if (d.tmpfd >= 0)
+		close(d.tmpfd);
+	free(d.attrs);
+	free(d.bids);
+	free(d.osrelease);
+	free(d.q);
+	free(d.thr);
+	free(d.ents);
+	free(d.pcarena);
+	free(d.fr);
+	free(d.ccbuf);
+	sp_buf_release(&d.arena);
+	sp_buf_release(&d.scratch);
+	sp_u64map_release(&d.ids);
+	sp_u64map_release(&d.thridx);
+	sp_u64map_release(&d.stackidx);
+	sp_u64map_release(&d.rename);
+	sp_u64map_release(&d.alias);
+	sp_u64map_release(&d.checked);
+	sp_u64map_release(&d.subst);
+	sp_procs_free(d.procs);
+	sp_symbols_free(d.syms);
+	return rc;
+}
+
+const struct sp_format sp_format_perfdata = {
+	"perf.data", "perf record's file (file and pipe mode)", sp_perfdata_probe, perfdata_read,
+};
