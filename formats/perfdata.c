@@ -13,7 +13,9 @@
  *   - engine: threads, maps, unwinding and symbols, into profile samples.
  * Every multi-byte field is read with memcpy: nothing assumes alignment.
  */
+#include <dlfcn.h>
 #include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -148,6 +150,14 @@ struct pd {
 	uint64_t *ccbuf;
 	size_t capcc;
 	uint64_t truncated_unwinds;
+	/* perf's symbol tables, one per ELF file (sp_modfile) */
+	struct psymtab **tabs;
+	size_t ntabs;
+	struct sp_u64map tabidx; /* sp_modfile pointer -> index + 1 */
+	struct sp_buf tname;
+	void *cxxlib;
+	char *(*demangle)(const char *, char *, size_t *, int *);
+	int demangle_tried;
 	int sink_failed;
 	uint32_t filter_event;
 	int filter_defaulted, filter_warned;
@@ -657,6 +667,221 @@ static uint32_t display(struct pd *d, uint32_t f)
 	return out;
 }
 
+
+/* ---- perf's choice of symbol names ----
+ *
+ * perf script names an address after the symbol table it loads (.symtab,
+ * from the binary or its debug file, else .dynsym): function symbols only,
+ * an address outside every symbol's [start, start + size) is [unknown], and
+ * of several symbols at one address it keeps one by these rules, in order:
+ * a sized one over a zero-sized one, not weak over weak, global over
+ * local, fewer leading underscores, the longer name, the first in the
+ * table.  libdwfl's own choice differs ("__mprotect" for perf's
+ * "mprotect"), so the reader keeps its own table per file.
+ */
+struct psym {
+	uint64_t start, end; /* file virtual addresses */
+	uint32_t name, len;  /* in the table's names */
+	uint32_t idx;
+	uint8_t bind;
+};
+struct psymtab {
+	struct psym *v;
+	size_t n;
+	char *names;
+};
+
+static int underscores(const char *s)
+{
+	int k = 0;
+	while (s[k] == '_')
+		k++;
+	return k;
+}
+
+/* 1 when a is to be kept over b (same start). */
+static int better(const struct psymtab *t, const struct psym *a, const struct psym *b)
+{
+	int za = a->end == a->start, zb = b->end == b->start;
+	if (za != zb)
+		return zb;
+	int wa = a->bind == STB_WEAK, wb = b->bind == STB_WEAK;
+	if (wa != wb)
+		return wb;
+	int ga = a->bind == STB_GLOBAL, gb = b->bind == STB_GLOBAL;
+	if (ga != gb)
+		return ga;
+	int ua = underscores(t->names + a->name), ub = underscores(t->names + b->name);
+	if (ua != ub)
+		return ua < ub;
+	if (a->len != b->len)
+		return a->len > b->len;
+	return a->idx < b->idx;
+}
+
+static int psym_cmp(const void *x, const void *y)
+{
+	const struct psym *a = x, *b = y;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+static struct psymtab *psymtab_build(Dwfl_Module *m)
+{
+	struct psymtab *t = sp_xcalloc(1, sizeof *t);
+	Dwarf_Addr bias = 0;
+	if (!dwfl_module_getelf(m, &bias))
+		return t;
+	int n = dwfl_module_getsymtab(m);
+	struct sp_buf names = SP_BUF_INIT;
+	size_t cap = 0;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		Elf *elf = NULL;
+		const char *nm = dwfl_module_getsym_info(m, i, &sym, &addr, &shndx, &elf, NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+		if (!nm || !*nm || shndx == SHN_UNDEF || shndx == SHN_ABS)
+			continue;
+		if (type == STT_NOTYPE) {
+			/* assembly labels count, in code sections */
+			int vis = GELF_ST_VISIBILITY(sym.st_other);
+			GElf_Shdr sh;
+			Elf_Scn *scn = elf ? elf_getscn(elf, shndx) : NULL;
+			if (vis == STV_HIDDEN || vis == STV_INTERNAL || !scn || !gelf_getshdr(scn, &sh) ||
+			    !(sh.sh_flags & SHF_EXECINSTR))
+				continue;
+		} else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
+			continue;
+		}
+		if (t->n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			t->v = sp_xrealloc(t->v, cap * sizeof *t->v);
+		}
+		size_t len = strlen(nm);
+		struct psym *ps = &t->v[t->n++];
+		ps->start = addr - bias;
+		ps->end = ps->start + sym.st_size;
+		ps->name = (uint32_t)names.len;
+		ps->len = (uint32_t)len;
+		ps->idx = (uint32_t)i;
+		ps->bind = (uint8_t)GELF_ST_BIND(sym.st_info);
+		sp_buf_add(&names, nm, len + 1);
+	}
+	t->names = names.p;
+	if (!t->n)
+		return t;
+	sp_sort(t->v, t->n, sizeof *t->v, psym_cmp);
+	size_t k = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		if (k && t->v[k - 1].start == t->v[i].start) {
+			if (better(t, &t->v[i], &t->v[k - 1]))
+				t->v[k - 1] = t->v[i];
+			continue;
+		}
+		t->v[k++] = t->v[i];
+	}
+	t->n = k;
+	/* zero-sized symbols end where the next one starts */
+	for (size_t i = 0; i + 1 < t->n; i++)
+		if (t->v[i].end == t->v[i].start)
+			t->v[i].end = t->v[i + 1].start;
+	return t;
+}
+
+static const struct psym *psym_find(const struct psymtab *t, uint64_t a)
+{
+	size_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (t->v[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	const struct psym *s = &t->v[lo - 1];
+	return a < s->end ? s : NULL;
+}
+
+/* perf's spelling: demangled, then tidied as pfold tidies perf script text
+ * (everything from the first '(' not opening "(anonymous namespace)"). */
+static uint32_t perf_name(struct pd *d, const char *nm)
+{
+	char *dm = NULL;
+	if (nm[0] == '_' && nm[1] == 'Z') {
+		if (!d->demangle_tried) {
+			d->demangle_tried = 1;
+			d->cxxlib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+			if (d->cxxlib)
+				*(void **)&d->demangle = dlsym(d->cxxlib, "__cxa_demangle");
+		}
+		int status = -1;
+		if (d->demangle)
+			dm = d->demangle(nm, NULL, NULL, &status);
+		if (status) {
+			free(dm);
+			dm = NULL;
+		}
+	}
+	const char *f = dm ? dm : nm;
+	size_t n = strlen(f);
+	struct sp_buf *b = &d->tname;
+	sp_buf_reset(b);
+	if (d->o->no_tidy) {
+		sp_buf_add(b, f, n);
+	} else {
+		size_t end = n;
+		for (size_t i = 0; i < n; i++) {
+			if (f[i] != '(')
+				continue;
+			if (n - i - 1 >= 20 && !memcmp(f + i + 1, "anonymous namespace)", 20))
+				continue;
+			end = i;
+			break;
+		}
+		for (size_t i = 0; i < end; i++) {
+			char c = f[i];
+			if (c == ';')
+				c = ':';
+			else if (c == '"' || c == '\'')
+				continue;
+			sp_buf_addc(b, c);
+		}
+	}
+	free(dm);
+	return sp_str_intern(d->p, b->p ? b->p : "", b->len);
+}
+
+/* The perf name of user address pc, 0 when perf would say [unknown]. */
+static uint32_t perf_symbol(struct pd *d, struct sp_unwind *u, uint64_t pc)
+{
+	Dwfl *dwfl = u ? sp_unwind_dwfl(u) : NULL;
+	Dwfl_Module *m = dwfl ? dwfl_addrmodule(dwfl, pc) : NULL;
+	if (!m)
+		return 0;
+	void **ud;
+	dwfl_module_info(m, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	uint64_t key = (uint64_t)(uintptr_t)*ud;
+	int found;
+	uint32_t i = sp_u64map_get(&d->tabidx, key, &found);
+	if (!found || !i) {
+		d->tabs = sp_xrealloc(d->tabs, (d->ntabs + 1) * sizeof *d->tabs);
+		d->tabs[d->ntabs++] = psymtab_build(m);
+		i = (uint32_t)d->ntabs;
+		*sp_u64map_slot(&d->tabidx, key, &found) = i;
+	}
+	const struct psymtab *t = d->tabs[i - 1];
+	Dwarf_Addr bias = 0;
+	if (!dwfl_module_getelf(m, &bias))
+		return 0;
+	const struct psym *s = psym_find(t, pc - bias);
+	return s ? perf_name(d, t->names + s->name) : 0;
+}
+
 static void add_frame(struct pd *d, size_t *n, uint32_t f)
 {
 	if (*n == d->capfr) {
@@ -713,6 +938,14 @@ static uint32_t stack_node(struct pd *d, struct sp_proc *pr, struct sp_unwind *u
 		if (k > 64)
 			k = 64;
 		memcpy(tmp, f, k * sizeof *f);
+		/* The outermost frame of the chain (the function, not what was
+		 * inlined into it) takes perf's symbol name. */
+		struct sp_frame fo = *sp_frame_get(d->p, tmp[k - 1]);
+		if (fo.kind == SP_KIND_NATIVE) {
+			uint32_t nm = perf_symbol(d, u, pcs[i]);
+			fo.name = nm ? nm : d->unknown_name;
+			tmp[k - 1] = sp_frame_intern(d->p, &fo);
+		}
 		while (k--)
 			add_frame(d, &nf, display(d, tmp[k]));
 	}
@@ -1515,6 +1748,8 @@ static int perfdata_read(struct sp_input *in, struct sp_profile *p, struct sp_si
 	sp_u64map_init(&d.alias);
 	sp_u64map_init(&d.checked);
 	sp_u64map_init(&d.subst);
+	sp_u64map_init(&d.tabidx);
+	sp_buf_init(&d.tname);
 	sp_buf_init(&d.arena);
 	if (sp_profile_nvalues(p) == 0) {
 		static const char *const names[] = { "samples", "period" };
@@ -1565,6 +1800,16 @@ static int perfdata_read(struct sp_input *in, struct sp_profile *p, struct sp_si
 	free(d.ccbuf);
 	sp_buf_release(&d.arena);
 	sp_buf_release(&d.scratch);
+	for (size_t i = 0; i < d.ntabs; i++) {
+		free(d.tabs[i]->v);
+		free(d.tabs[i]->names);
+		free(d.tabs[i]);
+	}
+	free(d.tabs);
+	sp_u64map_release(&d.tabidx);
+	sp_buf_release(&d.tname);
+	if (d.cxxlib)
+		dlclose(d.cxxlib);
 	sp_u64map_release(&d.ids);
 	sp_u64map_release(&d.thridx);
 	sp_u64map_release(&d.stackidx);
