@@ -15,6 +15,8 @@
  */
 #include <dlfcn.h>
 #include <elfutils/libdwelf.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -154,6 +156,7 @@ struct pd {
 	struct psymtab **tabs;
 	size_t ntabs;
 	struct sp_u64map tabidx; /* sp_modfile pointer -> index + 1 */
+	struct sp_u64map dwname; /* hash(modfile, vaddr) -> name string id + 1 (0 = none) */
 	struct sp_buf tname;
 	void *cxxlib;
 	char *(*demangle)(const char *, char *, size_t *, int *);
@@ -882,6 +885,84 @@ static uint32_t perf_symbol(struct pd *d, struct sp_unwind *u, uint64_t pc)
 	return s ? perf_name(d, t->names + s->name) : 0;
 }
 
+/* DWARF mode: perf names a frame after the function DWARF says contains
+ * the address (its linkage name, demangled), the same source its inlined
+ * frames come from ("__libc_start_main_impl" where the symbol table says
+ * "__libc_start_main").  0 when there is no DWARF for the address. */
+static uint32_t dwarf_function(struct pd *d, struct sp_unwind *u, uint64_t pc)
+{
+	Dwfl *dwfl = u ? sp_unwind_dwfl(u) : NULL;
+	Dwfl_Module *m = dwfl ? dwfl_addrmodule(dwfl, pc) : NULL;
+	if (!m)
+		return 0;
+	void **ud;
+	dwfl_module_info(m, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	Dwarf_Addr ebias = 0;
+	if (!dwfl_module_getelf(m, &ebias))
+		return 0;
+	uint64_t key = sp_mix64((uint64_t)(uintptr_t)*ud * 0x9E3779B97F4A7C15ULL ^ (pc - ebias));
+	if (key == UINT64_MAX)
+		key--;
+	int found;
+	uint32_t v = sp_u64map_get(&d->dwname, key, &found);
+	if (found)
+		return v ? v - 1 : 0;
+	uint32_t name = 0;
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = dwfl_module_addrdie(m, pc, &bias);
+	Dwarf_Die *scopes = NULL;
+	int ns = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+	int i = 0;
+	while (i < ns && dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine && dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
+		i++;
+	Dwarf_Die fn;
+	int have = 0;
+	if (i < ns && dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+		fn = scopes[i];
+		have = 1;
+		/* Assembler CUs list one subprogram per alias over the same
+		 * range (__munmap, __GI___munmap, munmap, __GI_munmap): perf's
+		 * addr2line takes the narrowest, the last of equals. */
+		Dwarf_Die c;
+		Dwarf_Addr best = UINT64_MAX;
+		if (dwarf_child(cu, &c) == 0) {
+			do {
+				Dwarf_Addr lo, hi;
+				if (dwarf_tag(&c) != DW_TAG_subprogram || dwarf_haspc(&c, pc - bias) != 1 ||
+				    dwarf_lowpc(&c, &lo) != 0 || dwarf_highpc(&c, &hi) != 0)
+					continue;
+				if (hi - lo <= best) {
+					best = hi - lo;
+					fn = c;
+				}
+			} while (dwarf_siblingof(&c, &c) == 0);
+		}
+	} else if (i < ns) {
+		Dwarf_Die *chain = NULL;
+		int nc = dwarf_getscopes_die(&scopes[i], &chain);
+		for (int j = 0; j < nc; j++)
+			if (dwarf_tag(&chain[j]) == DW_TAG_subprogram) {
+				fn = chain[j];
+				have = 1;
+				break;
+			}
+		free(chain);
+	}
+	if (have) {
+		Dwarf_Attribute a;
+		const char *nm = dwarf_formstring(dwarf_attr_integrate(&fn, DW_AT_linkage_name, &a));
+		if (!nm)
+			nm = dwarf_formstring(dwarf_attr_integrate(&fn, DW_AT_MIPS_linkage_name, &a));
+		if (!nm)
+			nm = dwarf_diename(&fn);
+		if (nm && *nm)
+			name = perf_name(d, nm);
+	}
+	free(scopes);
+	*sp_u64map_slot(&d->dwname, key, &found) = name + 1;
+	return name;
+}
+
 static void add_frame(struct pd *d, size_t *n, uint32_t f)
 {
 	if (*n == d->capfr) {
@@ -942,7 +1023,9 @@ static uint32_t stack_node(struct pd *d, struct sp_proc *pr, struct sp_unwind *u
 		 * inlined into it) takes perf's symbol name. */
 		struct sp_frame fo = *sp_frame_get(d->p, tmp[k - 1]);
 		if (fo.kind == SP_KIND_NATIVE) {
-			uint32_t nm = perf_symbol(d, u, pcs[i]);
+			uint32_t nm = d->dwarf ? dwarf_function(d, u, pcs[i]) : 0;
+			if (!nm)
+				nm = perf_symbol(d, u, pcs[i]);
 			fo.name = nm ? nm : d->unknown_name;
 			tmp[k - 1] = sp_frame_intern(d->p, &fo);
 		}
@@ -1749,6 +1832,7 @@ static int perfdata_read(struct sp_input *in, struct sp_profile *p, struct sp_si
 	sp_u64map_init(&d.checked);
 	sp_u64map_init(&d.subst);
 	sp_u64map_init(&d.tabidx);
+	sp_u64map_init(&d.dwname);
 	sp_buf_init(&d.tname);
 	sp_buf_init(&d.arena);
 	if (sp_profile_nvalues(p) == 0) {
@@ -1807,6 +1891,7 @@ static int perfdata_read(struct sp_input *in, struct sp_profile *p, struct sp_si
 	}
 	free(d.tabs);
 	sp_u64map_release(&d.tabidx);
+	sp_u64map_release(&d.dwname);
 	sp_buf_release(&d.tname);
 	if (d.cxxlib)
 		dlclose(d.cxxlib);
