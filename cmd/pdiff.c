@@ -171,6 +171,8 @@ static int cmd_pdiff(int argc, char **argv)
 	sp_buf_release(&msg);
 	if (ro.bad_lines)
 		sp_error("%llu bad line%s skipped", (unsigned long long)ro.bad_lines, ro.bad_lines == 1 ? "" : "s");
+	if (ro.partial && rc == SP_EXIT_OK)
+		rc = SP_EXIT_ERROR; /* a cut input: what came before the cut was used */
 	if (out != stdout && fclose(out) != 0 && rc != SP_EXIT_ERROR) {
 		sp_error("%s: %s", output, strerror(errno));
 		rc = SP_EXIT_ERROR;

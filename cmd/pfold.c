@@ -307,6 +307,8 @@ static int cmd_pfold(int argc, char **argv)
 	if (o.read.bad_lines)
 		sp_error("%llu bad line%s skipped", (unsigned long long)o.read.bad_lines,
 			 o.read.bad_lines == 1 ? "" : "s");
+	if (o.read.partial && rc == SP_EXIT_OK)
+		rc = SP_EXIT_ERROR; /* a cut input: what came before the cut was used */
 	if (out != stdout && fclose(out) != 0 && rc == SP_EXIT_OK) {
 		sp_error("%s: %s", o.output, strerror(errno));
 		rc = SP_EXIT_ERROR;

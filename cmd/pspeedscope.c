@@ -209,6 +209,8 @@ static int cmd_pspeedscope(int argc, char **argv)
 	}
 	if (rc != SP_EXIT_OK && o.output)
 		remove(o.output); /* no partial file passed off as complete */
+	if (o.read.partial && rc == SP_EXIT_OK)
+		rc = SP_EXIT_ERROR; /* a cut input: what came before the cut was used */
 	sp_speedscope_writer_free(w);
 	sp_profile_free(p);
 	if (o.have_re)

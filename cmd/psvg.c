@@ -294,6 +294,8 @@ static int cmd_psvg(int argc, char **argv)
 		sp_error("%s: %s", o.output, strerror(errno));
 		rc = SP_EXIT_ERROR;
 	}
+	if (o.read.partial && rc == SP_EXIT_OK)
+		rc = SP_EXIT_ERROR; /* a cut input: what came before the cut was used, drawn */
 	if (rc == SP_EXIT_OK && o.svg.palette && sp_palette_write(o.svg.palette, o.palette_file, &err) < 0) {
 		sp_error_e(&err);
 		rc = SP_EXIT_ERROR;

@@ -27,6 +27,10 @@ struct sp_read_opts {
 	void (*warn)(void *ctx, const struct sp_err *e);
 	void *warn_ctx;
 	uint64_t bad_lines;
+	/* Set by a reader that used the part of an input before a cut (a
+	 * truncated perf.data) and reported the cut: the command writes its
+	 * output and exits 2. */
+	int partial;
 };
 
 struct sp_format {

@@ -192,6 +192,27 @@ static void warn(struct pd *d, const char *fmt, ...)
 	d->o->warn(d->o->warn_ctx, &e);
 }
 
+/* A cut input: the samples before it were used; the message says where
+ * (always printed, -q does not hide it) and the command exits 2. */
+static int cut_at(struct pd *d, uint64_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int cut_at(struct pd *d, uint64_t off, const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	d->o->partial = 1;
+	if (d->o->warn) {
+		struct sp_err e;
+		sp_err_set(&e, "%s: offset %llu: %s", d->name, (unsigned long long)off, msg);
+		d->o->warn(d->o->warn_ctx, &e);
+	} else {
+		return sp_err_off(d->err, d->name, off, "%s", msg);
+	}
+	return 0;
+}
+
 /* ---- probe ---- */
 
 static const char MAGIC[8] = { 'P', 'E', 'R', 'F', 'I', 'L', 'E', '2' };
@@ -1728,14 +1749,14 @@ static int read_file_mode(struct pd *d)
 	if (flush(d, UINT64_MAX) < 0)
 		return -1;
 	if (cut == 1)
-		return fail_off(d, off, "perf.data truncated: the data section should run to offset %llu, the file has %llu bytes "
-				"(the %llu samples before the cut were used)",
-				(unsigned long long)(d_off + d_size), (unsigned long long)fsize,
-				(unsigned long long)d->samples);
+		return cut_at(d, off, "perf.data truncated: the data section should run to offset %llu, the file ends at %llu "
+			      "(the %llu samples before the cut were used)",
+			      (unsigned long long)(d_off + d_size), (unsigned long long)fsize,
+			      (unsigned long long)d->samples);
 	if (cut == 2)
-		return fail_off(d, fsize, "perf.data truncated after its data section: the feature sections (build ids, "
-				"event names) are cut (the %llu samples were used)",
-				(unsigned long long)d->samples);
+		return cut_at(d, fsize, "perf.data truncated after its data section: the feature sections (build ids, "
+			      "event names) are cut (the %llu samples were used)",
+			      (unsigned long long)d->samples);
 	return 0;
 }
 
@@ -1753,8 +1774,12 @@ static int read_pipe_mode(struct pd *d)
 		size_t got = sp_input_read(d->in, h, 8);
 		if (got == 0)
 			break;
-		if (got < 8)
-			return fail_off(d, off, "perf.data truncated inside a record header (%zu of 8 bytes)", got);
+		if (got < 8) {
+			if (flush(d, UINT64_MAX) < 0)
+				return -1;
+			return cut_at(d, off, "perf.data truncated inside a record header (%zu of 8 bytes; the %llu samples "
+				      "before the cut were used)", got, (unsigned long long)d->samples);
+		}
 		uint16_t size = rd16(h + 6);
 		if (size < 8)
 			return fail_off(d, off, "record of type %u has size %u (less than its 8-byte header)", rd32(h), size);
@@ -1767,8 +1792,8 @@ static int read_pipe_mode(struct pd *d)
 			d->arena.len = pos;
 			if (flush(d, UINT64_MAX) < 0)
 				return -1;
-			return fail_off(d, off, "perf.data truncated inside a record of %u bytes (the %llu samples before "
-					"the cut were used)", size, (unsigned long long)d->samples);
+			return cut_at(d, off, "perf.data truncated inside a record of %u bytes (the %llu samples before "
+				      "the cut were used)", size, (unsigned long long)d->samples);
 		}
 		while (d->arena.len & 7)
 			sp_buf_addc(&d->arena, 0);
@@ -1798,8 +1823,12 @@ static int read_pipe_mode(struct pd *d)
 		while (extra) {
 			size_t want = extra < sizeof sink ? (size_t)extra : sizeof sink;
 			size_t n = sp_input_read(d->in, sink, want);
-			if (!n)
-				return fail_off(d, d->inoff, "perf.data truncated inside a record's payload");
+			if (!n) {
+				if (flush(d, UINT64_MAX) < 0)
+					return -1;
+				return cut_at(d, d->inoff, "perf.data truncated inside a record's payload (the %llu "
+					      "samples before the cut were used)", (unsigned long long)d->samples);
+			}
 			extra -= n;
 			d->inoff += n;
 		}
