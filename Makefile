@@ -7,6 +7,10 @@ MANDIR   = $(PREFIX)/share/man
 
 CC      ?= cc
 PKGS     = libdw libelf libxxhash libcjson zlib
+# Computed once when make reads this file.  Targets that install packages
+# first (deps) build in a second make, which reads pkg-config afresh: on a
+# machine that lacked the -dev packages, the first `make demo` must work.
+PKG_OK     := $(shell pkg-config --exists $(PKGS) 2>/dev/null && echo yes)
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS  ?= -O2 -g
@@ -31,8 +35,14 @@ UNITS_A  = $(patsubst tests/unit/%.c,$(BA)/tests/%,$(UNIT_SRC))
 BINS_A   = $(addprefix $(BA)/bin/,$(CMDS))
 ASAN     = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-.PHONY: all deps check check-fast install uninstall clean bench fuzz demo asan
+.PHONY: all deps check check-fast install uninstall clean bench fuzz demo asan pkgs
 all: $(BINS) $(UNITS) bin/sp-dump
+
+# Every compile needs the libraries; say which are missing instead of failing
+# on a missing header or undefined references.
+pkgs:
+	@[ "$(PKG_OK)" = yes ] || { echo "stackpipe: missing development packages for: $$(for p in $(PKGS); do pkg-config --exists $$p 2>/dev/null || printf '%s ' $$p; done)"; echo "stackpipe: run 'make deps' (as root it installs them), or 'make demo'/'make check', which run it first"; exit 2; } >&2
+$(LIB_OBJ) $(LIBA_OBJ): | pkgs
 
 # Generated embedding of share/ files (the SVG's script and style, later).
 $(B)/%.o: %.c $(HDRS)
@@ -92,6 +102,16 @@ $(BA)/bin/psvg: cmd/psvg.c $(B)/gen/svg_assets.o $(BA)/libstackpipe.a $(HDRS)
 	$(CC) $(ALL_CFLAGS) -O1 $(ASAN) -o $@ $< $(B)/gen/svg_assets.o $(BA)/libstackpipe.a $(LIBS)
 # ---- end of psvg's block ----
 
+# ---- pcollect: cmd/pcollect.c plus the files of cmd/pcollect/ (its
+# snapshot mode), which are parts of that one command, not commands ----
+PCOLLECT_PARTS = $(wildcard cmd/pcollect/*.c) $(wildcard cmd/pcollect/*.h)
+bin/pcollect: cmd/pcollect.c $(PCOLLECT_PARTS) $(B)/libstackpipe.a $(HDRS)
+	@mkdir -p bin
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(filter %.c,$(PCOLLECT_PARTS)) $(B)/libstackpipe.a $(LIBS)
+$(BA)/bin/pcollect: cmd/pcollect.c $(PCOLLECT_PARTS) $(BA)/libstackpipe.a $(HDRS)
+	@mkdir -p $(BA)/bin
+	$(CC) $(ALL_CFLAGS) -O1 $(ASAN) -o $@ $< $(filter %.c,$(PCOLLECT_PARTS)) $(BA)/libstackpipe.a $(LIBS)
+
 # libFuzzer targets (clang).  One per parser.
 FUZZ_CC ?= clang
 FUZZ_BINS = $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRC))
@@ -107,6 +127,7 @@ fuzz: $(FUZZ_BINS)
 deps:
 	@sh tests/deps.sh
 
+# deps first, then a new make that sees the packages deps installed.
 check: deps
 	@$(MAKE) --no-print-directory all asan $(FUZZ_BINS)
 	@bash tests/run.sh
@@ -114,10 +135,12 @@ check: deps
 check-fast: all
 	@SP_NO_ASAN=1 SP_NO_FUZZ=1 bash tests/run.sh
 
-bench: deps all
+bench: deps
+	@$(MAKE) --no-print-directory all
 	@bash tests/bench/bench.sh
 
-demo: deps all
+demo: deps
+	@$(MAKE) --no-print-directory all
 	@bash share/demo/demo.sh
 
 install: all

@@ -147,17 +147,16 @@ static int cmd_pdiff(int argc, char **argv)
 	} else if (!strcmp(files[0], "-") && !strcmp(files[1], "-")) {
 		return sp_usage_error(synopsis, "only one input can be standard input");
 	}
-	FILE *out = stdout;
-	if (output && !(out = fopen(output, "w"))) {
-		sp_error("%s: %s", output, strerror(errno));
+	struct sp_outfile of;
+	if (sp_outfile_open(&of, output, SP_OUT_SIGNALS) < 0)
 		return SP_EXIT_ERROR;
-	}
+	FILE *out = of.f;
 	struct sp_err err;
 	struct sp_buf msg = SP_BUF_INIT;
 	double change = 0;
 	int rc = SP_EXIT_OK;
 	if (sp_diff_run(&o, files, nfiles, out, &msg, &change, &err) < 0) {
-		sp_error_e(&err);
+		sp_outfile_error(&of, &err);
 		rc = SP_EXIT_ERROR;
 	} else if (exit_code && change > threshold + 1e-9) {
 		rc = SP_EXIT_NEGATIVE;
@@ -171,12 +170,10 @@ static int cmd_pdiff(int argc, char **argv)
 	sp_buf_release(&msg);
 	if (ro.bad_lines)
 		sp_error("%llu bad line%s skipped", (unsigned long long)ro.bad_lines, ro.bad_lines == 1 ? "" : "s");
-	if (ro.partial && rc == SP_EXIT_OK)
-		rc = SP_EXIT_ERROR; /* a cut input: what came before the cut was used */
-	if (out != stdout && fclose(out) != 0 && rc != SP_EXIT_ERROR) {
-		sp_error("%s: %s", output, strerror(errno));
+	if (sp_outfile_close(&of, rc != SP_EXIT_ERROR) < 0)
 		rc = SP_EXIT_ERROR;
-	}
+	if (ro.partial && rc != SP_EXIT_ERROR)
+		rc = SP_EXIT_ERROR; /* a cut input: what came before the cut was used and written */
 	return rc;
 }
 

@@ -267,11 +267,10 @@ static int cmd_pfilter(int argc, char **argv)
 	o.f.replace = replace.v;
 	o.f.nreplace = replace.n;
 
-	FILE *out = stdout;
-	if (output && !(out = fopen(output, "w"))) {
-		sp_error("%s: %s", output, strerror(errno));
+	struct sp_outfile of;
+	if (sp_outfile_open(&of, output, SP_OUT_SIGNALS) < 0)
 		goto out;
-	}
+	FILE *out = of.f;
 	char *stdin_only[] = { "-" };
 	int nfiles = argc - optind;
 	char **files = nfiles ? argv + optind : stdin_only;
@@ -281,7 +280,7 @@ static int cmd_pfilter(int argc, char **argv)
 	struct sp_buf msg = SP_BUF_INIT;
 	rc = SP_EXIT_OK;
 	if (sp_select_run(&o, files, nfiles, out, &msg, &err) < 0) {
-		sp_error_e(&err);
+		sp_outfile_error(&of, &err);
 		rc = SP_EXIT_ERROR;
 	}
 	for (char *l = msg.p, *e; l && l < msg.p + msg.len; l = e + 1) {
@@ -293,12 +292,10 @@ static int cmd_pfilter(int argc, char **argv)
 	sp_buf_release(&msg);
 	if (ro.bad_lines)
 		sp_error("%llu bad line%s skipped", (unsigned long long)ro.bad_lines, ro.bad_lines == 1 ? "" : "s");
-	if (ro.partial && rc == SP_EXIT_OK)
-		rc = SP_EXIT_ERROR; /* a cut input: what came before the cut was used */
-	if (out != stdout && fclose(out) != 0 && rc == SP_EXIT_OK) {
-		sp_error("%s: %s", output, strerror(errno));
+	if (sp_outfile_close(&of, rc == SP_EXIT_OK) < 0)
 		rc = SP_EXIT_ERROR;
-	}
+	if (ro.partial && rc == SP_EXIT_OK)
+		rc = SP_EXIT_ERROR; /* a cut input: what came before the cut was used and written */
 	goto out;
 usage_quiet:
 	fputs(synopsis, stderr);

@@ -239,13 +239,12 @@ static int cmd_pfold(int argc, char **argv)
 	o.read.warn_ctx = &o.warn;
 	o.read.event_filter = o.event_filter;
 
-	FILE *out = stdout;
-	if (o.output && !(out = fopen(o.output, "w"))) {
-		sp_error("%s: %s", o.output, strerror(errno));
+	if (o.binary && !o.output && sp_check_binary_stdout(stdout) < 0)
 		return SP_EXIT_ERROR;
-	}
-	if (o.binary && sp_check_binary_stdout(out) < 0)
+	struct sp_outfile of;
+	if (sp_outfile_open(&of, o.output, SP_OUT_SIGNALS) < 0)
 		return SP_EXIT_ERROR;
+	FILE *out = of.f;
 
 	struct sp_profile *p = sp_profile_new();
 	struct sp_fold *fold = NULL;
@@ -289,7 +288,7 @@ static int cmd_pfold(int argc, char **argv)
 		}
 		sp_input_close(in);
 		if (sp_read_file(files[i], o.format, p, sink, &o.read, NULL, &err) < 0) {
-			sp_error_e(&err);
+			sp_outfile_error(&of, &err);
 			rc = SP_EXIT_ERROR;
 		}
 	}
@@ -300,19 +299,17 @@ static int cmd_pfold(int argc, char **argv)
 	if (rc == SP_EXIT_OK) {
 		int w = fold ? sp_fold_write(fold, out, &err) : sp_stream_writer_finish(sw, &err);
 		if (w < 0) {
-			sp_error_e(&err);
+			sp_outfile_error(&of, &err);
 			rc = SP_EXIT_ERROR;
 		}
 	}
 	if (o.read.bad_lines)
 		sp_error("%llu bad line%s skipped", (unsigned long long)o.read.bad_lines,
 			 o.read.bad_lines == 1 ? "" : "s");
-	if (o.read.partial && rc == SP_EXIT_OK)
-		rc = SP_EXIT_ERROR; /* a cut input: what came before the cut was used */
-	if (out != stdout && fclose(out) != 0 && rc == SP_EXIT_OK) {
-		sp_error("%s: %s", o.output, strerror(errno));
+	if (sp_outfile_close(&of, rc == SP_EXIT_OK) < 0)
 		rc = SP_EXIT_ERROR;
-	}
+	if (o.read.partial && rc == SP_EXIT_OK)
+		rc = SP_EXIT_ERROR; /* a cut input: what came before the cut was used and written */
 	sp_inline_free(inl);
 	sp_fold_free(fold);
 	sp_stream_writer_free(sw);

@@ -79,25 +79,22 @@ static int cmd_pmerge(int argc, char **argv)
 		nstdin += !strcmp(argv[i], "-");
 	if (nstdin > 1)
 		return sp_usage_error(synopsis, "only one input can be standard input");
-	FILE *out = stdout;
-	if (output && !(out = fopen(output, "w"))) {
-		sp_error("%s: %s", output, strerror(errno));
+	struct sp_outfile of;
+	if (sp_outfile_open(&of, output, SP_OUT_SIGNALS) < 0)
 		return SP_EXIT_ERROR;
-	}
+	FILE *out = of.f;
 	struct sp_err err;
 	int rc = SP_EXIT_OK;
 	if (sp_merge_run(&o, argv + optind, nfiles, out, &err) < 0) {
-		sp_error_e(&err);
+		sp_outfile_error(&of, &err);
 		rc = SP_EXIT_ERROR;
 	}
 	if (ro.bad_lines)
 		sp_error("%llu bad line%s skipped", (unsigned long long)ro.bad_lines, ro.bad_lines == 1 ? "" : "s");
-	if (ro.partial && rc == SP_EXIT_OK)
-		rc = SP_EXIT_ERROR; /* a cut input: what came before the cut was used */
-	if (out != stdout && fclose(out) != 0 && rc == SP_EXIT_OK) {
-		sp_error("%s: %s", output, strerror(errno));
+	if (sp_outfile_close(&of, rc == SP_EXIT_OK) < 0)
 		rc = SP_EXIT_ERROR;
-	}
+	if (ro.partial && rc == SP_EXIT_OK)
+		rc = SP_EXIT_ERROR; /* a cut input: what came before the cut was used and written */
 	return rc;
 }
 

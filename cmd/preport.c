@@ -137,11 +137,10 @@ static int cmd_preport(int argc, char **argv)
 	r.agg = sp_agg_new(p, 1);
 	struct sp_err err;
 	int rc = SP_EXIT_OK;
-	FILE *out = stdout;
-	if (output && !(out = fopen(output, "w"))) {
-		sp_error("%s: %s", output, strerror(errno));
+	struct sp_outfile of;
+	if (sp_outfile_open(&of, output, SP_OUT_SIGNALS) < 0)
 		rc = SP_EXIT_ERROR;
-	}
+	FILE *out = of.f;
 	for (int i = 0; i < nfiles && rc == SP_EXIT_OK; i++) {
 		if (sp_read_file(files[i], format, p, &r.sink, &ro, NULL, &err) < 0) {
 			sp_error_e(&err);
@@ -152,18 +151,16 @@ static int cmd_preport(int argc, char **argv)
 		o.unit = r.have_col ? sp_profile_value_name(p, r.col) : "samples";
 		int w = tree ? sp_report_tree(r.agg, &o, out, &err) : sp_report_top(r.agg, &o, out, &err);
 		if (w < 0) {
-			sp_error_e(&err);
+			sp_outfile_error(&of, &err);
 			rc = SP_EXIT_ERROR;
 		}
 	}
 	if (ro.bad_lines)
 		sp_error("%llu bad line%s skipped", (unsigned long long)ro.bad_lines, ro.bad_lines == 1 ? "" : "s");
-	if (ro.partial && rc == SP_EXIT_OK)
-		rc = SP_EXIT_ERROR; /* a cut input: what came before the cut was used */
-	if (out && out != stdout && fclose(out) != 0 && rc == SP_EXIT_OK) {
-		sp_error("%s: %s", output, strerror(errno));
+	if (sp_outfile_close(&of, rc == SP_EXIT_OK) < 0)
 		rc = SP_EXIT_ERROR;
-	}
+	if (ro.partial && rc == SP_EXIT_OK)
+		rc = SP_EXIT_ERROR; /* a cut input: what came before the cut was used and written */
 	sp_agg_free(r.agg);
 	sp_profile_free(p);
 	return rc;

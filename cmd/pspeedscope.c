@@ -149,13 +149,13 @@ static int cmd_pspeedscope(int argc, char **argv)
 	/* A closed reader shows up as EPIPE, which ends the command quietly
 	 * (cmd.h), instead of a SIGPIPE death. */
 	signal(SIGPIPE, SIG_IGN);
-	FILE *out = stdout;
-	if (o.output && !(out = fopen(o.output, "w"))) {
-		sp_error("%s: %s", o.output, strerror(errno));
+	struct sp_outfile of;
+	if (sp_outfile_open(&of, o.output, SP_OUT_SIGNALS) < 0) {
 		if (o.have_re)
 			regfree(&o.thread_re);
 		return SP_EXIT_ERROR;
 	}
+	FILE *out = of.f;
 	struct sp_profile *p = sp_profile_new();
 	struct sp_speedscope_writer *w = sp_speedscope_writer_new(out, p, &o.ss);
 	struct sp_sink *sink = sp_speedscope_writer_sink(w);
@@ -163,7 +163,7 @@ static int cmd_pspeedscope(int argc, char **argv)
 	struct sp_err err;
 	for (int i = 0; i < nfiles && rc == SP_EXIT_OK; i++) {
 		if (sp_read_file(files[i], o.format, p, sink, &o.read, NULL, &err) < 0) {
-			sp_error_e(&err);
+			sp_outfile_error(&of, &err);
 			rc = SP_EXIT_ERROR;
 		}
 	}
@@ -182,7 +182,7 @@ static int cmd_pspeedscope(int argc, char **argv)
 				regfree(&o.thread_re);
 			return SP_EXIT_OK;
 		}
-		sp_error_e(&err);
+		sp_outfile_error(&of, &err);
 		rc = SP_EXIT_ERROR;
 		if (st.write_errno && out == stdout) {
 			/* Reported once here, not again by the wrapper. */
@@ -203,14 +203,11 @@ static int cmd_pspeedscope(int argc, char **argv)
 	if (o.read.bad_lines)
 		sp_error("%llu bad line%s skipped", (unsigned long long)o.read.bad_lines,
 			 o.read.bad_lines == 1 ? "" : "s");
-	if (out != stdout && fclose(out) != 0 && rc == SP_EXIT_OK) {
-		sp_error("%s: %s", o.output, strerror(errno));
+	/* No partial file passed off as complete, and the old one kept. */
+	if (sp_outfile_close(&of, rc == SP_EXIT_OK) < 0)
 		rc = SP_EXIT_ERROR;
-	}
-	if (rc != SP_EXIT_OK && o.output)
-		remove(o.output); /* no partial file passed off as complete */
 	if (o.read.partial && rc == SP_EXIT_OK)
-		rc = SP_EXIT_ERROR; /* a cut input: what came before the cut was used */
+		rc = SP_EXIT_ERROR; /* a cut input: what came before the cut was used and written */
 	sp_speedscope_writer_free(w);
 	sp_profile_free(p);
 	if (o.have_re)

@@ -268,12 +268,10 @@ static int cmd_psvg(int argc, char **argv)
 
 	/* Nothing is written after a read error: a graph of part of the
 	 * input would pass for the whole. */
-	FILE *out = stdout;
-	if (rc == SP_EXIT_OK && o.output && !(out = fopen(o.output, "w"))) {
-		sp_error("%s: %s", o.output, strerror(errno));
+	struct sp_outfile of = { 0 };
+	if (rc == SP_EXIT_OK && sp_outfile_open(&of, o.output, SP_OUT_SIGNALS) < 0)
 		rc = SP_EXIT_ERROR;
-		out = NULL;
-	}
+	FILE *out = of.f;
 	if (rc == SP_EXIT_OK) {
 		sp_flame_finish(fl);
 		const struct sp_flame_node *root = sp_flame_nodes(fl);
@@ -286,16 +284,14 @@ static int cmd_psvg(int argc, char **argv)
 				sp_error_e(&err);
 			rc = SP_EXIT_ERROR;
 		} else if (sp_svg_write(out, fl, &o.svg, &err) < 0) {
-			sp_error_e(&err);
+			sp_outfile_error(&of, &err);
 			rc = SP_EXIT_ERROR;
 		}
 	}
-	if (out && out != stdout && fclose(out) != 0 && rc == SP_EXIT_OK) {
-		sp_error("%s: %s", o.output, strerror(errno));
+	if (sp_outfile_close(&of, rc == SP_EXIT_OK) < 0)
 		rc = SP_EXIT_ERROR;
-	}
 	if (o.read.partial && rc == SP_EXIT_OK)
-		rc = SP_EXIT_ERROR; /* a cut input: what came before the cut was used, drawn */
+		rc = SP_EXIT_ERROR; /* a cut input: what came before the cut was used and written */
 	if (rc == SP_EXIT_OK && o.svg.palette && sp_palette_write(o.svg.palette, o.palette_file, &err) < 0) {
 		sp_error_e(&err);
 		rc = SP_EXIT_ERROR;

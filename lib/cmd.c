@@ -2,9 +2,13 @@
 #include "cmd.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 const char *sp_prog = "stackpipe";
@@ -62,6 +66,122 @@ int sp_check_binary_stdout(FILE *out)
 	return 0;
 }
 
+/* The temporary that a deadly signal must remove (one -o per command). */
+static char *volatile sig_tmp;
+
+static void on_deadly(int sig)
+{
+	char *t = sig_tmp;
+	if (t)
+		unlink(t);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+int sp_outfile_open(struct sp_outfile *o, const char *path, int flags)
+{
+	memset(o, 0, sizeof *o);
+	if (!path || !strcmp(path, "-")) {
+		o->f = stdout;
+		return 0;
+	}
+	o->path = path;
+	struct stat st;
+	int exists = stat(path, &st) == 0;
+	if (!(flags & SP_OUT_IN_PLACE) && (!exists || S_ISREG(st.st_mode))) {
+		/* The temporary goes beside the real file (a symlink is kept). */
+		char *real = exists ? realpath(path, NULL) : NULL;
+		char *copy = strdup(real ? real : path);
+		const char *dir = copy ? dirname(copy) : NULL;
+		const char *base = real ? strrchr(real, '/') + 1 : path;
+		if (!real && strrchr(path, '/'))
+			base = strrchr(path, '/') + 1;
+		char *tmp = NULL;
+		if (dir && asprintf(&tmp, "%s/.%s.XXXXXX", dir, base) < 0)
+			tmp = NULL;
+		free(copy);
+		int fd = tmp ? mkostemp(tmp, O_CLOEXEC) : -1;
+		if (fd >= 0) {
+			mode_t mode;
+			if (exists) {
+				mode = st.st_mode & 07777;
+			} else {
+				mode_t mask = umask(0);
+				umask(mask);
+				mode = 0666 & ~mask;
+			}
+			if (fchmod(fd, mode) == 0 && (o->f = fdopen(fd, "w"))) {
+				o->tmp = tmp;
+				o->target = real ? real : strdup(path);
+				if (flags & SP_OUT_SIGNALS) {
+					sig_tmp = tmp;
+					int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+					for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+						signal(sigs[i], on_deadly);
+				}
+				return 0;
+			}
+			close(fd);
+			unlink(tmp);
+		}
+		free(real);
+		free(tmp);
+		/* No temporary possible (a read-only directory): in place. */
+	}
+	if (!(o->f = fopen(path, "w"))) {
+		sp_error("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int sp_outfile_close(struct sp_outfile *o, int ok)
+{
+	if (!o->f || o->f == stdout) {
+		o->f = NULL;
+		return 0;
+	}
+	int rc = 0;
+	errno = 0;
+	int bad = fflush(o->f) != 0 || ferror(o->f);
+	int e = errno;
+	if (fclose(o->f) != 0 && !bad) {
+		bad = 1;
+		e = errno;
+	}
+	o->f = NULL;
+	if (ok && bad) {
+		sp_error("write error on %s: %s", o->path, e ? strerror(e) : "an earlier write failed");
+		ok = 0;
+		rc = -1;
+	}
+	if (o->tmp) {
+		if (ok && (!o->target || rename(o->tmp, o->target) != 0)) {
+			sp_error("cannot rename the output to %s: %s (it is in %s)", o->path, strerror(errno), o->tmp);
+			rc = -1;
+		} else if (!ok) {
+			unlink(o->tmp);
+		}
+		if (sig_tmp == o->tmp)
+			sig_tmp = NULL;
+		free(o->tmp);
+		free(o->target);
+		o->tmp = o->target = NULL;
+	}
+	return rc;
+}
+
+void sp_outfile_error(const struct sp_outfile *o, const struct sp_err *err)
+{
+	if (o->f && ferror(o->f)) {
+		const char *why = strstr(err->msg, "write error: ");
+		sp_error("write error on %s%s%s", o->path ? o->path : "standard output", why ? ": " : "",
+			 why ? why + 13 : "");
+	} else {
+		sp_error_e(err);
+	}
+}
+
 int sp_cmd_run(const char *name, int (*fn)(int, char **), int argc, char **argv)
 {
 	sp_prog = name;
@@ -73,7 +193,13 @@ int sp_cmd_run(const char *name, int (*fn)(int, char **), int argc, char **argv)
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		if (errno == EPIPE)
 			return rc;
-		sp_error("write error on standard output: %s", errno ? strerror(errno) : "unknown error");
+		/* A command that failed has said why (its write error included). */
+		if (rc != SP_EXIT_OK)
+			return rc;
+		if (errno)
+			sp_error("write error on standard output: %s", strerror(errno));
+		else
+			sp_error("write error on standard output");
 		return SP_EXIT_ERROR;
 	}
 	if (fclose(stdout) != 0 && errno != EPIPE && errno != EBADF) {

@@ -39,6 +39,34 @@ struct sp_warnings {
 	uint64_t shown;
 };
 void sp_print_warning(void *ctx, const struct sp_err *e);
+/* -o FILE that never destroys what FILE held when the command fails.
+ * The output goes to a temporary file in FILE's directory (so the final
+ * rename is atomic), which sp_outfile_close(o, 1) renames over FILE with
+ * FILE's old permissions (or 0666 & ~umask); sp_outfile_close(o, 0), or a
+ * failed write, removes the temporary and leaves FILE as it was.  NULL or
+ * "-" is standard output (sp_cmd_run checks it).  A path that is not a
+ * regular file (/dev/null, a FIFO) or whose directory cannot take a
+ * temporary file is written in place.  With SP_OUT_SIGNALS, SIGINT, SIGTERM
+ * and SIGHUP remove the temporary before the command dies of them (for
+ * commands that do not handle those signals themselves).  Errors are
+ * printed (this is command plumbing); the functions return 0 or -1. */
+#define SP_OUT_SIGNALS 1
+#define SP_OUT_IN_PLACE 2 /* write FILE directly (a stream read while it grows) */
+struct sp_outfile {
+	FILE *f;          /* write here */
+	const char *path; /* the user's name; NULL for standard output */
+	char *tmp;        /* the temporary's name (owned), NULL when in place */
+	char *target;     /* what the temporary replaces: path, or where its symlink points (owned) */
+};
+int sp_outfile_open(struct sp_outfile *o, const char *path, int flags);
+/* Flushes and checks every write, then keeps (ok) or discards the output.
+ * Returns -1 after printing "write error on FILE: ..." when ok and a write
+ * failed (the temporary is removed then too). */
+int sp_outfile_close(struct sp_outfile *o, int ok);
+/* Prints a failure of writing to o: "write error on NAME: reason" when the
+ * stream's error flag says the output failed, otherwise err as it is. */
+void sp_outfile_error(const struct sp_outfile *o, const struct sp_err *err);
+
 /* Refuses to write binary data to a terminal; returns -1 after an error. */
 int sp_check_binary_stdout(FILE *out);
 

@@ -210,7 +210,7 @@ static int read_segs(struct sp_modfile *f)
 
 /* Open the file as it was mapped: the path when it is still the same file
  * (device and inode), else the process's map_files link. */
-static int open_mapped(int pid, const struct sp_map *m, const char *path, char **opened)
+static int open_mapped(int pid, const struct sp_map *m, const char *path, int offline, char **opened)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
@@ -221,6 +221,8 @@ static int open_mapped(int pid, const struct sp_map *m, const char *path, char *
 	}
 	if (fd >= 0)
 		close(fd);
+	if (offline)
+		return -1; /* the process is gone: no map_files */
 	char mf[96];
 	snprintf(mf, sizeof mf, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m->start, m->end);
 	fd = open(mf, O_RDONLY | O_CLOEXEC);
@@ -260,7 +262,16 @@ struct sp_modfile *sp_symbols_modfile(struct sp_symbols *s, int pid, const struc
 	f->name = sp_xstrndup(path, n);
 	f->fd = -1;
 	sp_u64map_init(&f->memo);
-	if (vdso) {
+	if (s->o.offline && s->o.locate) {
+		char buf[4096];
+		buf[0] = 0;
+		if (s->o.locate(s->o.locate_ctx, pid, m, buf, sizeof buf) == 1 && buf[0]) {
+			buf[sizeof buf - 1] = 0;
+			f->fd = open(buf, O_RDONLY | O_CLOEXEC);
+			if (f->fd >= 0)
+				f->path = sp_xstrndup(buf, strlen(buf));
+		}
+	} else if (vdso) {
 		int fd = vdso_fd(s);
 		if (fd >= 0) {
 			f->fd = dup(fd);
@@ -273,7 +284,7 @@ struct sp_modfile *sp_symbols_modfile(struct sp_symbols *s, int pid, const struc
 		char *clean = sp_xstrndup(path, n);
 		if (n > 10 && !strcmp(clean + n - 10, " (deleted)"))
 			clean[n - 10] = 0;
-		f->fd = open_mapped(pid, m, clean, &f->path);
+		f->fd = open_mapped(pid, m, clean, s->o.offline, &f->path);
 		free(clean);
 	}
 	if (f->fd >= 0 && read_segs(f) < 0) {

@@ -24,9 +24,17 @@ expect_grep "dlopen: frames name their module" "dl_inner_spin \\[native $T/libt6
 # JIT code, named in /tmp/perf-PID.map.
 if [ "$(uname -m)" = x86_64 ]; then
 	t6_build jit t6-jit.c -O2 -g || exit 0
-	pcollect -F 499 -o "$T/j.sp" -- "$T/jit" 0.4 2>/dev/null
+	# keep: the map stays until pcollect is done (it may read it late).
+	pcollect -F 499 -o "$T/j.sp" -- "$T/jit" 0.4 0 keep 2>/dev/null > "$T/jit.map"
+	rm -f "$(cat "$T/jit.map")"
 	pfold --jit "$T/j.sp" > "$T/j.folded" 2>/dev/null
 	expect_grep "JIT: /tmp/perf-PID.map names the JIT frame (_[j])" '(^|;)jit_spin_loop_\[j\]( |;)' "$T/j.folded"
+	# The map written after the code first ran: the frames sampled before
+	# are [unknown], the later ones named (no stack is cached unnamed).
+	pcollect -F 499 -o "$T/jl.sp" -- "$T/jit" 1 0.3 keep 2>/dev/null > "$T/jit.map"
+	rm -f "$(cat "$T/jit.map")"
+	pfold --jit "$T/jl.sp" > "$T/jl.folded" 2>/dev/null
+	expect_grep "JIT: code named after it first ran is named from then on" '(^|;)jit_spin_loop_\[j\]( |;)' "$T/jl.folded"
 else
 	skip "JIT" "the test's machine code is x86-64"
 fi
