@@ -34,9 +34,7 @@
 #include "format.h"
 #include "perfdata.h"
 #include "perfev.h"
-#include "procmaps.h"
-#include "symbols.h"
-#include "unwind.h"
+#include "collect.h"
 
 /* ---- constants perf's own tools define (not in the kernel's header) ---- */
 
@@ -76,17 +74,6 @@ struct qent {
 	uint64_t pos; /* of the record in the base (map or pipe arena) */
 	uint32_t len;
 	uint64_t off; /* in the input, for messages */
-};
-
-struct thr {
-	int32_t pid, tid;
-	uint32_t comm; /* string id */
-	uint32_t id;   /* profile thread id, 0 = not interned yet */
-};
-
-struct stack_ent {
-	uint64_t hash, serial, gen;
-	uint32_t nk, n, off, node;
 };
 
 struct bid { uint32_t path; uint8_t len; uint8_t id[20]; };
@@ -129,39 +116,22 @@ struct pd {
 	uint64_t samples, lost, lost_records, lost_samples, bad_id;
 
 	/* engine */
-	int eng_ready;
-	struct sp_symbols *syms;
-	struct sp_procs *procs;
-	struct thr *thr;
-	size_t nthr, capthr;
-	struct sp_u64map thridx;
-	struct stack_ent *ents;
-	size_t nents, capents;
-	struct sp_u64map stackidx;
-	uint64_t *pcarena;
-	size_t npc, cappc;
-	uint32_t *fr;
-	size_t capfr;
-	struct sp_u64map rename; /* frame id -> displayed frame id + 1 */
-	struct sp_u64map alias;  /* module string id -> displayed module string id */
-	struct sp_u64map checked; /* path string id -> 1 ok, 2 substituted, 3 bad */
-	struct sp_u64map subst;   /* path string id -> string id of the path to open */
-	int kernel_ok;            /* the recording was made on the running kernel */
-	int kernel_warned;
-	uint32_t unknown_name, kmodule;
+	struct sp_collect *eng;
+	struct sp_perf_handler h;
+	struct sp_sink renamer;  /* in front of sink: perf's names */
+	struct sp_u64map named;  /* tids perf named (COMM, FORK, or a placeholder) */
+	struct sp_u64map located; /* recorded path string id -> file string id the engine opened */
+	struct sp_u64map rename;  /* frame id -> renamed frame id + 1 */
+	struct sp_u64map renode;  /* node id -> renamed node id + 1 */
+	struct modinfo **mods;
+	size_t nmods;
+	struct sp_u64map modidx;  /* module string id -> index + 1 (0 = none) */
 	uint64_t *ccbuf;
 	size_t capcc;
-	uint64_t truncated_unwinds;
-	/* perf's symbol tables, one per ELF file (sp_modfile) */
-	struct psymtab **tabs;
-	size_t ntabs;
-	struct sp_u64map tabidx; /* sp_modfile pointer -> index + 1 */
-	struct sp_u64map dwname; /* hash(modfile, vaddr) -> name string id + 1 (0 = none) */
 	struct sp_buf tname;
 	void *cxxlib;
 	char *(*demangle)(const char *, char *, size_t *, int *);
 	int demangle_tried;
-	int sink_failed;
 	uint32_t filter_event;
 	int filter_defaulted, filter_warned;
 };
@@ -480,77 +450,13 @@ static int feature(struct pd *d, int f, const uint8_t *p, size_t n, uint64_t off
 	return 0;
 }
 
-/* ---- the engine: threads, maps, unwinding, symbols ---- */
-
-static void free_unwind(void *u) { sp_unwind_free(u); }
-
-static void eng_init(struct pd *d)
-{
-	if (d->eng_ready)
-		return;
-	d->eng_ready = 1;
-	/* perf script shows inlined functions for DWARF callchains only. */
-	struct sp_symbols_opts so = { 0, !(d->dwarf || d->o->inline_frames) };
-	d->syms = sp_symbols_new(d->p, &so);
-	d->procs = sp_procs_new(free_unwind);
-	d->unknown_name = sp_str_intern(d->p, "[unknown]", 9);
-	d->kmodule = sp_str_intern(d->p, "[kernel.kallsyms]", 17);
-	struct utsname u;
-	d->kernel_ok = !d->osrelease || (uname(&u) == 0 && !strcmp(u.release, d->osrelease));
-}
-
-static struct thr *thr_get(struct pd *d, uint32_t tid, int create)
-{
-	int found;
-	uint32_t i = sp_u64map_get(&d->thridx, tid, &found);
-	if (found && i)
-		return &d->thr[i - 1];
-	if (!create)
-		return NULL;
-	if (d->nthr == d->capthr) {
-		d->capthr = d->capthr ? 2 * d->capthr : 64;
-		d->thr = sp_xrealloc(d->thr, d->capthr * sizeof *d->thr);
-	}
-	struct thr *t = &d->thr[d->nthr++];
-	memset(t, 0, sizeof *t);
-	t->pid = -1;
-	t->tid = (int32_t)tid;
-	*sp_u64map_slot(&d->thridx, tid, &found) = (uint32_t)d->nthr;
-	return t;
-}
-
-static void thr_set(struct pd *d, uint32_t pid, uint32_t tid, uint32_t comm)
-{
-	struct thr *t = thr_get(d, tid, 1);
-	t->pid = (int32_t)pid;
-	t->comm = comm;
-	t->id = 0; /* a renamed thread is a new (pid, tid, name) */
-}
-
-static void h_comm(void *ctx, uint32_t pid, uint32_t tid, const char *comm, int exec, uint64_t time)
-{
-	struct pd *d = ctx;
-	(void)time;
-	if (exec)
-		sp_procs_exec(d->procs, (int)pid);
-	thr_set(d, pid, tid, sp_str_intern(d->p, comm, strlen(comm)));
-}
-
-static void h_fork(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid, uint64_t time)
-{
-	struct pd *d = ctx;
-	(void)time;
-	if (pid != ppid)
-		sp_procs_fork(d->procs, (int)ppid, (int)pid);
-	struct thr *parent = thr_get(d, ptid, 0);
-	uint32_t comm = parent ? parent->comm : 0;
-	thr_set(d, pid, tid, comm);
-}
-
-static void h_exit(void *ctx, uint32_t pid, uint32_t tid, uint64_t time)
-{
-	(void)ctx, (void)pid, (void)tid, (void)time;
-}
+/* ---- the engine (lib/collect.h), offline ----
+ *
+ * Threads, maps, unwinding and the stack cache are the sampling engine's,
+ * as for pcollect.  This file adds what a recording needs: which file
+ * stands for a mapping (locate: build ids), and perf's names for frames
+ * (a sink in front of the caller's renames each new stack once).
+ */
 
 static int read_build_id(const char *path, uint8_t *out, size_t *len)
 {
@@ -562,14 +468,12 @@ static int read_build_id(const char *path, uint8_t *out, size_t *len)
 	if (e) {
 		const void *id;
 		ssize_t n = dwelf_elf_gnu_build_id(e, &id);
+		*len = 0;
 		if (n > 0) {
 			*len = (size_t)n > 20 ? 20 : (size_t)n;
 			memcpy(out, id, *len);
-			rc = 0;
-		} else {
-			*len = 0;
-			rc = 0;
 		}
+		rc = 0;
 		elf_end(e);
 	}
 	close(fd);
@@ -584,124 +488,82 @@ static const struct bid *recorded_bid(struct pd *d, uint32_t path)
 	return NULL;
 }
 
-/* The path to open for a mapped file: itself when its build id matches the
- * recording's, else perf's build-id cache copy, else a marker path that
- * opens nothing (frames become [NAME], one warning). */
-static uint32_t path_to_open(struct pd *d, const char *path)
+static int same_bid(const char *path, const struct bid *b)
 {
-	uint32_t ps = sp_str_intern(d->p, path, strlen(path));
-	int found;
-	uint32_t st = sp_u64map_get(&d->checked, ps, &found);
-	if (found && st) {
-		if (st == 1)
-			return ps;
-		return sp_u64map_get(&d->subst, ps, &found);
-	}
-	const struct bid *b = recorded_bid(d, ps);
 	uint8_t id[20];
-	size_t idlen = 0;
-	int have = read_build_id(path, id, &idlen) == 0;
-	uint32_t use = ps;
-	st = 1;
-	if (b && b->len && (!have || idlen != b->len || memcmp(id, b->id, idlen))) {
-		/* perf's cache: ~/.debug/.build-id/ab/cdef.../elf */
-		char hex[41];
-		for (size_t i = 0; i < b->len; i++)
-			snprintf(hex + 2 * i, 3, "%02x", b->id[i]);
-		const char *home = getenv("HOME");
-		char cp[4096];
-		int ok = 0;
-		if (home && *home) {
-			snprintf(cp, sizeof cp, "%s/.debug/.build-id/%.2s/%s/elf", home, hex, hex + 2);
-			uint8_t cid[20];
-			size_t cl = 0;
-			ok = read_build_id(cp, cid, &cl) == 0 && cl == b->len && !memcmp(cid, b->id, cl);
-			if (!ok) {
-				snprintf(cp, sizeof cp, "%s/.debug/.build-id/%.2s/%s", home, hex, hex + 2);
-				ok = read_build_id(cp, cid, &cl) == 0 && cl == b->len && !memcmp(cid, b->id, cl);
-			}
-		}
-		if (ok) {
-			use = sp_str_intern(d->p, cp, strlen(cp));
-			st = 2;
-		} else {
-			const char *base = strrchr(path, '/');
-			warn(d, "%s: %s; its frames are named [%s] (build id %s, not in ~/.debug)", path,
-			     have ? "build id differs from the recording's" : "missing", base ? base + 1 : path,
-			     hex);
-			struct sp_buf m = SP_BUF_INIT;
-			sp_buf_addc(&m, '\x01');
-			sp_buf_adds(&m, path);
-			use = sp_str_intern(d->p, m.p, m.len);
-			sp_buf_release(&m);
-			st = 3;
-		}
-		*sp_u64map_slot(&d->alias, use, &found) = ps;
-		*sp_u64map_slot(&d->subst, ps, &found) = use;
-	} else if (!have && !b) {
-		const char *base = strrchr(path, '/');
-		warn(d, "%s: missing; its frames are named [%s]", path, base ? base + 1 : path);
-	}
-	*sp_u64map_slot(&d->checked, ps, &found) = st;
-	return use;
+	size_t n = 0;
+	return read_build_id(path, id, &n) == 0 && n == b->len && !memcmp(id, b->id, n);
 }
 
-static void h_mmap(void *ctx, uint32_t pid, uint32_t tid, const struct sp_map *m, uint64_t time)
+/* The engine's locate: the file for mapping m.  The path itself when its
+ * build id is the recording's, else perf's build-id cache copy
+ * (~/.debug/.build-id/ab/cdef.../elf), else refused with one warning (its
+ * frames are named [FILE], as perf names them). */
+static int locate(void *ctx, int pid, const struct sp_map *m, char *buf, size_t n)
 {
 	struct pd *d = ctx;
-	(void)tid, (void)time;
-	if (!(m->prot & 4) || pid == UINT32_MAX)
-		return; /* data, or the kernel's own maps */
-	struct sp_map c = *m;
-	c.ino = 0; /* offline: build ids, not inodes, say whether a file is the one mapped */
-	c.maj = c.min = 0;
-	if (m->path[0] == '/' && m->path[1] != '/')
-		c.path = sp_str(d->p, path_to_open(d, m->path));
-	sp_maps_add(sp_procs_get(d->procs, (int)pid, 1)->maps, &c);
+	(void)pid;
+	const char *path = m->path;
+	int vdso = !strcmp(path, "[vdso]");
+	if (!vdso && (path[0] != '/' || path[1] == '/'))
+		return 0; /* anonymous memory, //anon */
+	uint32_t ps = sp_str_intern(d->p, path, strlen(path));
+	const struct bid *b = recorded_bid(d, ps);
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	if (!b || !b->len) {
+		if (vdso)
+			return 0;
+		uint8_t id[20];
+		size_t il;
+		if (read_build_id(path, id, &il) < 0) {
+			warn(d, "%s: missing; its frames are named [%s]", path, base);
+			return 0;
+		}
+		snprintf(buf, n, "%s", path);
+		*sp_u64map_slot(&d->located, ps, &(int){ 0 }) = ps;
+		return 1;
+	}
+	if (!vdso && same_bid(path, b)) {
+		snprintf(buf, n, "%s", path);
+		*sp_u64map_slot(&d->located, ps, &(int){ 0 }) = ps;
+		return 1;
+	}
+	char hex[41];
+	for (size_t i = 0; i < b->len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", b->id[i]);
+	const char *home = getenv("HOME");
+	static const char *const leaf[] = { "/elf", "/vdso", "" };
+	for (size_t i = 0; home && *home && i < 3; i++) {
+		snprintf(buf, n, "%s/.debug/.build-id/%.2s/%s%s", home, hex, hex + 2, leaf[i]);
+		if (same_bid(buf, b)) {
+			uint32_t cs = sp_str_intern(d->p, buf, strlen(buf));
+			*sp_u64map_slot(&d->located, ps, &(int){ 0 }) = cs;
+			return 1;
+		}
+	}
+	if (!vdso) {
+		uint8_t id[20];
+		size_t il;
+		int have = read_build_id(path, id, &il) == 0;
+		warn(d, "%s: %s; its frames are named [%s] (build id %s, not in ~/.debug)", path,
+		     have ? "build id differs from the recording's" : "missing", base, hex);
+	}
+	return 0;
 }
 
-/* The frame as perf script names it: "[unknown]" becomes [FILE] after
- * the mapped file, as pfold does for perf script text. */
-static uint32_t display(struct pd *d, uint32_t f)
-{
-	int found;
-	uint32_t *slot = sp_u64map_slot(&d->rename, f, &found);
-	if (found)
-		return *slot - 1;
-	struct sp_frame fr = *sp_frame_get(d->p, f);
-	uint32_t mod = fr.module;
-	if (mod) {
-		uint32_t a = sp_u64map_get(&d->alias, mod, &found);
-		if (found && a)
-			fr.module = a;
-	}
-	if (fr.name == d->unknown_name) {
-		const char *m = fr.module ? sp_str(d->p, fr.module) : "";
-		const char *sl = strrchr(m, '/');
-		const char *base = sl ? sl + 1 : m;
-		if (!*base || !strcmp(m, "[unknown]"))
-			base = "unknown";
-		char buf[512];
-		int w = snprintf(buf, sizeof buf, "[%s]", base);
-		fr.name = sp_str_intern(d->p, buf, (size_t)w < sizeof buf ? (size_t)w : sizeof buf - 1);
-	}
-	uint32_t out = sp_frame_intern(d->p, &fr);
-	slot = sp_u64map_slot(&d->rename, f, &found);
-	*slot = out + 1;
-	return out;
-}
-
-
-/* ---- perf's choice of symbol names ----
+/* ---- perf's names ----
  *
  * perf script names an address after the symbol table it loads (.symtab,
- * from the binary or its debug file, else .dynsym): function symbols only,
- * an address outside every symbol's [start, start + size) is [unknown], and
- * of several symbols at one address it keeps one by these rules, in order:
- * a sized one over a zero-sized one, not weak over weak, global over
- * local, fewer leading underscores, the longer name, the first in the
- * table.  libdwfl's own choice differs ("__mprotect" for perf's
- * "mprotect"), so the reader keeps its own table per file.
+ * from the binary or its debug file, else .dynsym): function symbols and
+ * code labels, an address outside every symbol's [start, start + size) is
+ * [unknown], and of several symbols at one address it keeps one by these
+ * rules, in order: a sized one over a zero-sized one, not weak over weak,
+ * global over local, fewer leading underscores, the longer name, the first
+ * in the table.  With DWARF callchains it names functions after DWARF, as
+ * addr2line does.  libdwfl's own choice differs ("__mprotect" for perf's
+ * "mprotect"), so the engine's frames are renamed: each function's name
+ * gives its start address, which gives perf's name.
  */
 struct psym {
 	uint64_t start, end; /* file virtual addresses */
@@ -709,10 +571,15 @@ struct psym {
 	uint32_t idx;
 	uint8_t bind;
 };
-struct psymtab {
+struct modinfo {
+	Dwfl *dwfl;
+	Dwfl_Module *m;
 	struct psym *v;
 	size_t n;
 	char *names;
+	struct sp_u64map byname; /* hash of the engine's spelling -> index + 1 into starts */
+	uint64_t *starts;
+	size_t nstarts;
 };
 
 static int underscores(const char *s)
@@ -724,7 +591,7 @@ static int underscores(const char *s)
 }
 
 /* 1 when a is to be kept over b (same start). */
-static int better(const struct psymtab *t, const struct psym *a, const struct psym *b)
+static int better(const struct modinfo *t, const struct psym *a, const struct psym *b)
 {
 	int za = a->end == a->start, zb = b->end == b->start;
 	if (za != zb)
@@ -751,21 +618,83 @@ static int psym_cmp(const void *x, const void *y)
 	return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
-static struct psymtab *psymtab_build(Dwfl_Module *m)
+static char *demangle(struct pd *d, const char *nm)
 {
-	struct psymtab *t = sp_xcalloc(1, sizeof *t);
+	if (nm[0] != '_' || nm[1] != 'Z')
+		return NULL;
+	if (!d->demangle_tried) {
+		d->demangle_tried = 1;
+		d->cxxlib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+		if (d->cxxlib)
+			*(void **)&d->demangle = dlsym(d->cxxlib, "__cxa_demangle");
+	}
+	int status = -1;
+	char *dm = d->demangle ? d->demangle(nm, NULL, NULL, &status) : NULL;
+	if (status) {
+		free(dm);
+		dm = NULL;
+	}
+	return dm;
+}
+
+/* The engine's spelling of a symbol (symbols.c: no version, demangled
+ * without parameters, return type or clone suffix), into b. */
+static void engine_spelling(struct pd *d, const char *nm, struct sp_buf *b)
+{
+	sp_buf_reset(b);
+	char *dm = demangle(d, nm);
+	if (!dm) {
+		const char *at = strchr(nm, '@');
+		sp_buf_add(b, nm, at && at != nm ? (size_t)(at - nm) : strlen(nm));
+		return;
+	}
+	size_t n = strlen(dm);
+	const char *c;
+	while (n && dm[n - 1] == ']' && (c = memmem(dm, n, " [clone ", 8)))
+		n = (size_t)(c - dm);
+	size_t end = n;
+	while (end && dm[end - 1] != ')')
+		end--;
+	if (end) {
+		int depth = 0;
+		for (size_t i = end; i-- > 0;) {
+			if (dm[i] == ')')
+				depth++;
+			else if (dm[i] == '(' && --depth == 0) {
+				n = i;
+				break;
+			}
+		}
+	}
+	const char *op = memmem(dm, n, "operator", 8);
+	size_t lim = op ? (size_t)(op - dm) : n, start = 0;
+	int depth = 0;
+	for (size_t j = 0; j < lim; j++) {
+		if (dm[j] == '<' || dm[j] == '(')
+			depth++;
+		else if ((dm[j] == '>' || dm[j] == ')') && depth > 0)
+			depth--;
+		else if (dm[j] == ' ' && !depth)
+			start = j + 1;
+	}
+	sp_buf_add(b, dm + start, n - start);
+	free(dm);
+}
+
+static void modinfo_build(struct pd *d, struct modinfo *t)
+{
 	Dwarf_Addr bias = 0;
-	if (!dwfl_module_getelf(m, &bias))
-		return t;
-	int n = dwfl_module_getsymtab(m);
-	struct sp_buf names = SP_BUF_INIT;
+	if (!dwfl_module_getelf(t->m, &bias))
+		return;
+	int n = dwfl_module_getsymtab(t->m);
+	struct sp_buf names = SP_BUF_INIT, key = SP_BUF_INIT;
 	size_t cap = 0;
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
 		GElf_Word shndx;
 		Elf *elf = NULL;
-		const char *nm = dwfl_module_getsym_info(m, i, &sym, &addr, &shndx, &elf, NULL);
+		const char *nm = dwfl_module_getsym_info(t->m, i, &sym, &addr, &shndx, &elf, NULL);
 		int type = GELF_ST_TYPE(sym.st_info);
 		if (!nm || !*nm || shndx == SHN_UNDEF || shndx == SHN_ABS)
 			continue;
@@ -793,10 +722,22 @@ static struct psymtab *psymtab_build(Dwfl_Module *m)
 		ps->idx = (uint32_t)i;
 		ps->bind = (uint8_t)GELF_ST_BIND(sym.st_info);
 		sp_buf_add(&names, nm, len + 1);
+		engine_spelling(d, nm, &key);
+		uint64_t h = sp_hash(key.p ? key.p : "", key.len);
+		if (h == UINT64_MAX)
+			h--;
+		int found;
+		uint32_t *slot = sp_u64map_slot(&t->byname, h, &found);
+		if (!found) {
+			t->starts = sp_xrealloc(t->starts, (t->nstarts + 1) * sizeof *t->starts);
+			t->starts[t->nstarts++] = ps->start;
+			*slot = (uint32_t)t->nstarts;
+		}
 	}
+	sp_buf_release(&key);
 	t->names = names.p;
 	if (!t->n)
-		return t;
+		return;
 	sp_sort(t->v, t->n, sizeof *t->v, psym_cmp);
 	size_t k = 0;
 	for (size_t i = 0; i < t->n; i++) {
@@ -812,10 +753,9 @@ static struct psymtab *psymtab_build(Dwfl_Module *m)
 	for (size_t i = 0; i + 1 < t->n; i++)
 		if (t->v[i].end == t->v[i].start)
 			t->v[i].end = t->v[i + 1].start;
-	return t;
 }
 
-static const struct psym *psym_find(const struct psymtab *t, uint64_t a)
+static const struct psym *psym_find(const struct modinfo *t, uint64_t a)
 {
 	size_t lo = 0, hi = t->n;
 	while (lo < hi) {
@@ -831,26 +771,47 @@ static const struct psym *psym_find(const struct psymtab *t, uint64_t a)
 	return a < s->end ? s : NULL;
 }
 
+static const Dwfl_Callbacks offline_cb = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+/* The symbol tables of the file behind module string id `module` (the
+ * recorded path), NULL when the engine refused it or it has none. */
+static struct modinfo *modinfo_get(struct pd *d, uint32_t module)
+{
+	int found;
+	uint32_t i = sp_u64map_get(&d->modidx, module, &found);
+	if (found)
+		return i ? d->mods[i - 1] : NULL;
+	struct modinfo *t = NULL;
+	uint32_t file = sp_u64map_get(&d->located, module, &found);
+	if (found && file) {
+		t = sp_xcalloc(1, sizeof *t);
+		sp_u64map_init(&t->byname);
+		t->dwfl = dwfl_begin(&offline_cb);
+		if (t->dwfl) {
+			dwfl_report_begin(t->dwfl);
+			t->m = dwfl_report_offline(t->dwfl, sp_str(d->p, module), sp_str(d->p, file), -1);
+			dwfl_report_end(t->dwfl, NULL, NULL);
+		}
+		if (t->m)
+			modinfo_build(d, t);
+	}
+	if (t) {
+		d->mods = sp_xrealloc(d->mods, (d->nmods + 1) * sizeof *d->mods);
+		d->mods[d->nmods++] = t;
+	}
+	*sp_u64map_slot(&d->modidx, module, &found) = t ? (uint32_t)d->nmods : 0;
+	return t;
+}
+
 /* perf's spelling: demangled, then tidied as pfold tidies perf script text
  * (everything from the first '(' not opening "(anonymous namespace)"). */
 static uint32_t perf_name(struct pd *d, const char *nm)
 {
-	char *dm = NULL;
-	if (nm[0] == '_' && nm[1] == 'Z') {
-		if (!d->demangle_tried) {
-			d->demangle_tried = 1;
-			d->cxxlib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-			if (d->cxxlib)
-				*(void **)&d->demangle = dlsym(d->cxxlib, "__cxa_demangle");
-		}
-		int status = -1;
-		if (d->demangle)
-			dm = d->demangle(nm, NULL, NULL, &status);
-		if (status) {
-			free(dm);
-			dm = NULL;
-		}
-	}
+	char *dm = demangle(d, nm);
 	const char *f = dm ? dm : nm;
 	size_t n = strlen(f);
 	struct sp_buf *b = &d->tname;
@@ -880,57 +841,20 @@ static uint32_t perf_name(struct pd *d, const char *nm)
 	return sp_str_intern(d->p, b->p ? b->p : "", b->len);
 }
 
-/* The perf name of user address pc, 0 when perf would say [unknown]. */
-static uint32_t perf_symbol(struct pd *d, struct sp_unwind *u, uint64_t pc)
+/* DWARF mode: the function DWARF says holds file address a (its linkage
+ * name, demangled), as perf's addr2line names it; 0 when there is none.
+ * Assembler CUs list one subprogram per alias over the same range
+ * (__munmap, __GI___munmap, munmap, __GI_munmap): addr2line takes the
+ * narrowest, the last of equals. */
+static uint32_t dwarf_function(struct pd *d, struct modinfo *t, uint64_t a)
 {
-	Dwfl *dwfl = u ? sp_unwind_dwfl(u) : NULL;
-	Dwfl_Module *m = dwfl ? dwfl_addrmodule(dwfl, pc) : NULL;
-	if (!m)
-		return 0;
-	void **ud;
-	dwfl_module_info(m, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
-	uint64_t key = (uint64_t)(uintptr_t)*ud;
-	int found;
-	uint32_t i = sp_u64map_get(&d->tabidx, key, &found);
-	if (!found || !i) {
-		d->tabs = sp_xrealloc(d->tabs, (d->ntabs + 1) * sizeof *d->tabs);
-		d->tabs[d->ntabs++] = psymtab_build(m);
-		i = (uint32_t)d->ntabs;
-		*sp_u64map_slot(&d->tabidx, key, &found) = i;
-	}
-	const struct psymtab *t = d->tabs[i - 1];
-	Dwarf_Addr bias = 0;
-	if (!dwfl_module_getelf(m, &bias))
-		return 0;
-	const struct psym *s = psym_find(t, pc - bias);
-	return s ? perf_name(d, t->names + s->name) : 0;
-}
-
-/* DWARF mode: perf names a frame after the function DWARF says contains
- * the address (its linkage name, demangled), the same source its inlined
- * frames come from ("__libc_start_main_impl" where the symbol table says
- * "__libc_start_main").  0 when there is no DWARF for the address. */
-static uint32_t dwarf_function(struct pd *d, struct sp_unwind *u, uint64_t pc)
-{
-	Dwfl *dwfl = u ? sp_unwind_dwfl(u) : NULL;
-	Dwfl_Module *m = dwfl ? dwfl_addrmodule(dwfl, pc) : NULL;
-	if (!m)
-		return 0;
-	void **ud;
-	dwfl_module_info(m, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
 	Dwarf_Addr ebias = 0;
-	if (!dwfl_module_getelf(m, &ebias))
+	if (!dwfl_module_getelf(t->m, &ebias))
 		return 0;
-	uint64_t key = sp_mix64((uint64_t)(uintptr_t)*ud * 0x9E3779B97F4A7C15ULL ^ (pc - ebias));
-	if (key == UINT64_MAX)
-		key--;
-	int found;
-	uint32_t v = sp_u64map_get(&d->dwname, key, &found);
-	if (found)
-		return v ? v - 1 : 0;
+	uint64_t pc = a + ebias;
 	uint32_t name = 0;
 	Dwarf_Addr bias = 0;
-	Dwarf_Die *cu = dwfl_module_addrdie(m, pc, &bias);
+	Dwarf_Die *cu = dwfl_module_addrdie(t->m, pc, &bias);
 	Dwarf_Die *scopes = NULL;
 	int ns = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
 	int i = 0;
@@ -941,9 +865,6 @@ static uint32_t dwarf_function(struct pd *d, struct sp_unwind *u, uint64_t pc)
 	if (i < ns && dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
 		fn = scopes[i];
 		have = 1;
-		/* Assembler CUs list one subprogram per alias over the same
-		 * range (__munmap, __GI___munmap, munmap, __GI_munmap): perf's
-		 * addr2line takes the narrowest, the last of equals. */
 		Dwarf_Die c;
 		Dwarf_Addr best = UINT64_MAX;
 		if (dwarf_child(cu, &c) == 0) {
@@ -970,169 +891,140 @@ static uint32_t dwarf_function(struct pd *d, struct sp_unwind *u, uint64_t pc)
 		free(chain);
 	}
 	if (have) {
-		Dwarf_Attribute a;
-		const char *nm = dwarf_formstring(dwarf_attr_integrate(&fn, DW_AT_linkage_name, &a));
+		Dwarf_Attribute at;
+		const char *nm = dwarf_formstring(dwarf_attr_integrate(&fn, DW_AT_linkage_name, &at));
 		if (!nm)
-			nm = dwarf_formstring(dwarf_attr_integrate(&fn, DW_AT_MIPS_linkage_name, &a));
+			nm = dwarf_formstring(dwarf_attr_integrate(&fn, DW_AT_MIPS_linkage_name, &at));
 		if (!nm)
 			nm = dwarf_diename(&fn);
 		if (nm && *nm)
 			name = perf_name(d, nm);
 	}
 	free(scopes);
-	*sp_u64map_slot(&d->dwname, key, &found) = name + 1;
 	return name;
 }
 
-static void add_frame(struct pd *d, size_t *n, uint32_t f)
+/* The frame as perf script names it, memoised per frame id. */
+static uint32_t rename_frame(struct pd *d, uint32_t f)
 {
-	if (*n == d->capfr) {
-		d->capfr = d->capfr ? 2 * d->capfr : 256;
-		d->fr = sp_xrealloc(d->fr, d->capfr * sizeof *d->fr);
-	}
-	d->fr[(*n)++] = f;
-}
-
-static uint32_t kernel_frame(struct pd *d, uint64_t pc)
-{
-	if (!d->kernel_ok) {
-		if (!d->kernel_warned) {
-			d->kernel_warned = 1;
-			struct utsname u;
-			warn(d, "recorded on kernel %s, this is %s: kernel frames are named [kernel.kallsyms]",
-			     d->osrelease, uname(&u) == 0 ? u.release : "another");
-		}
-		struct sp_frame fr = { d->unknown_name, d->kmodule, 0, 0, 0, SP_KIND_KERNEL };
-		return display(d, sp_frame_intern(d->p, &fr));
-	}
-	const uint32_t *f;
-	sp_symbols_kernel(d->syms, pc, &f);
-	return display(d, f[0]);
-}
-
-/* The stack node of pcs[0..n): nk kernel addresses then user ones, each
- * part innermost first.  Whole stacks are cached by their addresses. */
-static uint32_t stack_node(struct pd *d, struct sp_proc *pr, struct sp_unwind *u, const uint64_t *pcs, uint32_t nk,
-			   uint32_t n)
-{
-	uint64_t gen = pr ? sp_maps_generation(pr->maps) : 0, serial = pr ? pr->serial : 0;
-	uint64_t h = sp_hash_seed(pcs, n * sizeof *pcs, sp_mix64(serial * 0x9E3779B97F4A7C15ULL ^ gen) ^ nk);
-	uint64_t key = h == UINT64_MAX ? h - 1 : h;
-	for (;;) {
-		int found;
-		uint32_t *slot = sp_u64map_slot(&d->stackidx, key, &found);
-		if (!found)
-			break;
-		const struct stack_ent *e = &d->ents[*slot - 1];
-		if (e->hash == h && e->serial == serial && e->gen == gen && e->nk == nk && e->n == n &&
-		    !memcmp(d->pcarena + e->off, pcs, n * sizeof *pcs))
-			return e->node;
-		key = sp_mix64(key + 1);
-		if (key == UINT64_MAX)
-			key--;
-	}
-	size_t nf = 0;
-	for (uint32_t i = n; i-- > nk;) {
-		const uint32_t *f;
-		size_t k = sp_symbols_user(d->syms, u, pr ? pr->maps : NULL, pr ? pr->pid : -1, pcs[i], &f);
-		/* display() may intern: copy out of the memo first */
-		uint32_t tmp[64];
-		if (k > 64)
-			k = 64;
-		memcpy(tmp, f, k * sizeof *f);
-		/* The outermost frame of the chain (the function, not what was
-		 * inlined into it) takes perf's symbol name. */
-		struct sp_frame fo = *sp_frame_get(d->p, tmp[k - 1]);
-		if (fo.kind == SP_KIND_NATIVE) {
-			uint32_t nm = d->dwarf ? dwarf_function(d, u, pcs[i]) : 0;
-			if (!nm)
-				nm = perf_symbol(d, u, pcs[i]);
-			fo.name = nm ? nm : d->unknown_name;
-			tmp[k - 1] = sp_frame_intern(d->p, &fo);
-		}
-		while (k--)
-			add_frame(d, &nf, display(d, tmp[k]));
-	}
-	for (uint32_t i = nk; i-- > 0;)
-		add_frame(d, &nf, kernel_frame(d, pcs[i]));
-	uint32_t node = 0;
-	for (size_t i = 0; i < nf; i++)
-		node = sp_node_intern(d->p, node, d->fr[i]);
-	if (d->nents == d->capents) {
-		d->capents = d->capents ? 2 * d->capents : 1024;
-		d->ents = sp_xrealloc(d->ents, d->capents * sizeof *d->ents);
-	}
-	if (d->npc + n > d->cappc) {
-		while (d->npc + n > d->cappc)
-			d->cappc = d->cappc ? 2 * d->cappc : 8192;
-		d->pcarena = sp_xrealloc(d->pcarena, d->cappc * sizeof *d->pcarena);
-	}
-	memcpy(d->pcarena + d->npc, pcs, n * sizeof *pcs);
-	d->ents[d->nents] = (struct stack_ent){ h, serial, gen, nk, n, (uint32_t)d->npc, node };
-	d->npc += n;
-	d->nents++;
 	int found;
-	*sp_u64map_slot(&d->stackidx, key, &found) = (uint32_t)d->nents;
-	return node;
+	uint32_t v = sp_u64map_get(&d->rename, f, &found);
+	if (found)
+		return v - 1;
+	struct sp_frame fr = *sp_frame_get(d->p, f);
+	const char *name = sp_str(d->p, fr.name);
+	const char *m = fr.module ? sp_str(d->p, fr.module) : "";
+	if (!strcmp(name, "[unknown]")) {
+		/* "[unknown] (FILE)" in perf script, [FILE's name] in pfold */
+		const char *sl = strrchr(m, '/');
+		const char *base = sl ? sl + 1 : m;
+		if (!*base || !strcmp(m, "[unknown]"))
+			base = "unknown";
+		char buf[512];
+		int w = snprintf(buf, sizeof buf, "[%s]", base);
+		fr.name = sp_str_intern(d->p, buf, (size_t)w < sizeof buf ? (size_t)w : sizeof buf - 1);
+	} else if (fr.kind == SP_KIND_NATIVE && m[0] == '/') {
+		struct modinfo *t = modinfo_get(d, fr.module);
+		uint64_t h = sp_hash(name, strlen(name));
+		if (h == UINT64_MAX)
+			h--;
+		uint32_t k = t ? sp_u64map_get(&t->byname, h, &found) : 0;
+		if (t && k) {
+			uint64_t a = t->starts[k - 1];
+			uint32_t nm = d->dwarf ? dwarf_function(d, t, a) : 0;
+			const struct psym *s = nm ? NULL : psym_find(t, a);
+			if (s)
+				nm = perf_name(d, t->names + s->name);
+			if (nm)
+				fr.name = nm;
+		}
+	}
+	uint32_t out = sp_frame_intern(d->p, &fr);
+	*sp_u64map_slot(&d->rename, f, &found) = out + 1;
+	return out;
+}
+
+/* The stack node with perf's names, memoised per node id. */
+static uint32_t rename_node(struct pd *d, uint32_t node)
+{
+	if (!node)
+		return 0;
+	int found;
+	uint32_t v = sp_u64map_get(&d->renode, node, &found);
+	if (found)
+		return v - 1;
+	const struct sp_node *nd = sp_node_get(d->p, node);
+	uint32_t parent = nd->parent, frame = nd->frame;
+	uint32_t out = sp_node_intern(d->p, rename_node(d, parent), rename_frame(d, frame));
+	*sp_u64map_slot(&d->renode, node, &found) = out + 1;
+	return out;
+}
+
+static int rename_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err)
+{
+	struct pd *d = (struct pd *)((char *)s - offsetof(struct pd, renamer));
+	struct sp_sample c = *smp;
+	c.stack = rename_node(d, smp->stack);
+	d->samples++;
+	return d->sink->sample ? d->sink->sample(d->sink, p, &c, err) : 0;
+}
+
+static int eng_init(struct pd *d)
+{
+	if (d->eng)
+		return 0;
+	int cc = 0;
+	for (size_t i = 0; i < d->nattrs; i++)
+		cc |= !!(d->attrs[i].a.sample_type & PERF_SAMPLE_CALLCHAIN);
+	struct utsname u;
+	int kernel_ok = !d->osrelease || (uname(&u) == 0 && !strcmp(u.release, d->osrelease));
+	if (!kernel_ok)
+		warn(d, "recorded on kernel %s, this is %s: kernel frames are named [kernel.kallsyms]", d->osrelease,
+		     u.release);
+	struct sp_collect_opts co;
+	memset(&co, 0, sizeof co);
+	co.callgraph = d->dwarf ? SP_CG_DWARF : cc ? SP_CG_FP : SP_CG_NONE;
+	/* perf script shows inlined functions for DWARF callchains only */
+	co.no_inline = !(d->dwarf || d->o->inline_frames);
+	co.offline = 1;
+	co.no_kallsyms = !kernel_ok;
+	co.locate = locate;
+	co.locate_ctx = d;
+	d->renamer.sample = rename_sample;
+	d->eng = sp_collect_new(d->p, &d->renamer, &co, d->err);
+	if (!d->eng)
+		return -1;
+	sp_collect_handler(d->eng, &d->h);
+	return 0;
+}
+
+/* A thread perf never saw a COMM or FORK for is named ":TID" by perf
+ * ("swapper" for the idle task); the engine hears the same. */
+static void name_thread(struct pd *d, uint32_t pid, uint32_t tid, const char *comm)
+{
+	int found;
+	*sp_u64map_slot(&d->named, tid, &found) = 1;
+	if (comm)
+		return;
+	char b[24];
+	snprintf(b, sizeof b, tid ? ":%u" : "swapper", tid);
+	d->h.comm(d->h.ctx, pid, tid, b, 0, 0);
 }
 
 struct eng_sample {
 	struct sp_perf_sample s;
 	uint32_t event; /* string id */
-	int has_time;
 };
 
-static void eng_sample(struct pd *d, const struct eng_sample *es)
+static int eng_sample(struct pd *d, const struct eng_sample *es)
 {
-	const struct sp_perf_sample *s = &es->s;
-	struct thr *t = thr_get(d, s->tid, 1);
-	if (t->pid < 0)
-		t->pid = (int32_t)s->pid;
-	if (!t->comm) {
-		/* perf names a thread it never saw a COMM for by its tid */
-		char b[24];
-		int w = s->tid == 0 ? snprintf(b, sizeof b, "swapper") : snprintf(b, sizeof b, ":%u", s->tid);
-		t->comm = sp_str_intern(d->p, b, (size_t)w);
-		t->id = 0;
-	}
-	if (!t->id)
-		t->id = sp_thread_intern(d->p, (int32_t)s->pid, (int32_t)s->tid, t->comm);
-	uint64_t pcs[MAX_PCS];
-	uint32_t n = 0, nk = 0;
-	for (uint32_t i = 0; i < s->nkernel && n < MAX_PCS / 2; i++)
-		pcs[n++] = s->kernel[i];
-	nk = n;
-	struct sp_proc *pr = sp_procs_get(d->procs, (int)s->pid, 1);
-	if (!pr->user)
-		pr->user = sp_unwind_new(pr->pid, d->syms);
-	struct sp_unwind *u = pr->user;
-	sp_unwind_sync(u, pr->maps);
-	if (s->has_regs) {
-		struct sp_unwind_result r =
-			sp_unwind_stack(u, (int)s->tid, s->regs, s->stack, s->stack_len, 0, pcs + n, MAX_PCS - (int)n);
-		n += (uint32_t)r.n;
-		d->truncated_unwinds += r.truncated;
-	} else if (s->nuser) {
-		for (uint32_t i = 0; i < s->nuser && n < MAX_PCS; i++)
-			pcs[n++] = s->user[i];
-	} else if (!nk && s->ip) {
-		pcs[n++] = s->ip;
-		if (s->ip >= (1ULL << 63))
-			nk = n;
-	}
-	struct sp_sample smp;
-	memset(&smp, 0, sizeof smp);
-	smp.stack = stack_node(d, pr, u, pcs, nk, n);
-	smp.thread = t->id;
-	smp.event = es->event;
-	smp.time = es->has_time ? s->time : SP_NO_TIME;
-	smp.values[0] = 1;
-	smp.values[1] = (double)s->period;
-	d->samples++;
-	if (d->sink_failed || !d->sink->sample)
-		return;
-	if (d->sink->sample(d->sink, d->p, &smp, d->err) < 0)
-		d->sink_failed = 1;
+	int found;
+	sp_u64map_get(&d->named, es->s.tid, &found);
+	if (!found)
+		name_thread(d, es->s.pid, es->s.tid, NULL);
+	sp_collect_set_event(d->eng, es->event);
+	d->h.sample(d->h.ctx, &es->s);
+	return sp_collect_error(d->eng, d->err) ? -1 : 0;
 }
 
 /* ---- records ---- */
@@ -1158,7 +1050,7 @@ static int parse_sample(struct pd *d, const uint8_t *r, uint32_t size, uint64_t 
 	if (st & PERF_SAMPLE_IDENTIFIER) { NEED(8, "id"); p += 8; }
 	if (st & PERF_SAMPLE_IP) { NEED(8, "ip"); s->ip = rd64(p); p += 8; }
 	if (st & PERF_SAMPLE_TID) { NEED(8, "pid/tid"); s->pid = rd32(p); s->tid = rd32(p + 4); p += 8; }
-	if (st & PERF_SAMPLE_TIME) { NEED(8, "time"); s->time = rd64(p); es->has_time = 1; p += 8; }
+	if (st & PERF_SAMPLE_TIME) { NEED(8, "time"); s->time = rd64(p); p += 8; }
 	if (st & PERF_SAMPLE_ADDR) { NEED(8, "addr"); p += 8; }
 	if (st & PERF_SAMPLE_ID) { NEED(8, "id"); p += 8; }
 	if (st & PERF_SAMPLE_STREAM_ID) { NEED(8, "stream id"); p += 8; }
@@ -1219,6 +1111,15 @@ static int parse_sample(struct pd *d, const uint8_t *r, uint32_t size, uint64_t 
 			if (ctx == (uint64_t)PERF_CONTEXT_USER)
 				u[nu++] = v;
 		}
+		/* perf script names a return address as it is, the engine
+		 * (for pcollect) looks up the call instruction (address - 1):
+		 * the engine's - 1 is undone here, so that a call at the very
+		 * end of a function names what perf names (_dl_start_user, not
+		 * _start). */
+		for (uint32_t j = 1; j < nk; j++)
+			k[j]++;
+		for (uint32_t j = 1; j < nu; j++)
+			u[j]++;
 		s->kernel = k;
 		s->nkernel = nk;
 		s->user = u;
@@ -1361,7 +1262,8 @@ static int deliver(struct pd *d, const uint8_t *r, uint32_t size, uint64_t off)
 	uint16_t misc = rd16(r + 4);
 	struct sp_buf tmp = SP_BUF_INIT;
 	int rc = 0;
-	eng_init(d);
+	if (eng_init(d) < 0)
+		return -1;
 	switch (type) {
 	case PERF_RECORD_SAMPLE: {
 		struct eng_sample es;
@@ -1370,9 +1272,7 @@ static int deliver(struct pd *d, const uint8_t *r, uint32_t size, uint64_t off)
 			break;
 		if (event_filtered(d, es.event))
 			break;
-		eng_sample(d, &es);
-		if (d->sink_failed)
-			rc = -1;
+		rc = eng_sample(d, &es);
 		break;
 	}
 	case PERF_RECORD_MMAP:
@@ -1402,7 +1302,7 @@ static int deliver(struct pd *d, const uint8_t *r, uint32_t size, uint64_t off)
 			}
 		}
 		m.path = rec_str(&tmp, r + fixed, r + size - tr);
-		h_mmap(d, pid, tid, &m, 0);
+		d->h.mmap(d->h.ctx, pid, tid, &m, 0);
 		break;
 	}
 	case PERF_RECORD_COMM: {
@@ -1411,8 +1311,9 @@ static int deliver(struct pd *d, const uint8_t *r, uint32_t size, uint64_t off)
 			rc = fail_off(d, off, "COMM record of %u bytes is too short", size);
 			break;
 		}
-		h_comm(d, rd32(r + 8), rd32(r + 12), rec_str(&tmp, r + 16, r + size - tr), !!(misc & MISC_COMM_EXEC),
-		       0);
+		name_thread(d, rd32(r + 8), rd32(r + 12), "");
+		d->h.comm(d->h.ctx, rd32(r + 8), rd32(r + 12), rec_str(&tmp, r + 16, r + size - tr),
+			  !!(misc & MISC_COMM_EXEC), 0);
 		break;
 	}
 	case PERF_RECORD_FORK:
@@ -1422,10 +1323,12 @@ static int deliver(struct pd *d, const uint8_t *r, uint32_t size, uint64_t off)
 				      size);
 			break;
 		}
-		if (type == PERF_RECORD_FORK)
-			h_fork(d, rd32(r + 8), rd32(r + 12), rd32(r + 16), rd32(r + 20), rd64(r + 24));
-		else
-			h_exit(d, rd32(r + 8), rd32(r + 16), rd64(r + 24));
+		if (type == PERF_RECORD_FORK) {
+			name_thread(d, rd32(r + 8), rd32(r + 16), "");
+			d->h.fork(d->h.ctx, rd32(r + 8), rd32(r + 12), rd32(r + 16), rd32(r + 20), rd64(r + 24));
+		} else {
+			d->h.exit(d->h.ctx, rd32(r + 8), rd32(r + 16), rd64(r + 24));
+		}
 		break;
 	case PERF_RECORD_LOST:
 		if (size >= 24) {
@@ -1524,7 +1427,7 @@ static int user_record(struct pd *d, const uint8_t *r, uint32_t size, uint64_t o
 		uint32_t asz = rd32(r + 8 + 4);
 		if (asz < PERF_ATTR_SIZE_VER0 || asz > size - 8u)
 			return fail_off(d, off, "HEADER_ATTR record: attr size %u in a %u-byte record", asz, size);
-		if (d->eng_ready)
+		if (d->eng)
 			return fail_off(d, off, "HEADER_ATTR record after the first sample");
 		uint64_t nids = (size - 8u - asz) / 8;
 		return add_attr(d, off, r + 8, asz, r + 8 + asz, nids);
@@ -1854,14 +1757,11 @@ static int perfdata_read(struct sp_input *in, struct sp_profile *p, struct sp_si
 	d.tmpfd = -1;
 	d.id_sample_idx = -1;
 	sp_u64map_init(&d.ids);
-	sp_u64map_init(&d.thridx);
-	sp_u64map_init(&d.stackidx);
+	sp_u64map_init(&d.named);
+	sp_u64map_init(&d.located);
 	sp_u64map_init(&d.rename);
-	sp_u64map_init(&d.alias);
-	sp_u64map_init(&d.checked);
-	sp_u64map_init(&d.subst);
-	sp_u64map_init(&d.tabidx);
-	sp_u64map_init(&d.dwname);
+	sp_u64map_init(&d.renode);
+	sp_u64map_init(&d.modidx);
 	sp_buf_init(&d.tname);
 	sp_buf_init(&d.arena);
 	if (sp_profile_nvalues(p) == 0) {
@@ -1902,37 +1802,34 @@ static int perfdata_read(struct sp_input *in, struct sp_profile *p, struct sp_si
 		munmap((void *)d.map, d.mapsize);
 	if (d.tmpfd >= 0)
 		close(d.tmpfd);
+	sp_collect_free(d.eng);
 	free(d.attrs);
 	free(d.bids);
 	free(d.osrelease);
 	free(d.q);
-	free(d.thr);
-	free(d.ents);
-	free(d.pcarena);
-	free(d.fr);
 	free(d.ccbuf);
 	sp_buf_release(&d.arena);
 	sp_buf_release(&d.scratch);
-	for (size_t i = 0; i < d.ntabs; i++) {
-		free(d.tabs[i]->v);
-		free(d.tabs[i]->names);
-		free(d.tabs[i]);
-	}
-	free(d.tabs);
-	sp_u64map_release(&d.tabidx);
-	sp_u64map_release(&d.dwname);
 	sp_buf_release(&d.tname);
+	for (size_t i = 0; i < d.nmods; i++) {
+		struct modinfo *t = d.mods[i];
+		if (t->dwfl)
+			dwfl_end(t->dwfl);
+		free(t->v);
+		free(t->names);
+		free(t->starts);
+		sp_u64map_release(&t->byname);
+		free(t);
+	}
+	free(d.mods);
 	if (d.cxxlib)
 		dlclose(d.cxxlib);
 	sp_u64map_release(&d.ids);
-	sp_u64map_release(&d.thridx);
-	sp_u64map_release(&d.stackidx);
+	sp_u64map_release(&d.named);
+	sp_u64map_release(&d.located);
 	sp_u64map_release(&d.rename);
-	sp_u64map_release(&d.alias);
-	sp_u64map_release(&d.checked);
-	sp_u64map_release(&d.subst);
-	sp_procs_free(d.procs);
-	sp_symbols_free(d.syms);
+	sp_u64map_release(&d.renode);
+	sp_u64map_release(&d.modidx);
 	return rc;
 }
 
