@@ -1189,8 +1189,13 @@ static int parse_sample(struct pd *d, const uint8_t *r, uint32_t size, uint64_t 
 			s->stack_len = dyn < n ? dyn : n;
 		}
 	}
-	if (!s->stack)
-		s->has_regs = 0;
+	if (s->has_regs && !s->stack) {
+		/* registers without a stack copy: perf still unwinds from them
+		 * (the sampled function at least) */
+		static const uint8_t none[8];
+		s->stack = none;
+		s->stack_len = 0;
+	}
 	es->event = pa->name;
 	(void)p;
 #undef NEED

@@ -583,6 +583,11 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
 {
 	Dwfl *dwfl = u ? sp_unwind_dwfl(u) : NULL;
 	Dwfl_Module *m = dwfl ? dwfl_addrmodule(dwfl, pc) : NULL;
+	/* A module spans its file's data segments too: an address there (a
+	 * broken frame-pointer chain) is in no executable mapping and is not
+	 * code (perf names it [unknown] too). */
+	if (m && maps && !sp_maps_find(maps, pc))
+		m = NULL;
 	void **ud;
 	struct sp_modfile *mf = NULL;
 	if (m) {
