@@ -460,9 +460,15 @@ static int feature(struct pd *d, int f, const uint8_t *p, size_t n, uint64_t off
 
 static int read_build_id(const char *path, uint8_t *out, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* non-blocking, regular files only: a recorded path may name a FIFO */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
 	if (fd < 0)
 		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	int rc = -1;
 	if (e) {
