@@ -17,10 +17,11 @@ static const char synopsis[] =
 	"usage: pfold [options] [FILE...]\n"
 	"Fold stack samples into folded stacks (\"root;...;leaf COUNT\") or the binary stream.\n"
 	"Inputs (auto-detected, gzip ok, '-' or none = stdin): perf script text, folded\n"
-	"stacks (one or two values), py-spy raw output, the stackpipe binary stream.\n"
+	"stacks (one or two values), py-spy raw output, the stackpipe binary stream,\n"
+	"speedscope JSON, perf.data (perf record's file, file or pipe mode).\n"
 	"\n"
-	"  -f, --format=NAME       input format: perf, folded, pyspy, stream, speedscope\n"
-	"                          (default: detect)\n"
+	"  -f, --format=NAME       input format: perf, folded, pyspy, stream, speedscope,\n"
+	"                          perf.data (default: detect)\n"
 	"  -b, --binary            write the binary stream (keeps threads, times, events, periods)\n"
 	"  -o, --output=FILE       write to FILE instead of standard output\n"
 	"      --pid               root frame is comm-PID\n"
@@ -38,7 +39,8 @@ static const char synopsis[] =
 	"  -q, --quiet             do not print each bad line (the summary is still printed)\n"
 	"  -h, --help              show this help\n"
 	"\n"
-	"Exit status: 0 ok (bad lines are reported and skipped), 2 error.\n";
+	"Exit status: 0 ok (bad lines are reported and skipped), 2 error (also a perf.data\n"
+	"cut short: the samples before the cut are written).\n";
 
 struct opts {
 	const char *format;
