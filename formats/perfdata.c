@@ -1632,7 +1632,7 @@ static int read_file_mode(struct pd *d)
 		}
 	}
 	/* The data section. */
-	uint64_t off = d_off;
+	uint64_t off = d_off, released = 0;
 	while (off < d_end) {
 		if (d_end - off < 8) {
 			cut = 1;
@@ -1659,6 +1659,19 @@ static int read_file_mode(struct pd *d)
 			break;
 		}
 		off += size + extra;
+		if (off - released > (64u << 20)) {
+			/* Give back the pages of records already delivered, so
+			 * that RSS does not grow with the file. */
+			uint64_t low = off;
+			for (size_t i = 0; i < d->nq; i++)
+				if (d->q[i].pos < low)
+					low = d->q[i].pos;
+			low &= ~(uint64_t)0xfff;
+			if (low > released) {
+				madvise((void *)(d->map + released), low - released, MADV_DONTNEED);
+				released = low;
+			}
+		}
 	}
 	if (flush(d, UINT64_MAX) < 0)
 		return -1;
