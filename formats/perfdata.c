@@ -820,6 +820,29 @@ static uint32_t perf_name(struct pd *d, const char *nm)
 	char *dm = demangle(d, nm);
 	const char *f = dm ? dm : nm;
 	size_t n = strlen(f);
+	if (dm) {
+		/* perf prints a template function without its return type
+		 * ("wi::lts_p<...>", not "bool wi::lts_p<...>"): drop what
+		 * precedes the last blank outside <> and () before the name. */
+		size_t start = 0;
+		int depth = 0;
+		for (size_t j = 0; j < n; j++) {
+			if (!depth && !strncmp(f + j, "(anonymous namespace)", 21)) {
+				j += 20;
+				continue;
+			}
+			if (!depth && (f[j] == '(' || !strncmp(f + j, "operator", 8)))
+				break;
+			if (f[j] == '<' || f[j] == '(')
+				depth++;
+			else if ((f[j] == '>' || f[j] == ')') && depth > 0)
+				depth--;
+			else if (f[j] == ' ' && !depth)
+				start = j + 1;
+		}
+		f += start;
+		n -= start;
+	}
 	struct sp_buf *b = &d->tname;
 	sp_buf_reset(b);
 	if (d->o->no_tidy) {
@@ -1322,9 +1345,13 @@ static int deliver(struct pd *d, const uint8_t *r, uint32_t size, uint64_t off)
 			rc = fail_off(d, off, "COMM record of %u bytes is too short", size);
 			break;
 		}
+		/* An exec is not passed on: perf keeps a process's maps across
+		 * exec (the new image's MMAPs replace what they overlap), and a
+		 * sample inside execve after the COMM still has the old image's
+		 * user addresses. */
+		(void)misc;
 		name_thread(d, rd32(r + 8), rd32(r + 12), "");
-		d->h.comm(d->h.ctx, rd32(r + 8), rd32(r + 12), rec_str(&tmp, r + 16, r + size - tr),
-			  !!(misc & MISC_COMM_EXEC), 0);
+		d->h.comm(d->h.ctx, rd32(r + 8), rd32(r + 12), rec_str(&tmp, r + 16, r + size - tr), 0, 0);
 		break;
 	}
 	case PERF_RECORD_FORK:
