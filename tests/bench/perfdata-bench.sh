@@ -6,7 +6,7 @@
 # tests/bench/work/perfdata/ (delete it to re-record):
 #   fp     perf record -g (frame pointers) of `make -j2` building a copy of
 #          this project with gcc: many processes, deep and varied stacks
-#   dwarf  perf record --call-graph dwarf of share/demo/demo-prog.c built
+#   dwarf  perf record --call-graph dwarf of tests/progs/pd-threads.c built
 #          without frame pointers (8 KB of stack per sample)
 # Runs alternate between the two pipelines (RUNS each); medians, their
 # ratio, and pfold's peak RSS against the file size are printed.  Targets
@@ -45,19 +45,21 @@ if [ "$(size_of "$W/fp.data")" -lt $((MB * 1000000)) ]; then
 		hz=$((hz * 2))
 	done
 fi
-# dwarf: the demo program, long enough for >= MB
+# dwarf: tests/progs/pd-threads.c without frame pointers (three threads),
+# long enough for >= MB
 if [ "$(size_of "$W/dwarf.data")" -lt $((MB * 1000000)) ]; then
-	gcc -O2 -g -fomit-frame-pointer -pthread -o "$W/demo-prog" share/demo/demo-prog.c
-	secs=3
+	gcc -O2 -g -fomit-frame-pointer -pthread -o "$W/pd-threads" tests/progs/pd-threads.c
+	reps=1500
 	while :; do
-		say "recording dwarf: perf record --call-graph dwarf -F 999 demo-prog for ${secs}s"
+		say "recording dwarf: perf record --call-graph dwarf -F 999 pd-threads $reps"
 		perf record -q -e cpu-clock -F 999 --call-graph dwarf -o "$W/dwarf.data" -- \
-			timeout "$secs" "$W/demo-prog" > /dev/null 2>&1 || true
+			"$W/pd-threads" "$reps" > /dev/null 2>&1 || die "perf record failed"
 		[ "$(size_of "$W/dwarf.data")" -ge $((MB * 1000000)) ] && break
-		[ $secs -ge 48 ] && break
-		secs=$((secs * 2))
+		[ $reps -ge 48000 ] && break
+		reps=$((reps * 2))
 	done
 fi
+rm -f "$W"/*.data.old
 
 median() { sort -g | awk '{a[NR] = $1} END {if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 secs_of() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.4f", b - a}'; }
