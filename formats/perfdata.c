@@ -1842,11 +1842,13 @@ static int perfdata_read(struct sp_input *in, struct sp_profile *p, struct sp_si
 	}
 	if (!rc && sink->meta && sp_meta_count(p) && sink->meta(sink, p, err) < 0)
 		rc = -1;
-	uint64_t lost = d.lost + d.lost_samples;
-	if (lost)
-		warn(&d, "perf lost %llu samples (%llu in %llu LOST records: the ring buffer was full; %llu in LOST_SAMPLES "
-			 "records)", (unsigned long long)lost, (unsigned long long)d.lost,
-		     (unsigned long long)d.lost_records, (unsigned long long)d.lost_samples);
+	/* One line.  The two counts overlap (perf record also turns the
+	 * kernel's count of lost samples into LOST_SAMPLES records), so they
+	 * are not added up. */
+	if (d.lost || d.lost_samples)
+		warn(&d, "perf lost data while recording: %llu events in %llu LOST records (the ring buffer was full), "
+			 "%llu samples in LOST_SAMPLES records; those samples are missing here too",
+		     (unsigned long long)d.lost, (unsigned long long)d.lost_records, (unsigned long long)d.lost_samples);
 	if (!rc && sink->end_input && sink->end_input(sink, p, err) < 0)
 		rc = -1;
 	if (d.map)

@@ -119,6 +119,16 @@ else
 	skip "another kernel" "no os release string in the recording"
 fi
 
+# Lost samples (a one-page ring at a high rate): one line, with perf's counts.
+perf record -m 1 -e cpu-clock -c 20000 -g -o "$T/lost.data" "$T/pdt" 200 > /dev/null 2>&1
+want=$(perf report -i "$T/lost.data" --stats 2> /dev/null | awk '$1 == "LOST" && $2 == "events:" {print $3}')
+pfold "$T/lost.data" > /dev/null 2> "$T/e"; rc=$?
+if [ -z "$want" ] || [ "$want" = 0 ]; then
+	skip "lost samples" "perf lost nothing with a one-page ring here"
+elif [ $rc = 0 ] && [ "$(grep -c 'perf lost data while recording' "$T/e")" = 1 ] && grep -q "in $want LOST records" "$T/e"; then
+	ok "lost samples: one line, $want LOST records as perf report --stats counts"
+else notok "lost samples (exit $rc, want $want LOST records)"; head -3 "$T/e" | sed 's/^/  /'; fi
+
 # ---- bad input ----
 size=$(stat -c %s "$T/fp.data")
 total=$(pfold "$T/fp.data" | awk '{s+=$NF} END {print s+0}')
