@@ -61,6 +61,19 @@ same "several events: the first one by default" "$T/ev.data"
 same "several events: --event-filter page-faults" "$T/ev.data" --event-filter page-faults
 same "several events: --event-filter cpu-clock" "$T/ev.data" --event-filter cpu-clock
 
+if command -v g++ > /dev/null; then
+	g++ -O2 -g -fno-omit-frame-pointer -o "$T/cxx" "$SP_TOP/tests/progs/inline-cxx.cpp"
+	perf record -e cpu-clock -F 999 -g -o "$T/cxx.data" "$T/cxx" 8 > /dev/null 2>&1
+	perf record -e cpu-clock -F 999 --call-graph dwarf -o "$T/cxxd.data" "$T/cxx" 8 > /dev/null 2>&1
+	same "C++ (tests/progs/inline-cxx.cpp), frame pointers" "$T/cxx.data"
+	BOUND=1 same "C++, dwarf (demangled, inlined templates)" "$T/cxxd.data"
+else
+	skip "C++" "g++ is not installed"
+fi
+# System-wide: every process of the machine, kernel threads, the idle task.
+perf record -a -e cpu-clock -F 499 -g -o "$T/sys.data" -- "$T/pdt" 200 > /dev/null 2>&1
+BOUND=1 same "system-wide (-a)" "$T/sys.data"
+
 pfold --tid "$T/fp.data" > "$T/o" 2>/dev/null
 expect_grep "pfold --tid: pid and tid from the samples (perf script text of one process has no pid)" '^pd-two-[0-9]+/[0-9]+;' "$T/o"
 pfold "$T/fp.data" > "$T/o" 2>/dev/null
