@@ -55,7 +55,6 @@ enum { EVENT_UPDATE_NAME = 2 };
 #define KNOWN_READ_FORMAT 31ull            /* TOTAL_TIME_ENABLED .. LOST */
 #define MAX_RECORD (64u << 20)             /* sizes are u16, tracing/auxtrace data larger */
 #define MAX_ATTRS 4096
-#define MAX_PCS 1024
 
 static inline uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 static inline uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
@@ -113,7 +112,7 @@ struct pd {
 	uint64_t seq, max_time, next_flush;
 
 	/* stats */
-	uint64_t samples, lost, lost_records, lost_samples, bad_id;
+	uint64_t samples, lost, lost_records, lost_samples;
 
 	/* engine */
 	struct sp_collect *eng;
@@ -1063,7 +1062,6 @@ static int parse_sample(struct pd *d, const uint8_t *r, uint32_t size, uint64_t 
 {
 	const struct pattr *pa = attr_of(d, r, size, 1);
 	if (!pa) {
-		d->bad_id++;
 		return fail_off(d, off, "sample of an event that is not in the header");
 	}
 	uint64_t st = pa->a.sample_type;
