@@ -42,7 +42,7 @@ static const char synopsis[] =
 	"                          samples (default: 4 sampling periods)\n"
 	"      --cpu-time          measure calls by their time on CPU, not their time span\n"
 	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
-	"                          speedscope, stream (default: detect)\n"
+	"                          speedscope, stream, perf.data (default: detect)\n"
 	"  -O, --output-format=F   folded or stream (default: the first input's encoding)\n"
 	"  -b, --binary            the same as -O stream\n"
 	"      --folded            the same as -O folded\n"

@@ -17,11 +17,11 @@ static const char synopsis[] =
 	"usage: pfold [options] [FILE...]\n"
 	"Fold stack samples into folded stacks (\"root;...;leaf COUNT\") or the binary stream.\n"
 	"Inputs (auto-detected, gzip ok, '-' or none = stdin): perf script text, folded\n"
-	"stacks (one or two values), py-spy raw output, speedscope JSON, the stackpipe\n"
-	"binary stream.\n"
+	"stacks (one or two values), py-spy raw output, speedscope JSON, perf.data (perf\n"
+	"record's file, file or pipe mode), the stackpipe binary stream.\n"
 	"\n"
 	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
-	"                          speedscope, stream (default: detect)\n"
+	"                          speedscope, stream, perf.data (default: detect)\n"
 	"  -O, --output-format=F   folded (default) or stream: the binary stream, which keeps\n"
 	"                          threads, times, events and periods\n"
 	"  -b, --binary            the same as -O stream\n"
@@ -44,7 +44,8 @@ static const char synopsis[] =
 	"  -V, --version           print the version\n"
 	"  -h, --help              show this help\n"
 	"\n"
-	"Exit status: 0 ok (bad lines are reported and skipped), 2 error.\n";
+	"Exit status: 0 ok (bad lines are reported and skipped), 2 error (also a perf.data\n"
+	"cut short: the samples before the cut are written).\n";
 
 struct opts {
 	const char *format;

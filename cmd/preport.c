@@ -23,7 +23,7 @@ static const char synopsis[] =
 	"      --weight=NAME       value column to count (default: period when present, else\n"
 	"                          the first, as pfold prints)\n"
 	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
-	"                          speedscope, stream (default: detect)\n"
+	"                          speedscope, stream, perf.data (default: detect)\n"
 	"  -o, --output=FILE       write to FILE instead of standard output\n"
 	"  -q, --quiet             do not print each bad line (the summary is still printed)\n"
 	"      --partial           use a truncated binary stream up to its cut (warns)\n"

@@ -23,7 +23,7 @@ static const char synopsis[] =
 	"\n"
 	"  -o, --output=FILE       write to FILE instead of standard output\n"
 	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
-	"                          speedscope, stream (default: detect)\n"
+	"                          speedscope, stream, perf.data (default: detect)\n"
 	"      --title=TEXT        heading (default \"Flame Graph\", \"Icicle Graph\", \"Flame Chart\")\n"
 	"      --subtitle=TEXT     second heading\n"
 	"      --width=PX          image width (default 1200)\n"

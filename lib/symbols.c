@@ -33,12 +33,17 @@ struct sp_modfile {
 	size_t nsegs;
 	uint32_t module; /* string id of name */
 	uint32_t bare;   /* "[libz.so.1.2.13]": the name of its code without a symbol */
-	struct sp_u64map memo;
+	struct sp_u64map memo; /* file address -> entry index + 1 */
 	/* Without an unwinder's Dwfl (pcollect --call-graph none): the file
 	 * reported offline, on its own, when first needed. */
 	Dwfl *off;
 	Dwfl_Module *offm;
-	int off_tried; /* file address -> entry index + 1 */
+	int off_tried;
+	/* function symbols by start, as perf chooses them (symbol_at) */
+	struct psym *psyms;
+	size_t npsyms;
+	char *pnames;
+	int psyms_built;
 };
 
 struct entry {
@@ -123,6 +128,8 @@ void sp_symbols_free(struct sp_symbols *s)
 		sp_u64map_release(&f->memo);
 		if (f->off)
 			dwfl_end(f->off);
+		free(f->psyms);
+		free(f->pnames);
 		free(f);
 	}
 	free(s->files);
@@ -444,11 +451,142 @@ static uint32_t frame(struct sp_symbols *s, uint32_t name, uint32_t module, cons
 
 /* Resolve pc (runtime) in module m into the pool: the inlined chain when
  * DWARF has one, else the symbol. */
+/* ---- function symbols, as perf chooses them ----
+ *
+ * One sorted table per file, built at its first look-up (libdwfl's
+ * dwfl_module_addrinfo scans the whole symbol table on every call: 0.5 ms
+ * for cc1's 27k symbols).  perf's rules: function symbols and code labels
+ * (from .symtab, the debug file's, or .dynsym); an address outside every
+ * symbol's [start, start + size) has no name ([unknown]); a zero-sized
+ * symbol ends where the next begins; of several at one address perf keeps
+ * a sized one over a zero-sized one, not weak over weak, global over local,
+ * fewer leading underscores, the longer name, the first in the table.
+ */
+struct psym {
+	uint64_t start, end; /* file addresses */
+	uint32_t name, len;  /* in the file's pnames */
+	uint32_t idx;
+	uint8_t bind;
+};
+
+static int underscores(const char *n)
+{
+	int k = 0;
+	while (n[k] == '_')
+		k++;
+	return k;
+}
+
+static int psym_better(const char *names, const struct psym *a, const struct psym *b)
+{
+	int za = a->end == a->start, zb = b->end == b->start;
+	if (za != zb)
+		return zb;
+	int wa = a->bind == STB_WEAK, wb = b->bind == STB_WEAK;
+	if (wa != wb)
+		return wb;
+	int ga = a->bind == STB_GLOBAL, gb = b->bind == STB_GLOBAL;
+	if (ga != gb)
+		return ga;
+	int ua = underscores(names + a->name), ub = underscores(names + b->name);
+	if (ua != ub)
+		return ua < ub;
+	if (a->len != b->len)
+		return a->len > b->len;
+	return a->idx < b->idx;
+}
+
+static int psym_cmp(const void *x, const void *y)
+{
+	const struct psym *a = x, *b = y;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+static void build_psyms(struct sp_modfile *mf, Dwfl_Module *m, Dwarf_Addr bias)
+{
+	mf->psyms_built = 1;
+	int n = dwfl_module_getsymtab(m);
+	struct sp_buf names = SP_BUF_INIT;
+	size_t cap = 0;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		Elf *elf = NULL;
+		const char *nm = dwfl_module_getsym_info(m, i, &sym, &addr, &shndx, &elf, NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+		if (!nm || !*nm || shndx == SHN_UNDEF || shndx == SHN_ABS)
+			continue;
+		if (type == STT_NOTYPE) {
+			int vis = GELF_ST_VISIBILITY(sym.st_other);
+			GElf_Shdr sh;
+			Elf_Scn *scn = elf ? elf_getscn(elf, shndx) : NULL;
+			if (vis == STV_HIDDEN || vis == STV_INTERNAL || !scn || !gelf_getshdr(scn, &sh) ||
+			    !(sh.sh_flags & SHF_EXECINSTR))
+				continue;
+		} else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
+			continue;
+		}
+		if (mf->npsyms == cap) {
+			cap = cap ? 2 * cap : 1024;
+			mf->psyms = sp_xrealloc(mf->psyms, cap * sizeof *mf->psyms);
+		}
+		size_t len = strlen(nm);
+		struct psym *ps = &mf->psyms[mf->npsyms++];
+		ps->start = addr - bias;
+		ps->end = ps->start + sym.st_size;
+		ps->name = (uint32_t)names.len;
+		ps->len = (uint32_t)len;
+		ps->idx = (uint32_t)i;
+		ps->bind = (uint8_t)GELF_ST_BIND(sym.st_info);
+		sp_buf_add(&names, nm, len + 1);
+	}
+	mf->pnames = names.p;
+	if (!mf->npsyms)
+		return;
+	sp_sort(mf->psyms, mf->npsyms, sizeof *mf->psyms, psym_cmp);
+	size_t k = 0;
+	for (size_t i = 0; i < mf->npsyms; i++) {
+		if (k && mf->psyms[k - 1].start == mf->psyms[i].start) {
+			if (psym_better(mf->pnames, &mf->psyms[i], &mf->psyms[k - 1]))
+				mf->psyms[k - 1] = mf->psyms[i];
+			continue;
+		}
+		mf->psyms[k++] = mf->psyms[i];
+	}
+	mf->npsyms = k;
+	for (size_t i = 0; i + 1 < k; i++)
+		if (mf->psyms[i].end == mf->psyms[i].start)
+			mf->psyms[i].end = mf->psyms[i + 1].start;
+}
+
+/* The function symbol at pc (string id), 0 when pc is in none. */
+static uint32_t symbol_at(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf, uint64_t pc)
+{
+	Dwarf_Addr bias = 0;
+	if (!dwfl_module_getelf(m, &bias))
+		return 0;
+	if (!mf->psyms_built)
+		build_psyms(mf, m, bias);
+	uint64_t a = pc - bias;
+	size_t lo = 0, hi = mf->npsyms;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (mf->psyms[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || a >= mf->psyms[lo - 1].end)
+		return 0;
+	return intern_name(s, mf->pnames + mf->psyms[lo - 1].name);
+}
+
 static void resolve(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf, uint64_t pc)
 {
-	GElf_Off off;
-	GElf_Sym sym;
-	const char *symname = dwfl_module_addrinfo(m, pc, &off, &sym, NULL, NULL, NULL);
+	uint32_t symid = symbol_at(s, m, mf, pc);
 	const char *file = NULL;
 	int line = 0;
 	if (s->o.lines) {
@@ -484,9 +622,8 @@ static void resolve(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf,
 				if (tag == DW_TAG_subprogram) {
 					/* The containing function: the symbol table's name
 					 * (clones such as foo.isra.0 keep their suffix). */
-					const char *nm = symname ? symname : die_name(&chain[j]);
-					pool_add(s, frame(s, intern_name(s, nm), mf->module, cfile, cline,
-							  SP_KIND_NATIVE));
+					uint32_t nm = symid ? symid : intern_name(s, die_name(&chain[j]));
+					pool_add(s, frame(s, nm, mf->module, cfile, cline, SP_KIND_NATIVE));
 					break;
 				}
 				pool_add(s, frame(s, intern_name(s, die_name(&chain[j])), mf->module, cfile, cline,
@@ -501,16 +638,17 @@ static void resolve(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf,
 					cline = (int)v;
 			}
 			free(chain);
-		} else if (i < ns && !symname) {
+		} else if (i < ns && !symid) {
 			/* No symbol (a static function of a stripped file whose
 			 * DWARF was found by build id or debuglink): DWARF's name. */
-			symname = die_name(&scopes[i]);
+			const char *dn = die_name(&scopes[i]);
+			if (dn && *dn)
+				symid = intern_name(s, dn);
 		}
 		free(scopes);
 	}
 	if (s->npool == before)
-		pool_add(s, frame(s, symname && *symname ? intern_name(s, symname) : mf->bare, mf->module, file, line,
-				  SP_KIND_NATIVE));
+		pool_add(s, frame(s, symid ? symid : mf->bare, mf->module, file, line, SP_KIND_NATIVE));
 }
 
 /* ---- JIT maps (/tmp/perf-PID.map: "START SIZE NAME" in hex) ---- */
@@ -645,6 +783,11 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
 {
 	Dwfl *dwfl = u ? sp_unwind_dwfl(u) : NULL;
 	Dwfl_Module *m = dwfl ? dwfl_addrmodule(dwfl, pc) : NULL;
+	/* A module spans its file's data segments too: an address there (a
+	 * broken frame-pointer chain) is in no executable mapping and is not
+	 * code (perf names it [unknown] too). */
+	if (m && maps && !sp_maps_find(maps, pc))
+		m = NULL;
 	void **ud;
 	struct sp_modfile *mf = NULL;
 	if (m) {
