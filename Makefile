@@ -33,7 +33,9 @@ BINS     = $(addprefix bin/,$(CMDS))
 UNITS    = $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 UNITS_A  = $(patsubst tests/unit/%.c,$(BA)/tests/%,$(UNIT_SRC))
 BINS_A   = $(addprefix $(BA)/bin/,$(CMDS))
-ASAN     = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+# -fno-sanitize-recover=all: the first ASan or UBSan report ends the process
+# with an error, so a test cannot pass with a report in its log.
+ASAN     = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 .PHONY: all deps check check-fast install uninstall clean bench fuzz demo asan pkgs
 all: $(BINS) $(UNITS) bin/sp-dump
@@ -102,17 +104,38 @@ $(BA)/bin/psvg: cmd/psvg.c $(B)/gen/svg_assets.o $(BA)/libstackpipe.a $(HDRS)
 	$(CC) $(ALL_CFLAGS) -O1 $(ASAN) -o $@ $< $(B)/gen/svg_assets.o $(BA)/libstackpipe.a $(LIBS)
 # ---- end of psvg's block ----
 
-# libFuzzer targets (clang).  One per parser.
+# ---- pcollect: cmd/pcollect.c plus the files of cmd/pcollect/ (its
+# snapshot mode), which are parts of that one command, not commands ----
+PCOLLECT_PARTS = $(wildcard cmd/pcollect/*.c) $(wildcard cmd/pcollect/*.h)
+bin/pcollect: cmd/pcollect.c $(PCOLLECT_PARTS) $(B)/libstackpipe.a $(HDRS)
+	@mkdir -p bin
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(filter %.c,$(PCOLLECT_PARTS)) $(B)/libstackpipe.a $(LIBS)
+$(BA)/bin/pcollect: cmd/pcollect.c $(PCOLLECT_PARTS) $(BA)/libstackpipe.a $(HDRS)
+	@mkdir -p $(BA)/bin
+	$(CC) $(ALL_CFLAGS) -O1 $(ASAN) -o $@ $< $(filter %.c,$(PCOLLECT_PARTS)) $(BA)/libstackpipe.a $(LIBS)
+
+# libFuzzer targets (clang).  One per parser.  -fno-sanitize-recover=all:
+# the first UBSan report aborts the run like an ASan one (and libFuzzer writes
+# the input that caused it); tests/fuzz/fuzz.sh makes any crash, sanitizer
+# report, leak or timeout a failure and prints the reproducer's path.
 FUZZ_CC ?= clang
+# The library is compiled once (fuzzer-no-link) and linked into every target.
+FUZZ_FLAGS = -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+	     -Ilib -Iformats $(PKG_CFLAGS)
 FUZZ_BINS = $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRC))
-$(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(HDRS)
+FUZZ_OBJ  = $(patsubst %.c,$(B)/fuzzlib/%.o,$(LIB_SRC))
+.SECONDARY: $(FUZZ_OBJ)
+$(B)/fuzzlib/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+$(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_reader.h $(FUZZ_OBJ) $(HDRS)
 	@mkdir -p $(B)/fuzz
-	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Ilib -Iformats $(PKG_CFLAGS) -o $@ $< $(LIB_SRC) $(LIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LIBS)
 FUZZ_SECONDS ?= 300
+# make fuzz FUZZ_SECONDS=600 [FUZZ_TARGETS="fuzz_perf fuzz_stream"]
+FUZZ_TARGETS ?= $(notdir $(FUZZ_BINS))
 fuzz: $(FUZZ_BINS)
-	@for f in $(FUZZ_BINS); do n=$$(basename $$f); mkdir -p $(B)/corpus/$$n; \
-	  echo "fuzz $$n for $(FUZZ_SECONDS)s"; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) $(B)/corpus/$$n tests/fuzz/corpus/$$n || exit 1; done
+	@bash tests/fuzz/fuzz.sh $(FUZZ_SECONDS) $(addprefix $(B)/fuzz/,$(FUZZ_TARGETS))
 
 deps:
 	@sh tests/deps.sh

@@ -1,10 +1,10 @@
 /* pcollect — sample the native stacks of a running process (-p PID) or of
  * a command it launches, and write them as the binary stream.
  *
- * Wiring only: perfev.h samples and parses, unwind.h unwinds, symbols.h
- * names frames, the stream writer writes.  This file keeps the table of
- * threads (names, filter), turns a sample's addresses into a stack node
- * (with a cache of whole stacks) and runs the loop and the stop logic. */
+ * Wiring only: perfev.h samples and parses, collect.h (the engine) turns
+ * raw samples into profile samples, the stream writer writes.  This file
+ * parses options, launches or attaches, runs the loop and the stop logic
+ * and picks the exit status. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -18,27 +18,31 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "pcollect/pcollect.h"
+#include "collect.h"
 #include "perfev.h"
 #include "procmaps.h"
-#include "snapcmd.h"
 #include "snapshot.h"
 #include "stream.h"
-#include "symbols.h"
-#include "unwind.h"
 
 static const char synopsis[] =
 	"usage: pcollect [options] -p PID\n"
 	"       pcollect [options] [--] COMMAND [ARG...]\n"
-	"       pcollect --snapshot [-n COUNT -i SECONDS] -p PID   (see pcollect --snapshot -h)\n"
+	"       pcollect --snapshot [-c COUNT -i SECONDS] -p PID   (see pcollect --snapshot -h)\n"
 	"Sample the native stacks of every thread of a running process, or of a command\n"
 	"from its first instruction, and write them as the stackpipe binary stream\n"
 	"(pipe it into pfold, psvg, pspeedscope...).  Frame pointers are not needed.\n"
 	"\n"
-	"  -p, --pid=PID           attach to process PID (all its threads, and new ones)\n"
+	"  -p, --pid=PID           attach to process PID (all its threads, and new ones);\n"
+	"                          a thread id: that thread only\n"
 	"  -F, --freq=HZ           samples per second per thread (default 99)\n"
 	"  -d, --duration=SECONDS  stop after SECONDS (default: when the target exits,\n"
 	"                          or on SIGINT/SIGTERM)\n"
-	"  -o, --output=FILE       write to FILE instead of standard output\n"
+	"  -o, --output=FILE       write to FILE instead of standard output: a temporary\n"
+	"                          file renamed to FILE at the end (an error or a kill\n"
+	"                          leaves FILE as it was)\n"
+	"      --no-rename         write -o FILE itself as samples come (to follow it\n"
+	"                          while it grows)\n"
 	"  -t, --threads=REGEX     keep only threads whose name matches REGEX (extended)\n"
 	"      --call-graph=MODE   dwarf[,BYTES] (default, BYTES of stack per sample,\n"
 	"                          default 16384), fp (frame pointers) or none\n"
@@ -50,73 +54,15 @@ static const char synopsis[] =
 	"  -v, --verbose           print a summary at the end\n"
 	"      --snapshot          where is every thread now, and who holds the lock it\n"
 	"                          waits for (pcollect --snapshot -h for its options)\n"
+	"  -V, --version           print the version\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"Needs perf_event_open: root, CAP_PERFMON, or kernel.perf_event_paranoid <= 2 for\n"
 	"your own processes (kernel frames need <= 1); attaching needs ptrace access.\n"
-	"Exit status: 0 ok, 2 error; when it launched COMMAND, the command's own status\n"
-	"(128+N if signal N ended it, 127 if not found, 126 if it could not run), or 0 if\n"
-	"pcollect ended it (-d, SIGINT, SIGTERM).\n";
-
-#define MAX_PCS 256
-#define MAX_FRAMES 1024
-
-/* ---- state ---- */
-
-struct thr {
-	int pid, tid;
-	uint32_t name;   /* string id */
-	uint32_t id;     /* profile thread id for (pid, tid, name) */
-	int keep;        /* the -t filter matched the current name */
-};
-
-struct stack_ent {
-	uint64_t hash, serial, gen;
-	uint32_t nk, n; /* kernel pcs, all pcs */
-	uint32_t off;   /* pcs in the arena */
-	uint32_t node;
-};
-
-struct opts {
-	int pid;
-	unsigned freq;
-	double duration;
-	const char *output;
-	const char *threads;
-	enum sp_callgraph cg;
-	unsigned stack_bytes;
-	int lines, no_inline, no_kernel, quiet, verbose;
-	unsigned long buffer_mib;
-};
-
-struct coll {
-	struct opts o;
-	struct sp_profile *p;
-	struct sp_sink *sink;
-	struct sp_stream_writer *w;
-	struct sp_symbols *syms;
-	struct sp_procs *procs;
-	struct sp_perfev *ev;
-	regex_t re;
-	int have_re;
-	uint32_t event;
-	/* threads by tid */
-	struct thr *thr;
-	size_t nthr, capthr;
-	struct sp_u64map thridx; /* tid -> index + 1 */
-	/* whole-stack cache */
-	struct stack_ent *ents;
-	size_t nents, capents;
-	struct sp_u64map stackidx; /* hash -> index + 1 */
-	uint64_t *pcarena;
-	size_t npc, cappc;
-	/* stats */
-	uint64_t written, filtered, truncated, kthread, unwound_frames;
-	int write_failed;
-	struct sp_err werr;
-	uint32_t *fr;
-	size_t capfr;
-};
+	"Exit status: 0 ok, 1 no samples (-p; the reason is on stderr), 2 error; when it\n"
+	"launched COMMAND, the command's own status (128+N if signal N ended it, 127 if\n"
+	"not found, 126 if it could not run), or 0 if pcollect ended it (-d, SIGINT,\n"
+	"SIGTERM).\n";
 
 static volatile sig_atomic_t stop_signal;
 static void on_stop(int sig) { stop_signal = sig; }
@@ -129,241 +75,13 @@ static double mono_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* ---- threads ---- */
-
-static struct thr *thread_get(struct coll *c, int tid)
-{
-	int found;
-	uint32_t i = sp_u64map_get(&c->thridx, (uint64_t)(uint32_t)tid, &found);
-	return found && i ? &c->thr[i - 1] : NULL;
-}
-
-static void thread_set(struct coll *c, int pid, int tid, const char *name)
-{
-	struct thr *t = thread_get(c, tid);
-	if (!t) {
-		if (c->nthr == c->capthr) {
-			c->capthr = c->capthr ? 2 * c->capthr : 64;
-			c->thr = sp_xrealloc(c->thr, c->capthr * sizeof *c->thr);
-		}
-		t = &c->thr[c->nthr++];
-		int found;
-		*sp_u64map_slot(&c->thridx, (uint64_t)(uint32_t)tid, &found) = (uint32_t)c->nthr;
-	}
-	t->pid = pid;
-	t->tid = tid;
-	t->name = sp_str_intern(c->p, name, strlen(name));
-	/* A renamed thread is a new (pid, tid, name) in the profile: the
-	 * stream writes a THREAD record for it before its next sample. */
-	t->id = sp_thread_intern(c->p, pid, tid, t->name);
-	t->keep = !c->have_re || regexec(&c->re, name, 0, NULL, 0) == 0;
-}
-
-static void read_comm(int pid, int tid, char *out, size_t n)
-{
-	char path[96];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/comm", pid, tid);
-	out[0] = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t r = read(fd, out, n - 1);
-		close(fd);
-		if (r > 0) {
-			out[r] = 0;
-			out[strcspn(out, "\n")] = 0;
-		}
-	}
-	if (!out[0])
-		snprintf(out, n, "[%d]", tid);
-}
-
-/* The process (thread group) of a thread id, from /proc/TID/status. */
-
-static void on_task(void *ctx, int pid, int tid)
-{
-	char name[64];
-	read_comm(pid, tid, name, sizeof name);
-	thread_set(ctx, pid, tid, name);
-}
-
-/* ---- record handlers ---- */
-
-static void free_unwind(void *u) { sp_unwind_free(u); }
-
-static void h_comm(void *ctx, uint32_t pid, uint32_t tid, const char *comm, int exec, uint64_t time)
-{
-	struct coll *c = ctx;
-	if (exec)
-		sp_procs_exec(c->procs, (int)pid);
-	thread_set(c, (int)pid, (int)tid, comm);
-}
-
-static void h_mmap(void *ctx, uint32_t pid, uint32_t tid, const struct sp_map *m, uint64_t time)
-{
-	struct coll *c = ctx;
-	if (!(m->prot & 4)) /* PROT_EXEC: only code matters */
-		return;
-	sp_maps_add(sp_procs_get(c->procs, (int)pid, 1)->maps, m);
-}
-
-static void h_fork(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid, uint64_t time)
-{
-	struct coll *c = ctx;
-	if (pid != ppid)
-		sp_procs_fork(c->procs, (int)ppid, (int)pid);
-	/* A new thread or process starts with its creator's name. */
-	struct thr *parent = thread_get(c, (int)ptid);
-	char name[64];
-	if (parent)
-		snprintf(name, sizeof name, "%s", sp_str(c->p, parent->name));
-	else
-		read_comm((int)pid, (int)tid, name, sizeof name);
-	thread_set(c, (int)pid, (int)tid, name);
-}
-
-static void h_exit(void *ctx, uint32_t pid, uint32_t tid, uint64_t time)
-{
-	struct coll *c = ctx;
-	/* The process is gone: free its unwinder (libdwfl state, DWARF) but
-	 * keep its maps, in case a late sample still needs them. */
-	if (pid == tid) {
-		struct sp_proc *pr = sp_procs_get(c->procs, (int)pid, 0);
-		if (pr && pr->user) {
-			sp_unwind_free(pr->user);
-			pr->user = NULL;
-		}
-	}
-}
-
-static void add_frame(struct coll *c, size_t *n, uint32_t f)
-{
-	if (*n == c->capfr) {
-		c->capfr = c->capfr ? 2 * c->capfr : 256;
-		c->fr = sp_xrealloc(c->fr, c->capfr * sizeof *c->fr);
-	}
-	c->fr[(*n)++] = f;
-}
-
-/* The stack node of the addresses pcs[0..n): nk kernel addresses (innermost
- * first), then the user ones (innermost first).  Whole stacks are cached by
- * their addresses, so a repeated stack costs one hash. */
-static uint32_t stack_node(struct coll *c, struct sp_proc *pr, struct sp_unwind *u, const uint64_t *pcs, uint32_t nk,
-			   uint32_t n)
-{
-	uint64_t gen = pr ? sp_maps_generation(pr->maps) : 0, serial = pr ? pr->serial : 0;
-	uint64_t h = sp_hash_seed(pcs, n * sizeof *pcs, sp_mix64(serial * 0x9E3779B97F4A7C15ULL ^ gen) ^ nk);
-	uint64_t key = h == UINT64_MAX ? h - 1 : h;
-	for (;;) {
-		int found;
-		uint32_t *slot = sp_u64map_slot(&c->stackidx, key, &found);
-		if (!found)
-			break;
-		const struct stack_ent *e = &c->ents[*slot - 1];
-		if (e->hash == h && e->serial == serial && e->gen == gen && e->nk == nk && e->n == n &&
-		    !memcmp(c->pcarena + e->off, pcs, n * sizeof *pcs))
-			return e->node;
-		key = sp_mix64(key + 1);
-		if (key == UINT64_MAX)
-			key--;
-	}
-	/* Frames root first: user outermost .. user leaf, then kernel. */
-	size_t nf = 0;
-	for (uint32_t i = n; i-- > nk;) {
-		const uint32_t *f;
-		size_t k = sp_symbols_user(c->syms, u, pr ? pr->maps : NULL, pr ? pr->pid : -1, pcs[i], &f);
-		while (k--)
-			add_frame(c, &nf, f[k]);
-	}
-	for (uint32_t i = nk; i-- > 0;) {
-		const uint32_t *f;
-		sp_symbols_kernel(c->syms, pcs[i], &f);
-		add_frame(c, &nf, f[0]);
-	}
-	uint32_t node = 0;
-	for (size_t i = 0; i < nf; i++)
-		node = sp_node_intern(c->p, node, c->fr[i]);
-	if (c->nents == c->capents) {
-		c->capents = c->capents ? 2 * c->capents : 1024;
-		c->ents = sp_xrealloc(c->ents, c->capents * sizeof *c->ents);
-	}
-	if (c->npc + n > c->cappc) {
-		while (c->npc + n > c->cappc)
-			c->cappc = c->cappc ? 2 * c->cappc : 8192;
-		c->pcarena = sp_xrealloc(c->pcarena, c->cappc * sizeof *c->pcarena);
-	}
-	memcpy(c->pcarena + c->npc, pcs, n * sizeof *pcs);
-	c->ents[c->nents] = (struct stack_ent){ h, serial, gen, nk, n, (uint32_t)c->npc, node };
-	c->npc += n;
-	c->nents++;
-	int found;
-	*sp_u64map_slot(&c->stackidx, key, &found) = (uint32_t)c->nents;
-	return node;
-}
-
-static void h_sample(void *ctx, const struct sp_perf_sample *s)
-{
-	struct coll *c = ctx;
-	struct thr *t = thread_get(c, (int)s->tid);
-	if (!t) {
-		/* A thread we have not heard of (created while attaching). */
-		on_task(c, (int)s->pid, (int)s->tid);
-		t = thread_get(c, (int)s->tid);
-	}
-	if (!t->keep) {
-		c->filtered++;
-		return;
-	}
-	uint64_t pcs[MAX_PCS];
-	uint32_t n = 0, nk = 0;
-	for (uint32_t i = 0; i < s->nkernel && n < MAX_PCS / 2; i++)
-		pcs[n++] = i ? s->kernel[i] - 1 : s->kernel[i];
-	nk = n;
-	struct sp_proc *pr = sp_procs_get(c->procs, (int)s->pid, 1);
-	struct sp_unwind *u = NULL;
-	if (c->o.cg == SP_CG_DWARF || c->o.cg == SP_CG_FP) {
-		if (!pr->user)
-			pr->user = sp_unwind_new(pr->pid, c->syms);
-		u = pr->user;
-		sp_unwind_sync(u, pr->maps);
-	}
-	if (c->o.cg == SP_CG_DWARF && s->has_regs) {
-		struct sp_unwind_result r =
-			sp_unwind_stack(u, (int)s->tid, s->regs, s->stack, s->stack_len, 0, pcs + n, MAX_PCS - (int)n);
-		n += (uint32_t)r.n;
-		c->truncated += r.truncated;
-	} else if (c->o.cg == SP_CG_FP && s->nuser) {
-		for (uint32_t i = 0; i < s->nuser && n < MAX_PCS; i++)
-			pcs[n++] = i ? s->user[i] - 1 : s->user[i];
-	} else if (c->o.cg == SP_CG_DWARF && !s->has_regs && !nk) {
-		c->kthread++; /* no user context: a kernel thread */
-		return;
-	} else if (!nk) {
-		/* No callchain: the sampled instruction, user or kernel. */
-		pcs[n++] = s->ip;
-		if (s->ip >= (1ULL << 63))
-			nk = n;
-	}
-	c->unwound_frames += n - nk;
-	struct sp_sample smp;
-	memset(&smp, 0, sizeof smp);
-	smp.stack = stack_node(c, pr, u, pcs, nk, n);
-	smp.thread = t->id;
-	smp.event = c->event;
-	smp.time = s->time;
-	smp.values[0] = 1;
-	smp.values[1] = (double)s->period;
-	if (c->write_failed)
-		return;
-	if (c->sink->sample(c->sink, c->p, &smp, &c->werr) < 0)
-		c->write_failed = 1;
-	c->written++;
-}
+static void on_task(void *ctx, int pid, int tid) { sp_collect_add_task(ctx, pid, tid); }
 
 /* ---- options ---- */
 
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
-	enum { O_CG = 256, O_LINES, O_NOINLINE, O_NOKERNEL, O_BUFFER };
+	enum { O_CG = 256, O_LINES, O_NOINLINE, O_NOKERNEL, O_BUFFER, O_NORENAME };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -375,27 +93,28 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "no-inline", no_argument, NULL, O_NOINLINE },
 		{ "no-kernel", no_argument, NULL, O_NOKERNEL },
 		{ "buffer", required_argument, NULL, O_BUFFER },
+		{ "no-rename", no_argument, NULL, O_NORENAME },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned long v;
 	char *end;
 	int ch;
 	opterr = 0; /* our own one-line reasons */
-	while ((ch = getopt_long(argc, argv, "+:p:F:d:o:t:qvh", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+:p:F:d:o:t:qvhV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'p':
-			if (sp_opt_uint("--pid", optarg, &v) < 0 || v < 1 || v > 0x3fffffff)
+			if ((o->pid = pcollect_pid(optarg)) < 0)
 				return sp_usage_error(synopsis, "-p needs a process id, not '%s'", optarg), -1;
-			o->pid = (int)v;
 			break;
 		case 'F':
 			if (sp_opt_uint("--freq", optarg, &v) < 0)
 				return -1;
-			if (v < 1 || v > 100000)
-				return sp_usage_error(synopsis, "-F must be between 1 and 100000 Hz, not %lu", v), -1;
+			if (v < 1 || v > 1000000)
+				return sp_usage_error(synopsis, "-F must be between 1 and 1000000 Hz, not %lu", v), -1;
 			o->freq = (unsigned)v;
 			break;
 		case 'd':
@@ -437,9 +156,11 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 				return sp_usage_error(synopsis, "--buffer must be between 1 and 4096 MiB, not %lu", v), -1;
 			o->buffer_mib = v;
 			break;
+		case O_NORENAME: o->no_rename = 1; break;
 		case 'q': o->quiet = 1; break;
 		case 'v': o->verbose = 1; break;
 		case 'h': fputs(synopsis, stdout); return 1;
+		case 'V': sp_version(); return 1;
 		case ':': return sp_usage_error(synopsis, "option '%s' needs a value", argv[optind - 1]), -1;
 		default:
 			if (optopt)
@@ -454,58 +175,6 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	return 0;
 }
 
-/* ---- launch ---- */
-
-struct child {
-	pid_t pid;
-	int go;   /* write end: one byte lets the child exec */
-	int errp; /* read end: the child's errno if exec failed, EOF if it worked */
-};
-
-/* stdout_to_stderr: the stream goes to our standard output, so the
- * command's own output must not: it goes to standard error instead. */
-static int spawn(struct child *ch, char **argv, int stdout_to_stderr)
-{
-	int go[2], er[2];
-	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0)
-		return -1;
-	pid_t pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		close(go[1]);
-		close(er[0]);
-		char b;
-		/* Wait until the sampling events are open: then the command is
-		 * sampled from its first instruction (enable_on_exec). */
-		if (read(go[0], &b, 1) != 1)
-			_exit(127);
-		signal(SIGPIPE, SIG_DFL);
-		if (stdout_to_stderr && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
-			_exit(126);
-		execvp(argv[0], argv);
-		int e = errno;
-		if (write(er[1], &e, sizeof e) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(er[1]);
-	ch->pid = pid;
-	ch->go = go[1];
-	ch->errp = er[0];
-	return 0;
-}
-
-static int exit_code(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return SP_EXIT_ERROR;
-}
-
 /* ---- the command ---- */
 
 static void status_line(struct coll *c, double elapsed, int final)
@@ -515,8 +184,9 @@ static void status_line(struct coll *c, double elapsed, int final)
 		fputs("\r\033[K", stderr);
 		return;
 	}
+	const struct sp_collect_stats *cs = sp_collect_stats(c->eng);
 	fprintf(stderr, "\rpcollect: %.1f s, %llu samples, %zu threads, %llu lost\033[K", elapsed,
-		(unsigned long long)c->written, c->nthr, (unsigned long long)st->lost);
+		(unsigned long long)cs->samples, (size_t)cs->threads, (unsigned long long)st->lost);
 }
 
 static char *join_args(char **argv)
@@ -535,7 +205,7 @@ static int cmd_pcollect(int argc, char **argv)
 {
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
 		if (!strcmp(argv[i], "--snapshot"))
-			return sp_snapshot_main(argc, argv);
+			return pcollect_snapshot(argc, argv);
 	struct coll c;
 	memset(&c, 0, sizeof c);
 	c.o.freq = 99;
@@ -548,33 +218,48 @@ static int cmd_pcollect(int argc, char **argv)
 	memset(&err, 0, sizeof err);
 
 	if (c.o.threads) {
-		int rc = regcomp(&c.re, c.o.threads, REG_EXTENDED | REG_NOSUB);
+		/* A bad regex is a usage error, before anything is opened. */
+		regex_t re;
+		int rc = regcomp(&re, c.o.threads, REG_EXTENDED | REG_NOSUB);
 		if (rc) {
 			char msg[256];
-			regerror(rc, &c.re, msg, sizeof msg);
+			regerror(rc, &re, msg, sizeof msg);
 			return sp_usage_error(synopsis, "-t '%s': %s", c.o.threads, msg);
 		}
-		c.have_re = 1;
+		regfree(&re);
 	}
-	FILE *out = stdout;
-	if (c.o.output && !(out = fopen(c.o.output, "w"))) {
-		sp_error("%s: %s", c.o.output, strerror(errno));
-		return SP_EXIT_ERROR;
-	}
-	if (sp_check_binary_stdout(out) < 0)
+	if (!c.o.output && sp_check_binary_stdout(stdout) < 0)
 		return SP_EXIT_ERROR;
 	if (c.o.pid && kill(c.o.pid, 0) < 0 && errno == ESRCH) {
 		sp_error("no process %d", c.o.pid);
 		return SP_EXIT_ERROR;
 	}
-	if (c.o.pid)
-		c.o.pid = sp_proc_tgid(c.o.pid); /* -p TID means its process */
+	/* -o FILE: a temporary renamed over FILE once the trailer is written
+	 * (after -d, the command's end, SIGINT/SIGTERM/SIGHUP), so an error or
+	 * a SIGKILL leaves FILE as it was.  --no-rename: FILE itself, for a
+	 * reader that follows it while it grows. */
+	struct sp_outfile of;
+	if (sp_outfile_open(&of, c.o.output, c.o.no_rename ? SP_OUT_IN_PLACE : 0) < 0)
+		return SP_EXIT_ERROR;
+	FILE *out = of.f;
+	int finished = 0; /* the stream's trailer is written */
+	if (c.o.pid && pcollect_check_target(&c) < 0) {
+		sp_outfile_close(&of, 0);
+		return SP_EXIT_ERROR;
+	}
 
 	struct sp_perfev_opts po = { c.o.freq, c.o.cg, c.o.stack_bytes, !c.o.no_kernel, 0, !c.o.pid };
 	po.ring_bytes = (c.o.buffer_mib ? c.o.buffer_mib : c.o.cg == SP_CG_DWARF ? 8 : 1) << 20;
 	if (!(c.ev = sp_perfev_new(&po, &err))) {
 		sp_error_e(&err);
+		sp_outfile_close(&of, 0);
 		return SP_EXIT_ERROR;
+	}
+	if (sp_perfev_stats(c.ev)->freq != c.o.freq) {
+		if (!c.o.quiet)
+			sp_error("-F %u is above the kernel's limit (kernel.perf_event_max_sample_rate): sampling at "
+				 "%u Hz", c.o.freq, sp_perfev_stats(c.ev)->freq);
+		c.o.freq = sp_perfev_stats(c.ev)->freq;
 	}
 	c.p = sp_profile_new();
 	static const char *const values[] = { "samples", "period" };
@@ -588,19 +273,26 @@ static int cmd_pcollect(int argc, char **argv)
 	if (c.o.pid) {
 		snprintf(buf, sizeof buf, "%d", c.o.pid);
 		sp_meta_add(c.p, "pid", buf);
+		if (c.tid) {
+			snprintf(buf, sizeof buf, "%d", c.tid);
+			sp_meta_add(c.p, "tid", buf);
+		}
 	} else {
 		char *j = join_args(cmd);
 		sp_meta_add(c.p, "command", j);
 		free(j);
 	}
-	c.event = sp_str_intern(c.p, "cpu-clock", 9);
 	c.w = sp_stream_writer_new(out, c.p);
 	c.sink = sp_stream_writer_sink(c.w);
-	struct sp_symbols_opts so = { c.o.lines, c.o.no_inline };
-	c.syms = sp_symbols_new(c.p, &so);
-	c.procs = sp_procs_new(free_unwind);
-	sp_u64map_init(&c.thridx);
-	sp_u64map_init(&c.stackidx);
+	struct sp_collect_opts co = { .callgraph = c.o.cg, .lines = c.o.lines, .no_inline = c.o.no_inline,
+				      .threads = c.o.threads, .event = "cpu-clock" };
+	if (!(c.eng = sp_collect_new(c.p, c.sink, &co, &err))) {
+		sp_error_e(&err);
+		sp_perfev_free(c.ev);
+		sp_stream_writer_free(c.w);
+		sp_profile_free(c.p);
+		return SP_EXIT_ERROR;
+	}
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
@@ -614,30 +306,38 @@ static int cmd_pcollect(int argc, char **argv)
 
 	/* Kernel symbols are read before sampling starts, not in its midst. */
 	if (!c.o.no_kernel)
-		sp_symbols_load_kernel(c.syms);
+		sp_collect_load_kernel(c.eng);
 
 	int rc = SP_EXIT_OK;
 	struct child ch = { 0, -1, -1 };
 	int child_status = 0, child_done = 0, we_ended_it = 0;
 	if (c.o.pid) {
-		int n = sp_perfev_add_process(c.ev, c.o.pid, on_task, &c, &err);
+		int n;
+		if (c.tid) {
+			/* -p TID: that thread (and the threads it creates) only. */
+			if ((n = sp_perfev_add_task(c.ev, c.tid, &err)) == 1)
+				n = sp_err_set(&err, "thread %d exited", c.tid);
+			else if (n == 0)
+				sp_collect_add_task(c.eng, c.o.pid, c.tid);
+		} else {
+			n = sp_perfev_add_process(c.ev, c.o.pid, on_task, c.eng, &err);
+		}
 		if (n < 0) {
 			sp_error_e(&err);
 			rc = SP_EXIT_ERROR;
 			goto out;
 		}
 		sp_perfev_enable(c.ev);
-		/* Mappings made from now on arrive as MMAP2 records. */
-		struct sp_proc *pr = sp_procs_get(c.procs, c.o.pid, 1);
-		/* From a live thread: a zombie main thread (it called
-		 * pthread_exit while the others run on) shows no maps. */
-		if (sp_maps_load(pr->maps, sp_snap_live_tid(c.o.pid), 1, &err) < 0) {
+		/* Mappings made from now on arrive as MMAP2 records.  From a
+		 * live thread: a zombie main thread (it called pthread_exit
+		 * while the others run on) shows no maps. */
+		if (sp_collect_load_maps(c.eng, c.o.pid, sp_snap_live_tid(c.o.pid), &err) < 0) {
 			sp_error_e(&err);
 			rc = SP_EXIT_ERROR;
 			goto out;
 		}
 	} else {
-		if (spawn(&ch, cmd, out == stdout) < 0) {
+		if (pcollect_spawn(&ch, cmd, out == stdout) < 0) {
 			sp_error("cannot start %s: %s", cmd[0], strerror(errno));
 			rc = SP_EXIT_ERROR;
 			goto out;
@@ -649,7 +349,7 @@ static int cmd_pcollect(int argc, char **argv)
 			rc = SP_EXIT_ERROR;
 			goto out;
 		}
-		on_task(&c, ch.pid, ch.pid);
+		sp_collect_add_task(c.eng, ch.pid, ch.pid);
 		if (write(ch.go, "x", 1) != 1) {
 			/* the child died already; waitpid tells why */
 		}
@@ -667,12 +367,15 @@ static int cmd_pcollect(int argc, char **argv)
 		}
 	}
 
-	struct sp_perf_handler hd = { &c, h_sample, h_comm, h_mmap, h_fork, h_exit };
+	struct sp_perf_handler hd;
+	sp_collect_handler(c.eng, &hd);
 	double t0 = mono_s(), last_status = 0, last_flush = t0;
 	int show_status = !c.o.quiet && isatty(STDERR_FILENO);
 	while (!stop_signal && !c.write_failed) {
 		sp_perfev_wait(c.ev, 50);
 		sp_perfev_read(c.ev, &hd, 0);
+		if (sp_collect_error(c.eng, &c.werr))
+			c.write_failed = 1;
 		double now = mono_s();
 		if (now - last_flush >= 0.2) {
 			/* Let a consumer downstream see samples as they come. */
@@ -685,22 +388,8 @@ static int cmd_pcollect(int argc, char **argv)
 				child_done = 1;
 				break;
 			}
-		} else if (kill(c.o.pid, 0) < 0 && errno == ESRCH) {
+		} else if (pcollect_target_gone(&c)) {
 			break;
-		} else {
-			/* A zombie (exited, not reaped by its parent) is gone too. */
-			char path[64], st[256];
-			snprintf(path, sizeof path, "/proc/%d/stat", c.o.pid);
-			int fd = open(path, O_RDONLY | O_CLOEXEC);
-			ssize_t r = fd >= 0 ? read(fd, st, sizeof st - 1) : -1;
-			if (fd >= 0)
-				close(fd);
-			if (r > 0) {
-				st[r] = 0;
-				char *rp = strrchr(st, ')');
-				if (rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'))
-					break;
-			}
 		}
 		if (c.o.duration && now - t0 >= c.o.duration)
 			break;
@@ -711,6 +400,8 @@ static int cmd_pcollect(int argc, char **argv)
 	}
 	sp_perfev_disable(c.ev);
 	sp_perfev_read(c.ev, &hd, 1);
+	if (!c.write_failed && sp_collect_error(c.eng, &c.werr))
+		c.write_failed = 1;
 	if (show_status)
 		status_line(&c, 0, 1);
 	if (ch.pid && !child_done) {
@@ -731,7 +422,7 @@ static int cmd_pcollect(int argc, char **argv)
 		child_done = 1;
 	}
 	if (ch.pid) {
-		snprintf(buf, sizeof buf, "%d", exit_code(child_status));
+		snprintf(buf, sizeof buf, "%d", pcollect_exit_code(child_status));
 		sp_meta_add(c.p, "exit-status", buf);
 		c.sink->meta(c.sink, c.p, &c.werr);
 	}
@@ -743,10 +434,11 @@ static int cmd_pcollect(int argc, char **argv)
 	}
 	if (!c.write_failed && sp_stream_writer_finish(c.w, &c.werr) < 0)
 		c.write_failed = 1;
+	finished = !c.write_failed;
 	if (c.write_failed) {
 		/* A reader that went away (| head) is not an error. */
 		if (!strstr(c.werr.msg, strerror(EPIPE))) {
-			sp_error_e(&c.werr);
+			sp_outfile_error(&of, &c.werr);
 			rc = SP_EXIT_ERROR;
 		}
 	}
@@ -754,8 +446,8 @@ static int cmd_pcollect(int argc, char **argv)
 		if (st->kernel_denied)
 			sp_error("kernel frames are not available (kernel.perf_event_paranoid allows user-mode "
 				 "sampling only; run as root for kernel frames): user frames only");
-		else if (!c.o.no_kernel && sp_symbols_kernel_hidden(c.syms))
-			sp_error("kernel addresses are hidden (kernel.kptr_restrict): kernel frames show as [unknown]");
+		else if (!c.o.no_kernel && sp_collect_kernel_hidden(c.eng))
+			sp_error("kernel addresses are hidden (kernel.kptr_restrict): kernel frames show as [kernel.kallsyms]");
 		if (st->lost)
 			sp_error("%llu samples lost: the sample buffer was full (use --buffer with more MiB or a "
 				 "lower -F)", (unsigned long long)st->lost);
@@ -764,19 +456,28 @@ static int cmd_pcollect(int argc, char **argv)
 				 "fewer samples than asked for", (unsigned long long)st->throttled);
 	}
 	if (c.o.verbose) {
+		const struct sp_collect_stats *cs = sp_collect_stats(c.eng);
 		struct rusage ru;
 		getrusage(RUSAGE_SELF, &ru);
 		double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 			     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 		sp_error("%llu samples of %zu threads in %zu processes, %.1f s; %llu filtered out, %llu lost, "
 			 "%llu truncated stacks, %.1f frames per sample, %zu distinct stacks; collector CPU %.3f s",
-			 (unsigned long long)c.written, c.nthr, sp_procs_count(c.procs), mono_s() - t0,
-			 (unsigned long long)c.filtered, (unsigned long long)st->lost,
-			 (unsigned long long)c.truncated, c.written ? (double)c.unwound_frames / (double)c.written : 0,
-			 c.nents, cpu);
+			 (unsigned long long)cs->samples, (size_t)cs->threads, (size_t)cs->processes, mono_s() - t0,
+			 (unsigned long long)cs->filtered, (unsigned long long)st->lost,
+			 (unsigned long long)cs->truncated,
+			 cs->samples ? (double)cs->unwound_frames / (double)cs->samples : 0, (size_t)cs->stacks, cpu);
+	}
+	if (rc == SP_EXIT_OK && finished && !sp_collect_stats(c.eng)->samples) {
+		/* An empty result is not a success when attached; a command's
+		 * own exit status stays what pcollect returns. */
+		if (!c.o.quiet)
+			pcollect_explain_empty(&c, mono_s() - t0);
+		if (!ch.pid)
+			rc = SP_EXIT_NEGATIVE;
 	}
 	if (ch.pid && rc == SP_EXIT_OK && !we_ended_it) {
-		rc = exit_code(child_status);
+		rc = pcollect_exit_code(child_status);
 		if (rc && !c.o.quiet) {
 			if (WIFSIGNALED(child_status))
 				sp_error("%s was killed by signal %d", cmd[0], WTERMSIG(child_status));
@@ -785,23 +486,14 @@ static int cmd_pcollect(int argc, char **argv)
 		}
 	}
 out:
-	if (out != stdout && fclose(out) != 0 && rc == SP_EXIT_OK) {
-		sp_error("%s: %s", c.o.output, strerror(errno));
+	/* A complete stream is kept even when the command failed: its samples
+	 * are good. */
+	if (sp_outfile_close(&of, finished) < 0 && rc == SP_EXIT_OK)
 		rc = SP_EXIT_ERROR;
-	}
 	sp_perfev_free(c.ev);
-	sp_procs_free(c.procs);
-	sp_symbols_free(c.syms);
+	sp_collect_free(c.eng);
 	sp_stream_writer_free(c.w);
 	sp_profile_free(c.p);
-	sp_u64map_release(&c.thridx);
-	sp_u64map_release(&c.stackidx);
-	free(c.thr);
-	free(c.ents);
-	free(c.pcarena);
-	free(c.fr);
-	if (c.have_re)
-		regfree(&c.re);
 	return rc;
 }
 

@@ -22,6 +22,8 @@ static const char synopsis[] =
 	"      --max-gap=MS        --split: a call goes on across gaps up to MS milliseconds\n"
 	"                          between samples (default: 4 sampling periods)\n"
 	"      --cpu-time          --split: measure calls by their time on CPU, not their span\n"
+	"      --keep-suffixes     compare compiler clones (foo.isra.0, foo.cold) as themselves,\n"
+	"                          not as foo\n"
 	"      --report[=FMT]      print the functions whose self and total shares changed most\n"
 	"                          (FMT: text, tsv, json) instead of a profile\n"
 	"      --top=N             rows of the report (default 20, 0 = all); -n is\n"
@@ -30,7 +32,8 @@ static const char synopsis[] =
 	"                          --threshold percentage points (default 0)\n"
 	"      --threshold=PP      see --exit-code\n"
 	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
-	"                          speedscope, stream (default: detect)\n"
+	"                          speedscope, stream, perf.data, pprof (default:\n"
+	"                          detect)\n"
 	"  -O, --output-format=F   folded or stream (default: the first input's encoding)\n"
 	"  -b, --binary            the same as -O stream\n"
 	"      --folded            the same as -O folded\n"
@@ -45,10 +48,11 @@ static const char synopsis[] =
 
 static int cmd_pdiff(int argc, char **argv)
 {
-	enum { O_SPLIT = 256, O_TOP, O_REPORT, O_EXIT, O_THRESHOLD, O_FOLDED, O_GAP, O_CPU };
+	enum { O_SPLIT = 256, O_TOP, O_REPORT, O_EXIT, O_THRESHOLD, O_FOLDED, O_GAP, O_CPU, O_KEEPSUF };
 	static const struct option longopts[] = {
 		{ "normalize", no_argument, NULL, 'n' },
 		{ "strip-hex", no_argument, NULL, 's' },
+		{ "keep-suffixes", no_argument, NULL, O_KEEPSUF },
 		{ "split", required_argument, NULL, O_SPLIT },
 		{ "max-gap", required_argument, NULL, O_GAP },
 		{ "cpu-time", no_argument, NULL, O_CPU },
@@ -85,6 +89,7 @@ static int cmd_pdiff(int argc, char **argv)
 		switch (c) {
 		case 'n': o.normalize = 1; break;
 		case 's': o.strip_hex = 1; break;
+		case O_KEEPSUF: o.keep_suffixes = 1; break;
 		case O_SPLIT:
 			if (sp_parse_func_pct(optarg, func, sizeof func, &o.split_pct) < 0)
 				return sp_usage_error(synopsis, "--split: expected FUNC[:PCT] with 0 < PCT < 100, not '%s'",
@@ -129,11 +134,7 @@ static int cmd_pdiff(int argc, char **argv)
 			o.format = optarg;
 			break;
 		case 'O':
-			if (!strcmp(optarg, "stream") || !strcmp(optarg, "binary"))
-				o.output = SP_OUT_BINARY;
-			else if (!strcmp(optarg, "folded"))
-				o.output = SP_OUT_FOLDED;
-			else
+			if ((o.output = sp_opt_encoding(optarg)) == SP_OUT_AUTO)
 				return sp_usage_error(synopsis, "-O: output format is folded or stream, not '%s'", optarg);
 			break;
 		case 'b': o.output = SP_OUT_BINARY; break;

@@ -42,7 +42,8 @@ static const char synopsis[] =
 	"                          samples (default: 4 sampling periods)\n"
 	"      --cpu-time          measure calls by their time on CPU, not their time span\n"
 	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
-	"                          speedscope, stream (default: detect)\n"
+	"                          speedscope, stream, perf.data, pprof (default:\n"
+	"                          detect)\n"
 	"  -O, --output-format=F   folded or stream (default: the first input's encoding)\n"
 	"  -b, --binary            the same as -O stream\n"
 	"      --folded            the same as -O folded\n"
@@ -241,12 +242,10 @@ static int cmd_pfilter(int argc, char **argv)
 			o.format = optarg;
 			break;
 		case 'O':
-			if (!strcmp(optarg, "stream") || !strcmp(optarg, "binary"))
-				o.output = SP_OUT_BINARY;
-			else if (!strcmp(optarg, "folded"))
-				o.output = SP_OUT_FOLDED;
-			else
-				return sp_usage_error(synopsis, "-O: output format is folded or stream, not '%s'", optarg);
+			if ((o.output = sp_opt_encoding(optarg)) == SP_OUT_AUTO) {
+				rc = sp_usage_error(synopsis, "-O: output format is folded or stream, not '%s'", optarg);
+				goto out;
+			}
 			break;
 		case 'b': o.output = SP_OUT_BINARY; break;
 		case O_FOLDED: o.output = SP_OUT_FOLDED; break;

@@ -18,11 +18,12 @@ static const char synopsis[] =
 	"usage: pfold [options] [FILE...]\n"
 	"Fold stack samples into folded stacks (\"root;...;leaf COUNT\") or the binary stream.\n"
 	"Inputs (auto-detected, gzip ok, '-' or none = stdin): perf script text, folded\n"
-	"stacks (one or two values), py-spy raw output, speedscope JSON, the stackpipe\n"
-	"binary stream.\n"
+	"stacks (one or two values), py-spy raw output, speedscope JSON, perf.data (perf\n"
+	"record's file, file or pipe mode), pprof, the stackpipe binary stream.\n"
 	"\n"
 	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
-	"                          speedscope, stream, pprof (default: detect)\n"
+	"                          speedscope, stream, perf.data, pprof (default:\n"
+	"                          detect)\n"
 	"  -O, --output-format=F   folded (default); stream: the binary stream, which keeps\n"
 	"                          threads, times, events and periods; pprof: gzipped\n"
 	"                          profile.proto for go tool pprof and profiling services\n"
@@ -39,6 +40,7 @@ static const char synopsis[] =
 	"      --inline            expand inlined frames from DWARF (libdw), in-process\n"
 	"      --value=V           pprof input: the sample type to read, by index or name\n"
 	"                          (default: the profile's default, its last)\n"
+	"      --lines             frames \"func (file:line)\" when the input has source lines\n"
 	"      --weight=W          folded output counts samples (count) or sums periods (period,\n"
 	"                          the default); the binary stream keeps both\n"
 	"  -j, --jobs=N            worker threads for large perf script files (default: CPUs)\n"
@@ -47,7 +49,8 @@ static const char synopsis[] =
 	"  -V, --version           print the version\n"
 	"  -h, --help              show this help\n"
 	"\n"
-	"Exit status: 0 ok (bad lines are reported and skipped), 2 error.\n";
+	"Exit status: 0 ok (bad lines are reported and skipped), 2 error (also a perf.data\n"
+	"cut short: the samples before the cut are written).\n";
 
 struct opts {
 	const char *format;
@@ -59,6 +62,7 @@ struct opts {
 	const char *event_filter;
 	int do_inline;
 	int weight_count;
+	int lines;
 	unsigned long jobs;
 	int quiet;
 	struct sp_warnings warn; /* line warnings: counted, -q drops them */
@@ -179,7 +183,7 @@ static int fold_parallel(struct opts *o, struct sp_input *in, int fd, uint64_t s
 
 static int cmd_pfold(int argc, char **argv)
 {
-	enum { O_PID = 256, O_TID, O_NOCOMM, O_KERNEL, O_JIT, O_ALL, O_ADDRS, O_EVENT, O_INLINE, O_WEIGHT, O_VALUE };
+	enum { O_PID = 256, O_TID, O_NOCOMM, O_KERNEL, O_JIT, O_ALL, O_ADDRS, O_EVENT, O_INLINE, O_WEIGHT, O_VALUE, O_LINES };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "binary", no_argument, NULL, 'b' },
@@ -194,6 +198,7 @@ static int cmd_pfold(int argc, char **argv)
 		{ "addrs", no_argument, NULL, O_ADDRS },
 		{ "event-filter", required_argument, NULL, O_EVENT },
 		{ "inline", no_argument, NULL, O_INLINE },
+		{ "lines", no_argument, NULL, O_LINES },
 		{ "weight", required_argument, NULL, O_WEIGHT },
 		{ "value", required_argument, NULL, O_VALUE },
 		{ "jobs", required_argument, NULL, 'j' },
@@ -239,6 +244,7 @@ static int cmd_pfold(int argc, char **argv)
 		case O_EVENT: o.event_filter = optarg; break;
 		case O_VALUE: o.read.value = optarg; break;
 		case O_INLINE: o.do_inline = o.read.inline_frames = 1; break;
+		case O_LINES: o.lines = 1; break;
 		case O_WEIGHT:
 			if (!strcmp(optarg, "count") || !strcmp(optarg, "samples"))
 				o.weight_count = 1;
@@ -287,6 +293,7 @@ static int cmd_pfold(int argc, char **argv)
 		sink = sp_stream_writer_sink(sw);
 	} else {
 		fold = sp_fold_new(p, &o.fold);
+		sp_fold_set_lines(fold, o.lines);
 		sink = sp_fold_sink(fold);
 	}
 	if (o.do_inline) {

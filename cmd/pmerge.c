@@ -16,7 +16,8 @@ static const char synopsis[] =
 	"      --tag               root frame naming each input: its \"host\" metadata, else\n"
 	"                          the file name as given\n"
 	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
-	"                          speedscope, stream (default: detect)\n"
+	"                          speedscope, stream, perf.data, pprof (default:\n"
+	"                          detect)\n"
 	"  -O, --output-format=F   folded or stream (default: the first input's encoding)\n"
 	"  -b, --binary            the same as -O stream\n"
 	"      --folded            the same as -O folded\n"
@@ -65,11 +66,7 @@ static int cmd_pmerge(int argc, char **argv)
 			o.format = optarg;
 			break;
 		case 'O':
-			if (!strcmp(optarg, "stream") || !strcmp(optarg, "binary"))
-				o.output = SP_OUT_BINARY;
-			else if (!strcmp(optarg, "folded"))
-				o.output = SP_OUT_FOLDED;
-			else
+			if ((o.output = sp_opt_encoding(optarg)) == SP_OUT_AUTO)
 				return sp_usage_error(synopsis, "-O: output format is folded or stream, not '%s'", optarg);
 			break;
 		case 'b': o.output = SP_OUT_BINARY; break;

@@ -17,12 +17,14 @@ static const char synopsis[] =
 	"      --sort=self|total   order of the rows (default self)\n"
 	"      --per-thread        one table per thread name (--tree: threads as roots)\n"
 	"      --tree              the call tree, root first, with total and self shares\n"
+	"      --lines             functions \"func (file:line)\" when the input has source lines\n"
 	"      --min-share=PCT     --tree: leave out subtrees below PCT percent (default 1)\n"
 	"  -O, --output-format=F   text (default), tsv or json\n"
 	"      --weight=NAME       value column to count (default: period when present, else\n"
 	"                          the first, as pfold prints)\n"
 	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
-	"                          speedscope, stream (default: detect)\n"
+	"                          speedscope, stream, perf.data, pprof (default:\n"
+	"                          detect)\n"
 	"  -o, --output=FILE       write to FILE instead of standard output\n"
 	"  -q, --quiet             do not print each bad line (the summary is still printed)\n"
 	"      --partial           use a truncated binary stream up to its cut (warns)\n"
@@ -36,6 +38,7 @@ struct rsink {
 	struct sp_agg *agg;
 	const char *weight;
 	int col, have_col;
+	uint32_t event; /* the first sample's: the unit of perf's period */
 };
 
 static int r_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err)
@@ -43,6 +46,7 @@ static int r_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sam
 	struct rsink *r = (struct rsink *)s;
 	if (!r->have_col) {
 		r->have_col = 1;
+		r->event = smp->event;
 		r->col = sp_weight_column(p);
 		if (r->weight) {
 			r->col = -1;
@@ -59,12 +63,13 @@ static int r_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sam
 
 static int cmd_preport(int argc, char **argv)
 {
-	enum { O_SORT = 256, O_PER_THREAD, O_TREE, O_MINSHARE, O_WEIGHT };
+	enum { O_SORT = 256, O_PER_THREAD, O_TREE, O_MINSHARE, O_WEIGHT, O_LINES };
 	static const struct option longopts[] = {
 		{ "top", required_argument, NULL, 'n' },
 		{ "sort", required_argument, NULL, O_SORT },
 		{ "per-thread", no_argument, NULL, O_PER_THREAD },
 		{ "tree", no_argument, NULL, O_TREE },
+		{ "lines", no_argument, NULL, O_LINES },
 		{ "min-share", required_argument, NULL, O_MINSHARE },
 		{ "output-format", required_argument, NULL, 'O' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -89,7 +94,7 @@ static int cmd_preport(int argc, char **argv)
 	struct rsink r;
 	memset(&r, 0, sizeof r);
 	r.sink.sample = r_sample;
-	int tree = 0;
+	int tree = 0, lines = 0;
 	unsigned long u;
 	char *end;
 	int c;
@@ -108,6 +113,7 @@ static int cmd_preport(int argc, char **argv)
 			break;
 		case O_PER_THREAD: o.per_thread = 1; break;
 		case O_TREE: tree = 1; break;
+		case O_LINES: lines = 1; break;
 		case O_MINSHARE:
 			o.min_share = strtod(optarg, &end);
 			if (end == optarg || *end || !(o.min_share >= 0 && o.min_share <= 100))
@@ -146,6 +152,7 @@ static int cmd_preport(int argc, char **argv)
 		nfiles = 1;
 	struct sp_profile *p = sp_profile_new();
 	r.agg = sp_agg_new(p, 1);
+	sp_agg_set_lines(r.agg, lines);
 	struct sp_err err;
 	int rc = SP_EXIT_OK;
 	struct sp_outfile of;
@@ -159,7 +166,7 @@ static int cmd_preport(int argc, char **argv)
 		}
 	}
 	if (rc == SP_EXIT_OK) {
-		o.unit = r.have_col ? sp_profile_value_name(p, r.col) : "samples";
+		o.unit = r.have_col ? sp_value_unit(p, r.col, r.event) : "samples";
 		int w = tree ? sp_report_tree(r.agg, &o, out, &err) : sp_report_top(r.agg, &o, out, &err);
 		if (w < 0) {
 			sp_outfile_error(&of, &err);

@@ -85,9 +85,10 @@ static int split_counts(const char *s, const char *e, int want, const char **sta
 		t--;
 	if (t == s || !parse_count(t, e, &last))
 		return 0;
-	const char *u = t;
-	while (u > s && (u[-1] == ' ' || u[-1] == '\t'))
-		u--;
+	/* Exactly one blank separates the stack from its count, as in
+	 * flamegraph.pl's /^(.*)\s+?(\d+(?:\.\d*)?)$/: a frame may end in a
+	 * space ("[unknown] " from stackcollapse-perf.pl) and keeps it. */
+	const char *u = t - 1;
 	if (u == s)
 		return 0;
 	if (want != 1) {
@@ -95,9 +96,7 @@ static int split_counts(const char *s, const char *e, int want, const char **sta
 		while (v > s && !(v[-1] == ' ' || v[-1] == '\t'))
 			v--;
 		if (v > s && is_num_char(u[-1]) && parse_count(v, u, &prev)) {
-			const char *w = v;
-			while (w > s && (w[-1] == ' ' || w[-1] == '\t'))
-				w--;
+			const char *w = v - 1;
 			if (w > s) {
 				*stack_end = w;
 				c[0] = prev;

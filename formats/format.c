@@ -7,6 +7,7 @@ static const struct sp_format *const formats[] = {
 	&sp_format_pyspy,
 	&sp_format_folded,
 	&sp_format_speedscope,
+	&sp_format_perfdata,
 	&sp_format_pprof,
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
@@ -20,12 +21,14 @@ const struct sp_format *sp_format_find(const char *name)
 		return &sp_format_perf;
 	if (!strcmp(name, "py-spy") || !strcmp(name, "raw"))
 		return &sp_format_pyspy;
+	if (!strcmp(name, "perfdata") || !strcmp(name, "perf-data"))
+		return &sp_format_perfdata;
 	if (!strcmp(name, "binary"))
 		return &sp_format_stream;
 	return NULL;
 }
 
-const char *sp_format_names(void) { return "perf, folded, pyspy, stream, speedscope, pprof"; }
+const char *sp_format_names(void) { return "perf, folded, pyspy, stream, speedscope, perf.data, pprof"; }
 
 #define PROBE_BYTES (256 * 1024)
 

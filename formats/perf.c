@@ -238,14 +238,18 @@ static const char *find(const char *h, size_t n, const char *needle, size_t k)
 }
 
 /* Does the module name a kernel image?  (stackcollapse-perf.pl:
- * $mod =~ m/(^\[|vmlinux$)/ && $mod !~ /unknown/) */
+ * $mod =~ m/(^\[|vmlinux$)/ && $mod !~ /unknown/; and, as inferno, a
+ * debug image named vmlinux-VERSION: /usr/lib/debug/boot/vmlinux-6.1.0-26-amd64) */
 static int mod_is_kernel(const char *m, size_t n)
 {
 	if (!n)
 		return 0;
 	if (find(m, n, "unknown", 7))
 		return 0;
-	return m[0] == '[' || (n >= 7 && !memcmp(m + n - 7, "vmlinux", 7));
+	const char *b = memrchr(m, '/', n);
+	b = b ? b + 1 : m;
+	size_t bn = (size_t)(m + n - b);
+	return m[0] == '[' || (n >= 7 && !memcmp(m + n - 7, "vmlinux", 7)) || (bn > 8 && !memcmp(b, "vmlinux-", 8));
 }
 
 /* m:/tmp/perf-\d+\.map: (perf map files), and perf inject --jit's
@@ -290,9 +294,28 @@ static void tidy_name(struct perf_state *st, const char *f, size_t n, struct sp_
 	size_t end = n;
 	if (!go) {
 		/* perl: everything from the first '(' that does not open
-		 * "(anonymous namespace)" is dropped. */
+		 * "(anonymous namespace)" is dropped.  Like inferno, a '('
+		 * inside template arguments ("std::function<int (int, int)>"),
+		 * a lambda's "{lambda(int, int)#1}" and the one of "operator()"
+		 * are part of the name, as pcollect names them. */
+		int depth = 0;
 		for (size_t i = 0; i < n; i++) {
-			if (f[i] != '(')
+			if (n - i >= 8 && !memcmp(f + i, "operator", 8) &&
+			    (i == 0 || f[i - 1] == ':' || f[i - 1] == ' ')) {
+				i += 8;
+				if (n - i >= 2 && f[i] == '(' && f[i + 1] == ')')
+					i += 1;
+				else
+					while (i < n && strchr("<>=!+-*/%^&|~[],", f[i]))
+						i++;
+				i--;
+				continue;
+			}
+			if (f[i] == '<' || f[i] == '{')
+				depth++;
+			else if ((f[i] == '>' || f[i] == '}') && depth > 0)
+				depth--;
+			if (f[i] != '(' || depth > 0)
 				continue;
 			if (n - i - 1 >= 20 && !memcmp(f + i + 1, "anonymous namespace)", 20))
 				continue;
@@ -308,6 +331,9 @@ static void tidy_name(struct perf_state *st, const char *f, size_t n, struct sp_
 			continue;
 		sp_buf_addc(out, c);
 	}
+	/* Rust legacy names perf printed half-demangled, repaired as inferno
+	 * does (stackcollapse-perf.pl keeps them). */
+	out->len = sp_rust_tidy(out->p ? out->p : (char *)"", out->len);
 	/* Java: Lorg/mozilla/...;.call -> org/mozilla/...:.call */
 	if (st->java && out->len && out->p[0] == 'L' && memchr(out->p, '/', out->len)) {
 		memmove(out->p, out->p + 1, out->len - 1);
@@ -399,7 +425,10 @@ static int cache_hit(struct perf_state *st, const char *r, size_t n, uint64_t h,
 		if (en->hash == h && en->key_len == n + 1) {
 			const char *k = c->keys.p + en->key_off;
 			if ((unsigned char)k[0] == (unsigned)st->java && !memcmp(k + 1, r, n)) {
-				push_ids(st, c->ids + en->ids_off, en->nids);
+				/* nids is 0 for a skipped "(process name)" frame;
+				 * c->ids may then still be NULL */
+				if (en->nids)
+					push_ids(st, c->ids + en->ids_off, en->nids);
 				return 1;
 			}
 		}
@@ -426,8 +455,10 @@ static void cache_add(struct perf_state *st, size_t slot, const char *r, size_t 
 	}
 	en->ids_off = (uint32_t)c->nids;
 	en->nids = nids;
-	memcpy(c->ids + c->nids, ids, nids * sizeof *ids);
-	c->nids += nids;
+	if (nids) { /* else c->ids may be NULL: no arithmetic on it */
+		memcpy(c->ids + c->nids, ids, nids * sizeof *ids);
+		c->nids += nids;
+	}
 	if (++c->used * 2 > c->mask)
 		fc_grow(c);
 }
@@ -528,6 +559,24 @@ static int parse_frame(struct perf_state *st, const char *s, const char *e)
 	return 1;
 }
 
+/* A pid or tid on an event line: digits, or "-1", which perf prints for a
+ * task that exited before its comm and pid were recorded (its comm is then
+ * ":-1").  stackcollapse-perf.pl's regex takes the period for the pid there
+ * (and all of ":-1  -1 [000]  2053.660405:" for the comm) but still weighs
+ * the sample by its period; we read the line as perf wrote it: comm ":-1",
+ * pid unknown, the period and the timestamp where they are. */
+static size_t parse_id(const char *q, const char *e, int64_t *v)
+{
+	uint64_t u;
+	if (e - q >= 2 && q[0] == '-' && q[1] == '1' && (e - q == 2 || !(q[2] >= '0' && q[2] <= '9'))) {
+		*v = -1;
+		return 2;
+	}
+	size_t n = sp_parse_u64(q, e, &u);
+	*v = (int64_t)u;
+	return n;
+}
+
 /* Parse an event line.  Returns 1 if it is one.  On success a sample is
  * started (or skipped when its event is filtered out). */
 static int parse_event(struct perf_state *st, const char *line, size_t len, int strict)
@@ -555,14 +604,14 @@ static int parse_event(struct perf_state *st, const char *line, size_t len, int 
 		const char *q = w;
 		while (q < e && is_ws(*q))
 			q++;
-		uint64_t a, b;
-		size_t na = sp_parse_u64(q, e, &a);
+		int64_t a, b;
+		size_t na = parse_id(q, e, &a);
 		if (na) {
 			const char *r = q + na;
 			int has_b = 0;
 			while (r < e && *r == '/')
 				r++;
-			size_t nb = sp_parse_u64(r, e, &b);
+			size_t nb = parse_id(r, e, &b);
 			if (nb) {
 				has_b = 1;
 				r += nb;
@@ -573,10 +622,10 @@ static int parse_event(struct perf_state *st, const char *line, size_t len, int 
 				/* perl: `if (not $tid)`: a tid of 0 (the idle task,
 				 * "swapper 0/0") counts as absent, pid becomes "?" */
 				if (has_b && b != 0) {
-					pid = (int64_t)a;
-					tid = (int64_t)b;
+					pid = a;
+					tid = b;
 				} else {
-					tid = (int64_t)a;
+					tid = a;
 				}
 				after = r;
 				break;

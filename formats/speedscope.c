@@ -1610,6 +1610,18 @@ struct prof {
 	size_t samples, weights, events; /* offsets of the arrays, 0 = absent */
 };
 
+/* A sample's time in nanoseconds, as the stream keeps it (uint64_t).  Times
+ * before 0 read as 0; a time at or past 2^64 ns (584 years) cannot be kept
+ * and converting it would be undefined: the caller reports it.  Returns 0
+ * then, else 1. */
+static int ns_time(double t, uint64_t *out)
+{
+	if (!(t < 18446744073709551616.0))
+		return 0;
+	*out = t > 0 ? (uint64_t)t : 0;
+	return 1;
+}
+
 static int rd_sampled(struct rd *r, const struct prof *pr, uint32_t thread, double scale, int timed)
 {
 	int pi = pr->index;
@@ -1653,7 +1665,11 @@ static int rd_sampled(struct rd *r, const struct prof *pr, uint32_t thread, doub
 		t += w;
 		if (!node || w == 0)
 			continue; /* an idle gap: time passes, no sample */
-		if (rd_emit(r, node, thread, w, timed ? (uint64_t)(t > 0 ? t : 0) : SP_NO_TIME) < 0)
+		uint64_t ns = SP_NO_TIME;
+		if (timed && !ns_time(t, &ns))
+			return rd_fail(r, wat, "profiles[%d].weights[%d]: the sample's time (%g ns) is out of range", pi,
+				       i, t);
+		if (rd_emit(r, node, thread, w, ns) < 0)
 			return -1;
 	}
 }
@@ -1693,8 +1709,11 @@ static int rd_evented(struct rd *r, const struct prof *pr, uint32_t thread, doub
 				rc = rd_fail(r, at, "profiles[%d].events[%d]: \"at\" goes backwards (%g after %g)", pi, n,
 					     atv->valuedouble, last / scale);
 		}
-		if (!rc && node && n && a > last &&
-		    rd_emit(r, node, thread, a - last, timed ? (uint64_t)(a > 0 ? a : 0) : SP_NO_TIME) < 0)
+		uint64_t ns = SP_NO_TIME;
+		if (!rc && timed && !ns_time(a, &ns))
+			rc = rd_fail(r, at, "profiles[%d].events[%d]: \"at\" (%g) is out of range", pi, n,
+				     atv->valuedouble);
+		if (!rc && node && n && a > last && rd_emit(r, node, thread, a - last, ns) < 0)
 			rc = -1;
 		if (!rc) {
 			uint32_t fid = r->fid[(int)frame->valuedouble];
@@ -1890,7 +1909,9 @@ static int speedscope_read(struct sp_input *in, struct sp_profile *p, struct sp_
 {
 	struct sp_buf b = SP_BUF_INIT;
 	for (;;) {
-		sp_buf_grow(&b, 1 << 20);
+		/* 32 KB more each time; sp_buf_grow doubles, so a big document
+		 * still takes few reads, and a small one no megabyte */
+		sp_buf_grow(&b, 32 * 1024);
 		size_t k = sp_input_read(in, b.p + b.len, b.cap - b.len);
 		if (!k)
 			break;

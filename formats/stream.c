@@ -156,7 +156,8 @@ static void w_str_bytes(struct sp_buf *b, const char *s, size_t n)
 	sp_buf_add(b, s, n);
 }
 
-static void w_header(struct sp_stream_writer *w)
+/* event: the first sample's, which tells the unit of perf's "period". */
+static void w_header(struct sp_stream_writer *w, uint32_t event)
 {
 	if (w->header_done)
 		return;
@@ -169,6 +170,10 @@ static void w_header(struct sp_stream_writer *w)
 	for (int i = 0; i < w->nvalues; i++) {
 		const char *n = sp_profile_value_name(w->p, i);
 		w_str_bytes(&w->rec, n, strlen(n));
+	}
+	for (int i = 0; i < w->nvalues; i++) {
+		const char *u = sp_value_unit(w->p, i, event);
+		w_str_bytes(&w->rec, u, strlen(u));
 	}
 	w_emit(w, R_HEADER);
 }
@@ -269,7 +274,7 @@ static void w_time(struct sp_stream_writer *w, uint64_t t)
 static int w_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err)
 {
 	struct sp_stream_writer *w = (struct sp_stream_writer *)s;
-	w_header(w);
+	w_header(w, smp->event);
 	w_metas(w);
 	uint32_t node = w_node(w, smp->stack);
 	uint32_t thread = w_thread(w, smp->thread);
@@ -307,7 +312,7 @@ static int w_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sam
 static int w_trace(struct sp_sink *s, struct sp_profile *p, const struct sp_trace *t, struct sp_err *err)
 {
 	struct sp_stream_writer *w = (struct sp_stream_writer *)s;
-	w_header(w);
+	w_header(w, 0);
 	w_metas(w);
 	uint32_t frame = w_frame(w, t->frame);
 	uint32_t thread = w_thread(w, t->thread);
@@ -348,7 +353,7 @@ int sp_stream_writer_finish(struct sp_stream_writer *w, struct sp_err *err)
 	if (w->finished)
 		return 0;
 	w->finished = 1;
-	w_header(w);
+	w_header(w, 0);
 	w_metas(w);
 	if (w_drain(w, err) < 0)
 		return -1;
@@ -541,6 +546,63 @@ static int ref(struct reader *r, struct rmap *m, uint64_t id, const char *what, 
 	return 0;
 }
 
+/* Columns of a later stream that differ from the earlier input's are matched
+ * by meaning, so mixed inputs work in any order:
+ *  - after folded text (one "samples" column that holds what pfold printed:
+ *    the period by default), the stream's weight column (period) fills it,
+ *    as folded text read after a stream fills every column;
+ *  - otherwise a column of the same name, else of the same unit (a count is
+ *    a count, time is time: speedscope's "ns" takes perf's cpu-clock period).
+ * Every earlier column must be filled; the stream's other columns are not
+ * read.  Returns 1 when every column found its source. */
+static int reconcile(struct reader *r, int n, const char *const *names, const char *units, const size_t *uat)
+{
+	int pn = sp_profile_nvalues(r->p);
+	for (int i = 0; i < n; i++)
+		r->colmap[i] = -1;
+	const char *u[SP_MAX_VALUES];
+	for (int i = 0; i < n; i++) {
+		if (units) {
+			u[i] = units + uat[i];
+		} else if (!strcmp(names[i], "period")) {
+			const char *ev = sp_meta_find(r->p, "event");
+			u[i] = ev && (!strncmp(ev, "cpu-clock", 9) || !strncmp(ev, "task-clock", 10)) ? "ns" : "events";
+		} else {
+			u[i] = !strcmp(names[i], "samples") || !strcmp(names[i], "count") ? "samples"
+			       : !strcmp(names[i], "ns") || (strlen(names[i]) > 3 && !strcmp(names[i] + strlen(names[i]) - 3, "-ns")) ? "ns"
+			       : names[i];
+		}
+	}
+	if (pn == 1 && !strcmp(sp_profile_value_name(r->p, 0), "samples")) {
+		int w = -1;
+		for (int i = 0; i < n; i++)
+			if (!strcmp(names[i], "period"))
+				w = i;
+		for (int i = 0; i < n && w < 0; i++)
+			if (!strcmp(names[i], "samples"))
+				w = i;
+		if (w >= 0) {
+			r->colmap[w] = 0;
+			return 1;
+		}
+	}
+	for (int j = 0; j < pn; j++) {
+		const char *pname = sp_profile_value_name(r->p, j);
+		const char *punit = sp_value_unit(r->p, j, 0);
+		int src = -1;
+		for (int i = 0; i < n && src < 0; i++)
+			if (r->colmap[i] < 0 && !strcmp(names[i], pname))
+				src = i;
+		for (int i = 0; i < n && src < 0; i++)
+			if (r->colmap[i] < 0 && !strcmp(u[i], punit))
+				src = i;
+		if (src < 0)
+			return 0;
+		r->colmap[src] = j;
+	}
+	return 1;
+}
+
 static int read_header(struct reader *r)
 {
 	uint64_t version = cv(r), flags = cv(r), n = cv(r);
@@ -585,10 +647,29 @@ static int read_header(struct reader *r)
 		sp_buf_release(&nb);
 		return -1;
 	}
+	/* Units, one per column, follow the names in streams written since
+	 * 2026-11; older streams end here and their units are inferred. */
+	size_t uat[SP_MAX_VALUES];
+	int have_units = r->c < r->e;
+	for (uint64_t i = 0; i < n && have_units; i++) {
+		size_t len;
+		const char *u = cstr(r, &len);
+		if (r->bad || memchr(u, 0, len)) {
+			sp_buf_release(&nb);
+			return rfail(r, "bad unit of value column %llu in the header", (unsigned long long)i + 1);
+		}
+		uat[i] = nb.len;
+		sp_buf_add(&nb, u, len);
+		sp_buf_addc(&nb, 0);
+	}
+	for (uint64_t i = 0; i < n; i++)
+		names[i] = nb.p + at[i]; /* nb may have moved */
 	r->nvalues = (int)n;
 	int pn = sp_profile_nvalues(r->p), set = 0;
 	if (pn == 0 && n) {
 		sp_profile_set_values(r->p, (int)n, names);
+		for (uint64_t i = 0; i < n && have_units; i++)
+			sp_profile_set_unit(r->p, (int)i, nb.p + uat[i]);
 		pn = (int)n;
 		set = 1;
 	}
@@ -604,6 +685,8 @@ static int read_header(struct reader *r)
 		if (r->colmap[i] < 0)
 			same = 0;
 	}
+	if (!same && !set)
+		same = reconcile(r, (int)n, names, have_units ? nb.p : NULL, uat);
 	if (!same) {
 		struct sp_buf a = SP_BUF_INIT, b = SP_BUF_INIT;
 		for (uint64_t i = 0; i < n; i++)
@@ -764,6 +847,10 @@ static void reader_reset(struct reader *r)
 static int read_payload(struct reader *r, size_t len)
 {
 	sp_buf_reset(&r->rec);
+	/* An empty first record must still leave rec.p non-NULL: the caller
+	 * computes rec.p + len. */
+	if (SP_UNLIKELY(!r->rec.p))
+		sp_buf_grow(&r->rec, 0);
 	while (r->rec.len < len) {
 		size_t want = len - r->rec.len;
 		if (want > (1u << 20))

@@ -31,7 +31,7 @@
 void sp_svg_opts_init(struct sp_svg_opts *o)
 {
 	memset(o, 0, sizeof *o);
-	o->countname = "samples";
+	o->countname = NULL; /* the data's unit */
 	o->nametype = "Function:";
 	o->fonttype = "Verdana";
 	o->width = 1200;
@@ -898,6 +898,7 @@ int sp_svg_write(FILE *out, const struct sp_flame *f, const struct sp_svg_opts *
 	L.ypad3 = o->subtitle && *o->subtitle ? o->fontsize * 2 : 0;
 	/* Differential: say what vanished, on a line of its own. */
 	struct sp_buf remmsg = SP_BUF_INIT;
+	const char *unit = sp_flame_unit(f);
 	if (diff) {
 		size_t nrem;
 		double rem = sp_flame_removed(f, &nrem);
@@ -905,8 +906,13 @@ int sp_svg_write(FILE *out, const struct sp_flame *f, const struct sp_svg_opts *
 			sp_buf_adds(&remmsg, "Shape of the first profile: dashed frames are gone from the second");
 		} else if (nrem) {
 			sp_buf_addf(&remmsg, "%zu path%s of the first profile (", nrem, nrem == 1 ? "" : "s");
-			sp_buf_addnum(&remmsg, rem * o->factor);
-			sp_buf_addf(&remmsg, " %s) %s gone from the second: psvg --show-removed draws them", o->countname,
+			if (o->countname) {
+				sp_buf_addnum(&remmsg, rem * o->factor);
+				sp_buf_addf(&remmsg, " %s", o->countname);
+			} else {
+				sp_buf_addvalue(&remmsg, rem * o->factor, unit);
+			}
+			sp_buf_addf(&remmsg, ") %s gone from the second: psvg --show-removed draws them",
 				    nrem == 1 ? "is" : "are");
 		}
 	}
@@ -1121,8 +1127,11 @@ int sp_svg_write(FILE *out, const struct sp_flame *f, const struct sp_svg_opts *
 	sp_buf_addf(&b, ",inv:%d,chart:%d,diff:%d,neg:%d,removed:%d,scale:%.17g,factor:%.17g,maxdelta:%.17g,",
 		    o->inverted, o->flamechart, diff, o->negate, o->show_removed, scale, o->factor,
 		    round(maxdelta * scale));
+	/* "ns" makes the script show time as ms or s; any other unit is
+	 * printed after the number ("14 samples"); --countname is taken as
+	 * it is given. */
 	sp_buf_adds(&b, "unit:");
-	js_clean(&b, o->countname);
+	js_clean(&b, o->countname ? o->countname : unit);
 	sp_buf_adds(&b, ",nametype:");
 	js_clean(&b, o->nametype);
 	sp_buf_adds(&b, ",sc:");
@@ -1135,7 +1144,36 @@ int sp_svg_write(FILE *out, const struct sp_flame *f, const struct sp_svg_opts *
 			sp_buf_addc(&b, '\n');
 		js_str(&b, nm.text.p + nm.off[order[t]], nm.len[order[t]]);
 	}
-	sp_buf_adds(&b, "],\ncolours:\"");
+	sp_buf_adds(&b, "],\n");
+	{
+		/* Where each name's frames are (file:line), when the input has
+		 * source lines: shown in the tooltip and the details line. */
+		struct sp_buf src = SP_BUF_INIT, cl = SP_BUF_INIT;
+		int any = 0;
+		for (size_t t = 0; t < nnames && !any; t++) {
+			sp_buf_reset(&src);
+			sp_flame_name_source(f, order[t], &src);
+			any = src.len > 0;
+		}
+		if (any) {
+			sp_buf_adds(&b, "srcs:[");
+			for (size_t t = 0; t < nnames; t++) {
+				if (t)
+					sp_buf_addc(&b, ',');
+				if (t && !(t % 16))
+					sp_buf_addc(&b, '\n');
+				sp_buf_reset(&src);
+				sp_buf_reset(&cl);
+				sp_flame_name_source(f, order[t], &src);
+				clean(src.p ? src.p : "", src.len, &cl);
+				js_str(&b, cl.p ? cl.p : "", cl.len);
+			}
+			sp_buf_adds(&b, "],\n");
+		}
+		sp_buf_release(&src);
+		sp_buf_release(&cl);
+	}
+	sp_buf_adds(&b, "colours:\"");
 	for (size_t t = 0; t < nnames; t++) {
 		put_hex_colour(&b, colour[order[t]]);
 		memmove(b.p + b.len - 7, b.p + b.len - 6, 6); /* no '#' */

@@ -28,7 +28,7 @@ struct sp_svg_opts {
 	const char *title;     /* NULL = "Flame Graph" / "Icicle Graph" / "Flame Chart" */
 	const char *subtitle;  /* NULL or "" = none */
 	const char *notes;     /* NULL = none; written as an XML comment */
-	const char *countname; /* "samples" */
+	const char *countname; /* NULL: the data's unit ("samples", or time as ms/s) */
 	const char *nametype;  /* "Function:" */
 	const char *fonttype;  /* "Verdana"; a comma-separated CSS family list */
 	const char *colors;    /* palette name, NULL = "hot" */

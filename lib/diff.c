@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@ struct dsink {
 	struct sp_calls *calls;
 	int side, col, learning, scan;
 	const char *name;
+	char unit[2][32]; /* of each side's column (sp_value_unit), "" until its first sample */
 };
 
 static int dadd(struct dsink *d, const struct sp_sample *smp, int side)
@@ -43,6 +45,9 @@ static int d_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sam
 	struct dsink *d = (struct dsink *)s;
 	if (!d->col && sp_profile_nvalues(p) > 1)
 		d->col = sp_weight_column(p);
+	int side = d->calls ? 0 : d->side;
+	if (!d->unit[side][0])
+		snprintf(d->unit[side], sizeof d->unit[side], "%s", sp_value_unit(p, d->col, smp->event));
 	if (!d->calls)
 		return dadd(d, smp, d->side);
 	if (d->scan) {
@@ -86,23 +91,36 @@ static int read_side(struct dsink *d, struct sp_source *src, const struct sp_dif
 	return 0;
 }
 
-static struct sp_filter *strip_hex_filter(struct sp_profile *p, struct sp_err *err)
+/* Names are compared after the rewrites asked for: -s strips hex numbers;
+ * unless --keep-suffixes, the suffixes of compiler clones go (gcc's
+ * .constprop.N .isra.N .part.N .cold .lto_priv.N), so a function compares
+ * with itself whichever copy a build or a tool names. */
+static struct sp_filter *name_filter(struct sp_profile *p, int strip_hex, int keep_suffixes, struct sp_err *err)
 {
-	static const char *const prog[] = { "s/0x[0-9a-fA-F]+/0x.../g" };
+	const char *prog[2];
+	size_t n = 0;
+	if (strip_hex)
+		prog[n++] = "s/0x[0-9a-fA-F]+/0x.../g";
+	if (!keep_suffixes)
+		prog[n++] = "s/\\.(constprop|isra|part|lto_priv|cold)(\\.[0-9]+)?//g";
+	if (!n)
+		return NULL;
 	struct sp_filter_opts fo;
 	memset(&fo, 0, sizeof fo);
 	fo.replace = prog;
-	fo.nreplace = 1;
+	fo.nreplace = n;
 	fo.pid = fo.tid = -1;
 	return sp_filter_new(p, &fo, err);
 }
 
 /* Emits every entry as a two-value sample (a scaled by `scale`). */
 static int write_diff(struct sp_agg *agg, struct sp_profile *p, int binary, double scale, int truncate, FILE *out,
-		      struct sp_err *err)
+		      const char *unit_a, const char *unit_b, struct sp_err *err)
 {
 	static const char *const ab[] = { "a", "b" };
 	sp_profile_set_values(p, 2, ab);
+	sp_profile_set_unit(p, 0, unit_a);
+	sp_profile_set_unit(p, 1, unit_b);
 	struct sp_fold *fold = NULL;
 	struct sp_stream_writer *w = NULL;
 	struct sp_sink *sink;
@@ -158,7 +176,7 @@ int sp_diff_run(const struct sp_diff_opts *o, char **files, int nfiles, FILE *ou
 		if (sp_source_format(src[i], o->format, &fmt, err) < 0)
 			goto out;
 	int binary = o->output == SP_OUT_BINARY || (o->output == SP_OUT_AUTO && fmt == &sp_format_stream);
-	if (o->strip_hex && !(d.f = strip_hex_filter(p, err)))
+	if ((o->strip_hex || !o->keep_suffixes) && !(d.f = name_filter(p, o->strip_hex, o->keep_suffixes, err)))
 		goto out;
 	double scale = 1;
 	if (split) {
@@ -207,8 +225,13 @@ int sp_diff_run(const struct sp_diff_opts *o, char **files, int nfiles, FILE *ou
 	}
 	if (change)
 		*change = sp_report_max_change(agg);
+	const char *ua = d.unit[0][0] ? d.unit[0] : "samples";
+	const char *ub = split ? ua : d.unit[1][0] ? d.unit[1] : "samples";
 	if (o->report) {
-		if (sp_report_diff(agg, &o->ropts, out, NULL, err) < 0)
+		struct sp_report_opts ro = o->ropts;
+		ro.unit = ua;
+		ro.unit_b = ub;
+		if (sp_report_diff(agg, &ro, out, NULL, err) < 0)
 			goto out;
 	} else {
 		if (binary && isatty(fileno(out))) {
@@ -216,7 +239,7 @@ int sp_diff_run(const struct sp_diff_opts *o, char **files, int nfiles, FILE *ou
 					"command or use -o FILE");
 			goto out;
 		}
-		if (write_diff(agg, p, binary, scale, o->normalize && !split, out, err) < 0)
+		if (write_diff(agg, p, binary, scale, o->normalize && !split, out, ua, ub, err) < 0)
 			goto out;
 	}
 	rc = 0;

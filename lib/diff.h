@@ -25,6 +25,7 @@ struct sp_diff_opts {
 	enum sp_output output;
 	int normalize;               /* -n: scale a to b's total, truncated to integers as the peers do */
 	int strip_hex;               /* -s: "0x1234" -> "0x..." before matching */
+	int keep_suffixes;           /* --keep-suffixes: compare foo.isra.0 as itself */
 	const char *split_func;      /* --split FUNC[:PCT] */
 	double split_pct;
 	uint64_t max_gap;            /* ns, 0 = default (see calls.h) */

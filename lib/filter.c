@@ -862,6 +862,13 @@ static int run_pass(struct select *s, enum pass pass, struct sp_source **src, in
 
 static uint64_t add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX - 1 : a + b; }
 
+enum sp_output sp_opt_encoding(const char *name)
+{
+	if (!strcmp(name, "stream") || !strcmp(name, "binary"))
+		return SP_OUT_BINARY;
+	return !strcmp(name, "folded") ? SP_OUT_FOLDED : SP_OUT_AUTO;
+}
+
 int sp_select_run(const struct sp_select_opts *o, char **files, int nfiles, FILE *out, struct sp_buf *msg,
 		  struct sp_err *err)
 {

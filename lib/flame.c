@@ -31,6 +31,7 @@ struct sp_flame {
 	struct sp_flame_opts o;
 	int ncols, col, diff;
 	uint64_t samples;
+	char unit[32]; /* of the drawn column: "samples", "ns", ... */
 
 	struct sp_u64map emap; /* key -> entry index + 1 */
 	struct entry *ents;
@@ -54,6 +55,11 @@ struct sp_flame {
 	size_t *nlens;
 	uint8_t *nkinds;
 	size_t nnames, capnames;
+	/* Per name: the source of its frames, file string id and line; a line
+	 * of UINT32_MAX when frames of the name have different lines, a file
+	 * of UINT32_MAX when they are in different files. */
+	uint32_t *sfile, *sline;
+	size_t capsrc;
 
 	struct tnode *t;
 	size_t nt, capt;
@@ -107,6 +113,8 @@ void sp_flame_free(struct sp_flame *f)
 	free(f->nodes);
 	free(f->frames);
 	sp_buf_release(&f->tmp);
+	free(f->sfile);
+	free(f->sline);
 	free(f);
 }
 
@@ -135,20 +143,38 @@ double sp_flame_removed(const struct sp_flame *f, size_t *nframes)
 
 /* Decide the value columns on the first sample: the profile's value names
  * are known by then. */
-static void pick_columns(struct sp_flame *f, struct sp_profile *p)
+static void pick_columns(struct sp_flame *f, struct sp_profile *p, uint32_t event)
 {
 	int n = sp_profile_nvalues(p);
 	f->ncols = n < 1 ? 1 : n;
+	f->col = 0;
 	if (n == 2 && !strcmp(sp_profile_value_name(p, 0), "a") && !strcmp(sp_profile_value_name(p, 1), "b")) {
 		f->diff = 1;
+	} else {
+		for (int i = 0; i < n; i++) {
+			const char *name = sp_profile_value_name(p, i);
+			if (f->o.weight ? !strcmp(name, f->o.weight) : !strcmp(name, "period"))
+				f->col = i;
+		}
+	}
+	snprintf(f->unit, sizeof f->unit, "%s", n ? sp_value_unit(p, f->col, event) : "samples");
+}
+
+const char *sp_flame_unit(const struct sp_flame *f) { return f->unit[0] ? f->unit : "samples"; }
+
+void sp_flame_name_source(const struct sp_flame *f, uint32_t name, struct sp_buf *out)
+{
+	if (name >= f->capsrc || !f->sfile[name])
+		return;
+	if (f->sfile[name] == UINT32_MAX) {
+		sp_buf_adds(out, "several files");
 		return;
 	}
-	f->col = 0;
-	for (int i = 0; i < n; i++) {
-		const char *name = sp_profile_value_name(p, i);
-		if (f->o.weight ? !strcmp(name, f->o.weight) : !strcmp(name, "period"))
-			f->col = i;
-	}
+	sp_buf_adds(out, sp_str(f->p, f->sfile[name]));
+	if (f->sline[name] == UINT32_MAX)
+		sp_buf_adds(out, ", several lines");
+	else if (f->sline[name])
+		sp_buf_addf(out, ":%u", f->sline[name]);
 }
 
 
@@ -156,7 +182,7 @@ static int flame_sample(struct sp_sink *s, struct sp_profile *p, const struct sp
 {
 	struct sp_flame *f = (struct sp_flame *)s;
 	if (f->ncols < 0)
-		pick_columns(f, p);
+		pick_columns(f, p, smp->event);
 	double a, b;
 	if (f->diff) {
 		a = smp->values[0];
@@ -262,6 +288,28 @@ static uint32_t frame_name(struct sp_flame *f, uint32_t frame, uint8_t *kind)
 	uint32_t id = intern_name(f, b->p ? b->p : "", b->len, k);
 	f->fname[frame] = id + 1;
 	f->fkind[frame] = k;
+	const struct sp_frame *fr = sp_frame_get(f->p, frame);
+	if (fr->file && fr->kind != SP_KIND_PYTHON) { /* a Python frame's name says it already */
+		if (id >= f->capsrc) {
+			size_t n = f->capsrc ? f->capsrc : 256;
+			while (n <= id)
+				n *= 2;
+			f->sfile = sp_xrealloc(f->sfile, n * sizeof *f->sfile);
+			f->sline = sp_xrealloc(f->sline, n * sizeof *f->sline);
+			memset(f->sfile + f->capsrc, 0, (n - f->capsrc) * sizeof *f->sfile);
+			memset(f->sline + f->capsrc, 0, (n - f->capsrc) * sizeof *f->sline);
+			f->capsrc = n;
+		}
+		if (!f->sfile[id]) {
+			f->sfile[id] = fr->file;
+			f->sline[id] = fr->line;
+		} else {
+			if (f->sfile[id] != fr->file)
+				f->sfile[id] = UINT32_MAX;
+			if (f->sline[id] != fr->line)
+				f->sline[id] = UINT32_MAX;
+		}
+	}
 	*kind = k;
 	return id;
 }
@@ -308,6 +356,11 @@ static uint32_t path_frames(struct sp_flame *f, uint32_t label, uint32_t node)
 		memmove(f->frames + 1, f->frames, d * sizeof *f->frames);
 		f->frames[0] = label;
 		d++;
+		if (!f->o.reverse && d > 1 && sp_frame_get(f->p, f->frames[1])->kind == SP_KIND_SYNTHETIC) {
+			/* a root tag (pmerge --tag) stays the root, above the thread */
+			f->frames[0] = f->frames[1];
+			f->frames[1] = label;
+		}
 	}
 	return d;
 }
@@ -385,6 +438,13 @@ static uint32_t tree_of(struct sp_flame *f, uint32_t label, uint32_t node, struc
 		uint32_t t;
 		if (memo_get(memo, label, n, &t)) {
 			base = t;
+			break;
+		}
+		const struct sp_node *nd = sp_node_get(f->p, n);
+		if (label && !nd->parent && sp_frame_get(f->p, nd->frame)->kind == SP_KIND_SYNTHETIC) {
+			/* a root tag (pmerge --tag) stays the root, above the thread */
+			base = child(f, child(f, 0, nd->frame), label);
+			memo_set(memo, label, n, base);
 			break;
 		}
 		if (nchain == f->capframes) {
@@ -602,7 +662,7 @@ static void emit(struct sp_flame *f)
 void sp_flame_finish(struct sp_flame *f)
 {
 	if (f->ncols < 0)
-		pick_columns(f, f->p);
+		pick_columns(f, f->p, 0);
 	new_tnode(f, 0, intern_name(f, "all", 3, SP_KIND_SYNTHETIC), SP_KIND_SYNTHETIC);
 	if (f->o.flamechart) {
 		build_chart(f);

@@ -81,5 +81,11 @@ double sp_flame_max_delta(const struct sp_flame *f); /* largest |self_delta|, >=
  * that vanished from the second profile), and how many such frames head a
  * vanished subtree. */
 double sp_flame_removed(const struct sp_flame *f, size_t *nframes);
+/* The unit of the drawn values (sp_value_unit of the column): "samples",
+ * "ns", ...; "samples" before the first sample. */
+const char *sp_flame_unit(const struct sp_flame *f);
+/* Where the frames of a name are: "file.c:12", "file.c, several lines",
+ * "several files", or nothing when the input has no source lines. */
+void sp_flame_name_source(const struct sp_flame *f, uint32_t name, struct sp_buf *out);
 
 #endif

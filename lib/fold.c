@@ -15,7 +15,10 @@ struct sp_fold {
 	int nvals;
 	struct sp_label_cache labels;
 	uint64_t samples;
+	int lines; /* --lines: "func (file:line)" */
 };
+
+void sp_fold_set_lines(struct sp_fold *f, int lines) { f->lines = lines; }
 
 static int fold_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err);
 
@@ -124,12 +127,19 @@ static int fold_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_
 void sp_fold_frame_name(const struct sp_profile *p, uint32_t frame, const struct sp_fold_opts *o,
 			struct sp_buf *out)
 {
+	sp_fold_frame_name_lines(p, frame, o, 0, out);
+}
+
+void sp_fold_frame_name_lines(const struct sp_profile *p, uint32_t frame, const struct sp_fold_opts *o, int lines,
+			      struct sp_buf *out)
+{
 	const struct sp_frame *fr = sp_frame_get(p, frame);
 	const char *name = sp_str(p, fr->name);
 	size_t n = sp_str_len(p, fr->name);
 	sp_buf_add(out, name, n);
-	if (fr->kind == SP_KIND_PYTHON && fr->file) {
-		/* py-spy's spelling: "function (file.py:LINE)" */
+	if (fr->file && (fr->kind == SP_KIND_PYTHON || lines)) {
+		/* py-spy's spelling: "function (file.py:LINE)", also for
+		 * native frames with --lines */
 		sp_buf_add(out, " (", 2);
 		sp_buf_adds(out, sp_str(p, fr->file));
 		if (fr->line) {
@@ -250,19 +260,29 @@ int sp_fold_write(struct sp_fold *f, FILE *out, struct sp_err *err)
 				col = i;
 	}
 	struct sp_buf text = SP_BUF_INIT;
+	/* Allocated now so that text.p is never NULL: when every stack folds
+	 * to an empty line the offsets below still point into a buffer. */
+	sp_buf_grow(&text, 1);
 	struct line *lines = sp_xmalloc((f->n ? f->n : 1) * sizeof *lines);
 	uint32_t *frames = NULL;
 	size_t capf = 0;
 	for (size_t i = 0; i < f->n; i++) {
 		uint32_t label = (uint32_t)(f->keys[i] >> 32), node = (uint32_t)f->keys[i];
 		size_t off = text.len;
+		uint32_t d = sp_node_frames(p, node, &frames, &capf);
+		uint32_t j0 = 0;
+		if (label && d && sp_frame_get(p, frames[0])->kind == SP_KIND_SYNTHETIC) {
+			/* a root tag (pmerge --tag) stays the root, above the thread */
+			sp_fold_frame_name(p, frames[0], &f->o, &text);
+			sp_buf_addc(&text, ';');
+			j0 = 1;
+		}
 		if (label)
 			sp_fold_frame_name(p, label, &f->o, &text);
-		uint32_t d = sp_node_frames(p, node, &frames, &capf);
-		for (uint32_t j = 0; j < d; j++) {
+		for (uint32_t j = j0; j < d; j++) {
 			if (label || j)
 				sp_buf_addc(&text, ';');
-			sp_fold_frame_name(p, frames[j], &f->o, &text);
+			sp_fold_frame_name_lines(p, frames[j], &f->o, f->lines, &text);
 		}
 		lines[i] = (struct line){ off, text.len - off, i };
 	}

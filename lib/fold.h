@@ -57,5 +57,11 @@ void sp_label_cache_release(struct sp_label_cache *c);
 
 void sp_fold_frame_name(const struct sp_profile *p, uint32_t frame, const struct sp_fold_opts *o,
 			struct sp_buf *out);
+/* The same, and with lines set, "func (file:line)" for every frame that has
+ * a source file (py-spy's spelling; Python frames always have it). */
+void sp_fold_frame_name_lines(const struct sp_profile *p, uint32_t frame, const struct sp_fold_opts *o, int lines,
+			      struct sp_buf *out);
+/* pfold --lines: name frames with their source lines. */
+void sp_fold_set_lines(struct sp_fold *f, int lines);
 
 #endif

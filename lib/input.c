@@ -90,6 +90,16 @@ static ssize_t raw_read(struct sp_input *in, void *dst, size_t n)
 	}
 }
 
+/* The first buffer: a megabyte for files and pipes, less for a small
+ * in-memory input (a fuzzer calls sp_input_mem thousands of times a second,
+ * and a fresh megabyte each time costs more than the parsing). */
+static size_t first_cap(const struct sp_input *in)
+{
+	if (in->mem && in->memlen < RAW_CHUNK / 2)
+		return 64 * 1024 + 2 * in->memlen;
+	return RAW_CHUNK;
+}
+
 static void make_room(struct sp_input *in, size_t want)
 {
 	if (in->start > 0 && (in->start == in->len || in->cap - in->len < want)) {
@@ -99,7 +109,7 @@ static void make_room(struct sp_input *in, size_t want)
 		in->start = 0;
 	}
 	if (in->cap - in->len < want) {
-		size_t cap = in->cap ? in->cap : RAW_CHUNK;
+		size_t cap = in->cap ? in->cap : first_cap(in);
 		while (cap - in->len < want)
 			cap *= 2;
 		in->buf = sp_xrealloc(in->buf, cap);
@@ -184,7 +194,7 @@ static struct sp_input *input_new(const char *name)
 /* Detect gzip from the first two raw bytes and set up inflate. */
 static void detect(struct sp_input *in)
 {
-	make_room(in, RAW_CHUNK);
+	make_room(in, first_cap(in));
 	/* Read raw bytes straight into the decoded buffer first. */
 	size_t have = 0;
 	while (have < 2) {

@@ -99,18 +99,18 @@ struct sp_perfev *sp_perfev_new(const struct sp_perfev_opts *o, struct sp_err *e
 		sp_err_set(err, "the sampling frequency must be at least 1 Hz");
 		return NULL;
 	}
+	/* Above the kernel's limit perf_event_open fails: ask for the limit
+	 * instead, and say so in the stats. */
 	int maxrate = read_int_file("/proc/sys/kernel/perf_event_max_sample_rate", 0);
-	if (maxrate > 0 && o->freq > (unsigned)maxrate) {
-		sp_err_set(err, "-F %u is above the kernel's limit of %d samples per second "
-			   "(kernel.perf_event_max_sample_rate)", o->freq, maxrate);
-		return NULL;
-	}
+	unsigned freq = maxrate > 0 && o->freq > (unsigned)maxrate ? (unsigned)maxrate : o->freq;
 	if (o->callgraph == SP_CG_DWARF && (o->stack_bytes < 8 || o->stack_bytes > 65528)) {
 		sp_err_set(err, "the stack copy must be between 8 and 65528 bytes, not %u", o->stack_bytes);
 		return NULL;
 	}
 	struct sp_perfev *ev = sp_xcalloc(1, sizeof *ev);
 	ev->o = *o;
+	ev->o.freq = freq;
+	ev->st.freq = freq;
 	long n = sysconf(_SC_NPROCESSORS_CONF);
 	ev->ncpu = n > 0 ? (int)n : 1;
 	ev->rings = sp_xcalloc((size_t)ev->ncpu, sizeof *ev->rings);
@@ -126,7 +126,7 @@ struct sp_perfev *sp_perfev_new(const struct sp_perfev_opts *o, struct sp_err *e
 	a->type = PERF_TYPE_SOFTWARE;
 	a->config = PERF_COUNT_SW_CPU_CLOCK;
 	a->freq = 1;
-	a->sample_freq = o->freq;
+	a->sample_freq = freq;
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
 	if (o->callgraph == SP_CG_FP) {
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;

@@ -30,7 +30,8 @@ enum sp_callgraph {
 };
 
 struct sp_perfev_opts {
-	unsigned freq;          /* samples per second per thread */
+	unsigned freq;          /* samples per second per thread (lowered to
+				 * kernel.perf_event_max_sample_rate: see stats) */
 	enum sp_callgraph callgraph;
 	unsigned stack_bytes;   /* SP_CG_DWARF: bytes of user stack per sample (8-aligned, <= 65528) */
 	int kernel;             /* also sample in kernel mode and record kernel callchains */
@@ -73,6 +74,8 @@ struct sp_perfev_stats {
 	uint64_t lost;      /* samples the kernel dropped: a ring was full */
 	uint64_t throttled; /* times the kernel lowered the rate (perf_cpu_time_max_percent) */
 	unsigned tasks;     /* threads opened */
+	unsigned freq;      /* the rate asked of the kernel: opts.freq, or
+			     * kernel.perf_event_max_sample_rate when that is lower */
 	int kernel_denied;  /* kernel sampling was asked for and refused: user mode only */
 };
 

@@ -1,6 +1,9 @@
 /* profile.c — interning tables for strings, frames, stack nodes, threads. */
 #include "profile.h"
 
+#include <math.h>
+#include <stdio.h>
+
 #include <stdlib.h>
 
 struct str_ent {
@@ -32,6 +35,7 @@ struct sp_profile {
 	/* values */
 	int nvalues;
 	char *value_names[SP_MAX_VALUES];
+	char *value_units[SP_MAX_VALUES]; /* NULL: inferred (sp_value_unit) */
 	/* metadata */
 	struct sp_meta *meta;
 	size_t nmeta, capmeta;
@@ -97,8 +101,10 @@ void sp_profile_free(struct sp_profile *p)
 	sp_u64map_release(&p->nodemap);
 	free(p->threads);
 	sp_u64map_release(&p->threadmap);
-	for (int i = 0; i < p->nvalues; i++)
+	for (int i = 0; i < p->nvalues; i++) {
 		free(p->value_names[i]);
+		free(p->value_units[i]);
+	}
 	free(p->meta);
 	free(p);
 }
@@ -320,13 +326,85 @@ const char *sp_profile_value_name(const struct sp_profile *p, int i)
 
 void sp_profile_set_values(struct sp_profile *p, int n, const char *const *names)
 {
-	for (int i = 0; i < p->nvalues; i++)
+	for (int i = 0; i < p->nvalues; i++) {
 		free(p->value_names[i]);
+		free(p->value_units[i]);
+		p->value_units[i] = NULL;
+	}
 	if (n > SP_MAX_VALUES)
 		n = SP_MAX_VALUES;
 	p->nvalues = n;
 	for (int i = 0; i < n; i++)
 		p->value_names[i] = sp_xstrndup(names[i], strlen(names[i]));
+}
+
+void sp_profile_set_unit(struct sp_profile *p, int i, const char *unit)
+{
+	if (i < 0 || i >= p->nvalues)
+		return;
+	free(p->value_units[i]);
+	p->value_units[i] = unit && *unit ? sp_xstrndup(unit, strlen(unit)) : NULL;
+}
+
+static int is_clock_event(const char *ev)
+{
+	return !strncmp(ev, "cpu-clock", 9) || !strncmp(ev, "task-clock", 10);
+}
+
+const char *sp_value_unit(const struct sp_profile *p, int i, uint32_t event)
+{
+	if (i < 0 || i >= p->nvalues)
+		return "samples";
+	if (p->value_units[i])
+		return p->value_units[i];
+	const char *n = p->value_names[i];
+	size_t len = strlen(n);
+	if (!strcmp(n, "samples") || !strcmp(n, "count") || !strcmp(n, "a") || !strcmp(n, "b"))
+		return "samples";
+	if (!strcmp(n, "ns") || (len > 3 && !strcmp(n + len - 3, "-ns")))
+		return "ns";
+	if (!strcmp(n, "bytes"))
+		return "bytes";
+	if (!strcmp(n, "period")) {
+		/* perf's period counts the event: nanoseconds for the clock
+		 * events (pcollect's cpu-clock), cycles or instructions else. */
+		const char *ev = event ? sp_str(p, event) : sp_meta_find(p, "event");
+		return ev && is_clock_event(ev) ? "ns" : "events";
+	}
+	return n;
+}
+
+int sp_unit_is_time(const char *unit) { return !strcmp(unit, "ns"); }
+
+void sp_buf_addvalue(struct sp_buf *b, double v, const char *unit)
+{
+	if (sp_unit_is_time(unit)) {
+		double a = fabs(v);
+		if (a >= 1e9)
+			sp_buf_addf(b, "%.2f s", v / 1e9);
+		else
+			sp_buf_addf(b, "%.2f ms", v / 1e6);
+		return;
+	}
+	/* counts with thousands separators: "14,014 samples" */
+	char t[64];
+	if (v == floor(v) && fabs(v) < 9.2e18)
+		snprintf(t, sizeof t, "%lld", (long long)fabs(v));
+	else
+		snprintf(t, sizeof t, "%.2f", fabs(v));
+	if (v < 0)
+		sp_buf_addc(b, '-');
+	char *dot = strchr(t, '.');
+	size_t ip = dot ? (size_t)(dot - t) : strlen(t);
+	for (size_t k = 0; k < ip; k++) {
+		if (k && (ip - k) % 3 == 0)
+			sp_buf_addc(b, ',');
+		sp_buf_addc(b, t[k]);
+	}
+	if (dot)
+		sp_buf_adds(b, dot);
+	sp_buf_addc(b, ' ');
+	sp_buf_adds(b, unit);
 }
 
 void sp_meta_add(struct sp_profile *p, const char *key, const char *value)

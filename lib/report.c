@@ -23,7 +23,10 @@ struct sp_agg {
 	double *vals;
 	size_t n, cap;
 	double total[2];
+	int lines; /* function names with " (file:line)" */
 };
+
+void sp_agg_set_lines(struct sp_agg *a, int lines) { a->lines = lines; }
 
 struct sp_agg *sp_agg_new(struct sp_profile *p, int ncols)
 {
@@ -103,7 +106,7 @@ struct fstats {
 	double total[2];
 };
 
-static uint32_t display_name(struct sp_profile *p, uint32_t frame, uint32_t **memo, size_t *nmemo,
+static uint32_t display_name(struct sp_profile *p, int lines, uint32_t frame, uint32_t **memo, size_t *nmemo,
 			     struct sp_buf *b)
 {
 	if (frame >= *nmemo) {
@@ -117,7 +120,7 @@ static uint32_t display_name(struct sp_profile *p, uint32_t frame, uint32_t **me
 	if (!(*memo)[frame]) {
 		struct sp_fold_opts fo = { SP_LABEL_NONE, 0, 0, NULL };
 		sp_buf_reset(b);
-		sp_fold_frame_name(p, frame, &fo, b);
+		sp_fold_frame_name_lines(p, frame, &fo, lines, b);
 		uint32_t s = sp_str_intern(p, b->p ? b->p : "", b->len);
 		(*memo)[frame] = s + 1;
 	}
@@ -140,6 +143,11 @@ static struct fstat *fstat_get(struct fstats *fs, uint32_t name)
 	return &fs->f[*slot - 1];
 }
 
+static const char *thread_name(struct sp_agg *a, uint32_t t)
+{
+	return t ? sp_str(a->p, sp_thread_get(a->p, t)->name) : "";
+}
+
 /* Statistics of the entries of one thread (all when thread is UINT32_MAX). */
 static void compute(struct sp_agg *a, uint32_t thread, struct fstats *fs)
 {
@@ -155,9 +163,24 @@ static void compute(struct sp_agg *a, uint32_t thread, struct fstats *fs)
 			continue;
 		for (int c = 0; c < a->ncols; c++)
 			fs->total[c] += v[c];
+		if (t && thread == UINT32_MAX) {
+			/* The process name is the root frame of folded text: count
+			 * it the same way here, so a stream and the folded text of
+			 * the same program compare like with like. */
+			const char *tn = thread_name(a, t);
+			sp_buf_reset(&b);
+			for (; *tn; tn++)
+				sp_buf_addc(&b, *tn == ' ' ? '_' : *tn);
+			struct fstat *f = fstat_get(fs, sp_str_intern(a->p, b.p ? b.p : "", b.len));
+			if (f->seen != i + 1) {
+				f->seen = (uint32_t)(i + 1);
+				for (int c = 0; c < a->ncols; c++)
+					f->total[c] += v[c];
+			}
+		}
 		uint32_t d = sp_node_frames(a->p, node, &frames, &capf);
 		for (uint32_t j = 0; j < d; j++) {
-			struct fstat *f = fstat_get(fs, display_name(a->p, frames[j], &memo, &nmemo, &b));
+			struct fstat *f = fstat_get(fs, display_name(a->p, a->lines, frames[j], &memo, &nmemo, &b));
 			if (f->seen != i + 1) {
 				f->seen = (uint32_t)(i + 1);
 				for (int c = 0; c < a->ncols; c++)
@@ -241,9 +264,15 @@ static uint32_t *thread_list(struct sp_agg *a, size_t *n)
 	return v;
 }
 
-static const char *thread_name(struct sp_agg *a, uint32_t t)
+
+/* A table cell: time as ms or s, a count as a plain number (the heading
+ * line says "samples"). */
+static void add_cell(struct sp_buf *b, double v, const char *unit)
 {
-	return t ? sp_str(a->p, sp_thread_get(a->p, t)->name) : "";
+	if (sp_unit_is_time(unit))
+		sp_buf_addvalue(b, v, unit);
+	else
+		sp_buf_addnum(b, v);
 }
 
 static void top_table(struct sp_agg *a, const struct sp_report_opts *o, uint32_t thread, struct sp_buf *b,
@@ -260,13 +289,13 @@ static void top_table(struct sp_agg *a, const struct sp_report_opts *o, uint32_t
 		if (thread != UINT32_MAX)
 			sp_buf_addf(b, "%sthread %s\n", first ? "" : "\n", thread ? thread_name(a, thread) : "(none)");
 		buf_adds(b, "total ");
-		sp_buf_addnum(b, fs.total[0]);
-		sp_buf_addf(b, " %s, %zu functions\n", unit, fs.n);
+		sp_buf_addvalue(b, fs.total[0], unit);
+		sp_buf_addf(b, ", %zu functions\n", fs.n);
 		sp_buf_addf(b, "%8s %12s %8s %12s  %s\n", "self%", "self", "total%", "total", "function");
 		for (size_t i = 0; i < rows; i++) {
 			struct sp_buf n1 = SP_BUF_INIT, n2 = SP_BUF_INIT;
-			sp_buf_addnum(&n1, fs.f[i].self[0]);
-			sp_buf_addnum(&n2, fs.f[i].total[0]);
+			add_cell(&n1, fs.f[i].self[0], unit);
+			add_cell(&n2, fs.f[i].total[0], unit);
 			sp_buf_addf(b, "%7.2f%% %12s %7.2f%% %12s  %s\n", pct(fs.f[i].self[0], fs.total[0]),
 				    sp_buf_cstr(&n1), pct(fs.f[i].total[0], fs.total[0]), sp_buf_cstr(&n2),
 				    sp_str(a->p, fs.f[i].name));
@@ -445,7 +474,7 @@ int sp_report_tree(struct sp_agg *a, const struct sp_report_opts *o, FILE *out, 
 		}
 		uint32_t d = sp_node_frames(a->p, node, &frames, &capf);
 		for (uint32_t j = 0; j < d; j++) {
-			cur = tree_child(&t, cur, display_name(a->p, frames[j], &memo, &nmemo, &b));
+			cur = tree_child(&t, cur, display_name(a->p, a->lines, frames[j], &memo, &nmemo, &b));
 			t.v[cur].total += v[0];
 		}
 		t.v[cur].self += v[0];
@@ -454,8 +483,8 @@ int sp_report_tree(struct sp_agg *a, const struct sp_report_opts *o, FILE *out, 
 	int first = 1;
 	if (o->format == SP_REPORT_TEXT) {
 		buf_adds(&b, "total ");
-		sp_buf_addnum(&b, total);
-		sp_buf_addf(&b, " %s\n%8s %8s  %s\n", o->unit ? o->unit : "samples", "total%", "self%", "stack");
+		sp_buf_addvalue(&b, total, o->unit ? o->unit : "samples");
+		sp_buf_addf(&b, "\n%8s %8s  %s\n", "total%", "self%", "stack");
 	} else if (o->format == SP_REPORT_TSV) {
 		buf_adds(&b, "depth\ttotal\ttotal_pct\tself\tself_pct\tfunction\n");
 	} else {
@@ -530,10 +559,10 @@ int sp_report_diff(struct sp_agg *a, const struct sp_report_opts *o, FILE *out, 
 	const char *unit = o->unit ? o->unit : "samples";
 	if (o->format == SP_REPORT_TEXT) {
 		buf_adds(&b, "a: ");
-		sp_buf_addnum(&b, fs.total[0]);
-		sp_buf_addf(&b, " %s, b: ", unit);
-		sp_buf_addnum(&b, fs.total[1]);
-		sp_buf_addf(&b, " %s; shares in percent, changes in percentage points (b - a)\n", unit);
+		sp_buf_addvalue(&b, fs.total[0], unit);
+		buf_adds(&b, ", b: ");
+		sp_buf_addvalue(&b, fs.total[1], o->unit_b ? o->unit_b : unit);
+		buf_adds(&b, "; shares in percent, changes in percentage points (b - a)\n");
 		sp_buf_addf(&b, "%8s %8s %8s %8s %8s %8s  %s\n", "self a", "self b", "change", "total a", "total b",
 			    "change", "function");
 	} else if (o->format == SP_REPORT_TSV) {

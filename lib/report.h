@@ -23,6 +23,9 @@ size_t sp_agg_count(const struct sp_agg *a);
 /* Entry i (in insertion order). */
 const double *sp_agg_get(const struct sp_agg *a, size_t i, uint32_t *thread, uint32_t *node);
 double sp_agg_total(const struct sp_agg *a, int col);
+/* Name functions "func (file:line)" when the frame has a source line
+ * (preport --lines); off by default. */
+void sp_agg_set_lines(struct sp_agg *a, int lines);
 
 /* The thread a sample is reported under: its name only (pid and tid of
  * different runs never match), 0 for none. */
@@ -36,7 +39,8 @@ struct sp_report_opts {
 	int sort_total;      /* order by total instead of self */
 	int per_thread;      /* one table per thread name */
 	double min_share;    /* --tree: prune below this percentage */
-	const char *unit;    /* "samples", "period", ... for headings */
+	const char *unit;    /* sp_value_unit of the column: "samples", "ns" (shown as ms/s), ... */
+	const char *unit_b;  /* pdiff --report: b's, when it differs from a's */
 };
 
 /* Top functions by self and total (column 0).  Returns 0 or -1 (write

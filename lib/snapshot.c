@@ -1,6 +1,7 @@
 /* snapshot.c — stop, copy, detach (see snapshot.h). */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,6 +165,12 @@ static long list_tasks(int pid, int **out, size_t *cap)
 void sp_snap_denied(int pid, int e, struct sp_err *err)
 {
 	char buf[4096], path[64];
+	struct sp_proc_info pi;
+	if (sp_proc_info(pid, &pi) == 0 && pi.kthread) {
+		sp_err_set(err, "%d (%s) is a kernel thread: it has no user space to stop and unwind (its kernel "
+				"stack is in /proc/%d/stack, for root)", pid, pi.comm, pid);
+		return;
+	}
 	snprintf(path, sizeof path, "/proc/%d/status", pid);
 	if (read_small(path, buf, sizeof buf) > 0) {
 		char *tp = strstr(buf, "TracerPid:");
@@ -193,6 +200,39 @@ void sp_snap_denied(int pid, int e, struct sp_err *err)
 				       : "it belongs to another user or is not dumpable; run as its user, or as root "
 					 "(CAP_SYS_PTRACE)";
 	sp_err_set(err, "cannot attach to process %d: the kernel does not allow tracing it (%s)", pid, why);
+}
+
+int sp_proc_info(int pid, struct sp_proc_info *out)
+{
+	memset(out, 0, sizeof *out);
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *l = strchr(buf, '('), *r = strrchr(buf, ')');
+	if (!l || !r || r < l || r[1] != ' ')
+		return -1;
+	size_t len = (size_t)(r - l - 1);
+	if (len >= sizeof out->comm)
+		len = sizeof out->comm - 1;
+	memcpy(out->comm, l + 1, len);
+	out->state = r[2];
+	/* After the state: ppid pgrp session tty_nr tpgid flags minflt
+	 * cminflt majflt cmajflt utime stime. */
+	unsigned long long f[11];
+	if (sscanf(r + 4, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &f[0], &f[1], &f[2], &f[3],
+		   &f[4], &f[5], &f[6], &f[7], &f[8], &f[9], &f[10]) == 11) {
+		out->kthread = (f[5] & 0x00200000) != 0; /* PF_KTHREAD */
+		long hz = sysconf(_SC_CLK_TCK);
+		out->cpu_ns = (f[9] + f[10]) * (1000000000ull / (unsigned long long)(hz > 0 ? hz : 100));
+	}
+	return 0;
 }
 
 int sp_snap_live_tid(int pid)
@@ -477,6 +517,22 @@ int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *er
 			ssize_t got = readlink(fdpath, t->fd, sizeof t->fd - 1);
 			t->fd[got > 0 ? got : 0] = 0;
 		}
+		/* A path or a timeout the call was given: copied now, while the
+		 * thread cannot change them. */
+		const char *fmt = t->nr >= 0 ? sp_syscall_args(t->nr) : NULL;
+		for (int a = 0; fmt && fmt[a] && a < 6; a++) {
+			if (fmt[a] == 's' && t->args[a]) {
+				/* Up to the end of its page first: the next may be unmapped. */
+				uint64_t room = 4096 - (t->args[a] & 4095);
+				size_t first = room < sizeof t->str - 1 ? (size_t)room : sizeof t->str - 1;
+				size_t got = vm_read(t->tid, t->args[a], t->str, first);
+				if (got == first && first < sizeof t->str - 1 && !memchr(t->str, 0, got))
+					got += vm_read(t->tid, t->args[a] + first, t->str + first, sizeof t->str - 1 - first);
+				t->str[got] = 0;
+			} else if ((fmt[a] == 'T' || fmt[a] == 'V') && t->args[a]) {
+				t->have_time = vm_read(t->tid, t->args[a], t->time, sizeof t->time) == sizeof t->time;
+			}
+		}
 		if (t->nr == SYS_futex && t->args[0] >= 32) {
 			size_t lo = vm_read(t->tid, t->args[0] - 32, t->lock, 32);
 			size_t hi = vm_read(t->tid, t->args[0], t->lock + 32, 32);
@@ -588,6 +644,57 @@ const char *sp_syscall_name(long nr)
 		if (syscalls[i].nr == nr)
 			return syscalls[i].name;
 	return NULL;
+}
+
+const char *sp_syscall_args(long nr)
+{
+	switch (nr) {
+	case SYS_read: case SYS_write: return "fpu";
+	case SYS_pread64: case SYS_pwrite64: return "fpuu";
+	case SYS_readv: case SYS_writev: return "fpi";
+	case SYS_open: return "som";
+	case SYS_openat: return "dsom";
+	case SYS_creat: return "sm";
+	case SYS_close: case SYS_fsync: case SYS_fdatasync: return "f";
+	case SYS_stat: case SYS_lstat: return "sp";
+	case SYS_newfstatat: return "dspx";
+	case SYS_statx: return "dsxxp";
+	case SYS_unlink: case SYS_rmdir: case SYS_chdir: return "s";
+	case SYS_unlinkat: return "dsx";
+	case SYS_poll: return "pnt";
+	case SYS_ppoll: return "pnTpu";
+	case SYS_select: return "ipppV";
+	case SYS_pselect6: return "ipppTp";
+	case SYS_epoll_wait: return "fpit";
+	case SYS_epoll_pwait: return "fpitpu";
+#ifdef SYS_epoll_pwait2
+	case SYS_epoll_pwait2: return "fpiTpu";
+#endif
+	case SYS_nanosleep: return "Tp";
+	case SYS_clock_nanosleep: return "cxTp";
+	case SYS_accept: return "fpp";
+	case SYS_accept4: return "fppx";
+	case SYS_connect: return "fpu";
+	case SYS_recvfrom: return "fpuxpp";
+	case SYS_sendto: return "fpuxpu";
+	case SYS_recvmsg: case SYS_sendmsg: return "fpx";
+	case SYS_recvmmsg: return "fpuxT";
+	case SYS_sendfile: return "ffpu";
+	case SYS_ioctl: return "fxp";
+	case SYS_fcntl: return "fix";
+	case SYS_flock: return "fx";
+	case SYS_wait4: return "ipxp";
+	case SYS_waitid: return "iipxp";
+	case SYS_pause: case SYS_sched_yield: return "";
+	case SYS_rt_sigsuspend: return "pu";
+	case SYS_rt_sigtimedwait: return "ppTu";
+	case SYS_msgrcv: return "ipuix";
+	case SYS_semop: return "ipu";
+	case SYS_semtimedop: return "ipuT";
+	case SYS_getrandom: return "pux";
+	case SYS_io_getevents: return "xiipT";
+	default: return NULL;
+	}
 }
 
 int sp_syscall_takes_fd(long nr)

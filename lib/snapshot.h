@@ -30,6 +30,10 @@ struct sp_snap_thread {
 			  * first, without the system call entry ("" unknown: root only) */
 	long nr;         /* system call blocked in (while stopped), -1 none/running */
 	uint64_t args[6];
+	char str[256];   /* the path argument of a call that takes one (openat,
+			  * stat...), read while stopped; "" none or unreadable */
+	int have_time;   /* time[] holds the timespec/timeval argument */
+	int64_t time[2]; /* seconds, nanoseconds (timeval: microseconds) */
 	int restarted;   /* nr was restart_syscall: the call it resumes, from the stack */
 	int unstopped;   /* would not stop in time (uninterruptible sleep): no stack */
 	int have_regs;
@@ -69,9 +73,30 @@ void sp_snap_denied(int pid, int e, struct sp_err *err);
 /* Non-zero when system call nr takes a file descriptor first. */
 int sp_syscall_takes_fd(long nr);
 
+/* The arguments of system call nr, one letter each (NULL when not in the
+ * table: print six raw words):
+ *   f file descriptor      d directory fd (AT_FDCWD)   s path (sp_snap_thread.str)
+ *   p pointer               u unsigned number           i signed int
+ *   x flags in hex          o open(2) flags             m mode, octal (with O_CREAT)
+ *   n number of fds ("3 fds")   t timeout in ms ("timeout=-1")
+ *   T struct timespec *     V struct timeval *  (sp_snap_thread.time)
+ *   c clock id (CLOCK_MONOTONIC)
+ * futex has its own printer (snapview.c). */
+const char *sp_syscall_args(long nr);
+
 /* A thread of pid that has not exited (pid itself when it has not): its
  * /proc maps and memory stand for the process's. */
 int sp_snap_live_tid(int pid);
+
+/* What /proc/PID/stat says of a process (or thread). */
+struct sp_proc_info {
+	char comm[32];
+	char state;      /* R S D T t Z X I */
+	int kthread;     /* a kernel thread (PF_KTHREAD): no user space */
+	uint64_t cpu_ns; /* user + system CPU time so far */
+};
+/* Returns 0, or -1 when the process does not exist (any more). */
+int sp_proc_info(int pid, struct sp_proc_info *out);
 
 /* The name of x86-64 system call nr ("futex"), or NULL when not in the
  * table. */

@@ -32,7 +32,18 @@ struct sp_modfile {
 	struct seg *segs;
 	size_t nsegs;
 	uint32_t module; /* string id of name */
+	uint32_t bare;   /* "[libz.so.1.2.13]": the name of its code without a symbol */
 	struct sp_u64map memo; /* file address -> entry index + 1 */
+	/* Without an unwinder's Dwfl (pcollect --call-graph none): the file
+	 * reported offline, on its own, when first needed. */
+	Dwfl *off;
+	Dwfl_Module *offm;
+	int off_tried;
+	/* function symbols by start, as perf chooses them (symbol_at) */
+	struct psym *psyms;
+	size_t npsyms;
+	char *pnames;
+	int psyms_built;
 };
 
 struct entry {
@@ -115,6 +126,10 @@ void sp_symbols_free(struct sp_symbols *s)
 		free(f->path);
 		free(f->segs);
 		sp_u64map_release(&f->memo);
+		if (f->off)
+			dwfl_end(f->off);
+		free(f->psyms);
+		free(f->pnames);
 		free(f);
 	}
 	free(s->files);
@@ -132,6 +147,25 @@ void sp_symbols_free(struct sp_symbols *s)
 	if (s->cxxlib)
 		dlclose(s->cxxlib);
 	free(s);
+}
+
+/* Code without a symbol is named by its module, "[libz.so.1.2.13]", as
+ * stackcollapse-perf.pl names perf's "[unknown] (/usr/lib/.../libz.so.1.2.13)":
+ * one frame per module, so a library without symbols still shows as itself. */
+static uint32_t bare_name(struct sp_profile *p, const char *path)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	size_t n = strlen(b);
+	if (!n || path[0] == '[')
+		return sp_str_intern(p, path[0] == '[' ? path : "[unknown]", path[0] == '[' ? strlen(path) : 9);
+	char *t = sp_xcalloc(1, n + 3);
+	t[0] = '[';
+	memcpy(t + 1, b, n);
+	t[n + 1] = ']';
+	uint32_t id = sp_str_intern(p, t, n + 2);
+	free(t);
+	return id;
 }
 
 /* ---- the module cache ---- */
@@ -210,7 +244,7 @@ static int read_segs(struct sp_modfile *f)
 
 /* Open the file as it was mapped: the path when it is still the same file
  * (device and inode), else the process's map_files link. */
-static int open_mapped(int pid, const struct sp_map *m, const char *path, char **opened)
+static int open_mapped(int pid, const struct sp_map *m, const char *path, int offline, char **opened)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
@@ -221,6 +255,8 @@ static int open_mapped(int pid, const struct sp_map *m, const char *path, char *
 	}
 	if (fd >= 0)
 		close(fd);
+	if (offline)
+		return -1; /* the process is gone: no map_files */
 	char mf[96];
 	snprintf(mf, sizeof mf, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m->start, m->end);
 	fd = open(mf, O_RDONLY | O_CLOEXEC);
@@ -260,7 +296,16 @@ struct sp_modfile *sp_symbols_modfile(struct sp_symbols *s, int pid, const struc
 	f->name = sp_xstrndup(path, n);
 	f->fd = -1;
 	sp_u64map_init(&f->memo);
-	if (vdso) {
+	if (s->o.offline && s->o.locate) {
+		char buf[4096];
+		buf[0] = 0;
+		if (s->o.locate(s->o.locate_ctx, pid, m, buf, sizeof buf) == 1 && buf[0]) {
+			buf[sizeof buf - 1] = 0;
+			f->fd = open(buf, O_RDONLY | O_CLOEXEC);
+			if (f->fd >= 0)
+				f->path = sp_xstrndup(buf, strlen(buf));
+		}
+	} else if (vdso) {
 		int fd = vdso_fd(s);
 		if (fd >= 0) {
 			f->fd = dup(fd);
@@ -273,7 +318,7 @@ struct sp_modfile *sp_symbols_modfile(struct sp_symbols *s, int pid, const struc
 		char *clean = sp_xstrndup(path, n);
 		if (n > 10 && !strcmp(clean + n - 10, " (deleted)"))
 			clean[n - 10] = 0;
-		f->fd = open_mapped(pid, m, clean, &f->path);
+		f->fd = open_mapped(pid, m, clean, s->o.offline, &f->path);
 		free(clean);
 	}
 	if (f->fd >= 0 && read_segs(f) < 0) {
@@ -281,6 +326,7 @@ struct sp_modfile *sp_symbols_modfile(struct sp_symbols *s, int pid, const struc
 		f->fd = -1;
 	}
 	f->module = sp_str_intern(s->p, path, n);
+	f->bare = bare_name(s->p, path);
 	if (s->nfiles == s->capfiles) {
 		s->capfiles = s->capfiles ? 2 * s->capfiles : 32;
 		s->files = sp_xrealloc(s->files, s->capfiles * sizeof *s->files);
@@ -292,6 +338,7 @@ struct sp_modfile *sp_symbols_modfile(struct sp_symbols *s, int pid, const struc
 }
 
 /* ---- names ---- */
+
 
 static int load_demangler(struct sp_symbols *s)
 {
@@ -322,6 +369,8 @@ static uint32_t intern_name(struct sp_symbols *s, const char *name)
 		return sp_str_intern(s->p, name, strlen(name));
 	}
 	size_t n = strlen(d);
+	n = sp_rust_tidy(d, n); /* Rust legacy names: <a::B>::f, no hash */
+	d[n] = 0;
 	const char *c;
 	while (n && d[n - 1] == ']' && (c = memmem(d, n, " [clone ", 8)))
 		n = (size_t)(c - d);
@@ -402,11 +451,142 @@ static uint32_t frame(struct sp_symbols *s, uint32_t name, uint32_t module, cons
 
 /* Resolve pc (runtime) in module m into the pool: the inlined chain when
  * DWARF has one, else the symbol. */
+/* ---- function symbols, as perf chooses them ----
+ *
+ * One sorted table per file, built at its first look-up (libdwfl's
+ * dwfl_module_addrinfo scans the whole symbol table on every call: 0.5 ms
+ * for cc1's 27k symbols).  perf's rules: function symbols and code labels
+ * (from .symtab, the debug file's, or .dynsym); an address outside every
+ * symbol's [start, start + size) has no name ([unknown]); a zero-sized
+ * symbol ends where the next begins; of several at one address perf keeps
+ * a sized one over a zero-sized one, not weak over weak, global over local,
+ * fewer leading underscores, the longer name, the first in the table.
+ */
+struct psym {
+	uint64_t start, end; /* file addresses */
+	uint32_t name, len;  /* in the file's pnames */
+	uint32_t idx;
+	uint8_t bind;
+};
+
+static int underscores(const char *n)
+{
+	int k = 0;
+	while (n[k] == '_')
+		k++;
+	return k;
+}
+
+static int psym_better(const char *names, const struct psym *a, const struct psym *b)
+{
+	int za = a->end == a->start, zb = b->end == b->start;
+	if (za != zb)
+		return zb;
+	int wa = a->bind == STB_WEAK, wb = b->bind == STB_WEAK;
+	if (wa != wb)
+		return wb;
+	int ga = a->bind == STB_GLOBAL, gb = b->bind == STB_GLOBAL;
+	if (ga != gb)
+		return ga;
+	int ua = underscores(names + a->name), ub = underscores(names + b->name);
+	if (ua != ub)
+		return ua < ub;
+	if (a->len != b->len)
+		return a->len > b->len;
+	return a->idx < b->idx;
+}
+
+static int psym_cmp(const void *x, const void *y)
+{
+	const struct psym *a = x, *b = y;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+static void build_psyms(struct sp_modfile *mf, Dwfl_Module *m, Dwarf_Addr bias)
+{
+	mf->psyms_built = 1;
+	int n = dwfl_module_getsymtab(m);
+	struct sp_buf names = SP_BUF_INIT;
+	size_t cap = 0;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		Elf *elf = NULL;
+		const char *nm = dwfl_module_getsym_info(m, i, &sym, &addr, &shndx, &elf, NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+		if (!nm || !*nm || shndx == SHN_UNDEF || shndx == SHN_ABS)
+			continue;
+		if (type == STT_NOTYPE) {
+			int vis = GELF_ST_VISIBILITY(sym.st_other);
+			GElf_Shdr sh;
+			Elf_Scn *scn = elf ? elf_getscn(elf, shndx) : NULL;
+			if (vis == STV_HIDDEN || vis == STV_INTERNAL || !scn || !gelf_getshdr(scn, &sh) ||
+			    !(sh.sh_flags & SHF_EXECINSTR))
+				continue;
+		} else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
+			continue;
+		}
+		if (mf->npsyms == cap) {
+			cap = cap ? 2 * cap : 1024;
+			mf->psyms = sp_xrealloc(mf->psyms, cap * sizeof *mf->psyms);
+		}
+		size_t len = strlen(nm);
+		struct psym *ps = &mf->psyms[mf->npsyms++];
+		ps->start = addr - bias;
+		ps->end = ps->start + sym.st_size;
+		ps->name = (uint32_t)names.len;
+		ps->len = (uint32_t)len;
+		ps->idx = (uint32_t)i;
+		ps->bind = (uint8_t)GELF_ST_BIND(sym.st_info);
+		sp_buf_add(&names, nm, len + 1);
+	}
+	mf->pnames = names.p;
+	if (!mf->npsyms)
+		return;
+	sp_sort(mf->psyms, mf->npsyms, sizeof *mf->psyms, psym_cmp);
+	size_t k = 0;
+	for (size_t i = 0; i < mf->npsyms; i++) {
+		if (k && mf->psyms[k - 1].start == mf->psyms[i].start) {
+			if (psym_better(mf->pnames, &mf->psyms[i], &mf->psyms[k - 1]))
+				mf->psyms[k - 1] = mf->psyms[i];
+			continue;
+		}
+		mf->psyms[k++] = mf->psyms[i];
+	}
+	mf->npsyms = k;
+	for (size_t i = 0; i + 1 < k; i++)
+		if (mf->psyms[i].end == mf->psyms[i].start)
+			mf->psyms[i].end = mf->psyms[i + 1].start;
+}
+
+/* The function symbol at pc (string id), 0 when pc is in none. */
+static uint32_t symbol_at(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf, uint64_t pc)
+{
+	Dwarf_Addr bias = 0;
+	if (!dwfl_module_getelf(m, &bias))
+		return 0;
+	if (!mf->psyms_built)
+		build_psyms(mf, m, bias);
+	uint64_t a = pc - bias;
+	size_t lo = 0, hi = mf->npsyms;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (mf->psyms[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || a >= mf->psyms[lo - 1].end)
+		return 0;
+	return intern_name(s, mf->pnames + mf->psyms[lo - 1].name);
+}
+
 static void resolve(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf, uint64_t pc)
 {
-	GElf_Off off;
-	GElf_Sym sym;
-	const char *symname = dwfl_module_addrinfo(m, pc, &off, &sym, NULL, NULL, NULL);
+	uint32_t symid = symbol_at(s, m, mf, pc);
 	const char *file = NULL;
 	int line = 0;
 	if (s->o.lines) {
@@ -442,9 +622,8 @@ static void resolve(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf,
 				if (tag == DW_TAG_subprogram) {
 					/* The containing function: the symbol table's name
 					 * (clones such as foo.isra.0 keep their suffix). */
-					const char *nm = symname ? symname : die_name(&chain[j]);
-					pool_add(s, frame(s, intern_name(s, nm), mf->module, cfile, cline,
-							  SP_KIND_NATIVE));
+					uint32_t nm = symid ? symid : intern_name(s, die_name(&chain[j]));
+					pool_add(s, frame(s, nm, mf->module, cfile, cline, SP_KIND_NATIVE));
 					break;
 				}
 				pool_add(s, frame(s, intern_name(s, die_name(&chain[j])), mf->module, cfile, cline,
@@ -459,11 +638,17 @@ static void resolve(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf,
 					cline = (int)v;
 			}
 			free(chain);
+		} else if (i < ns && !symid) {
+			/* No symbol (a static function of a stripped file whose
+			 * DWARF was found by build id or debuglink): DWARF's name. */
+			const char *dn = die_name(&scopes[i]);
+			if (dn && *dn)
+				symid = intern_name(s, dn);
 		}
 		free(scopes);
 	}
 	if (s->npool == before)
-		pool_add(s, frame(s, intern_name(s, symname), mf->module, file, line, SP_KIND_NATIVE));
+		pool_add(s, frame(s, symid ? symid : mf->bare, mf->module, file, line, SP_KIND_NATIVE));
 }
 
 /* ---- JIT maps (/tmp/perf-PID.map: "START SIZE NAME" in hex) ---- */
@@ -567,11 +752,42 @@ static int jit_lookup(struct sp_symbols *s, int pid, uint64_t pc, uint32_t *out)
 
 /* ---- look-ups ---- */
 
+static char *offline_debuginfo_path;
+static const Dwfl_Callbacks offline_cbs = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &offline_debuginfo_path,
+};
+
+/* The module of f in a Dwfl of its own (symbols, DWARF, debug files found
+ * as for the unwinder's), for look-ups without an unwinder. */
+static Dwfl_Module *offline_module(struct sp_modfile *f)
+{
+	if (f->off_tried)
+		return f->offm;
+	f->off_tried = 1;
+	int fd = dup(f->fd);
+	if (fd < 0 || !(f->off = dwfl_begin(&offline_cbs))) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	f->offm = dwfl_report_offline(f->off, f->name, f->path, fd); /* takes fd */
+	dwfl_report_end(f->off, NULL, NULL);
+	return f->offm;
+}
+
 size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct sp_maps *maps, int pid,
 		       uint64_t pc, const uint32_t **frames)
 {
 	Dwfl *dwfl = u ? sp_unwind_dwfl(u) : NULL;
 	Dwfl_Module *m = dwfl ? dwfl_addrmodule(dwfl, pc) : NULL;
+	/* A module spans its file's data segments too: an address there (a
+	 * broken frame-pointer chain) is in no executable mapping and is not
+	 * code (perf names it [unknown] too). */
+	if (m && maps && !sp_maps_find(maps, pc))
+		m = NULL;
 	void **ud;
 	struct sp_modfile *mf = NULL;
 	if (m) {
@@ -598,6 +814,30 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
 			return e->n;
 		}
 	}
+	/* No unwinder (pcollect --call-graph none): the sampled pc's file,
+	 * found in the process's maps, is read on its own. */
+	const struct sp_map *mp0 = !dwfl && maps ? sp_maps_find(maps, pc) : NULL;
+	struct sp_modfile *of = mp0 ? sp_symbols_modfile(s, pid, mp0) : NULL;
+	uint64_t rbias;
+	if (of && sp_modfile_bias(of, mp0, &rbias) == 0) {
+		Dwfl_Module *om = offline_module(of);
+		Dwarf_Addr obias = 0;
+		if (om && dwfl_module_getelf(om, &obias)) {
+			uint64_t vaddr = pc - rbias;
+			int found;
+			uint32_t *slot = sp_u64map_slot(&of->memo, vaddr, &found);
+			if (!found) {
+				uint32_t off = (uint32_t)s->npool;
+				resolve(s, om, of, vaddr + obias);
+				uint32_t e = new_entry(s, off);
+				slot = sp_u64map_slot(&of->memo, vaddr, &found);
+				*slot = e;
+			}
+			const struct entry *e = &s->ent[*slot - 1];
+			*frames = s->pool + e->off;
+			return e->n;
+		}
+	}
 	/* No ELF module: JIT code named in /tmp/perf-PID.map, or unknown. */
 	if (jit_lookup(s, pid, pc, &s->one)) {
 		*frames = &s->one;
@@ -605,8 +845,11 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
 	}
 	const struct sp_map *mp = maps ? sp_maps_find(maps, pc) : NULL;
 	struct sp_frame f = { s->unknown_name, 0, 0, 0, 0, SP_KIND_NATIVE };
-	if (mp && mp->path[0])
+	if (mp && mp->path[0]) {
 		f.module = sp_str_intern(s->p, mp->path, strlen(mp->path));
+		if (mp->path[0] == '/')
+			f.name = bare_name(s->p, mp->path); /* "[memfd:x (deleted)]", a file that is not ELF */
+	}
 	s->one = sp_frame_intern(s->p, &f);
 	*frames = &s->one;
 	return 1;
@@ -690,7 +933,8 @@ size_t sp_symbols_kernel(struct sp_symbols *s, uint64_t pc, const uint32_t **fra
 			else
 				hi = mid;
 		}
-		struct sp_frame fr = { s->unknown_name, s->kmodule, 0, 0, 0, SP_KIND_KERNEL };
+		/* no symbol: "[kernel.kallsyms]", as the perl names perf's */
+		struct sp_frame fr = { s->kmodule, s->kmodule, 0, 0, 0, SP_KIND_KERNEL };
 		if (lo)
 			fr.name = sp_str_intern(s->p, s->kbuf + s->ksyms[lo - 1].name, s->ksyms[lo - 1].len);
 		uint32_t id = sp_frame_intern(s->p, &fr);

@@ -27,6 +27,15 @@ struct sp_unwind;
 struct sp_symbols_opts {
 	int lines;     /* file:line on frames (one frame per line, then) */
 	int no_inline; /* do not expand inlined functions */
+	/* Offline (a recording, the processes are gone): never open
+	 * /proc/PID/map_files.  locate (may be NULL) chooses the file of a
+	 * mapping: it writes a path into buf and returns 1, or returns 0 to
+	 * refuse the mapping; without it a path is used when its device and
+	 * inode match the mapping's (or the mapping has none), and the vdso is
+	 * this machine's.  See collect.h. */
+	int offline;
+	int (*locate)(void *ctx, int pid, const struct sp_map *m, char *buf, size_t n);
+	void *locate_ctx;
 };
 
 struct sp_symbols;

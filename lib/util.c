@@ -1,6 +1,7 @@
 /* util.c — buffers, arenas, errors, hashing. */
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -294,4 +295,65 @@ size_t sp_parse_u64(const char *s, const char *end, uint64_t *out)
 	}
 	*out = v;
 	return (size_t)(p - s);
+}
+
+/* Rust's legacy mangling, as perf and __cxa_demangle leave it:
+ * "_$LT$core..str..Chars$LT$$u27$a$GT$$u20$as$u20$Iterator$GT$::next::h3192360e451206ea"
+ * -> "<core::str::Chars<'a> as Iterator>::next" (as inferno and rustc-demangle
+ * print it).  Only names that end in the "::h" + 16 hex digits hash are
+ * touched.  The result is never longer; returns its length. */
+size_t sp_rust_tidy(char *s, size_t n)
+{
+	if (n < 20 || memcmp(s + n - 19, "::h", 3))
+		return n;
+	for (size_t i = n - 16; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return n;
+	n -= 19;
+	static const struct { const char *esc; char c; } tab[] = {
+		{ "$LT$", '<' }, { "$GT$", '>' }, { "$RF$", '&' }, { "$BP$", '*' }, { "$C$", ',' },
+		{ "$SP$", '@' }, { "$LP$", '(' }, { "$RP$", ')' },
+	};
+	size_t i = 0, o = 0;
+	if (n >= 2 && s[0] == '_' && s[1] == '$')
+		i = 1; /* "_$LT$..." is how a name that starts with '<' is mangled */
+	while (i < n) {
+		char c = s[i];
+		if (c == '.' && i + 1 < n && s[i + 1] == '.') {
+			s[o++] = ':';
+			s[o++] = ':';
+			i += 2;
+			continue;
+		}
+		if (c == '$') {
+			size_t k, done = 0;
+			for (k = 0; k < sizeof tab / sizeof *tab && !done; k++) {
+				size_t l = strlen(tab[k].esc);
+				if (i + l <= n && !memcmp(s + i, tab[k].esc, l)) {
+					s[o++] = tab[k].c;
+					i += l;
+					done = 1;
+				}
+			}
+			if (done)
+				continue;
+			/* $uXX$: a character by its hex code */
+			if (i + 5 <= n && s[i + 1] == 'u') {
+				size_t j = i + 2;
+				unsigned v = 0;
+				while (j < n && j < i + 8 && isxdigit((unsigned char)s[j])) {
+					v = v * 16 + (unsigned)(isdigit((unsigned char)s[j]) ? s[j] - '0' : (s[j] | 32) - 'a' + 10);
+					j++;
+				}
+				if (j < n && s[j] == '$' && j > i + 2 && v >= 0x20 && v < 0x7f) {
+					s[o++] = (char)v;
+					i = j + 1;
+					continue;
+				}
+			}
+		}
+		s[o++] = c;
+		i++;
+	}
+	return o;
 }

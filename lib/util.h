@@ -143,5 +143,8 @@ static inline uint32_t sp_u64map_get(const struct sp_u64map *m, uint64_t key, in
 
 /* Decimal parsing helpers: return the number of bytes consumed, 0 if none. */
 size_t sp_parse_u64(const char *s, const char *end, uint64_t *out);
+/* Rewrite a half-demangled Rust legacy name in place ("_$LT$a..B$GT$::f::h0123456789abcdef"
+ * -> "<a::B>::f"); other names are left alone.  Returns the new length. */
+size_t sp_rust_tidy(char *s, size_t n);
 
 #endif

@@ -7,7 +7,20 @@ set -u
 : "${SP_LABEL:=}"
 export PATH="$SP_BIN:$PATH"
 T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+# A sanitizer report in any file the test kept (a command's captured stderr)
+# fails the test, whatever exit status it checked: under tests/run.sh the
+# build-asan commands make every report fatal, but a test that expects a
+# failing exit or reads only a pipeline's output would not notice.  (A test
+# that sets its own EXIT trap should call sp_cleanup from it.)
+sp_cleanup() {
+	local f re='runtime error:|ERROR: AddressSanitizer|ERROR: LeakSanitizer'
+	grep -rlIE -- "$re" "$T" 2>/dev/null | while IFS= read -r f; do # text files: a Go binary holds "runtime error:"
+		echo "not ok - $SP_LABEL$(basename "$0"): sanitizer report in ${f#"$T"/}"
+		grep -aE -A10 -- "$re" "$f" | head -24 | sed 's/^/  /'
+	done
+	rm -rf "$T"
+}
+trap sp_cleanup EXIT
 CONF=${SP_CONFORMANCE:-$SP_TOP/../shared/conformance}
 
 ok() { echo "ok - $SP_LABEL$*"; }

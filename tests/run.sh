@@ -3,7 +3,10 @@
 #   1. C unit tests (build/tests/*), then the same under ASan+UBSan
 #      (build-asan/tests/*);
 #   2. command tests tests/cmd/t*.sh with SP_BIN=bin, then SP_BIN=build-asan/bin;
-#   3. a short libFuzzer run of every target in build/fuzz/.
+#   3. a short libFuzzer run of every target in build/fuzz/ (tests/fuzz/fuzz.sh).
+# SP_NO_ASAN=1 and SP_NO_FUZZ=1 leave out the ASan and fuzz steps,
+# SP_CMD_TESTS='tests/cmd/t02*.sh' chooses command tests, SP_FUZZ_SECONDS
+# sets the length of each fuzz run (10).
 # Every test prints one line: "ok - NAME", "not ok - NAME" or
 # "skip - NAME # reason".  The last line is "N passed, N failed, N skipped".
 cd "$(dirname "$0")/.."
@@ -35,13 +38,37 @@ run_units() { # dir label
 			grep -q '^not ok' "$log/out" || echo "not ok - $name exited non-zero" >>"$log/out"
 		fi
 		sed "s/^\(ok\|not ok\|skip\) - /\1 - $name: /" "$log/out" | grep -E '^(ok|not ok|skip) ' > "$log/lines"
+		[ -n "$2" ] && san_check "$name" "$log/out" "$log/err" >> "$log/lines"
 		tally < "$log/lines"
 	done
 }
 
+# Sanitizer reports are failures wherever they end up.  Under ASan+UBSan
+# (ASAN_OPTIONS/UBSAN_OPTIONS below): every report is fatal (halt_on_error), ASan and LSan
+# reports go to files $log/san/asan.PID as well as ending the process with
+# exit 86, UBSan ones (gcc's libubsan ignores log_path) to stderr with exit
+# 87 — no command exits 86 or 87 itself, so a test that checks the exit
+# status fails; tests/lib.sh fails a test whose captured output files hold a
+# report, and san_check fails it for a report file or report text in the
+# test's own output.
+SAN_RE='runtime error:|ERROR: AddressSanitizer|ERROR: LeakSanitizer|SUMMARY: [A-Za-z]*Sanitizer'
+mkdir -p "$log/san"
+san_asan=detect_leaks=1:halt_on_error=1:exitcode=86:log_path=$log/san/asan
+san_ubsan=halt_on_error=1:print_stacktrace=1:exitcode=87
+san_check() { # name files...: "not ok" if a sanitizer reported anything
+	local name=$1; shift
+	local reports=("$log"/san/asan.*)
+	[ -e "${reports[0]}" ] || reports=()
+	if [ ${#reports[@]} -gt 0 ] || grep -qE "$SAN_RE" "$@" 2>/dev/null; then
+		{ cat "${reports[@]}" /dev/null; grep -hE -A12 "$SAN_RE" "$@" 2>/dev/null; } | head -40 | sed 's/^/  /'
+		echo "not ok - $name: sanitizer report (above)"
+		rm -f "${reports[@]}"
+	fi
+}
+
 run_cmds() { # bindir label
 	local t
-	for t in tests/cmd/t*.sh; do
+	for t in ${SP_CMD_TESTS:-tests/cmd/t*.sh}; do
 		[ -f "$t" ] || continue
 		SP_TOP=$top SP_BIN=$top/$1 SP_LABEL=$2 bash "$t" > "$log/out" 2>"$log/err"
 		rc=$?
@@ -51,6 +78,7 @@ run_cmds() { # bindir label
 			sed "s/^/  /" "$log/err" | tail -20
 		fi
 		grep -E '^  ' "$log/out" | head -60
+		[ -n "$2" ] && san_check "$2$(basename "$t")" "$log/out" "$log/err" >> "$log/lines"
 		tally < "$log/lines"
 	done
 }
@@ -59,32 +87,28 @@ echo "# unit tests"
 run_units build ""
 if [ -z "$SP_NO_ASAN" ] && [ -d build-asan/tests ]; then
 	echo "# unit tests under ASan+UBSan"
-	ASAN_OPTIONS=detect_leaks=1 run_units build-asan "asan:"
+	ASAN_OPTIONS=$san_asan UBSAN_OPTIONS=$san_ubsan run_units build-asan "asan:"
 fi
 echo "# command tests"
 run_cmds bin ""
 if [ -z "$SP_NO_ASAN" ] && [ -d build-asan/bin ]; then
 	echo "# command tests under ASan+UBSan"
-	ASAN_OPTIONS=detect_leaks=1 run_cmds build-asan/bin "asan:"
+	ASAN_OPTIONS=$san_asan UBSAN_OPTIONS=$san_ubsan run_cmds build-asan/bin "asan:"
 fi
 if [ -z "$SP_NO_FUZZ" ]; then
 	echo "# short fuzz runs (${SP_FUZZ_SECONDS:-10}s each; 'make fuzz' runs long ones)"
 	found=0
 	for f in build/fuzz/*; do
-		[ -x "$f" ] || continue
+		[ -f "$f" ] && [ -x "$f" ] || continue
 		found=1
-		n=$(basename "$f")
-		mkdir -p "$log/corpus/$n"
-		seeds=tests/fuzz/corpus/$n
-		[ -d "$seeds" ] || seeds=
-		if "$f" -max_total_time="${SP_FUZZ_SECONDS:-10}" -rss_limit_mb=2048 "$log/corpus/$n" $seeds >"$log/fz" 2>&1; then
-			echo "ok - fuzz $n ($(grep -o 'Done [0-9]* runs' "$log/fz" | head -1))" | tally
-		else
-			tail -30 "$log/fz"
-			echo "not ok - fuzz $n found a crash (see above)" | tally
-		fi
+		# tests/fuzz/fuzz.sh fails on a crash, a sanitizer report (even
+		# one that did not stop the run), a leak or a slow input, and
+		# names the reproducer it kept under build/fuzz-artifacts/.
+		# (tally < <(...), not ... | tally: a pipe would run tally in a
+		# subshell and lose its counts.)
+		tally < <(FUZZ_CORPUS=$log/corpus bash tests/fuzz/fuzz.sh "${SP_FUZZ_SECONDS:-10}" "$f")
 	done
-	[ $found = 1 ] || echo "skip - fuzz # no fuzz targets built (clang with libFuzzer missing?)" | tally
+	[ $found = 1 ] || tally <<< "skip - fuzz # no fuzz targets built (clang with libFuzzer missing?)"
 fi
 if [ ${#failed_names[@]} -gt 0 ]; then
 	echo "# failures:"

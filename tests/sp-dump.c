@@ -56,6 +56,12 @@ static void header(struct dump *d, struct sp_profile *p)
 	for (int i = 0; i < sp_profile_nvalues(p); i++)
 		printf("%s%s", i ? "," : "", sp_profile_value_name(p, i));
 	printf("\n");
+	if (sp_profile_nvalues(p)) {
+		printf("units ");
+		for (int i = 0; i < sp_profile_nvalues(p); i++)
+			printf("%s%s", i ? "," : "", sp_value_unit(p, i, 0));
+		printf("\n");
+	}
 }
 
 static int on_meta(struct sp_sink *s, struct sp_profile *p, struct sp_err *err)

@@ -85,6 +85,13 @@
 		ip = ip.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 		return (v < 0 ? "-" : "") + ip + fp;
 	}
+	/* A value with its unit: time ("ns" in the data) as ms or s, counts
+	 * as "14 samples", the same words as preport and pdiff --report. */
+	function val(v) {
+		if (D.unit !== "ns") return fmt(v) + " " + D.unit;
+		var x = v / D.scale * D.factor, a = Math.abs(x);
+		return a >= 1e9 ? (x / 1e9).toFixed(2) + " s" : (x / 1e6).toFixed(2) + " ms";
+	}
 	function pct(a, b) { return b > 0 ? (100 * a / b).toFixed(2) + "%" : "-"; }
 	function fit(i, px) {
 		var c = Math.floor(px / (D.fs * D.fw)), t = D.names[name[i]];
@@ -95,18 +102,20 @@
 	function detail(i) {
 		var t;
 		if (!D.diff) {
-			t = fmt(w[i]) + " " + D.unit + ", " + pct(w[i], w[0]);
+			t = val(w[i]) + ", " + pct(w[i], w[0]);
 		} else {
 			var after = D.removed ? other[i] : w[i], before = D.removed ? w[i] : other[i];
 			var tot = D.removed ? other[0] : w[0], ch = after - before;
-			t = fmt(after) + " " + D.unit + ", " + pct(after, tot) + "; before " + fmt(before) +
-				", change " + (ch > 0 ? "+" : "") + fmt(ch) +
+			t = val(after) + ", " + pct(after, tot) + "; before " + val(before) +
+				", change " + (ch > 0 ? "+" : "") + val(ch) +
 				(before > 0 ? " (" + (ch > 0 ? "+" : "") + pct(ch, before) + ")" : after > 0 ? " (new)" : "");
 		}
 		if (zoomed && i) t += "; " + pct(w[i], w[zoomed]) + " of zoomed";
 		return t;
 	}
-	function info(i) { return (i ? D.names[name[i]] : "all") + " (" + detail(i) + ")"; }
+	/* " at file.c:12" when the input has source lines */
+	function src(i) { var s = i && D.srcs ? D.srcs[name[i]] : ""; return s ? " at " + s : ""; }
+	function info(i) { return (i ? D.names[name[i]] : "all") + src(i) + " (" + detail(i) + ")"; }
 	function colour(i) {
 		if (match && i && match[name[i]]) return D.sc;
 		if (!D.diff) return "#" + D.colours.substr(6 * name[i], 6);
@@ -403,6 +412,7 @@
 		var lines = [], nm = i ? D.names[name[i]] : "all", per = Math.max(20, Math.floor(D.W * 0.6 / 6.5)), k;
 		for (k = 0; k < nm.length && lines.length < 8; k += per) lines.push(nm.slice(k, k + per));
 		if (k < nm.length) lines[lines.length - 1] += "\u2026";
+		if (src(i)) lines.push(src(i).slice(1).slice(0, per * 2));
 		lines.push(detail(i));
 		while (tip.childNodes.length > 1) tip.removeChild(tip.lastChild);
 		var lh = 13, wmax = 0;

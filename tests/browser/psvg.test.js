@@ -75,6 +75,16 @@ function share(lines, re, prefix = []) {
 	const rec = render('rec', 'main;a;b;a;b 10\nmain;a 5\nmain;c 5\n');
 	const deepPath = ['main'].concat(Array.from({ length: 118 }, (_, k) => 'deep' + k)).join(';');
 	const deep = render('deep', Array.from({ length: 20 }, (_, k) => `main;work;f${k} 500\n`).join('') + deepPath + ' 1\n');
+	// perf script of cpu-clock (the demo's real recording): its period is
+	// time, shown as ms/s in tooltips, the details bar and the flame chart.
+	const demo = path.join(__dirname, '../../share/demo/perf-demo.txt.gz');
+	const timed = render('timed', { file: demo });
+	const chart = render('chart', { file: demo }, ['--flamechart']);
+	// frames with source lines (speedscope JSON with file and line, as from a
+	// pcollect --lines stream): file:line in the details bar and the tooltip
+	const pysrc = render('pysrc', JSON.stringify({ $schema: 'https://www.speedscope.app/file-format-schema.json',
+		shared: { frames: [{ name: 'main', file: 'app.c', line: 10 }, { name: 'work', file: 'app.c', line: 20 }, { name: 'work', file: 'app.c', line: 21 }] },
+		profiles: [{ type: 'sampled', name: 't', unit: 'none', startValue: 0, endValue: 8, samples: [[0, 1], [0, 2]], weights: [5, 3] }] }));
 	const diffIn = path.join(conf, 'inferno/svg-differential/input.folded');
 	const diff = render('diff', { file: diffIn });
 	const evilNames = [
@@ -244,6 +254,31 @@ function share(lines, re, prefix = []) {
 		st = await state();
 		check('clicking a sliver zooms to it', st.zoomed === s2, JSON.stringify(st));
 
+		// ---- units: time as ms/s, not a period sum called samples ----
+		for (const [what, file] of [['flame graph', timed], ['flame chart', chart]]) {
+			await open(file);
+			r = await rectOf(1);
+			await page.mouse.move(r.x, r.y);
+			const dt = await text('details');
+			check(`${what} of a cpu-clock recording: the details bar shows time (ms or s), not samples`,
+				/\([\d,]+\.\d\d (ms|s), [\d.]+%/.test(dt) && !/samples/.test(dt), dt);
+		}
+
+		// ---- source lines ----
+		await open(pysrc);
+		const iw = await page.evaluate(() => spflame.api.find('work'));
+		r = await rectOf(iw);
+		await page.mouse.move(r.x, r.y);
+		const dsrc = await text('details');
+		const tipText = await page.evaluate(() => [...document.querySelectorAll('#tip text')].map((e) => e.textContent).join(' | '));
+		check('a frame with source lines shows where it is in the details bar and the tooltip',
+			/^Function: work at app\.c, several lines \(8 samples, 100\.00%/.test(dsrc) && /app\.c, several lines/.test(tipText), `${dsrc} / ${tipText}`);
+		const im = await page.evaluate(() => spflame.api.find('main'));
+		r = await rectOf(im);
+		await page.mouse.move(r.x, r.y);
+		const dmod = await text('details');
+		check('... and one line when all its frames agree', /^Function: main at app\.c:10 \(/.test(dmod), dmod);
+
 		// ---- recursion is counted once ----
 		await open(rec);
 		await page.evaluate(() => spflame.api.search('^a$'));
@@ -271,7 +306,7 @@ function share(lines, re, prefix = []) {
 		r = await rectOf(1);
 		await page.mouse.move(r.x, r.y);
 		const dd = await text('details');
-		check('a differential tooltip shows both values and the change', /samples, [\d.]+%; before \d+, change [-+]?\d/.test(dd), dd);
+		check('a differential tooltip shows both values and the change', /samples, [\d.]+%; before \d+ samples, change [-+]?\d+ samples/.test(dd), dd);
 
 		// ---- hostile names execute nothing and render as text ----
 		dialogs = [];

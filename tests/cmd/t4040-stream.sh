@@ -34,8 +34,8 @@ expect_eq "traced pdiff --split: a (normalised to 20) = fast calls, b = slow" "$
 
 # pmerge --tag: the stream's host metadata names the tower
 pmerge --tag "$T/a.sp" "$T/b.sp" | pfold > "$T/o"
-printf 'srv;hostA;main;handle_request;work_fast 36\nsrv;hostA;main;handle_request;work_slow 20\nsrv;hostB;main;handle_request;work_fast 36\nsrv;hostB;main;handle_request;work_slow 20\n' > "$T/w"
-expect_eq "pmerge --tag: a root frame per host (host metadata)" "$T/w" "$T/o"
+printf 'hostA;srv;main;handle_request;work_fast 36\nhostA;srv;main;handle_request;work_slow 20\nhostB;srv;main;handle_request;work_fast 36\nhostB;srv;main;handle_request;work_slow 20\n' > "$T/w"
+expect_eq "pmerge --tag: a root frame per host (host metadata), above the thread's" "$T/w" "$T/o"
 pmerge "$T/a.sp" "$T/b.sp" | sp-dump | grep -c '^meta host=' > "$T/o"; echo 2 > "$T/w"
 expect_eq "pmerge keeps every input's metadata" "$T/w" "$T/o"
 pfilter --stats -e work_slow "$T/a.sp" 2> "$T/e" > /dev/null

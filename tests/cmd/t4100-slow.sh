@@ -49,7 +49,7 @@ a=$(weight 'handle_request' "$T/all.folded") b=$(( $(weight . "$T/slow.folded") 
 if [ "$a" = "$b" ]; then ok "--slow + --fast = every sample inside handle_request"; else notok "--slow + --fast = $b, want $a"; fi
 ps=$(weight 'parse_request' "$T/slow.folded") pa=$(weight 'parse_request' "$T/all.folded")
 if [ "$ps" -gt 0 ] && [ $((ps * 5)) -lt "$pa" ]; then ok "--slow keeps parse_request of the slow calls only ($ps of $pa)"; else notok "parse_request in slow calls: $ps of $pa"; fi
-preport -n 1 --format tsv "$T/slow.folded" | tail -1 | cut -f5 > "$T/o"
+preport -n 1 -O tsv "$T/slow.folded" | tail -1 | cut -f5 > "$T/o"
 pfilter --max-gap=100000 --cpu-time --slow handle_request:95 "$T/s.sp" 2>/dev/null | preport --tree --min-share 5 > "$T/tree"
 if grep -q ' slow_path$' "$T/tree" && ! grep -q fast_path "$T/tree"; then ok "preport of the slow calls shows the slow path"; else notok "preport of slow calls"; cat "$T/tree"; fi
 

@@ -10,7 +10,7 @@ t6_build shares t6-shares.c -O2 -g -fomit-frame-pointer -pthread || exit 0
 t6_probe || exit 0
 # The target: two named workers (75% / 25%), re-created every 0.3 s, for ever.
 if ! t6_start shares 0.3 wait; then notok "attach: the target did not start"; exit 0; fi
-trap 'kill -9 $TPID 2>/dev/null; rm -rf "$T"' EXIT
+trap 'kill -9 $TPID 2>/dev/null; sp_cleanup' EXIT
 
 pcollect -p "$TPID" -d 1 -F 499 -o "$T/a.sp" 2> "$T/e"; rc=$?
 expect_rc "attach -d 1: exit 0" 0 $rc
@@ -36,7 +36,12 @@ else notok "attach: hot_loop share $share% (hot $hot, cold $cold)"; fi
 for sig in INT TERM; do
 	pcollect -p "$TPID" -o "$T/$sig.sp" 2>/dev/null &
 	pc=$!
-	sleep 0.7
+	# signal once samples are flowing (the temporary beside the -o file
+	# grows), not after a fixed time: ASan on a loaded machine starts slowly
+	for i in $(seq 150); do
+		[ "$(cat "$T"/.$sig.sp.* 2>/dev/null | wc -c)" -gt 2000 ] && break
+		sleep 0.1
+	done
 	kill -$sig $pc
 	wait $pc; rc=$?
 	if [ $rc = 0 ] && sp-dump "$T/$sig.sp" > "$T/$sig.txt" 2>&1 && grep -q '^sample' "$T/$sig.txt"; then

@@ -9,7 +9,7 @@
 
 t6_build hang t7-hang.c -O2 -g -fomit-frame-pointer -lpthread || exit 0
 PIDS=""
-trap 'for p in $PIDS; do kill -9 -- -$p 2>/dev/null; done; rm -rf "$T"' EXIT
+trap 'for p in $PIDS; do kill -9 -- -$p 2>/dev/null; done; sp_cleanup' EXIT
 
 # start MODE ARGS: run t7-hang in its own process group; sets HP, OUT.
 start() {
@@ -68,15 +68,15 @@ if start mutex; then
 		pcollect --snapshot -t '^holder$' -p "$HP" > "$T/snap2"
 		n=$(grep -c '^thread ' "$T/snap2")
 		if [ "$n" = 1 ] && grep -q "^thread $holder (holder)" "$T/snap2"; then ok "-t: only the holder"; else notok "-t: $n threads"; fi
-		# the stream feeds every other command: pfold of it = --format=folded
-		pcollect --snapshot --format=stream -p "$HP" -o "$T/s.sp"
-		pcollect --snapshot --format=folded -p "$HP" > "$T/f.folded"
+		# the stream feeds every other command: pfold of it = -O folded
+		pcollect --snapshot -O stream -p "$HP" -o "$T/s.sp"
+		pcollect --snapshot -O folded -p "$HP" > "$T/f.folded"
 		pfold "$T/s.sp" > "$T/s.folded"
-		expect_eq "--format=stream | pfold = --format=folded" "$T/f.folded" "$T/s.folded"
+		expect_eq "-O stream | pfold = -O folded" "$T/f.folded" "$T/s.folded"
 		expect_grep "folded: main's leaf is [futex wait]" '^hang;.*main_blocked_on_mutex;.*\[futex wait\] 1$' "$T/f.folded"
 		expect_grep "folded: the holder's leaf is [clock_nanosleep wait]" '^holder;.*hold_lock_and_sleep;.*\[clock_nanosleep wait\] 1$' "$T/f.folded"
 		# repeated snapshots: wall-clock samples, one per thread per snapshot
-		pcollect --snapshot -n 5 -i 0.01 -p "$HP" | pfold > "$T/n.folded"
+		pcollect --snapshot -c 5 -i 0.01 -p "$HP" | pfold > "$T/n.folded"
 		expect_grep "-n 5: five samples of each thread" '^holder;.*\[clock_nanosleep wait\] 5$' "$T/n.folded"
 		if [ "$(awk '{ s += $NF } END { print s }' "$T/n.folded")" = 10 ]; then ok "-n 5: 2 threads x 5 snapshots"; else notok "-n 5 total"; cat "$T/n.folded"; fi
 		sp-dump "$T/s.sp" > "$T/dump" 2>&1
@@ -198,7 +198,7 @@ if start many 100; then
 	done
 	# SIGINT during a stop of -n: the threads go, the stream still ends
 	# with its trailer (pfold reads it), and the message says why
-	SP_SNAPSHOT_TEST_PAUSE_MS=20000 pcollect --snapshot -n 3 -p "$HP" -o "$T/int.sp" 2> "$T/int.err" &
+	SP_SNAPSHOT_TEST_PAUSE_MS=20000 pcollect --snapshot -c 3 -p "$HP" -o "$T/int.sp" 2> "$T/int.err" &
 	cp=$!
 	for _ in $(seq 100); do grep -q "^TracerPid:[[:space:]]*$cp$" "/proc/$HP/status" && break; sleep 0.05; done
 	kill -INT "$cp"; wait "$cp"; rc=$?
@@ -228,7 +228,7 @@ kill "$catp" 2> /dev/null; wait "$catp" 2> /dev/null
 sleep 0.5 &
 sp=$!
 for _ in $(seq 100); do case "$(cat /proc/$sp/syscall 2>/dev/null)" in 230\ *|35\ *) break ;; esac; sleep 0.01; done
-pcollect --snapshot -n 200 -i 0.02 -p "$sp" -o "$T/ex.sp" 2> "$T/ex.err"; rc=$?
+pcollect --snapshot -c 200 -i 0.02 -p "$sp" -o "$T/ex.sp" 2> "$T/ex.err"; rc=$?
 wait "$sp"
 n=$(sed -n 's/.*exited after \([0-9]*\) snapshots.*/\1/p' "$T/ex.err")
 pfold "$T/ex.sp" > "$T/ex.folded" 2> "$T/ex.ferr"; frc=$?

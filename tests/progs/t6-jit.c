@@ -1,7 +1,12 @@
 /* t6-jit.c — "JIT" code for pcollect tests: copies a small machine-code
  * loop (x86-64) into an anonymous executable mapping, names it in
  * /tmp/perf-PID.map as a JIT would (node --perf-basic-prof, python -X perf)
- * and runs it for SECONDS (argv[1], default 1).  Removes the map at exit. */
+ * and runs it for SECONDS (argv[1], default 1).  With LATE (argv[2]) it
+ * runs the code for LATE seconds before writing the map, as a JIT that
+ * names code after it first ran.  Removes the map at exit, unless KEEP
+ * (argv[3] is "keep"): then it prints the map's path on standard output
+ * for the caller to remove (a collector slowed down by a busy machine may
+ * look for the map only after the process exited). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +34,7 @@ __attribute__((noinline)) void call_jit(void (*f)(void), double seconds)
 
 int main(int argc, char **argv)
 {
-	double seconds = argc > 1 ? atof(argv[1]) : 1;
+	double seconds = argc > 1 ? atof(argv[1]) : 1, late = argc > 2 ? atof(argv[2]) : 0;
 #if !defined(__x86_64__)
 	fprintf(stderr, "t6-jit: x86-64 only\n");
 	return 77;
@@ -40,6 +45,8 @@ int main(int argc, char **argv)
 	memcpy(p, code, sizeof code);
 	if (mprotect(p, 4096, PROT_READ | PROT_EXEC) < 0)
 		return 1;
+	if (late > 0)
+		call_jit((void (*)(void))p, late);
 	char path[64];
 	snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)getpid());
 	FILE *f = fopen(path, "w");
@@ -48,6 +55,9 @@ int main(int argc, char **argv)
 	fprintf(f, "%lx %zx jit_spin_loop\n", (unsigned long)(uintptr_t)p, sizeof code);
 	fclose(f);
 	call_jit((void (*)(void))p, seconds);
-	unlink(path);
+	if (argc > 3 && !strcmp(argv[3], "keep"))
+		printf("%s\n", path);
+	else
+		unlink(path);
 	return 0;
 }

@@ -1,0 +1,94 @@
+/* pcollect's target of -p: checked before sampling (a thread id, a
+ * zombie), watched during it (gone?), and, when nothing was sampled, the
+ * likely reason. */
+#include "cmd.h"
+#include "snapshot.h"
+#include "pcollect.h"
+
+static int dead(char state) { return state == 'Z' || state == 'X'; }
+
+/* -p PID: it exists and is not a zombie; a thread id means that thread of
+ * its process.  Returns 0, or -1 after saying what is wrong. */
+int pcollect_check_target(struct coll *c)
+{
+	struct sp_proc_info pi;
+	int pid = sp_proc_tgid(c->o.pid);
+	if (sp_proc_info(pid, &pi) < 0) {
+		sp_error("no process %d", c->o.pid);
+		return -1;
+	}
+	if (pid != c->o.pid) {
+		struct sp_proc_info ti;
+		if (sp_proc_info(c->o.pid, &ti) < 0 || dead(ti.state)) {
+			sp_error("thread %d of process %d (%s) has exited", c->o.pid, pid, pi.comm);
+			return -1;
+		}
+		c->tid = c->o.pid;
+		if (!c->o.quiet)
+			sp_error("%d is a thread of process %d (%s): sampling thread %d (%s) only, and the threads "
+				 "it creates (-p %d for the whole process)", c->tid, pid, pi.comm, c->tid, ti.comm, pid);
+		c->o.pid = pid;
+	}
+	if (dead(pi.state) && sp_snap_live_tid(pid) == pid) {
+		sp_error("process %d (%s) is a zombie: it has exited and its parent has not yet collected its "
+			 "exit status; there is nothing left to sample", pid, pi.comm);
+		return -1;
+	}
+	c->cpu0_ns = pi.cpu_ns;
+	return 0;
+}
+
+/* The target exited (a zombie not yet reaped counts as gone). */
+int pcollect_target_gone(const struct coll *c)
+{
+	struct sp_proc_info pi;
+	if (c->tid)
+		return sp_proc_info(c->tid, &pi) < 0 || dead(pi.state);
+	if (sp_proc_info(c->o.pid, &pi) < 0)
+		return 1;
+	return dead(pi.state) && sp_snap_live_tid(c->o.pid) == c->o.pid;
+}
+
+/* No sample was written: say why it is likely so. */
+void pcollect_explain_empty(struct coll *c, double seconds)
+{
+	const struct sp_collect_stats *cs = sp_collect_stats(c->eng);
+	struct sp_proc_info pi;
+	int alive = c->o.pid && sp_proc_info(c->tid ? c->tid : c->o.pid, &pi) == 0;
+	if (c->o.threads && cs->threads && !cs->kept_threads) {
+		struct sp_buf b = SP_BUF_INIT;
+		size_t i;
+		const char *name;
+		for (i = 0; i < 8 && (name = sp_collect_thread(c->eng, i, NULL)); i++) {
+			sp_buf_adds(&b, i ? ", " : "");
+			sp_buf_adds(&b, name);
+		}
+		if (cs->threads > i)
+			sp_buf_adds(&b, ", ...");
+		sp_error("no samples: no thread matched -t '%s' (the %llu thread%s seen: %s)", c->o.threads,
+			 (unsigned long long)cs->threads, cs->threads == 1 ? "" : "s", sp_buf_cstr(&b));
+		sp_buf_release(&b);
+	} else if (alive && pi.kthread) {
+		sp_error("no samples: %d (%s) is a kernel thread: it has no user stack, and it did not run while "
+			 "sampled%s", c->tid ? c->tid : c->o.pid, pi.comm,
+			 c->o.no_kernel ? " (and --no-kernel drops kernel samples)" : "");
+	} else if (cs->no_user) {
+		sp_error("no samples: the %llu samples taken had no user stack (kernel threads) and kernel frames "
+			 "are not available", (unsigned long long)cs->no_user);
+	} else if (alive && (double)(pi.cpu_ns - c->cpu0_ns) / 1e9 >= 1.0 / c->o.freq) {
+		sp_error("no samples, though %s %d used %.3f s of CPU in %.1f s: its threads were too short-lived "
+			 "for -F %u (a thread is sampled after %.3f s of its own CPU time; a higher -F samples more)",
+			 c->tid ? "thread" : "process", c->tid ? c->tid : c->o.pid,
+			 (double)(pi.cpu_ns - c->cpu0_ns) / 1e9, seconds, c->o.freq, 1.0 / c->o.freq);
+	} else if (alive) {
+		double cpu = (double)(pi.cpu_ns - c->cpu0_ns) / 1e9;
+		sp_error("no samples: %s %d used %.3f s of CPU in %.1f s, less than one sample period at -F %u "
+			 "(%.3f s): its threads were blocked or idle, or too short-lived (a higher -F samples "
+			 "more; pcollect --snapshot shows where threads wait)", c->tid ? "thread" : "process",
+			 c->tid ? c->tid : c->o.pid, cpu < 0 ? 0 : cpu, seconds, c->o.freq, 1.0 / c->o.freq);
+	} else {
+		sp_error("no samples: the %s ran too little CPU time for -F %u (%.3f s per sample per thread), "
+			 "or its threads were too short-lived (a higher -F samples more)",
+			 c->o.pid ? "process" : "command", c->o.freq, 1.0 / c->o.freq);
+	}
+}

@@ -1,0 +1,416 @@
+/* collect.c — the sampling engine (see collect.h): threads, processes and
+ * their unwinders, the whole-stack cache, and the dispatch of a raw sample
+ * to the right unwinding (kernel callchain, user frame-pointer chain, or
+ * libdwfl on registers plus a stack copy). */
+#include <fcntl.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collect.h"
+#include "unwind.h"
+
+#define MAX_PCS 256
+
+struct thr {
+	int pid, tid;
+	uint32_t name;   /* string id */
+	uint32_t id;     /* profile thread id for (pid, tid, name) */
+	int keep;        /* the thread filter matched the current name */
+};
+
+struct stack_ent {
+	uint64_t hash, serial, gen;
+	uint32_t nk, n; /* kernel pcs, all pcs */
+	uint32_t off;   /* pcs in the arena */
+	uint32_t node;
+};
+
+struct sp_collect {
+	struct sp_collect_opts o;
+	struct sp_profile *p;
+	struct sp_sink *sink;
+	struct sp_symbols *syms;
+	struct sp_procs *procs;
+	regex_t re;
+	int have_re;
+	uint32_t event;
+	uint32_t kernel_frame; /* no_kallsyms: the one kernel frame */
+	uint32_t unknown;      /* the string "[unknown]" */
+	/* threads by tid */
+	struct thr *thr;
+	size_t nthr, capthr;
+	struct sp_u64map thridx; /* tid -> index + 1 */
+	/* whole-stack cache */
+	struct stack_ent *ents;
+	size_t nents, capents;
+	struct sp_u64map stackidx; /* hash -> index + 1 */
+	uint64_t *pcarena;
+	size_t npc, cappc;
+	uint32_t *fr;
+	size_t capfr;
+	struct sp_collect_stats st;
+	int write_failed;
+	struct sp_err werr;
+};
+
+static void free_unwind(void *u) { sp_unwind_free(u); }
+
+struct sp_collect *sp_collect_new(struct sp_profile *p, struct sp_sink *sink, const struct sp_collect_opts *o,
+				  struct sp_err *err)
+{
+	struct sp_collect *c = sp_xcalloc(1, sizeof *c);
+	c->o = *o;
+	c->p = p;
+	c->sink = sink;
+	if (o->threads) {
+		int rc = regcomp(&c->re, o->threads, REG_EXTENDED | REG_NOSUB);
+		if (rc) {
+			char msg[256];
+			regerror(rc, &c->re, msg, sizeof msg);
+			sp_err_set(err, "-t '%s': %s", o->threads, msg);
+			free(c);
+			return NULL;
+		}
+		c->have_re = 1;
+	}
+	c->o.threads = NULL; /* not kept: the caller's string */
+	const char *ev = o->event ? o->event : "cpu-clock";
+	c->o.event = NULL;
+	c->event = sp_str_intern(p, ev, strlen(ev));
+	struct sp_symbols_opts so = { o->lines, o->no_inline, o->offline, o->locate, o->locate_ctx };
+	c->syms = sp_symbols_new(p, &so);
+	c->unknown = sp_str_intern(p, "[unknown]", 9); /* the symbols' own: interned there already */
+	c->procs = sp_procs_new(free_unwind);
+	sp_u64map_init(&c->thridx);
+	sp_u64map_init(&c->stackidx);
+	if (o->no_kallsyms) {
+		struct sp_frame f = { sp_str_intern(p, "[kernel.kallsyms]", 17), sp_str_intern(p, "[kernel.kallsyms]", 17),
+				      0, 0, 0, SP_KIND_KERNEL };
+		c->kernel_frame = sp_frame_intern(p, &f);
+	}
+	return c;
+}
+
+void sp_collect_free(struct sp_collect *c)
+{
+	if (!c)
+		return;
+	sp_procs_free(c->procs); /* the unwinders first: they use the symbols' files */
+	sp_symbols_free(c->syms);
+	sp_u64map_release(&c->thridx);
+	sp_u64map_release(&c->stackidx);
+	free(c->thr);
+	free(c->ents);
+	free(c->pcarena);
+	free(c->fr);
+	if (c->have_re)
+		regfree(&c->re);
+	free(c);
+}
+
+void sp_collect_set_event(struct sp_collect *c, uint32_t event) { c->event = event; }
+
+void sp_collect_load_kernel(struct sp_collect *c)
+{
+	if (!c->o.no_kallsyms)
+		sp_symbols_load_kernel(c->syms);
+}
+
+int sp_collect_kernel_hidden(const struct sp_collect *c)
+{
+	return !c->o.no_kallsyms && sp_symbols_kernel_hidden(c->syms);
+}
+
+const struct sp_collect_stats *sp_collect_stats(struct sp_collect *c)
+{
+	c->st.threads = c->nthr;
+	c->st.kept_threads = 0;
+	for (size_t i = 0; i < c->nthr; i++)
+		c->st.kept_threads += c->thr[i].keep != 0;
+	c->st.processes = sp_procs_count(c->procs);
+	c->st.stacks = c->nents;
+	return &c->st;
+}
+
+const char *sp_collect_thread(const struct sp_collect *c, size_t i, int *kept)
+{
+	if (i >= c->nthr)
+		return NULL;
+	if (kept)
+		*kept = c->thr[i].keep;
+	return sp_str(c->p, c->thr[i].name);
+}
+
+int sp_collect_error(const struct sp_collect *c, struct sp_err *err)
+{
+	if (c->write_failed && err)
+		*err = c->werr;
+	return c->write_failed;
+}
+
+/* ---- threads ---- */
+
+static struct thr *thread_get(struct sp_collect *c, int tid)
+{
+	int found;
+	uint32_t i = sp_u64map_get(&c->thridx, (uint64_t)(uint32_t)tid, &found);
+	return found && i ? &c->thr[i - 1] : NULL;
+}
+
+static void thread_set(struct sp_collect *c, int pid, int tid, const char *name)
+{
+	struct thr *t = thread_get(c, tid);
+	if (!t) {
+		if (c->nthr == c->capthr) {
+			c->capthr = c->capthr ? 2 * c->capthr : 64;
+			c->thr = sp_xrealloc(c->thr, c->capthr * sizeof *c->thr);
+		}
+		t = &c->thr[c->nthr++];
+		int found;
+		*sp_u64map_slot(&c->thridx, (uint64_t)(uint32_t)tid, &found) = (uint32_t)c->nthr;
+	}
+	t->pid = pid;
+	t->tid = tid;
+	t->name = sp_str_intern(c->p, name, strlen(name));
+	/* A renamed thread is a new (pid, tid, name) in the profile: the
+	 * stream writes a THREAD record for it before its next sample. */
+	t->id = sp_thread_intern(c->p, pid, tid, t->name);
+	t->keep = !c->have_re || regexec(&c->re, name, 0, NULL, 0) == 0;
+}
+
+/* A thread's name from /proc when live, "[TID]" otherwise. */
+static void read_comm(const struct sp_collect *c, int pid, int tid, char *out, size_t n)
+{
+	out[0] = 0;
+	if (!c->o.offline) {
+		char path[96];
+		snprintf(path, sizeof path, "/proc/%d/task/%d/comm", pid, tid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			ssize_t r = read(fd, out, n - 1);
+			close(fd);
+			if (r > 0) {
+				out[r] = 0;
+				out[strcspn(out, "\n")] = 0;
+			}
+		}
+	}
+	if (!out[0])
+		snprintf(out, n, "[%d]", tid);
+}
+
+void sp_collect_add_task(struct sp_collect *c, int pid, int tid)
+{
+	char name[64];
+	read_comm(c, pid, tid, name, sizeof name);
+	thread_set(c, pid, tid, name);
+}
+
+int sp_collect_load_maps(struct sp_collect *c, int pid, int tid, struct sp_err *err)
+{
+	if (c->o.offline) {
+		sp_err_set(err, "process %d: an offline collection has no /proc maps", pid);
+		return -1;
+	}
+	return sp_maps_load(sp_procs_get(c->procs, pid, 1)->maps, tid, 1, err);
+}
+
+/* ---- record handlers ---- */
+
+static void h_comm(void *ctx, uint32_t pid, uint32_t tid, const char *comm, int exec, uint64_t time)
+{
+	struct sp_collect *c = ctx;
+	if (exec)
+		sp_procs_exec(c->procs, (int)pid);
+	thread_set(c, (int)pid, (int)tid, comm);
+}
+
+static void h_mmap(void *ctx, uint32_t pid, uint32_t tid, const struct sp_map *m, uint64_t time)
+{
+	struct sp_collect *c = ctx;
+	if (!(m->prot & 4)) /* PROT_EXEC: only code matters */
+		return;
+	sp_maps_add(sp_procs_get(c->procs, (int)pid, 1)->maps, m);
+}
+
+static void h_fork(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid, uint64_t time)
+{
+	struct sp_collect *c = ctx;
+	if (pid != ppid)
+		sp_procs_fork(c->procs, (int)ppid, (int)pid);
+	/* A new thread or process starts with its creator's name. */
+	struct thr *parent = thread_get(c, (int)ptid);
+	char name[64];
+	if (parent)
+		snprintf(name, sizeof name, "%s", sp_str(c->p, parent->name));
+	else
+		read_comm(c, (int)pid, (int)tid, name, sizeof name);
+	thread_set(c, (int)pid, (int)tid, name);
+}
+
+static void h_exit(void *ctx, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	struct sp_collect *c = ctx;
+	/* The process is gone: free its unwinder (libdwfl state, DWARF) but
+	 * keep its maps, in case a late sample still needs them. */
+	if (pid == tid) {
+		struct sp_proc *pr = sp_procs_get(c->procs, (int)pid, 0);
+		if (pr && pr->user) {
+			sp_unwind_free(pr->user);
+			pr->user = NULL;
+		}
+	}
+}
+
+static void add_frame(struct sp_collect *c, size_t *n, uint32_t f)
+{
+	if (*n == c->capfr) {
+		c->capfr = c->capfr ? 2 * c->capfr : 256;
+		c->fr = sp_xrealloc(c->fr, c->capfr * sizeof *c->fr);
+	}
+	c->fr[(*n)++] = f;
+}
+
+/* The stack node of the addresses pcs[0..n): nk kernel addresses (innermost
+ * first), then the user ones (innermost first).  Whole stacks are cached by
+ * their addresses, so a repeated stack costs one hash. */
+static uint32_t stack_node(struct sp_collect *c, struct sp_proc *pr, struct sp_unwind *u, const uint64_t *pcs,
+			   uint32_t nk, uint32_t n)
+{
+	uint64_t gen = pr ? sp_maps_generation(pr->maps) : 0, serial = pr ? pr->serial : 0;
+	uint64_t h = sp_hash_seed(pcs, n * sizeof *pcs, sp_mix64(serial * 0x9E3779B97F4A7C15ULL ^ gen) ^ nk);
+	uint64_t key = h == UINT64_MAX ? h - 1 : h;
+	for (;;) {
+		int found;
+		uint32_t idx = sp_u64map_get(&c->stackidx, key, &found); /* no insertion: see unnamed */
+		if (!found)
+			break;
+		const struct stack_ent *e = &c->ents[idx - 1];
+		if (e->hash == h && e->serial == serial && e->gen == gen && e->nk == nk && e->n == n &&
+		    !memcmp(c->pcarena + e->off, pcs, n * sizeof *pcs))
+			return e->node;
+		key = sp_mix64(key + 1);
+		if (key == UINT64_MAX)
+			key--;
+	}
+	/* Frames root first: user outermost .. user leaf, then kernel. */
+	size_t nf = 0;
+	int unnamed = 0;
+	for (uint32_t i = n; i-- > nk;) {
+		const uint32_t *f;
+		size_t k = sp_symbols_user(c->syms, u, pr ? pr->maps : NULL, pr ? pr->pid : -1, pcs[i], &f);
+		if (k == 1 && !unnamed && sp_frame_get(c->p, f[0])->name == c->unknown) {
+			/* Unnamed: in an ELF file that stays so; elsewhere
+			 * (anonymous memory, "//anon") a JIT may name it later. */
+			const struct sp_map *mp = pr ? sp_maps_find(pr->maps, pcs[i]) : NULL;
+			unnamed = !mp || !sp_symbols_modfile(c->syms, pr->pid, mp); /* f stays valid */
+		}
+		while (k--)
+			add_frame(c, &nf, f[k]);
+	}
+	for (uint32_t i = nk; i-- > 0;) {
+		const uint32_t *f = &c->kernel_frame;
+		if (!c->o.no_kallsyms)
+			sp_symbols_kernel(c->syms, pcs[i], &f);
+		add_frame(c, &nf, f[0]);
+	}
+	uint32_t node = 0;
+	for (size_t i = 0; i < nf; i++)
+		node = sp_node_intern(c->p, node, c->fr[i]);
+	/* Code outside any file (JIT) may be named later, when the JIT writes
+	 * /tmp/perf-PID.map: such a stack is not cached, or its first
+	 * [unknown] would stay for the whole run. */
+	if (unnamed)
+		return node;
+	if (c->nents == c->capents) {
+		c->capents = c->capents ? 2 * c->capents : 1024;
+		c->ents = sp_xrealloc(c->ents, c->capents * sizeof *c->ents);
+	}
+	if (c->npc + n > c->cappc) {
+		while (c->npc + n > c->cappc)
+			c->cappc = c->cappc ? 2 * c->cappc : 8192;
+		c->pcarena = sp_xrealloc(c->pcarena, c->cappc * sizeof *c->pcarena);
+	}
+	memcpy(c->pcarena + c->npc, pcs, n * sizeof *pcs);
+	c->ents[c->nents] = (struct stack_ent){ h, serial, gen, nk, n, (uint32_t)c->npc, node };
+	c->npc += n;
+	c->nents++;
+	int found;
+	*sp_u64map_slot(&c->stackidx, key, &found) = (uint32_t)c->nents;
+	return node;
+}
+
+static void h_sample(void *ctx, const struct sp_perf_sample *s)
+{
+	struct sp_collect *c = ctx;
+	struct thr *t = thread_get(c, (int)s->tid);
+	if (!t) {
+		/* A thread we have not heard of (created while attaching, or a
+		 * recording that starts in its midst). */
+		sp_collect_add_task(c, (int)s->pid, (int)s->tid);
+		t = thread_get(c, (int)s->tid);
+	}
+	if (!t->keep) {
+		c->st.filtered++;
+		return;
+	}
+	uint64_t pcs[MAX_PCS];
+	uint32_t n = 0, nk = 0;
+	for (uint32_t i = 0; i < s->nkernel && n < MAX_PCS / 2; i++)
+		pcs[n++] = i ? s->kernel[i] - 1 : s->kernel[i];
+	nk = n;
+	struct sp_proc *pr = sp_procs_get(c->procs, (int)s->pid, 1);
+	struct sp_unwind *u = NULL;
+	enum sp_callgraph cg = c->o.callgraph;
+	if (cg == SP_CG_DWARF || cg == SP_CG_FP) {
+		if (!pr->user)
+			pr->user = sp_unwind_new(pr->pid, c->syms);
+		u = pr->user;
+		sp_unwind_sync(u, pr->maps);
+	}
+	if (cg == SP_CG_DWARF && s->has_regs) {
+		/* flags 0: memory outside the stack copy is never read, live or not */
+		struct sp_unwind_result r =
+			sp_unwind_stack(u, (int)s->tid, s->regs, s->stack, s->stack_len, 0, pcs + n, MAX_PCS - (int)n);
+		n += (uint32_t)r.n;
+		c->st.truncated += (uint64_t)r.truncated;
+	} else if (cg == SP_CG_FP && s->nuser) {
+		for (uint32_t i = 0; i < s->nuser && n < MAX_PCS; i++)
+			pcs[n++] = i ? s->user[i] - 1 : s->user[i];
+	} else if (cg == SP_CG_DWARF && !s->has_regs && !nk) {
+		c->st.no_user++; /* no user context: a kernel thread */
+		return;
+	} else if (!nk) {
+		/* No callchain: the sampled instruction, user or kernel. */
+		pcs[n++] = s->ip;
+		if (s->ip >= (1ULL << 63))
+			nk = n;
+	}
+	c->st.unwound_frames += n - nk;
+	struct sp_sample smp;
+	memset(&smp, 0, sizeof smp);
+	smp.stack = stack_node(c, pr, u, pcs, nk, n);
+	smp.thread = t->id;
+	smp.event = c->event;
+	smp.time = s->time;
+	smp.values[0] = 1;
+	smp.values[1] = (double)s->period;
+	if (c->write_failed)
+		return;
+	if (c->sink->sample && c->sink->sample(c->sink, c->p, &smp, &c->werr) < 0)
+		c->write_failed = 1;
+	c->st.samples++;
+}
+
+void sp_collect_handler(struct sp_collect *c, struct sp_perf_handler *out)
+{
+	out->ctx = c;
+	out->sample = h_sample;
+	out->comm = h_comm;
+	out->mmap = h_mmap;
+	out->fork = h_fork;
+	out->exit = h_exit;
+}

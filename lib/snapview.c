@@ -1,0 +1,604 @@
+/* snapview.c — the views of `pcollect --snapshot` (see snapview.h): one
+ * snapshot taken (snapshot.h), each thread unwound and symbolised
+ * (unwind.h, symbols.h), what blocked threads wait for (locks.h), then
+ * written as text, folded text or stream samples. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fold.h"
+#include "locks.h"
+#include "procmaps.h"
+#include "snapshot.h"
+#include "snapview.h"
+#include "stream.h"
+#include "symbols.h"
+#include "unwind.h"
+
+#define F_TEXT SP_SNAPVIEW_TEXT
+#define F_FOLDED SP_SNAPVIEW_FOLDED
+#define F_STREAM SP_SNAPVIEW_STREAM
+
+/* ---- one thread's stack ---- */
+
+#define MAX_PCS 512
+
+struct tstack {
+	uint32_t *frames; /* innermost first */
+	uint64_t *pcs;    /* the address each frame came from */
+	size_t n, cap;
+	int truncated;
+	int unstopped;
+};
+
+struct sp_snapview {
+	struct sp_snapview_opts o;
+	struct sp_snapview_stats last;
+	struct sp_profile *p;  /* frames for the output */
+	struct sp_symbols *syms;
+	struct sp_maps *maps;
+	struct sp_unwind *u;
+	regex_t re;
+	int have_re;
+	FILE *out;
+	struct sp_sink *sink;   /* folded or stream */
+	struct sp_fold *fold;
+	struct sp_stream_writer *w;
+	uint32_t event;
+	int live; /* a thread whose /proc and memory stand for the process */
+};
+
+static void unwind_thread(struct sp_snapview *c, const struct sp_snap_thread *t, struct tstack *ts)
+{
+	ts->n = 0;
+	ts->truncated = 0;
+	ts->unstopped = t->unstopped;
+	if (!t->have_regs)
+		return;
+	uint64_t pcs[MAX_PCS];
+	struct sp_unwind_result r =
+		sp_unwind_stack(c->u, t->tid, t->regs, t->stack, t->stack_len, SP_UNWIND_LIVE, pcs, MAX_PCS);
+	ts->truncated = r.truncated;
+	for (int i = 0; i < r.n; i++) {
+		const uint32_t *f;
+		size_t k = sp_symbols_user(c->syms, c->u, c->maps, c->live, pcs[i], &f);
+		for (size_t j = 0; j < k; j++) {
+			if (ts->n == ts->cap) {
+				ts->cap = ts->cap ? 2 * ts->cap : 64;
+				ts->frames = sp_xrealloc(ts->frames, ts->cap * sizeof *ts->frames);
+				ts->pcs = sp_xrealloc(ts->pcs, ts->cap * sizeof *ts->pcs);
+			}
+			ts->pcs[ts->n] = pcs[i];
+			ts->frames[ts->n++] = f[j];
+		}
+	}
+}
+
+static const char *state_name(char s)
+{
+	switch (s) {
+	case 'R': return "running";
+	case 'S': return "sleeping";
+	case 'D': return "disk wait";
+	case 'T': return "stopped";
+	case 't': return "stopped by a debugger";
+	case 'Z': return "zombie";
+	case 'X': return "dead";
+	case 'I': return "idle";
+	default: return "state unknown";
+	}
+}
+
+/* The leaf pseudo-frame of a thread's state: "[futex wait]", "[running]". */
+static void state_frame(const struct sp_snap_thread *t, char *buf, size_t n)
+{
+	const char *sc = t->nr >= 0 ? sp_syscall_name(t->nr) : NULL;
+	if (t->state == 'R')
+		snprintf(buf, n, "[running]");
+	else if (t->state == 'D')
+		snprintf(buf, n, "[disk wait]");
+	else if (t->state == 'S' && sc)
+		snprintf(buf, n, "[%s wait]", sc);
+	else if (t->state == 'S' && t->nr >= 0)
+		snprintf(buf, n, "[syscall %ld wait]", t->nr);
+	else if (t->state == 'S')
+		snprintf(buf, n, "[sleeping]");
+	else
+		snprintf(buf, n, "[%s]", state_name(t->state));
+}
+
+static void print_futex_op(FILE *f, uint64_t v)
+{
+	static const char *const ops[] = { "WAIT", "WAKE", "FD", "REQUEUE", "CMP_REQUEUE", "WAKE_OP", "LOCK_PI",
+					   "UNLOCK_PI", "TRYLOCK_PI", "WAIT_BITSET", "WAKE_BITSET",
+					   "WAIT_REQUEUE_PI", "CMP_REQUEUE_PI", "LOCK_PI2" };
+	unsigned op = (unsigned)v & 0x7f;
+	if ((v & ~(uint64_t)0x1ff) || op >= sizeof ops / sizeof ops[0]) {
+		fprintf(f, "0x%llx", (unsigned long long)v);
+		return;
+	}
+	fprintf(f, "FUTEX_%s%s%s", ops[op], v & 128 ? "_PRIVATE" : "", v & 256 ? "|FUTEX_CLOCK_REALTIME" : "");
+}
+
+static void print_open_flags(FILE *f, uint64_t v)
+{
+	static const struct {
+		uint64_t bit;
+		const char *name;
+	} bits[] = { { O_CREAT, "O_CREAT" }, { O_EXCL, "O_EXCL" }, { O_NOCTTY, "O_NOCTTY" }, { O_TRUNC, "O_TRUNC" },
+		     { O_APPEND, "O_APPEND" }, { O_NONBLOCK, "O_NONBLOCK" }, { O_DSYNC, "O_DSYNC" },
+		     { O_DIRECT, "O_DIRECT" }, { O_LARGEFILE, "O_LARGEFILE" }, { O_DIRECTORY, "O_DIRECTORY" },
+		     { O_NOFOLLOW, "O_NOFOLLOW" }, { O_NOATIME, "O_NOATIME" }, { O_CLOEXEC, "O_CLOEXEC" },
+		     { O_PATH, "O_PATH" } };
+	unsigned acc = (unsigned)v & O_ACCMODE;
+	fputs(acc == O_RDONLY ? "O_RDONLY" : acc == O_WRONLY ? "O_WRONLY" : acc == O_RDWR ? "O_RDWR" : "O_ACCMODE", f);
+	v &= ~(uint64_t)O_ACCMODE;
+	if ((v & __O_TMPFILE) == __O_TMPFILE) {
+		fputs("|O_TMPFILE", f);
+		v &= ~(uint64_t)__O_TMPFILE;
+	}
+	if ((v & O_SYNC) == O_SYNC) {
+		fputs("|O_SYNC", f);
+		v &= ~(uint64_t)O_SYNC;
+	}
+	for (size_t k = 0; k < sizeof bits / sizeof bits[0]; k++)
+		if (v & bits[k].bit) {
+			fprintf(f, "|%s", bits[k].name);
+			v &= ~bits[k].bit;
+		}
+	if (v)
+		fprintf(f, "|0x%llx", (unsigned long long)v);
+}
+
+static void print_clock(FILE *f, uint64_t v)
+{
+	static const char *const names[] = { "CLOCK_REALTIME", "CLOCK_MONOTONIC", "CLOCK_PROCESS_CPUTIME_ID",
+					      "CLOCK_THREAD_CPUTIME_ID", "CLOCK_MONOTONIC_RAW", "CLOCK_REALTIME_COARSE",
+					      "CLOCK_MONOTONIC_COARSE", "CLOCK_BOOTTIME" };
+	if (v < sizeof names / sizeof names[0])
+		fputs(names[v], f);
+	else
+		fprintf(f, "%lld", (long long)(int)v);
+}
+
+/* Argument i of t's system call, printed as its letter in
+ * sp_syscall_args says. */
+static void print_arg(FILE *f, const struct sp_snap_thread *t, char kind, int i)
+{
+	uint64_t v = t->args[i];
+	switch (kind) {
+	case 'f':
+		fprintf(f, "%d", (int)v);
+		if (i == 0 && t->fd[0])
+			fprintf(f, " = %s", t->fd);
+		break;
+	case 'd':
+		if ((int)v == AT_FDCWD)
+			fputs("AT_FDCWD", f);
+		else
+			fprintf(f, "%d", (int)v);
+		break;
+	case 's':
+		if (!v) {
+			fputs("NULL", f);
+		} else if (t->str[0]) {
+			fputc('"', f);
+			for (const char *c = t->str; *c; c++) {
+				if (*c == '"' || *c == '\\')
+					fprintf(f, "\\%c", *c);
+				else if ((unsigned char)*c < 32 || *c == 127)
+					fprintf(f, "\\x%02x", (unsigned char)*c);
+				else
+					fputc(*c, f);
+			}
+			fputc('"', f);
+		} else {
+			fprintf(f, "0x%llx", (unsigned long long)v);
+		}
+		break;
+	case 'p':
+		if (v)
+			fprintf(f, "0x%llx", (unsigned long long)v);
+		else
+			fputs("NULL", f);
+		break;
+	case 'u': fprintf(f, "%llu", (unsigned long long)v); break;
+	case 'i': fprintf(f, "%d", (int)v); break;
+	case 'x':
+		if (v)
+			fprintf(f, "0x%llx", (unsigned long long)v);
+		else
+			fputc('0', f);
+		break;
+	case 'o': print_open_flags(f, v); break;
+	case 'm':
+		fprintf(f, "0%llo", (unsigned long long)v);
+		break;
+	case 'n': fprintf(f, "%llu fd%s", (unsigned long long)v, v == 1 ? "" : "s"); break;
+	case 't': fprintf(f, "timeout=%d", (int)v); break;
+	case 'T':
+	case 'V':
+		if (!v)
+			fputs("NULL", f);
+		else if (t->have_time)
+			fprintf(f, "{%lld, %lld}", (long long)t->time[0], (long long)t->time[1]);
+		else
+			fprintf(f, "0x%llx", (unsigned long long)v);
+		break;
+	case 'c': print_clock(f, v); break;
+	default: fprintf(f, "0x%llx", (unsigned long long)v); break;
+	}
+}
+
+static void print_syscall(FILE *f, const struct sp_snap_thread *t)
+{
+	const char *sc = sp_syscall_name(t->nr);
+	if (sc)
+		fprintf(f, "%s(", sc);
+	else
+		fprintf(f, "syscall %ld(", t->nr);
+	if (t->nr == SYS_futex) {
+		fprintf(f, "0x%llx, ", (unsigned long long)t->args[0]);
+		print_futex_op(f, t->args[1]);
+		fprintf(f, ", %lld, ", (long long)(int)t->args[2]);
+		if (t->args[3])
+			fprintf(f, "0x%llx)", (unsigned long long)t->args[3]);
+		else
+			fputs("NULL)", f);
+		return;
+	}
+	const char *fmt = sp_syscall_args(t->nr);
+	if (fmt) {
+		for (int i = 0; fmt[i] && i < 6; i++) {
+			/* open's mode only matters when it creates a file */
+			if (fmt[i] == 'm' && i && fmt[i - 1] == 'o' && !(t->args[i - 1] & (O_CREAT | __O_TMPFILE)))
+				break;
+			if (i)
+				fputs(", ", f);
+			print_arg(f, t, fmt[i], i);
+		}
+		fputc(')', f);
+		return;
+	}
+	int i = 0;
+	if (sp_syscall_takes_fd(t->nr)) {
+		fprintf(f, "%d", (int)t->args[0]);
+		if (t->fd[0])
+			fprintf(f, " = %s", t->fd);
+		i = 1;
+	}
+	for (; i < 6; i++)
+		fprintf(f, "%s0x%llx", i ? ", " : "", (unsigned long long)t->args[i]);
+	fputc(')', f);
+}
+
+static void print_frames(struct sp_snapview *c, const struct tstack *ts, const char *indent)
+{
+	for (size_t i = 0; i < ts->n; i++) {
+		const struct sp_frame *fr = sp_frame_get(c->p, ts->frames[i]);
+		fprintf(c->out, "%s#%-2zu %s", indent, i, sp_str(c->p, fr->name));
+		if (fr->file)
+			fprintf(c->out, " at %s:%u", sp_str(c->p, fr->file), fr->line);
+		if (fr->kind == SP_KIND_INLINED)
+			fputs(" (inlined)", c->out);
+		const char *m = fr->module ? sp_str(c->p, fr->module) : NULL, *b = m ? strrchr(m, '/') : NULL;
+		const struct sp_map *mp = !fr->file ? sp_maps_find(c->maps, ts->pcs[i]) : NULL;
+		if (mp && mp->path[0] && !fr->file) {
+			/* No source line: the file offset, for addr2line and friends. */
+			const char *mb = strrchr(mp->path, '/');
+			fprintf(c->out, " [%s+0x%llx]", mb ? mb + 1 : mp->path,
+				(unsigned long long)(ts->pcs[i] - mp->start + mp->pgoff));
+		} else if (m) {
+			fprintf(c->out, " [%s]", b ? b + 1 : m);
+		}
+		fputc('\n', c->out);
+	}
+	if (!ts->n && ts->unstopped)
+		fprintf(c->out, "%s(no stack: the thread did not stop in time; uninterruptible waits end only when the "
+				"kernel is done)\n", indent);
+	else if (!ts->n)
+		fprintf(c->out, "%s(no user stack)\n", indent);
+	else if (ts->truncated)
+		fprintf(c->out, "%s(unwinding stopped here)\n", indent);
+}
+
+static void print_wait(struct sp_snapview *c, const struct sp_snap *s, const struct sp_lock_wait *w, size_t i,
+		       const char *indent)
+{
+	if (w[i].kind == SP_LOCK_JOIN && w[i].owner) {
+		fprintf(c->out, "%swaits for thread %d (%s) to exit (pthread_join)", indent, w[i].owner,
+			s->t[w[i].owner_index].name);
+		return;
+	}
+	fprintf(c->out, "%swaits for %s 0x%llx", indent, sp_lock_kind_name(w[i].kind), (unsigned long long)w[i].addr);
+	if (w[i].owner)
+		fprintf(c->out, " held by %d (%s)", w[i].owner, s->t[w[i].owner_index].name);
+	else if (w[i].why[0])
+		fprintf(c->out, ": %s", w[i].why);
+}
+
+static void thread_head(struct sp_snapview *c, const struct sp_snap_thread *t)
+{
+	fprintf(c->out, "%d (%s) %s", t->tid, t->name, state_name(t->state));
+	if (t->state != 'R' && t->nr >= 0) {
+		fputs(" in ", c->out);
+		print_syscall(c->out, t);
+		if (t->restarted)
+			fputs(" (restarted)", c->out);
+	}
+	if (c->o.verbose)
+		fprintf(c->out, ", stopped %.3f ms", (double)t->stopped_ns / 1e6);
+}
+
+static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const int *keep, struct tstack *ts,
+			  const struct sp_lock_wait *w, const int *cycle, int ncyc)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < s->n; i++)
+		kept += keep[i];
+	char when[64] = "";
+	time_t now = time(NULL);
+	struct tm tm;
+	if (localtime_r(&now, &tm))
+		strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+	fprintf(c->out, "process %d (%s): %zu thread%s", s->pid, s->n ? s->t[0].name : "?", s->n,
+		s->n == 1 ? "" : "s");
+	if (kept != s->n)
+		fprintf(c->out, ", %zu shown", kept);
+	fprintf(c->out, ", stopped for %.2f ms at %s\n", (double)s->window_ns / 1e6, when);
+	for (int k = 1; k <= ncyc; k++) {
+		size_t first = 0, len = 0;
+		for (size_t i = 0; i < s->n; i++)
+			if (cycle[i] == k) {
+				if (!len)
+					first = i;
+				len++;
+			}
+		fprintf(c->out, "DEADLOCK: %zu threads wait for each other: %d (%s)", len, s->t[first].tid,
+			s->t[first].name);
+		size_t j = first;
+		do {
+			size_t o = (size_t)w[j].owner_index;
+			fprintf(c->out, "%s %s 0x%llx held by %d (%s)", j == first ? " waits for" : ", which waits for",
+				sp_lock_kind_name(w[j].kind), (unsigned long long)w[j].addr, s->t[o].tid, s->t[o].name);
+			j = o;
+		} while (j != first);
+		fputc('\n', c->out);
+	}
+	char *seen = sp_xcalloc(s->n ? s->n : 1, 1);
+	for (size_t i = 0; i < s->n; i++) {
+		if (!keep[i])
+			continue;
+		fputc('\n', c->out);
+		fputs("thread ", c->out);
+		thread_head(c, &s->t[i]);
+		fputc('\n', c->out);
+		if (s->t[i].kstack[0])
+			fprintf(c->out, "    in the kernel: %s\n", s->t[i].kstack);
+		print_frames(c, &ts[i], "    ");
+		if (w[i].kind == SP_LOCK_NONE)
+			continue;
+		/* The chain of owners: each one's stack right below. */
+		print_wait(c, s, w, i, "  ");
+		fputc('\n', c->out);
+		for (size_t k = 0; k < s->n; k++)
+			seen[k] = 0;
+		seen[i] = 1;
+		size_t j = i;
+		while (w[j].owner_index >= 0) {
+			size_t o = (size_t)w[j].owner_index;
+			if (seen[o]) {
+				fprintf(c->out, "  ... and %d (%s) is already in this chain: DEADLOCK\n", s->t[o].tid,
+					s->t[o].name);
+				break;
+			}
+			seen[o] = 1;
+			fputs(w[j].kind == SP_LOCK_JOIN ? "  thread " : "  owner ", c->out);
+			thread_head(c, &s->t[o]);
+			fputs(":\n", c->out);
+			print_frames(c, &ts[o], "      ");
+			if (w[o].kind == SP_LOCK_NONE)
+				break;
+			fputs("  which ", c->out);
+			print_wait(c, s, w, o, "");
+			fputc('\n', c->out);
+			j = o;
+		}
+	}
+	free(seen);
+	if (s->gone)
+		fprintf(c->out, "\n(%zu thread%s exited during the snapshot)\n", s->gone, s->gone == 1 ? "" : "s");
+}
+
+static int sample_snapshot(struct sp_snapview *c, const struct sp_snap *s, const int *keep, struct tstack *ts,
+			   struct sp_err *err)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		if (!keep[i])
+			continue;
+		const struct sp_snap_thread *t = &s->t[i];
+		uint32_t node = 0;
+		for (size_t k = ts[i].n; k-- > 0;)
+			node = sp_node_intern(c->p, node, ts[i].frames[k]);
+		char leaf[64];
+		state_frame(t, leaf, sizeof leaf);
+		node = sp_node_intern(c->p, node, sp_frame_named(c->p, leaf, strlen(leaf), SP_KIND_SYNTHETIC));
+		struct sp_sample smp;
+		memset(&smp, 0, sizeof smp);
+		smp.stack = node;
+		smp.thread = sp_thread_intern(c->p, s->pid, t->tid, sp_str_intern(c->p, t->name, strlen(t->name)));
+		smp.event = c->event;
+		smp.time = s->time;
+		smp.values[0] = 1;
+		if (c->sink->sample(c->sink, c->p, &smp, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A sleep with a timeout that a signal or an earlier snapshot interrupted
+ * goes on as restart_syscall, with the argument registers untouched: which
+ * call it resumes is told by the innermost frames (libc's wrappers). */
+static void resolve_restart(struct sp_snap_thread *t, const char *const *names, size_t n)
+{
+	static const struct {
+		const char *name;
+		long nr;
+	} calls[] = {
+		{ "futex", SYS_futex }, { "lll_lock_wait", SYS_futex }, { "clock_nanosleep", SYS_clock_nanosleep },
+		{ "nanosleep", SYS_nanosleep }, { "epoll_pwait", SYS_epoll_pwait }, { "epoll_wait", SYS_epoll_wait },
+		{ "ppoll", SYS_ppoll }, { "poll", SYS_poll }, { "pselect", SYS_pselect6 }, { "select", SYS_select },
+	};
+	if (t->nr != SYS_restart_syscall)
+		return;
+	for (size_t i = 0; i < n && i < 8; i++)
+		for (size_t k = 0; k < sizeof calls / sizeof calls[0]; k++)
+			if (names[i] && strstr(names[i], calls[k].name)) {
+				t->nr = calls[k].nr;
+				t->restarted = 1;
+				return;
+			}
+}
+
+int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
+{
+	/* The process's files, reported to libdwfl before anything stops. */
+	int live = sp_snap_live_tid(c->o.pid);
+	if (!c->u)
+		c->u = sp_unwind_new(live, c->syms);
+	c->live = live;
+	sp_maps_clear(c->maps);
+	if (sp_maps_load(c->maps, live, 1, err) < 0) {
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d/maps", c->o.pid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC); /* maps are guarded by the ptrace rule */
+		if (fd >= 0)
+			close(fd);
+		else if (errno == EACCES || errno == EPERM)
+			sp_snap_denied(c->o.pid, EPERM, err); /* the same rule guards the maps */
+		return -1;
+	}
+	sp_unwind_sync(c->u, c->maps);
+	struct sp_snap s;
+	if (sp_snap_take(c->o.pid, c->o.stack ? c->o.stack : 262144, &s, err) < 0) {
+		if (s.interrupted)
+			return s.interrupted; /* a request to stop, as between snapshots */
+		return -1;
+	}
+	struct tstack *ts = sp_xcalloc(s.n ? s.n : 1, sizeof *ts);
+	struct sp_lock_wait *w = sp_xcalloc(s.n ? s.n : 1, sizeof *w);
+	int *keep = sp_xcalloc(s.n ? s.n : 1, sizeof *keep), *cycle = sp_xcalloc(s.n ? s.n : 1, sizeof *cycle);
+	const char **names = NULL;
+	size_t capnames = 0;
+	for (size_t i = 0; i < s.n; i++) {
+		unwind_thread(c, &s.t[i], &ts[i]);
+		keep[i] = !c->have_re || !regexec(&c->re, s.t[i].name, 0, NULL, 0);
+		if (ts[i].n > capnames) {
+			capnames = ts[i].n;
+			names = sp_xrealloc(names, capnames * sizeof *names);
+		}
+		for (size_t k = 0; k < ts[i].n; k++)
+			names[k] = sp_str(c->p, sp_frame_get(c->p, ts[i].frames[k])->name);
+		resolve_restart(&s.t[i], names, ts[i].n);
+		sp_lock_classify(&s, i, names, ts[i].n, &w[i]);
+	}
+	int ncyc = sp_lock_cycles(w, s.n, cycle);
+	int rc = 0;
+	if (c->o.format == F_TEXT)
+		text_snapshot(c, &s, keep, ts, w, cycle, ncyc);
+	else
+		rc = sample_snapshot(c, &s, keep, ts, err);
+	c->last.threads = s.n;
+	c->last.window_ns = s.window_ns;
+	c->last.longest_ns = 0;
+	for (size_t i = 0; i < s.n; i++)
+		if (s.t[i].stopped_ns > c->last.longest_ns)
+			c->last.longest_ns = s.t[i].stopped_ns;
+	for (size_t i = 0; i < s.n; i++) {
+		free(ts[i].frames);
+		free(ts[i].pcs);
+	}
+	free(ts);
+	free(w);
+	free(keep);
+	free(cycle);
+	free(names);
+	sp_snap_free(&s);
+	return rc;
+}
+
+const struct sp_snapview_stats *sp_snapview_last(const struct sp_snapview *v) { return &v->last; }
+
+struct sp_snapview *sp_snapview_new(const struct sp_snapview_opts *o, FILE *out, struct sp_err *err)
+{
+	struct sp_snapview *c = sp_xcalloc(1, sizeof *c);
+	c->o = *o;
+	if (o->threads) {
+		int rc = regcomp(&c->re, o->threads, REG_EXTENDED | REG_NOSUB);
+		if (rc) {
+			char msg[256];
+			regerror(rc, &c->re, msg, sizeof msg);
+			sp_err_set(err, "-t '%s': %s", o->threads, msg);
+			free(c);
+			return NULL;
+		}
+		c->have_re = 1;
+	}
+	c->o.threads = NULL;
+	c->out = out;
+	c->p = sp_profile_new();
+	static const char *const values[] = { "samples" };
+	sp_profile_set_values(c->p, 1, values);
+	sp_meta_add(c->p, "source", "pcollect --snapshot");
+	sp_meta_add(c->p, "event", "snapshot");
+	char buf[64];
+	snprintf(buf, sizeof buf, "%d", o->pid);
+	sp_meta_add(c->p, "pid", buf);
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)llround(o->interval * 1e9));
+	sp_meta_add(c->p, "interval-ns", buf);
+	c->event = sp_str_intern(c->p, "snapshot", 8);
+	struct sp_symbols_opts so = { .lines = o->format == F_TEXT || o->lines, .no_inline = o->no_inline };
+	c->syms = sp_symbols_new(c->p, &so);
+	c->maps = sp_maps_new();
+	c->u = sp_unwind_new(o->pid, c->syms);
+	struct sp_fold_opts fo = { SP_LABEL_COMM, 1, 1, NULL };
+	if (o->format == F_STREAM) {
+		c->w = sp_stream_writer_new(out, c->p);
+		c->sink = sp_stream_writer_sink(c->w);
+	} else if (o->format == F_FOLDED) {
+		c->fold = sp_fold_new(c->p, &fo);
+		c->sink = sp_fold_sink(c->fold);
+	}
+	return c;
+}
+
+int sp_snapview_finish(struct sp_snapview *c, struct sp_err *err)
+{
+	if (c->w)
+		return sp_stream_writer_finish(c->w, err);
+	if (c->fold)
+		return sp_fold_write(c->fold, c->out, err);
+	return 0;
+}
+
+void sp_snapview_free(struct sp_snapview *c)
+{
+	if (!c)
+		return;
+	sp_stream_writer_free(c->w);
+	if (c->fold)
+		sp_fold_free(c->fold);
+	sp_unwind_free(c->u);
+	sp_maps_free(c->maps);
+	sp_symbols_free(c->syms);
+	sp_profile_free(c->p);
+	if (c->have_re)
+		regfree(&c->re);
+	free(c);
+}
