@@ -138,7 +138,7 @@ else
 	if [ -n "$bid" ] && [ -f "/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug" ]; then
 		pcollect -F 499 -o "$T/q.sp" -- "$T/ns" 0.5 sort > /dev/null 2>&1
 		pfold "$T/q.sp" > "$T/o" 2>/dev/null
-		expect_grep "1: libc's static msort_with_tmp named from /usr/lib/debug/.build-id" ';qsort(_r)?;msort_with_tmp' "$T/o"
+		expect_grep "1: libc's static msort_with_tmp named from /usr/lib/debug/.build-id" ';(__GI___)?qsort(_r)?;msort_with_tmp' "$T/o"
 	else skip "1: libc from /usr/lib/debug/.build-id" "no debug file for $libc (install libc6-dbg)"; fi
 fi
 
