@@ -847,8 +847,11 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
 	struct sp_frame f = { s->unknown_name, 0, 0, 0, 0, SP_KIND_NATIVE };
 	if (mp && mp->path[0]) {
 		f.module = sp_str_intern(s->p, mp->path, strlen(mp->path));
-		if (mp->path[0] == '/')
-			f.name = bare_name(s->p, mp->path); /* "[memfd:x (deleted)]", a file that is not ELF */
+		/* "[memfd:x (deleted)]", a file that is not ELF; not perf's
+		 * "//anon" (JIT code that /tmp/perf-PID.map may name later:
+		 * lib/collect.c does not cache an [unknown] frame) */
+		if (mp->path[0] == '/' && mp->path[1] != '/')
+			f.name = bare_name(s->p, mp->path);
 	}
 	s->one = sp_frame_intern(s->p, &f);
 	*frames = &s->one;

@@ -13,7 +13,7 @@ fi
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
 	skip "$name" "needs root and apt-get"; exit 0
 fi
-restore() { sh "$SP_TOP/tests/deps.sh" >/dev/null 2>&1 || true; sp_cleanup; }
+restore() { sh "$SP_TOP/tests/deps.sh" >/dev/null 2>&1 || true; rm -rf "$T/clone"; sp_cleanup; }
 trap restore EXIT
 git clone -q "$SP_TOP" "$T/clone" 2>"$T/err" || { notok "$name (git clone failed)"; sed 's/^/  /' "$T/err"; exit 0; }
 DEBIAN_FRONTEND=noninteractive dpkg -r libcjson-dev libxxhash-dev > "$T/log" 2>&1
