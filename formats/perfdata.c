@@ -1114,8 +1114,8 @@ static int parse_sample(struct pd *d, const uint8_t *r, uint32_t size, uint64_t 
 			return fail_off(d, off, "callchain of %llu entries in a %u-byte record", (unsigned long long)nr,
 					size);
 		NEED(8 * nr, "callchain");
-		if (nr > d->capcc) {
-			d->capcc = nr * 2;
+		if (nr > d->capcc || !d->ccbuf) { /* never NULL: u = k + nk below */
+			d->capcc = nr * 2 + 16;
 			d->ccbuf = sp_xrealloc(d->ccbuf, d->capcc * sizeof *d->ccbuf);
 		}
 		/* Split at the PERF_CONTEXT_* markers: kernel then user. */
