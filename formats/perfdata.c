@@ -34,6 +34,7 @@
 #include "format.h"
 #include "perfdata.h"
 #include "perfev.h"
+#include "symbols.h"
 #include "collect.h"
 
 /* ---- constants perf's own tools define (not in the kernel's header) ---- */
@@ -657,35 +658,7 @@ static void engine_spelling(struct pd *d, const char *nm, struct sp_buf *b)
 		sp_buf_add(b, nm, at && at != nm ? (size_t)(at - nm) : strlen(nm));
 		return;
 	}
-	size_t n = strlen(dm);
-	const char *c;
-	while (n && dm[n - 1] == ']' && (c = memmem(dm, n, " [clone ", 8)))
-		n = (size_t)(c - dm);
-	size_t end = n;
-	while (end && dm[end - 1] != ')')
-		end--;
-	if (end) {
-		int depth = 0;
-		for (size_t i = end; i-- > 0;) {
-			if (dm[i] == ')')
-				depth++;
-			else if (dm[i] == '(' && --depth == 0) {
-				n = i;
-				break;
-			}
-		}
-	}
-	const char *op = memmem(dm, n, "operator", 8);
-	size_t lim = op ? (size_t)(op - dm) : n, start = 0;
-	int depth = 0;
-	for (size_t j = 0; j < lim; j++) {
-		if (dm[j] == '<' || dm[j] == '(')
-			depth++;
-		else if ((dm[j] == '>' || dm[j] == ')') && depth > 0)
-			depth--;
-		else if (dm[j] == ' ' && !depth)
-			start = j + 1;
-	}
+	size_t start, n = sp_cxx_spelling(dm, &start);
 	sp_buf_add(b, dm + start, n - start);
 	free(dm);
 }

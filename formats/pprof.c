@@ -36,18 +36,7 @@ enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
 
 /* ======================= encoder ======================= */
 
-static inline void put_uv(struct sp_buf *b, uint64_t v)
-{
-	if (SP_UNLIKELY(b->len + 10 > b->cap))
-		sp_buf_grow(b, 10);
-	unsigned char *p = (unsigned char *)b->p + b->len;
-	while (v >= 0x80) {
-		*p++ = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (unsigned char)v;
-	b->len = (size_t)((char *)p - b->p);
-}
+#define put_uv sp_buf_add_uvarint
 
 static inline void put_key(struct sp_buf *b, unsigned field, unsigned wt) { put_uv(b, (uint64_t)field << 3 | wt); }
 

@@ -32,18 +32,7 @@ enum { C_STRINGS, C_FRAMES, C_NODES, C_THREADS, C_SAMPLES, C_TRACES, C_METAS, C_
 
 /* ---- varints ---- */
 
-static inline void put_uv(struct sp_buf *b, uint64_t v)
-{
-	if (SP_UNLIKELY(b->len + 10 > b->cap))
-		sp_buf_grow(b, 10);
-	unsigned char *p = (unsigned char *)b->p + b->len;
-	while (v >= 0x80) {
-		*p++ = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (unsigned char)v;
-	b->len = (size_t)((char *)p - b->p);
-}
+#define put_uv sp_buf_add_uvarint
 
 static inline uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 static inline int64_t unzz(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }

@@ -351,23 +351,11 @@ static int load_demangler(struct sp_symbols *s)
 	return s->demangle != NULL;
 }
 
-/* perf's spelling of a C++ function: demangled, without the parameter list,
- * qualifiers, clone suffix and return type ("ns::spin<unsigned long>"). */
-static uint32_t intern_name(struct sp_symbols *s, const char *name)
+/* perf's spelling of a demangled C++ (or Rust) name, in place: Rust legacy
+ * names repaired, no clone suffix, parameter list, qualifiers or return type.
+ * Returns the end of the name; *startp gets its start. */
+size_t sp_cxx_spelling(char *d, size_t *startp)
 {
-	if (!name || !*name)
-		return s->unknown_name;
-	/* Versioned symbols ("clock_gettime@@GLIBC_2.17") lose the version. */
-	const char *at = strchr(name, '@');
-	size_t len = at && at != name ? (size_t)(at - name) : strlen(name);
-	if (name[0] != '_' || name[1] != 'Z' || !load_demangler(s))
-		return sp_str_intern(s->p, name, len);
-	int status = -1;
-	char *d = s->demangle(name, NULL, NULL, &status);
-	if (status || !d) {
-		free(d);
-		return sp_str_intern(s->p, name, strlen(name));
-	}
 	size_t n = strlen(d);
 	n = sp_rust_tidy(d, n); /* Rust legacy names: <a::B>::f, no hash */
 	d[n] = 0;
@@ -401,6 +389,29 @@ static uint32_t intern_name(struct sp_symbols *s, const char *name)
 		else if (d[j] == ' ' && !depth)
 			start = j + 1;
 	}
+	*startp = start;
+	return n;
+}
+
+/* perf's spelling of a C++ function: demangled, without the parameter list,
+ * qualifiers, clone suffix and return type ("ns::spin<unsigned long>"). */
+static uint32_t intern_name(struct sp_symbols *s, const char *name)
+{
+	if (!name || !*name)
+		return s->unknown_name;
+	/* Versioned symbols ("clock_gettime@@GLIBC_2.17") lose the version. */
+	const char *at = strchr(name, '@');
+	size_t len = at && at != name ? (size_t)(at - name) : strlen(name);
+	if (name[0] != '_' || name[1] != 'Z' || !load_demangler(s))
+		return sp_str_intern(s->p, name, len);
+	int status = -1;
+	char *d = s->demangle(name, NULL, NULL, &status);
+	if (status || !d) {
+		free(d);
+		return sp_str_intern(s->p, name, strlen(name));
+	}
+	size_t start;
+	size_t n = sp_cxx_spelling(d, &start);
 	uint32_t id = sp_str_intern(s->p, d + start, n - start);
 	free(d);
 	return id;

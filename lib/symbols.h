@@ -77,4 +77,9 @@ void sp_symbols_load_kernel(struct sp_symbols *s);
  * [unknown]); valid after the first sp_symbols_kernel. */
 int sp_symbols_kernel_hidden(const struct sp_symbols *s);
 
+/* perf's spelling of a demangled C++ (or Rust) name, in place: no clone
+ * suffix, parameter list, qualifiers or return type.  Returns the end of
+ * the name; *start gets its start.  The engine names frames this way. */
+size_t sp_cxx_spelling(char *demangled, size_t *start);
+
 #endif

@@ -57,6 +57,19 @@ static inline void sp_buf_addc(struct sp_buf *b, char c)
 	b->p[b->len++] = c;
 }
 static inline void sp_buf_adds(struct sp_buf *b, const char *s) { sp_buf_add(b, s, strlen(s)); }
+/* An unsigned LEB128 varint (the binary stream's and protobuf's). */
+static inline void sp_buf_add_uvarint(struct sp_buf *b, uint64_t v)
+{
+	if (SP_UNLIKELY(b->len + 10 > b->cap))
+		sp_buf_grow(b, 10);
+	unsigned char *p = (unsigned char *)b->p + b->len;
+	while (v >= 0x80) {
+		*p++ = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (unsigned char)v;
+	b->len = (size_t)((char *)p - b->p);
+}
 void sp_buf_addf(struct sp_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sp_buf_addu64(struct sp_buf *b, uint64_t v);
 void sp_buf_addi64(struct sp_buf *b, int64_t v);
