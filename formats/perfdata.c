@@ -772,8 +772,10 @@ static struct modinfo *modinfo_get(struct pd *d, uint32_t module)
 	if (found && file) {
 		t = sp_xcalloc(1, sizeof *t);
 		sp_u64map_init(&t->byname);
-		t->dwfl = dwfl_begin(&offline_cb);
-		if (t->dwfl) {
+		/* The engine's module of the file when it read it (DWARF read
+		 * and decompressed once), else one of our own. */
+		t->m = d->eng ? sp_symbols_file_module(sp_collect_symbols(d->eng), sp_str(d->p, file)) : NULL;
+		if (!t->m && (t->dwfl = dwfl_begin(&offline_cb))) {
 			dwfl_report_begin(t->dwfl);
 			t->m = dwfl_report_offline(t->dwfl, sp_str(d->p, module), sp_str(d->p, file), -1);
 			dwfl_report_end(t->dwfl, NULL, NULL);

@@ -124,6 +124,8 @@ int sp_collect_kernel_hidden(const struct sp_collect *c)
 	return !c->o.no_kallsyms && sp_symbols_kernel_hidden(c->syms);
 }
 
+struct sp_symbols *sp_collect_symbols(struct sp_collect *c) { return c->syms; }
+
 const struct sp_collect_stats *sp_collect_stats(struct sp_collect *c)
 {
 	c->st.threads = c->nthr;
@@ -365,7 +367,7 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 	struct sp_proc *pr = sp_procs_get(c->procs, (int)s->pid, 1);
 	struct sp_unwind *u = NULL;
 	enum sp_callgraph cg = c->o.callgraph;
-	if (cg == SP_CG_DWARF || cg == SP_CG_FP) {
+	if (cg == SP_CG_DWARF) {
 		if (!pr->user)
 			pr->user = sp_unwind_new(pr->pid, c->syms);
 		u = pr->user;

@@ -108,6 +108,10 @@ void sp_collect_load_kernel(struct sp_collect *c);
 /* Non-zero when kernel addresses were hidden (kernel.kptr_restrict). */
 int sp_collect_kernel_hidden(const struct sp_collect *c);
 
+/* The engine's symbol tables (owned by c): a reader naming frames its own
+ * way reads the same files through them (sp_symbols_file_module). */
+struct sp_symbols *sp_collect_symbols(struct sp_collect *c);
+
 const struct sp_collect_stats *sp_collect_stats(struct sp_collect *c);
 /* Thread i (0 .. stats.threads-1, in the order first seen): its current
  * name (owned by the profile) and whether the thread filter keeps it;

@@ -789,66 +789,62 @@ static Dwfl_Module *offline_module(struct sp_modfile *f)
 	return f->offm;
 }
 
+/* The file's own module (symbols, DWARF), one per file for every process
+ * that maps it: DWARF is read (and decompressed) once per file, not once
+ * per process as through each process's unwinder. */
+static size_t resolve_offline(struct sp_symbols *s, struct sp_modfile *of, uint64_t vaddr, const uint32_t **frames)
+{
+	Dwfl_Module *om = offline_module(of);
+	Dwarf_Addr obias = 0;
+	if (!om || !dwfl_module_getelf(om, &obias))
+		return 0;
+	int found;
+	uint32_t *slot = sp_u64map_slot(&of->memo, vaddr, &found);
+	if (!found) {
+		uint32_t off = (uint32_t)s->npool;
+		resolve(s, om, of, vaddr + obias);
+		uint32_t e = new_entry(s, off);
+		slot = sp_u64map_slot(&of->memo, vaddr, &found);
+		*slot = e;
+	}
+	const struct entry *e = &s->ent[*slot - 1];
+	*frames = s->pool + e->off;
+	return e->n;
+}
+
+void *sp_symbols_file_module(struct sp_symbols *s, const char *path)
+{
+	for (size_t i = 0; i < s->nfiles; i++)
+		if (s->files[i]->fd >= 0 && s->files[i]->path && !strcmp(s->files[i]->path, path))
+			return offline_module(s->files[i]);
+	return NULL;
+}
+
 size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct sp_maps *maps, int pid,
 		       uint64_t pc, const uint32_t **frames)
 {
-	Dwfl *dwfl = u ? sp_unwind_dwfl(u) : NULL;
+	/* The mapping holding pc, its file and load bias: an address in no
+	 * executable mapping (a broken frame-pointer chain into a file's data)
+	 * is not code, as perf names it [unknown] too. */
+	const struct sp_map *mp0 = maps ? sp_maps_find(maps, pc) : NULL;
+	struct sp_modfile *of = mp0 ? sp_symbols_modfile(s, pid, mp0) : NULL;
+	uint64_t rbias;
+	size_t k;
+	if (of && sp_modfile_bias(of, mp0, &rbias) == 0 && (k = resolve_offline(s, of, pc - rbias, frames)))
+		return k;
+	/* Without maps (a caller that has only the unwinder): the module of
+	 * the process's Dwfl. */
+	Dwfl *dwfl = u && !maps ? sp_unwind_dwfl(u) : NULL;
 	Dwfl_Module *m = dwfl ? dwfl_addrmodule(dwfl, pc) : NULL;
-	/* A module spans its file's data segments too: an address there (a
-	 * broken frame-pointer chain) is in no executable mapping and is not
-	 * code (perf names it [unknown] too). */
-	if (m && maps && !sp_maps_find(maps, pc))
-		m = NULL;
 	void **ud;
 	struct sp_modfile *mf = NULL;
 	if (m) {
 		dwfl_module_info(m, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
 		mf = *ud;
 	}
-	if (mf) {
-		Dwarf_Addr bias = 0;
-		if (!dwfl_module_getelf(m, &bias))
-			mf = NULL;
-		else {
-			uint64_t vaddr = pc - bias;
-			int found;
-			uint32_t *slot = sp_u64map_slot(&mf->memo, vaddr, &found);
-			if (!found) {
-				uint32_t off = (uint32_t)s->npool;
-				resolve(s, m, mf, pc);
-				uint32_t e = new_entry(s, off);
-				slot = sp_u64map_slot(&mf->memo, vaddr, &found);
-				*slot = e;
-			}
-			const struct entry *e = &s->ent[*slot - 1];
-			*frames = s->pool + e->off;
-			return e->n;
-		}
-	}
-	/* No unwinder (pcollect --call-graph none): the sampled pc's file,
-	 * found in the process's maps, is read on its own. */
-	const struct sp_map *mp0 = !dwfl && maps ? sp_maps_find(maps, pc) : NULL;
-	struct sp_modfile *of = mp0 ? sp_symbols_modfile(s, pid, mp0) : NULL;
-	uint64_t rbias;
-	if (of && sp_modfile_bias(of, mp0, &rbias) == 0) {
-		Dwfl_Module *om = offline_module(of);
-		Dwarf_Addr obias = 0;
-		if (om && dwfl_module_getelf(om, &obias)) {
-			uint64_t vaddr = pc - rbias;
-			int found;
-			uint32_t *slot = sp_u64map_slot(&of->memo, vaddr, &found);
-			if (!found) {
-				uint32_t off = (uint32_t)s->npool;
-				resolve(s, om, of, vaddr + obias);
-				uint32_t e = new_entry(s, off);
-				slot = sp_u64map_slot(&of->memo, vaddr, &found);
-				*slot = e;
-			}
-			const struct entry *e = &s->ent[*slot - 1];
-			*frames = s->pool + e->off;
-			return e->n;
-		}
-	}
+	Dwarf_Addr bias = 0;
+	if (mf && dwfl_module_getelf(m, &bias) && (k = resolve_offline(s, mf, pc - bias, frames)))
+		return k;
 	/* No ELF module: JIT code named in /tmp/perf-PID.map, or unknown. */
 	if (jit_lookup(s, pid, pc, &s->one)) {
 		*frames = &s->one;

@@ -62,11 +62,17 @@ int sp_modfile_bias(const struct sp_modfile *f, const struct sp_map *m, uint64_t
 /* The frames at user address pc of process pid, innermost first (an
  * inlined callee before the function it was inlined into).  pc is a lookup
  * address: the return address minus one for callers (sp_unwind_stack gives
- * those).  u (may be NULL) supplies the process's modules, maps (may be
- * NULL) names the mapping of an address no module covers.  *frames points
- * into the memo and stays valid until the next call.  Returns >= 1. */
+ * those).  maps (may be NULL) gives the mapping, its file and load bias;
+ * the file is read once for all processes (its symbols and DWARF, in a
+ * libdwfl module of its own).  u (may be NULL) is asked only without
+ * maps.  *frames points into the memo and stays valid until the next call.
+ * Returns >= 1. */
 size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct sp_maps *maps, int pid,
 		       uint64_t pc, const uint32_t **frames);
+/* The libdwfl module (a Dwfl_Module *) sp_symbols_user reads for the file
+ * opened as path (what a locate callback chose), NULL when no file seen so
+ * far was opened from path.  Owned by s. */
+void *sp_symbols_file_module(struct sp_symbols *s, const char *path);
 /* The frame of kernel address pc (from /proc/kallsyms, loaded on first
  * use).  Returns 1. */
 size_t sp_symbols_kernel(struct sp_symbols *s, uint64_t pc, const uint32_t **frames);
