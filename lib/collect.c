@@ -305,10 +305,13 @@ static uint32_t stack_node(struct sp_collect *c, struct sp_proc *pr, struct sp_u
 		const uint32_t *f;
 		size_t k = sp_symbols_user(c->syms, u, pr ? pr->maps : NULL, pr ? pr->pid : -1, pcs[i], &f);
 		if (k == 1 && !unnamed && sp_frame_get(c->p, f[0])->name == c->unknown) {
-			/* Unnamed: in an ELF file that stays so; elsewhere
-			 * (anonymous memory, "//anon") a JIT may name it later. */
+			/* Unnamed: in an ELF file that stays so; in anonymous
+			 * memory ("//anon") a JIT may name it later.  An address
+			 * in no mapping (a broken frame-pointer chain) stays
+			 * unnamed until the maps change, which the cache key
+			 * already covers (their generation). */
 			const struct sp_map *mp = pr ? sp_maps_find(pr->maps, pcs[i]) : NULL;
-			unnamed = !mp || !sp_symbols_modfile(c->syms, pr->pid, mp); /* f stays valid */
+			unnamed = mp && !sp_symbols_modfile(c->syms, pr->pid, mp); /* f stays valid */
 		}
 		while (k--)
 			add_frame(c, &nf, f[k]);

@@ -98,6 +98,11 @@ struct sp_symbols {
 	char *(*demangle)(const char *, char *, size_t *, int *);
 	int demangle_tried;
 	uint32_t unknown_name;
+	/* (module, name) -> the symbol's file address, for the names
+	 * symbol_at gave (sp_symbols_symbol_start) */
+	struct sp_u64map startidx; /* key -> index + 1 into starts */
+	uint64_t *starts;
+	size_t nstarts, capstarts;
 };
 
 struct sp_symbols *sp_symbols_new(struct sp_profile *p, const struct sp_symbols_opts *o)
@@ -108,6 +113,7 @@ struct sp_symbols *sp_symbols_new(struct sp_profile *p, const struct sp_symbols_
 		s->o = *o;
 	sp_u64map_init(&s->filemap);
 	sp_u64map_init(&s->kmemo);
+	sp_u64map_init(&s->startidx);
 	s->vdso_fd = -1;
 	s->unknown_name = sp_str_intern(p, "[unknown]", 9);
 	elf_version(EV_CURRENT);
@@ -135,6 +141,8 @@ void sp_symbols_free(struct sp_symbols *s)
 	free(s->files);
 	sp_u64map_release(&s->filemap);
 	sp_u64map_release(&s->kmemo);
+	sp_u64map_release(&s->startidx);
+	free(s->starts);
 	free(s->ent);
 	free(s->pool);
 	free(s->ksyms);
@@ -592,7 +600,28 @@ static uint32_t symbol_at(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfil
 	}
 	if (!lo || a >= mf->psyms[lo - 1].end)
 		return 0;
-	return intern_name(s, mf->pnames + mf->psyms[lo - 1].name);
+	uint32_t name = intern_name(s, mf->pnames + mf->psyms[lo - 1].name);
+	int found;
+	uint32_t *slot = sp_u64map_slot(&s->startidx, (uint64_t)mf->module << 32 | name, &found);
+	if (!found) {
+		if (s->nstarts == s->capstarts) {
+			s->capstarts = s->capstarts ? 2 * s->capstarts : 256;
+			s->starts = sp_xrealloc(s->starts, s->capstarts * sizeof *s->starts);
+		}
+		s->starts[s->nstarts++] = mf->psyms[lo - 1].start;
+		*slot = (uint32_t)s->nstarts;
+	}
+	return name;
+}
+
+int sp_symbols_symbol_start(const struct sp_symbols *s, uint32_t module, uint32_t name, uint64_t *start)
+{
+	int found;
+	uint32_t i = sp_u64map_get(&s->startidx, (uint64_t)module << 32 | name, &found);
+	if (!found || !i)
+		return 0;
+	*start = s->starts[i - 1];
+	return 1;
 }
 
 static void resolve(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf, uint64_t pc)

@@ -73,6 +73,10 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
  * opened as path (what a locate callback chose), NULL when no file seen so
  * far was opened from path.  Owned by s. */
 void *sp_symbols_file_module(struct sp_symbols *s, const char *path);
+/* The file address of the symbol that gave frames of module (string id)
+ * the name (string id) name: 1 with *start set, 0 when sp_symbols_user
+ * named no frame so from a symbol table. */
+int sp_symbols_symbol_start(const struct sp_symbols *s, uint32_t module, uint32_t name, uint64_t *start);
 /* The frame of kernel address pc (from /proc/kallsyms, loaded on first
  * use).  Returns 1. */
 size_t sp_symbols_kernel(struct sp_symbols *s, uint64_t pc, const uint32_t **frames);
