@@ -10,6 +10,7 @@ static const struct sp_format *const formats[] = {
 	&sp_format_perfdata,
 	&sp_format_pprof,
 	&sp_format_cprofile,
+	&sp_format_du,
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
@@ -31,7 +32,7 @@ const struct sp_format *sp_format_find(const char *name)
 	return NULL;
 }
 
-const char *sp_format_names(void) { return "perf, folded, pyspy, stream, speedscope, perf.data, pprof, cprofile"; }
+const char *sp_format_names(void) { return "perf, folded, pyspy, stream, speedscope, perf.data, pprof, cprofile, du"; }
 
 #define PROBE_BYTES (256 * 1024)
 
