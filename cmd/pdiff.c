@@ -32,7 +32,7 @@ static const char synopsis[] =
 	"                          --threshold percentage points (default 0)\n"
 	"      --threshold=PP      see --exit-code\n"
 	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
-	"                          speedscope, stream, perf.data, pprof, cprofile\n"
+	"                          speedscope, stream, perf.data, pprof, cprofile, du\n"
 	"                          (default: detect)\n"
 	"  -O, --output-format=F   folded or stream (default: the first input's encoding)\n"
 	"  -b, --binary            the same as -O stream\n"

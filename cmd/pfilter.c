@@ -42,7 +42,7 @@ static const char synopsis[] =
 	"                          samples (default: 4 sampling periods)\n"
 	"      --cpu-time          measure calls by their time on CPU, not their time span\n"
 	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
-	"                          speedscope, stream, perf.data, pprof, cprofile\n"
+	"                          speedscope, stream, perf.data, pprof, cprofile, du\n"
 	"                          (default: detect)\n"
 	"  -O, --output-format=F   folded or stream (default: the first input's encoding)\n"
 	"  -b, --binary            the same as -O stream\n"

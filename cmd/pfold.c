@@ -23,7 +23,7 @@ static const char synopsis[] =
 	"binary stream.\n"
 	"\n"
 	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
-	"                          speedscope, stream, perf.data, pprof, cprofile\n"
+	"                          speedscope, stream, perf.data, pprof, cprofile, du\n"
 	"                          (default: detect)\n"
 	"  -O, --output-format=F   folded (default); stream: the binary stream, which keeps\n"
 	"                          threads, times, events and periods; pprof: gzipped\n"

@@ -16,7 +16,7 @@ static const char synopsis[] =
 	"      --tag               root frame naming each input: its \"host\" metadata, else\n"
 	"                          the file name as given\n"
 	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
-	"                          speedscope, stream, perf.data, pprof, cprofile\n"
+	"                          speedscope, stream, perf.data, pprof, cprofile, du\n"
 	"                          (default: detect)\n"
 	"  -O, --output-format=F   folded or stream (default: the first input's encoding)\n"
 	"  -b, --binary            the same as -O stream\n"

@@ -24,7 +24,7 @@ static const char synopsis[] =
 	"      --weight=NAME       value column to count (default: period when present, else\n"
 	"                          the first, as pfold prints)\n"
 	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
-	"                          speedscope, stream, perf.data, pprof, cprofile\n"
+	"                          speedscope, stream, perf.data, pprof, cprofile, du\n"
 	"                          (default: detect)\n"
 	"  -o, --output=FILE       write to FILE instead of standard output\n"
 	"  -q, --quiet             do not print each bad line (the summary is still printed)\n"

@@ -20,7 +20,7 @@ static const char synopsis[] =
 	"perf script text, folded stacks, py-spy raw output, speedscope JSON.\n"
 	"\n"
 	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
-	"                          speedscope, stream, perf.data, pprof, cprofile\n"
+	"                          speedscope, stream, perf.data, pprof, cprofile, du\n"
 	"                          (default: detect)\n"
 	"  -o, --output=FILE       write to FILE instead of standard output\n"
 	"  -t, --threads=REGEX     keep the threads whose profile name (\"comm (tid)\") matches\n"

@@ -23,7 +23,7 @@ static const char synopsis[] =
 	"\n"
 	"  -o, --output=FILE       write to FILE instead of standard output\n"
 	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
-	"                          speedscope, stream, perf.data, pprof, cprofile\n"
+	"                          speedscope, stream, perf.data, pprof, cprofile, du\n"
 	"                          (default: detect)\n"
 	"      --title=TEXT        heading (default \"Flame Graph\", \"Icicle Graph\", \"Flame Chart\")\n"
 	"      --subtitle=TEXT     second heading\n"
