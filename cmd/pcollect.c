@@ -495,7 +495,7 @@ static int cmd_pcollect(int argc, char **argv)
 		if (c.off) {
 			const struct sp_offcpu_stats *os = sp_offcpu_stats(c.off);
 			sp_error("off-CPU: %llu intervals, %.3f s blocked, %.3f s preempted, %llu without a stack "
-				 "(asleep before sampling started); %llu on-CPU samples",
+				 "(asleep before sampling started, or its switch sample lost); %llu on-CPU samples",
 				 (unsigned long long)os->intervals, (double)os->blocked_ns / 1e9,
 				 (double)os->preempted_ns / 1e9, (unsigned long long)os->unknown,
 				 (unsigned long long)os->on_cpu);

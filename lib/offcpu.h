@@ -19,7 +19,10 @@
  * time, the intervals the rest.
  *
  * Time lost: a thread that was already asleep when sampling started has
- * no stack for its first interval (counted in stats.unknown, not written);
+ * no stack for its first interval, nor has an interval whose switch sample
+ * the kernel dropped (a full ring: perfev's stats.lost), and an interval
+ * whose switch record was dropped is not seen at all (counted in
+ * stats.unknown, not written);
  * a thread still asleep at sp_offcpu_finish is charged up to that instant.
  * Ownership: borrows the profile and the output sink.
  */
