@@ -126,3 +126,11 @@ expect_grep "... says which" 'give --off-cpu or --wall, not both' "$T/e"
 pcollect --help > "$T/h"
 expect_grep "--help lists --off-cpu" '^ +--off-cpu ' "$T/h"
 expect_grep "--help lists --wall" '^ +--wall ' "$T/h"
+# off-CPU time is never summed with a CPU profile's ns: read together, the
+# columns do not match (by name only), an error rather than a sum
+pcollect -q -o "$T/cpu.sp" -- "$T/wall" 1 > /dev/null 2>&1
+pfold "$T/cpu.sp" "$T/o.sp" > /dev/null 2> "$T/e"; rc=$?
+expect_rc "a CPU profile then an off-CPU one: exit 2" 2 $rc
+expect_grep "... naming the columns" 'value columns of this stream \(off-cpu-ns\) differ from the earlier input.s \(samples,period\)' "$T/e"
+pfold "$T/o.sp" "$T/o.sp" > "$T/oo" 2> "$T/e"; rc=$?
+expect_rc "two off-CPU profiles add up" 0 $rc
