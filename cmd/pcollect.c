@@ -50,6 +50,11 @@ static const char synopsis[] =
 	"      --no-inline         do not show functions inlined by the compiler\n"
 	"      --no-kernel         user-mode samples and frames only\n"
 	"      --buffer=MIB        sample buffer per CPU (default 8 for dwarf, 1 otherwise)\n"
+	"      --off-cpu           time spent off the CPU (ns), charged to the stack each\n"
+	"                          thread went to sleep in, under [blocked] or [preempted]\n"
+	"                          (needs kernel sampling: root or perf_event_paranoid <= 1)\n"
+	"      --wall              wall-clock time: on-CPU samples and off-CPU intervals in\n"
+	"                          one ns column; each thread adds up to the time it lived\n"
 	"  -q, --quiet             no status line, summary or warnings\n"
 	"  -v, --verbose           print a summary at the end\n"
 	"      --snapshot          where is every thread now, and who holds the lock it\n"
@@ -81,7 +86,7 @@ static void on_task(void *ctx, int pid, int tid) { sp_collect_add_task(ctx, pid,
 
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
-	enum { O_CG = 256, O_LINES, O_NOINLINE, O_NOKERNEL, O_BUFFER, O_NORENAME };
+	enum { O_CG = 256, O_LINES, O_NOINLINE, O_NOKERNEL, O_BUFFER, O_NORENAME, O_OFFCPU, O_WALL };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -94,6 +99,8 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "no-kernel", no_argument, NULL, O_NOKERNEL },
 		{ "buffer", required_argument, NULL, O_BUFFER },
 		{ "no-rename", no_argument, NULL, O_NORENAME },
+		{ "off-cpu", no_argument, NULL, O_OFFCPU },
+		{ "wall", no_argument, NULL, O_WALL },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -157,6 +164,12 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 			o->buffer_mib = v;
 			break;
 		case O_NORENAME: o->no_rename = 1; break;
+		case O_OFFCPU:
+		case O_WALL:
+			if (o->offcpu && o->offcpu != (ch == O_WALL ? 2 : 1))
+				return sp_usage_error(synopsis, "give --off-cpu or --wall, not both"), -1;
+			o->offcpu = ch == O_WALL ? 2 : 1;
+			break;
 		case 'q': o->quiet = 1; break;
 		case 'v': o->verbose = 1; break;
 		case 'h': fputs(synopsis, stdout); return 1;
@@ -248,7 +261,8 @@ static int cmd_pcollect(int argc, char **argv)
 		return SP_EXIT_ERROR;
 	}
 
-	struct sp_perfev_opts po = { c.o.freq, c.o.cg, c.o.stack_bytes, !c.o.no_kernel, 0, !c.o.pid };
+	struct sp_perfev_opts po = { c.o.freq, c.o.cg, c.o.stack_bytes, !c.o.no_kernel, 0, !c.o.pid, 0 };
+	po.offcpu = c.o.offcpu;
 	po.ring_bytes = (c.o.buffer_mib ? c.o.buffer_mib : c.o.cg == SP_CG_DWARF ? 8 : 1) << 20;
 	if (!(c.ev = sp_perfev_new(&po, &err))) {
 		sp_error_e(&err);
@@ -263,9 +277,10 @@ static int cmd_pcollect(int argc, char **argv)
 	}
 	c.p = sp_profile_new();
 	static const char *const values[] = { "samples", "period" };
-	sp_profile_set_values(c.p, 2, values);
+	sp_profile_set_values(c.p, 2, values); /* --off-cpu/--wall: one ns column, set by sp_offcpu_new */
+	const char *event = c.o.offcpu == 1 ? "off-cpu" : c.o.offcpu == 2 ? "wall-clock" : "cpu-clock";
 	sp_meta_add(c.p, "source", "pcollect");
-	sp_meta_add(c.p, "event", "cpu-clock");
+	sp_meta_add(c.p, "event", event);
 	char buf[64];
 	snprintf(buf, sizeof buf, "%u", c.o.freq);
 	sp_meta_add(c.p, "frequency", buf);
@@ -285,8 +300,11 @@ static int cmd_pcollect(int argc, char **argv)
 	c.w = sp_stream_writer_new(out, c.p);
 	c.sink = sp_stream_writer_sink(c.w);
 	struct sp_collect_opts co = { .callgraph = c.o.cg, .lines = c.o.lines, .no_inline = c.o.no_inline,
-				      .threads = c.o.threads, .event = "cpu-clock" };
-	if (!(c.eng = sp_collect_new(c.p, c.sink, &co, &err))) {
+				      .threads = c.o.threads, .event = event };
+	if (c.o.offcpu)
+		c.off = sp_offcpu_new(c.p, c.sink, c.o.offcpu == 2);
+	if (!(c.eng = sp_collect_new(c.p, c.off ? sp_offcpu_sink(c.off) : c.sink, &co, &err))) {
+		sp_offcpu_free(c.off);
 		sp_error_e(&err);
 		sp_perfev_free(c.ev);
 		sp_stream_writer_free(c.w);
@@ -369,12 +387,16 @@ static int cmd_pcollect(int argc, char **argv)
 
 	struct sp_perf_handler hd;
 	sp_collect_handler(c.eng, &hd);
+	if (c.off) {
+		struct sp_perf_handler eng = hd;
+		sp_offcpu_handler(c.off, &eng, &hd);
+	}
 	double t0 = mono_s(), last_status = 0, last_flush = t0;
 	int show_status = !c.o.quiet && isatty(STDERR_FILENO);
 	while (!stop_signal && !c.write_failed) {
 		sp_perfev_wait(c.ev, 50);
 		sp_perfev_read(c.ev, &hd, 0);
-		if (sp_collect_error(c.eng, &c.werr))
+		if (sp_collect_error(c.eng, &c.werr) || (c.off && sp_offcpu_error(c.off, &c.werr)))
 			c.write_failed = 1;
 		double now = mono_s();
 		if (now - last_flush >= 0.2) {
@@ -401,6 +423,9 @@ static int cmd_pcollect(int argc, char **argv)
 	sp_perfev_disable(c.ev);
 	sp_perfev_read(c.ev, &hd, 1);
 	if (!c.write_failed && sp_collect_error(c.eng, &c.werr))
+		c.write_failed = 1;
+	/* Threads still asleep are charged up to now (the clock of the samples). */
+	if (c.off && !c.write_failed && sp_offcpu_finish(c.off, (uint64_t)(mono_s() * 1e9), &c.werr) < 0)
 		c.write_failed = 1;
 	if (show_status)
 		status_line(&c, 0, 1);
@@ -467,6 +492,14 @@ static int cmd_pcollect(int argc, char **argv)
 			 (unsigned long long)cs->filtered, (unsigned long long)st->lost,
 			 (unsigned long long)cs->truncated,
 			 cs->samples ? (double)cs->unwound_frames / (double)cs->samples : 0, (size_t)cs->stacks, cpu);
+		if (c.off) {
+			const struct sp_offcpu_stats *os = sp_offcpu_stats(c.off);
+			sp_error("off-CPU: %llu intervals, %.3f s blocked, %.3f s preempted, %llu without a stack "
+				 "(asleep before sampling started, or its switch sample lost); %llu on-CPU samples",
+				 (unsigned long long)os->intervals, (double)os->blocked_ns / 1e9,
+				 (double)os->preempted_ns / 1e9, (unsigned long long)os->unknown,
+				 (unsigned long long)os->on_cpu);
+		}
 	}
 	if (rc == SP_EXIT_OK && finished && !sp_collect_stats(c.eng)->samples) {
 		/* An empty result is not a success when attached; a command's
@@ -492,6 +525,7 @@ out:
 		rc = SP_EXIT_ERROR;
 	sp_perfev_free(c.ev);
 	sp_collect_free(c.eng);
+	sp_offcpu_free(c.off);
 	sp_stream_writer_free(c.w);
 	sp_profile_free(c.p);
 	return rc;

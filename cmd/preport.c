@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "cmd.h"
+#include "cprofile.h"
 #include "filter.h"
 #include "report.h"
 
@@ -23,8 +24,8 @@ static const char synopsis[] =
 	"      --weight=NAME       value column to count (default: period when present, else\n"
 	"                          the first, as pfold prints)\n"
 	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
-	"                          speedscope, stream, perf.data, pprof (default:\n"
-	"                          detect)\n"
+	"                          speedscope, stream, perf.data, pprof, cprofile, du\n"
+	"                          (default: detect)\n"
 	"  -o, --output=FILE       write to FILE instead of standard output\n"
 	"  -q, --quiet             do not print each bad line (the summary is still printed)\n"
 	"      --partial           use a truncated binary stream up to its cut (warns)\n"
@@ -159,6 +160,23 @@ static int cmd_preport(int argc, char **argv)
 	if (sp_outfile_open(&of, output, SP_OUT_SIGNALS) < 0)
 		rc = SP_EXIT_ERROR;
 	FILE *out = of.f;
+	/* One cProfile file: pstats' exact table, not rebuilt stacks. */
+	if (rc == SP_EXIT_OK && nfiles == 1 && !tree && !o.per_thread && !r.weight && !lines &&
+	    o.format != SP_REPORT_JSON) {
+		struct sp_cprofile_report_opts co = { o.top, o.sort_total, o.format == SP_REPORT_TSV };
+		int k = sp_cprofile_report_file(files[0], format, out, &co, &err);
+		if (k < 0) {
+			sp_error_e(&err);
+			rc = SP_EXIT_ERROR;
+		}
+		if (k) {
+			if (sp_outfile_close(&of, rc == SP_EXIT_OK) < 0)
+				rc = SP_EXIT_ERROR;
+			sp_agg_free(r.agg);
+			sp_profile_free(p);
+			return rc;
+		}
+	}
 	for (int i = 0; i < nfiles && rc == SP_EXIT_OK; i++) {
 		if (sp_read_file(files[i], format, p, &r.sink, &ro, NULL, &err) < 0) {
 			sp_error_e(&err);

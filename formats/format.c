@@ -9,6 +9,8 @@ static const struct sp_format *const formats[] = {
 	&sp_format_speedscope,
 	&sp_format_perfdata,
 	&sp_format_pprof,
+	&sp_format_cprofile,
+	&sp_format_du,
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
@@ -23,12 +25,14 @@ const struct sp_format *sp_format_find(const char *name)
 		return &sp_format_pyspy;
 	if (!strcmp(name, "perfdata") || !strcmp(name, "perf-data"))
 		return &sp_format_perfdata;
+	if (!strcmp(name, "cProfile") || !strcmp(name, "pstats"))
+		return &sp_format_cprofile;
 	if (!strcmp(name, "binary"))
 		return &sp_format_stream;
 	return NULL;
 }
 
-const char *sp_format_names(void) { return "perf, folded, pyspy, stream, speedscope, perf.data, pprof"; }
+const char *sp_format_names(void) { return "perf, folded, pyspy, stream, speedscope, perf.data, pprof, cprofile, du"; }
 
 #define PROBE_BYTES (256 * 1024)
 

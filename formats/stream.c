@@ -544,6 +544,10 @@ static int ref(struct reader *r, struct rmap *m, uint64_t id, const char *what, 
  *    a count, time is time: speedscope's "ns" takes perf's cpu-clock period).
  * Every earlier column must be filled; the stream's other columns are not
  * read.  Returns 1 when every column found its source. */
+/* Time that is not CPU time (pcollect --off-cpu, --wall): matched by its
+ * name only, so it is never summed with a CPU profile's ns by accident. */
+static int by_name_only(const char *name) { return !strcmp(name, "off-cpu-ns") || !strcmp(name, "wall-ns"); }
+
 static int reconcile(struct reader *r, int n, const char *const *names, const char *units, const size_t *uat)
 {
 	int pn = sp_profile_nvalues(r->p);
@@ -583,7 +587,7 @@ static int reconcile(struct reader *r, int n, const char *const *names, const ch
 			if (r->colmap[i] < 0 && !strcmp(names[i], pname))
 				src = i;
 		for (int i = 0; i < n && src < 0; i++)
-			if (r->colmap[i] < 0 && !strcmp(u[i], punit))
+			if (r->colmap[i] < 0 && !strcmp(u[i], punit) && !by_name_only(names[i]) && !by_name_only(pname))
 				src = i;
 		if (src < 0)
 			return 0;

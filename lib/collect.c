@@ -418,4 +418,5 @@ void sp_collect_handler(struct sp_collect *c, struct sp_perf_handler *out)
 	out->mmap = h_mmap;
 	out->fork = h_fork;
 	out->exit = h_exit;
+	out->sched = NULL;
 }

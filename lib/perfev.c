@@ -44,6 +44,7 @@ struct chunk {
 struct sp_perfev {
 	struct sp_perfev_opts o;
 	struct perf_event_attr attr;
+	struct perf_event_attr cs_attr; /* opts.offcpu: the context-switch event */
 	int ncpu;
 	struct ring *rings;
 	int *fds;
@@ -156,6 +157,21 @@ struct sp_perfev *sp_perfev_new(const struct sp_perfev_opts *o, struct sp_err *e
 	 * timeout as well, so a quiet target is still read regularly. */
 	a->watermark = 1;
 	a->wakeup_watermark = (uint32_t)(o->ring_bytes / 4 > (512u << 10) ? (512u << 10) : o->ring_bytes / 4);
+	if (o->offcpu) {
+		/* Every switch out is a sample (period 1; cpu-clock turns its
+		 * frequency into a period of 1e9/freq ns, never 1, which is how
+		 * the two events' samples are told apart in one ring).  Its
+		 * regs/stack are the user context the thread slept in. */
+		struct perf_event_attr *c = &ev->cs_attr;
+		*c = *a;
+		c->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+		c->freq = 0;
+		c->sample_period = 1;
+		c->context_switch = 1;
+		c->exclude_kernel = 0; /* a switch is a kernel-mode event */
+		if (o->offcpu == 2)
+			c->mmap = c->mmap2 = c->comm = c->task = 0; /* cpu-clock's records say it */
+	}
 	return ev;
 }
 
@@ -265,8 +281,8 @@ int sp_perfev_add_task(struct sp_perfev *ev, int tid, struct sp_err *err)
 	*slot = 1;
 	size_t first = ev->nfds;
 	for (int cpu = 0; cpu < ev->ncpu; cpu++) {
-		long fd = perf_event_open(&ev->attr, tid, cpu);
-		if (fd < 0 && (errno == EACCES || errno == EPERM) && !ev->attr.exclude_kernel) {
+		long fd = perf_event_open(ev->o.offcpu == 1 ? &ev->cs_attr : &ev->attr, tid, cpu);
+		if (fd < 0 && (errno == EACCES || errno == EPERM) && !ev->attr.exclude_kernel && ev->o.offcpu != 1) {
 			/* Kernel sampling is not allowed: go on in user mode. */
 			ev->attr.exclude_kernel = 1;
 			ev->attr.exclude_callchain_kernel = 1;
@@ -299,6 +315,28 @@ int sp_perfev_add_task(struct sp_perfev *ev, int tid, struct sp_err *err)
 		}
 		if (ev->enabled)
 			ioctl((int)fd, PERF_EVENT_IOC_ENABLE, 0);
+		if (ev->o.offcpu == 2) {
+			long cfd = perf_event_open(&ev->cs_attr, tid, cpu);
+			if (cfd < 0) {
+				int e = errno;
+				while (ev->nfds > first)
+					close(ev->fds[--ev->nfds]);
+				if (e == ESRCH) {
+					*slot = 0;
+					return 1;
+				}
+				return sp_err_set(err, "cannot follow the context switches of thread %d: "
+						  "perf_event_open: %s%s", tid, strerror(e),
+						  e == EACCES || e == EPERM ? " (off-CPU profiling needs kernel "
+						  "sampling: root, or kernel.perf_event_paranoid <= 1)" : "");
+			}
+			add_fd(ev, (int)cfd);
+			if (ioctl((int)cfd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) < 0)
+				return sp_err_set(err, "cannot share the sample buffer of CPU %d: %s", cpu,
+						  strerror(errno));
+			if (ev->enabled)
+				ioctl((int)cfd, PERF_EVENT_IOC_ENABLE, 0);
+		}
 	}
 	if (ev->nfds == first)
 		return sp_err_set(err, "no CPU could sample thread %d", tid);
@@ -673,6 +711,7 @@ static void parse_sample(struct sp_perfev *ev, const struct perf_event_header *h
 			s.stack_len = dyn < size ? dyn : size;
 		}
 	}
+	s.switch_out = ev->o.offcpu == 1 || (ev->o.offcpu == 2 && s.period == 1);
 	ev->st.samples++;
 	if (hd->sample)
 		hd->sample(hd->ctx, &s);
@@ -723,6 +762,12 @@ static void dispatch(struct sp_perfev *ev, const struct perf_event_header *h, co
 	case PERF_RECORD_EXIT:
 		if (len >= 24 && hd->exit)
 			hd->exit(hd->ctx, rd32(p), rd32(p + 8), rd64(p + 16));
+		break;
+	case PERF_RECORD_SWITCH:
+		/* no body: the sample_id (pid, tid, time) only */
+		if (len >= 16 && hd->sched)
+			hd->sched(hd->ctx, rd32(p + len - 16), rd32(p + len - 12), !!(h->misc & PERF_RECORD_MISC_SWITCH_OUT),
+				  !!(h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT), rd64(p + len - 8));
 		break;
 	case PERF_RECORD_LOST:
 		if (len >= 16)

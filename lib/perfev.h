@@ -37,6 +37,13 @@ struct sp_perfev_opts {
 	int kernel;             /* also sample in kernel mode and record kernel callchains */
 	size_t ring_bytes;      /* per CPU; rounded down to pages times a power of two */
 	int enable_on_exec;     /* launch mode: start counting at the target's exec */
+	/* Off-CPU (lib/offcpu.h): 1 = instead of cpu-clock, 2 = besides it, a
+	 * context-switch event per CPU (a sample, with the same stack capture,
+	 * at every switch out: where the thread went to sleep) with
+	 * PERF_RECORD_SWITCH records (the switch-out and switch-in instants).
+	 * The switch happens in the kernel, so this needs kernel sampling
+	 * (root, CAP_PERFMON or kernel.perf_event_paranoid <= 1). */
+	int offcpu;
 };
 
 /* x86-64 registers in DWARF numbering: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip. */
@@ -57,6 +64,7 @@ struct sp_perf_sample {
 	uint64_t regs[SP_NREGS];
 	const uint8_t *stack;   /* copy of [regs[SP_REG_SP], +stack_len) */
 	uint64_t stack_len;
+	int switch_out;         /* opts.offcpu: the context-switch event's sample */
 };
 
 struct sp_perf_handler {
@@ -67,6 +75,9 @@ struct sp_perf_handler {
 	void (*mmap)(void *ctx, uint32_t pid, uint32_t tid, const struct sp_map *m, uint64_t time);
 	void (*fork)(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid, uint64_t time);
 	void (*exit)(void *ctx, uint32_t pid, uint32_t tid, uint64_t time);
+	/* opts.offcpu: thread tid left the CPU (out; preempt: it was still
+	 * runnable) or came back.  May be NULL. */
+	void (*sched)(void *ctx, uint32_t pid, uint32_t tid, int out, int preempt, uint64_t time);
 };
 
 struct sp_perfev_stats {

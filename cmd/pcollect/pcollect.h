@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "collect.h"
+#include "offcpu.h"
 #include "perfev.h"
 #include "stream.h"
 
@@ -20,6 +21,7 @@ struct opts {
 	unsigned stack_bytes;
 	int lines, no_inline, no_kernel, quiet, verbose, no_rename;
 	unsigned long buffer_mib;
+	int offcpu; /* 1 --off-cpu, 2 --wall (lib/offcpu.h) */
 };
 
 struct coll {
@@ -29,6 +31,7 @@ struct coll {
 	struct sp_stream_writer *w;
 	struct sp_collect *eng;
 	struct sp_perfev *ev;
+	struct sp_offcpu *off; /* --off-cpu, --wall */
 	int tid;          /* -p TID: that thread only (o.pid is its process) */
 	uint64_t cpu0_ns; /* the target's CPU time when sampling started */
 	int write_failed;

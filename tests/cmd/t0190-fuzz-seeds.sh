@@ -13,7 +13,7 @@ for dir in "$C"/fuzz_*; do
 	case ${dir##*/} in
 	fuzz_perf) fmt=perf ;; fuzz_folded) fmt=folded ;; fuzz_pyspy) fmt=pyspy ;;
 	fuzz_speedscope) fmt=speedscope ;; fuzz_stream) fmt=stream ;; fuzz_palette) fmt=palette ;;
-	fuzz_perfdata) fmt=perf.data ;; fuzz_pprof) fmt=pprof ;;
+	fuzz_perfdata) fmt=perf.data ;; fuzz_pprof) fmt=pprof ;; fuzz_cprofile) fmt=cprofile ;; fuzz_du) fmt=du ;;
 	*) notok "${dir##*/}: a corpus without a known format"; continue ;;
 	esac
 	for f in "$dir"/*; do

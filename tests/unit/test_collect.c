@@ -297,7 +297,7 @@ int main(void)
 		_exit(0);
 	}
 	close(go[0]);
-	struct sp_perfev_opts po = { 499, SP_CG_DWARF, 16384, 0, 1 << 20, 0 };
+	struct sp_perfev_opts po = { 499, SP_CG_DWARF, 16384, 0, 1 << 20, 0, 0 };
 	struct sp_err err;
 	memset(&err, 0, sizeof err);
 	struct sp_perfev *ev = sp_perfev_new(&po, &err);
@@ -313,7 +313,7 @@ int main(void)
 	struct tape t;
 	memset(&t, 0, sizeof t);
 	t.live = live.h;
-	struct sp_perf_handler th = { &t, t_sample, t_comm, t_mmap, t_fork, t_exit };
+	struct sp_perf_handler th = { &t, t_sample, t_comm, t_mmap, t_fork, t_exit, NULL };
 	/* What perf record synthesizes for a running process: its name and
 	 * its executable mappings, as records. */
 	t_comm(&t, (uint32_t)pid, (uint32_t)pid, "burner", 0, 0);
