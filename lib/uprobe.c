@@ -1,0 +1,672 @@
+/* uprobe.c — probe specs resolved to binary file offsets (see uprobe.h). */
+#include "uprobe.h"
+
+#include <ctype.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <gelf.h>
+#include <glob.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+void sp_uprobe_set_init(struct sp_uprobe_set *s) { memset(s, 0, sizeof *s); }
+
+void sp_uprobe_set_release(struct sp_uprobe_set *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->v[i].name);
+		free(s->v[i].path);
+		for (int k = 0; k < s->v[i].nvalues; k++)
+			free(s->v[i].vname[k]);
+	}
+	free(s->v);
+	free(s->stripped);
+	free(s->cxx_eh);
+	memset(s, 0, sizeof *s);
+}
+
+/* ---- the spec ---- */
+
+struct spec {
+	char *lib;      /* NULL: the executable */
+	char *func;
+	uint64_t off;
+	int has_off, entry_only;
+	int nvalues;
+	enum sp_uvalue vkind[SP_UPROBE_MAX_VALUES];
+	int varg[SP_UPROBE_MAX_VALUES];
+	char *vname[SP_UPROBE_MAX_VALUES];
+};
+
+static void spec_release(struct spec *p)
+{
+	free(p->lib);
+	free(p->func);
+	for (int i = 0; i < p->nvalues; i++)
+		free(p->vname[i]);
+}
+
+/* "(arg1,ret)" at the end of s[0..n): the values.  Returns 1 when the list
+ * holds only value names, 0 when the parentheses are something else (a
+ * C++ parameter list), -1 with err set for a bad value name. */
+static int parse_values(struct spec *p, const char *s, size_t n, const char *whole, struct sp_err *err)
+{
+	const char *c = s;
+	const char *e = s + n;
+	while (c < e) {
+		const char *comma = memchr(c, ',', (size_t)(e - c));
+		const char *t = comma ? comma : e;
+		while (c < t && isspace((unsigned char)*c))
+			c++;
+		size_t len = (size_t)(t - c);
+		while (len && isspace((unsigned char)c[len - 1]))
+			len--;
+		int arg = 0;
+		if (len == 4 && c[0] == 'a' && c[1] == 'r' && c[2] == 'g' && c[3] >= '1' && c[3] <= '6')
+			arg = c[3] - '0';
+		else if (!(len == 3 && !memcmp(c, "ret", 3)))
+			return p->nvalues ? sp_err_set(err, "--trace '%s': cannot record '%.*s': values are arg1..arg6 "
+						       "and ret", whole, (int)len, c)
+					  : 0;
+		if (p->nvalues == SP_UPROBE_MAX_VALUES)
+			return sp_err_set(err, "--trace '%s': at most %d values per probe", whole, SP_UPROBE_MAX_VALUES);
+		p->vkind[p->nvalues] = arg ? SP_UV_ARG : SP_UV_RET;
+		p->varg[p->nvalues] = arg;
+		p->vname[p->nvalues] = sp_xstrndup(c, len);
+		p->nvalues++;
+		c = comma ? comma + 1 : e;
+	}
+	return 1;
+}
+
+static int parse_spec(struct spec *p, const char *s, struct sp_err *err)
+{
+	memset(p, 0, sizeof *p);
+	size_t n = strlen(s);
+	if (!n)
+		return sp_err_set(err, "--trace needs a function, not an empty string");
+	/* Values: a final "(...)" holding value names only. */
+	if (s[n - 1] == ')') {
+		const char *open = memchr(s, '(', n);
+		if (open) {
+			int rc = parse_values(p, open + 1, (size_t)(s + n - 1 - open - 1), s, err);
+			if (rc < 0)
+				return -1;
+			if (rc > 0)
+				n = (size_t)(open - s);
+		}
+	}
+	if (n > 6 && !memcmp(s + n - 6, ":entry", 6) && s[n - 7] != ':') {
+		p->entry_only = 1;
+		n -= 6;
+	}
+	/* LIB: — the first ':' that is not part of a C++ "::". */
+	size_t start = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] != ':')
+			continue;
+		if (i + 1 < n && s[i + 1] == ':') {
+			i++;
+			continue;
+		}
+		if (!i)
+			return sp_err_set(err, "--trace '%s': nothing before ':' (want LIB:FUNC)", s);
+		p->lib = sp_xstrndup(s, i);
+		start = i + 1;
+		break;
+	}
+	/* +OFF */
+	const char *plus = NULL;
+	for (size_t i = start; i < n; i++)
+		if (s[i] == '+')
+			plus = s + i;
+	if (plus && plus + 1 < s + n && isdigit((unsigned char)plus[1])) {
+		char buf[32];
+		size_t len = (size_t)(s + n - plus - 1);
+		if (len >= sizeof buf)
+			return sp_err_set(err, "--trace '%s': the offset is too long", s);
+		memcpy(buf, plus + 1, len);
+		buf[len] = 0;
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(buf, &end, 0);
+		if (errno || *end)
+			return sp_err_set(err, "--trace '%s': '+%s' is not an offset (decimal or 0x hex)", s, buf);
+		p->off = v;
+		p->has_off = 1;
+		n = (size_t)(plus - s);
+	}
+	if (n <= start)
+		return sp_err_set(err, "--trace '%s': no function name", s);
+	p->func = sp_xstrndup(s + start, n - start);
+	if (p->has_off) {
+		for (int i = 0; i < p->nvalues; i++)
+			if (p->vkind[i] == SP_UV_RET)
+				return sp_err_set(err, "--trace '%s': a probe at an offset has no return value", s);
+	}
+	return 0;
+}
+
+/* ---- libraries ---- */
+
+/* A file name is the library `lib` when it equals it or continues with
+ * '.' or '-' ("libc" is libc.so.6 and libc-2.36.so, not libcap.so.2). */
+static int lib_matches(const char *path, const char *lib)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	size_t n = strlen(lib);
+	return !strncmp(b, lib, n) && (!b[n] || b[n] == '.' || b[n] == '-');
+}
+
+static char *lib_from_maps(int pid, const char *lib)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/maps", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	char line[PATH_MAX + 128];
+	char *found = NULL;
+	while (!found && fgets(line, sizeof line, f)) {
+		char *slash = strchr(line, '/');
+		if (!slash)
+			continue;
+		slash[strcspn(slash, "\n")] = 0;
+		if (lib_matches(slash, lib))
+			found = realpath(slash, NULL);
+	}
+	fclose(f);
+	return found;
+}
+
+static const char *const lib_dirs[] = {
+	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
+	"/lib", "/usr/lib", "/usr/local/lib",
+};
+
+/* The executable's DT_NEEDED entry that is `lib`, found in the system's
+ * library directories; else any LIB.so* there. */
+static char *lib_from_disk(const char *exe, const char *lib)
+{
+	char *found = NULL;
+	int fd = open(exe, O_RDONLY | O_CLOEXEC);
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	Elf_Scn *scn = NULL;
+	while (e && !found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && !found && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag != DT_NEEDED)
+				continue;
+			const char *name = elf_strptr(e, sh.sh_link, dyn.d_un.d_val);
+			if (!name || !lib_matches(name, lib))
+				continue;
+			for (size_t k = 0; k < sizeof lib_dirs / sizeof *lib_dirs && !found; k++) {
+				char p[PATH_MAX];
+				snprintf(p, sizeof p, "%s/%s", lib_dirs[k], name);
+				if (access(p, R_OK) == 0)
+					found = realpath(p, NULL);
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	for (size_t k = 0; k < sizeof lib_dirs / sizeof *lib_dirs && !found; k++) {
+		char pat[PATH_MAX];
+		snprintf(pat, sizeof pat, "%s/%s.so*", lib_dirs[k], lib);
+		glob_t g;
+		if (glob(pat, 0, NULL, &g) == 0 && g.gl_pathc)
+			found = realpath(g.gl_pathv[0], NULL);
+		globfree(&g);
+	}
+	return found;
+}
+
+/* ---- symbols ---- */
+
+struct fsym {
+	const char *raw;   /* in the ELF string table */
+	char *dem;         /* demangled without parameters (owned), or NULL */
+	char *full;        /* demangled with parameters (owned), or NULL */
+	uint64_t value, size;
+};
+
+struct symtab {
+	int fd;
+	Elf *e;
+	struct fsym *v;
+	size_t n, cap;
+	int stripped, cxx_eh, cxx;
+};
+
+static char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+/* libstdc++'s demangler, loaded only for a binary with C++ names. */
+static int load_demangler(void)
+{
+	static int tried;
+	if (!tried) {
+		tried = 1;
+		void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+		if (h)
+			*(void **)&demangle_fn = dlsym(h, "__cxa_demangle");
+	}
+	return demangle_fn != NULL;
+}
+
+/* "ns::A::f(int) const" -> "ns::A::f": cut at the '(' that opens the
+ * outermost parameter list (templates and operator() aside, good enough
+ * to name a probe). */
+static char *cut_params(const char *d)
+{
+	int angle = 0;
+	size_t n = strlen(d);
+	for (size_t i = 0; i < n; i++) {
+		if (d[i] == '<')
+			angle++;
+		else if (d[i] == '>' && angle)
+			angle--;
+		else if (d[i] == '(' && !angle && i && strncmp(d + (i >= 8 ? i - 8 : 0), "operator", i >= 8 ? 8 : 0))
+			return sp_xstrndup(d, i);
+	}
+	return sp_xstrndup(d, n);
+}
+
+static void symtab_release(struct symtab *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->v[i].dem);
+		free(t->v[i].full);
+	}
+	free(t->v);
+	if (t->e)
+		elf_end(t->e);
+	if (t->fd >= 0)
+		close(t->fd);
+}
+
+static void read_syms(struct symtab *t, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+	if (!d || !sh->sh_entsize)
+		return;
+	size_t n = sh->sh_size / sh->sh_entsize;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym s;
+		if (!gelf_getsym(d, (int)i, &s))
+			continue;
+		int type = GELF_ST_TYPE(s.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || !s.st_value || s.st_shndx == SHN_UNDEF)
+			continue;
+		const char *name = elf_strptr(t->e, sh->sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		if (t->n == t->cap) {
+			t->cap = t->cap ? 2 * t->cap : 1024;
+			t->v = sp_xrealloc(t->v, t->cap * sizeof *t->v);
+		}
+		struct fsym *f = &t->v[t->n++];
+		f->raw = name;
+		f->dem = f->full = NULL;
+		f->value = s.st_value;
+		f->size = s.st_size;
+		if (name[0] == '_' && name[1] == 'Z' && load_demangler()) {
+			int st = 0;
+			char *full = demangle_fn(name, NULL, NULL, &st);
+			if (full && !st) {
+				f->full = sp_xstrndup(full, strlen(full));
+				f->dem = cut_params(full);
+				t->cxx = 1;
+			}
+			free(full);
+		}
+	}
+}
+
+static int symtab_open(struct symtab *t, const char *path, struct sp_err *err)
+{
+	memset(t, 0, sizeof *t);
+	elf_version(EV_CURRENT);
+	t->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (t->fd < 0)
+		return sp_err_set(err, "%s: %s", path, strerror(errno));
+	t->e = elf_begin(t->fd, ELF_C_READ, NULL);
+	if (!t->e || elf_kind(t->e) != ELF_K_ELF)
+		return sp_err_set(err, "%s: not an ELF file", path);
+	size_t shstr;
+	if (elf_getshdrstrndx(t->e, &shstr) < 0)
+		shstr = 0;
+	Elf_Scn *scn = NULL, *dyn = NULL;
+	GElf_Shdr dynsh;
+	int have_symtab = 0;
+	while ((scn = elf_nextscn(t->e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		const char *sname = shstr ? elf_strptr(t->e, shstr, sh.sh_name) : NULL;
+		if (sname && !strcmp(sname, ".gcc_except_table"))
+			t->cxx_eh = 1;
+		if (sh.sh_type == SHT_SYMTAB) {
+			read_syms(t, scn, &sh);
+			have_symtab = 1;
+		} else if (sh.sh_type == SHT_DYNSYM) {
+			dyn = scn;
+			dynsh = sh;
+		}
+	}
+	if (!have_symtab) {
+		t->stripped = 1;
+		if (dyn)
+			read_syms(t, dyn, &dynsh);
+	}
+	return 0;
+}
+
+/* vaddr -> file offset through the PT_LOAD segment holding it. */
+static int file_offset(Elf *e, uint64_t vaddr, uint64_t *off)
+{
+	size_t n;
+	if (elf_getphdrnum(e, &n) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
+			*off = vaddr - ph.p_vaddr + ph.p_offset;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int is_glob(const char *s) { return strpbrk(s, "*?[") != NULL; }
+
+static int sym_matches(const struct fsym *f, const char *pat, int glob)
+{
+	if (glob)
+		return !fnmatch(pat, f->raw, 0) || (f->dem && !fnmatch(pat, f->dem, 0)) ||
+		       (f->full && !fnmatch(pat, f->full, 0));
+	return !strcmp(pat, f->raw) || (f->dem && !strcmp(pat, f->dem)) || (f->full && !strcmp(pat, f->full));
+}
+
+/* Edit distance, capped: for "did you mean". */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 128 || lb > 128)
+		return (size_t)-1;
+	size_t row[129];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+			size_t v = diag + cost;
+			if (row[j] + 1 < v)
+				v = row[j] + 1;
+			if (row[j - 1] + 1 < v)
+				v = row[j - 1] + 1;
+			row[j] = v;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+static void nearest(const struct symtab *t, const char *pat, struct sp_buf *out)
+{
+	const char *best[3] = { NULL, NULL, NULL };
+	size_t bd[3] = { (size_t)-1, (size_t)-1, (size_t)-1 };
+	for (size_t i = 0; i < t->n; i++) {
+		const char *name = t->v[i].dem ? t->v[i].dem : t->v[i].raw;
+		size_t d = distance(pat, name);
+		/* a name that contains the pattern is near, whatever its length */
+		if (strstr(name, pat))
+			d = d < 2 ? d : 2;
+		int dup = 0;
+		for (int k = 0; k < 3; k++)
+			dup |= best[k] && !strcmp(best[k], name);
+		if (dup)
+			continue;
+		for (int k = 0; k < 3; k++) {
+			if (d < bd[k]) {
+				for (int m = 2; m > k; m--) {
+					bd[m] = bd[m - 1];
+					best[m] = best[m - 1];
+				}
+				bd[k] = d;
+				best[k] = name;
+				break;
+			}
+		}
+	}
+	for (int k = 0; k < 3 && best[k]; k++) {
+		sp_buf_adds(out, k ? ", " : "");
+		sp_buf_adds(out, best[k]);
+	}
+}
+
+static void add_probe(struct sp_uprobe_set *s, const struct spec *p, const char *spec, const char *path,
+		      const char *name, uint64_t vaddr, uint64_t off, uint64_t size)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 16;
+		s->v = sp_xrealloc(s->v, s->cap * sizeof *s->v);
+	}
+	struct sp_uprobe *u = &s->v[s->n++];
+	memset(u, 0, sizeof *u);
+	struct sp_buf b = SP_BUF_INIT;
+	sp_buf_adds(&b, name);
+	if (p->has_off) {
+		char x[32];
+		snprintf(x, sizeof x, "+0x%llx", (unsigned long long)p->off);
+		sp_buf_adds(&b, x);
+	}
+	sp_buf_cstr(&b);
+	u->name = b.p;
+	u->path = sp_xstrndup(path, strlen(path));
+	u->vaddr = vaddr + p->off;
+	u->offset = off + p->off;
+	u->size = size;
+	u->point = p->has_off;
+	u->ret = !p->entry_only && !p->has_off;
+	u->nvalues = p->nvalues;
+	for (int i = 0; i < p->nvalues; i++) {
+		u->vkind[i] = p->vkind[i];
+		u->varg[i] = p->varg[i];
+		u->vname[i] = sp_xstrndup(p->vname[i], strlen(p->vname[i]));
+	}
+	u->spec = spec;
+}
+
+int sp_uprobe_resolve(struct sp_uprobe_set *s, const char *spec, const char *exe, int pid, struct sp_err *err)
+{
+	struct spec p;
+	struct symtab t;
+	char *path = NULL;
+	int added = -1;
+	t.fd = -1;
+	t.e = NULL;
+	t.v = NULL;
+	t.n = 0;
+	if (parse_spec(&p, spec, err) < 0)
+		goto out;
+	elf_version(EV_CURRENT);
+	if (!p.lib) {
+		if (!(path = realpath(exe, NULL))) {
+			sp_err_set(err, "--trace '%s': %s: %s", spec, exe, strerror(errno));
+			goto out;
+		}
+	} else if (strchr(p.lib, '/')) {
+		if (!(path = realpath(p.lib, NULL))) {
+			sp_err_set(err, "--trace '%s': %s: %s", spec, p.lib, strerror(errno));
+			goto out;
+		}
+	} else {
+		path = pid ? lib_from_maps(pid, p.lib) : NULL;
+		if (!path)
+			path = lib_from_disk(exe, p.lib);
+		if (!path) {
+			sp_err_set(err, "--trace '%s': no library '%s' %s (give its path instead)", spec, p.lib,
+				   pid ? "is mapped by the process or installed" : "is needed by the program or installed");
+			goto out;
+		}
+	}
+	if (symtab_open(&t, path, err) < 0)
+		goto out;
+	if (t.stripped && !s->stripped)
+		s->stripped = sp_xstrndup(path, strlen(path));
+	int glob = is_glob(p.func);
+	size_t first = s->n, matched = 0;
+	for (size_t i = 0; i < t.n; i++) {
+		const struct fsym *f = &t.v[i];
+		if (!sym_matches(f, p.func, glob))
+			continue;
+		/* Aliases (malloc, __libc_malloc) are one function: probe it once. */
+		int dup = 0;
+		for (size_t k = first; k < s->n && !dup; k++)
+			dup = s->v[k].vaddr - p.off == f->value && !strcmp(s->v[k].path, path);
+		if (dup)
+			continue;
+		if (++matched > SP_UPROBE_MAX_MATCH) {
+			size_t total = matched;
+			for (size_t k = i + 1; k < t.n; k++)
+				total += sym_matches(&t.v[k], p.func, glob);
+			sp_err_set(err, "--trace '%s' matches %zu or more functions in %s, more than the limit of %d: "
+				   "narrow the pattern", spec, total, path, SP_UPROBE_MAX_MATCH);
+			goto out;
+		}
+		if (p.has_off && f->size && p.off >= f->size) {
+			sp_err_set(err, "--trace '%s': offset %llu is past the end of %s (%llu bytes)", spec,
+				   (unsigned long long)p.off, f->dem ? f->dem : f->raw, (unsigned long long)f->size);
+			goto out;
+		}
+		uint64_t off;
+		if (file_offset(t.e, f->value + p.off, &off) < 0) {
+			sp_err_set(err, "--trace '%s': %s in %s is not in a loaded segment", spec, f->raw, path);
+			goto out;
+		}
+		add_probe(s, &p, spec, path, f->dem ? f->dem : f->raw, f->value, off - p.off, f->size);
+	}
+	if (!matched) {
+		struct sp_buf b = SP_BUF_INIT;
+		nearest(&t, p.func, &b);
+		sp_buf_cstr(&b);
+		sp_err_set(err, "--trace '%s': no function %s in %s%s%s%s", spec, p.func, path,
+			   t.stripped ? " (stripped: only its dynamic symbols are known)" : "",
+			   b.len ? "; nearest: " : "", b.len ? b.p : "");
+		sp_buf_release(&b);
+		s->n = first;
+		goto out;
+	}
+	/* uretprobes replace the return address: an exception thrown through
+	 * the probed frame then finds no unwind entry and std::terminate
+	 * ends the target.  C++ code with exception tables is at risk. */
+	if (t.cxx_eh && t.cxx) {
+		for (size_t k = first; k < s->n; k++)
+			s->v[k].cxx_eh = 1;
+		if (!s->cxx_eh)
+			s->cxx_eh = sp_xstrndup(path, strlen(path));
+	}
+	added = (int)matched;
+out:
+	spec_release(&p);
+	symtab_release(&t);
+	free(path);
+	return added;
+}
+
+/* ---- cost per hit ---- */
+
+/* The function sp_uprobe_cost probes: small, not inlined, not folded. */
+__attribute__((noinline, used)) int sp_uprobe_calibration_target(int x)
+{
+	__asm__ volatile("" : "+r"(x));
+	return x + 1;
+}
+
+static double time_calls(int n)
+{
+	struct timespec a, b;
+	volatile int acc = 0;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (int i = 0; i < n; i++)
+		acc = sp_uprobe_calibration_target(acc);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
+}
+
+int sp_uprobe_cost(double *ns, struct sp_err *err)
+{
+	struct sp_uprobe_set s;
+	sp_uprobe_set_init(&s);
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0) {
+		sp_uprobe_set_release(&s);
+		return sp_err_set(err, "/proc/self/exe: %s", strerror(errno));
+	}
+	self[n] = 0;
+	if (sp_uprobe_resolve(&s, "sp_uprobe_calibration_target:entry", self, 0, err) < 0) {
+		sp_uprobe_set_release(&s);
+		return -1;
+	}
+	int type = -1;
+	FILE *f = fopen("/sys/bus/event_source/devices/uprobe/type", "re");
+	if (f) {
+		if (fscanf(f, "%d", &type) != 1)
+			type = -1;
+		fclose(f);
+	}
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof a);
+	a.size = sizeof a;
+	a.type = (uint32_t)type;
+	a.config1 = (uint64_t)(uintptr_t)s.v[0].path;
+	a.config2 = s.v[0].offset;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	/* The base is timed before the event exists: once it is open, the
+	 * breakpoint is in the code even while the event is disabled. */
+	enum { N = 500 };
+	double base = time_calls(N); /* also warms the code */
+	base = time_calls(N);
+	long fd = type < 0 ? -1 : syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	sp_uprobe_set_release(&s);
+	if (fd < 0)
+		return sp_err_set(err, "cannot open a uprobe on pcollect itself: %s", strerror(errno));
+	ioctl((int)fd, PERF_EVENT_IOC_ENABLE, 0);
+	double probed = time_calls(N);
+	ioctl((int)fd, PERF_EVENT_IOC_DISABLE, 0);
+	uint64_t hits = 0;
+	if (read((int)fd, &hits, sizeof hits) != (ssize_t)sizeof hits)
+		hits = 0;
+	close((int)fd);
+	if (!hits)
+		return sp_err_set(err, "the calibration probe was never hit");
+	if (getenv("SP_UPROBE_DEBUG"))
+		fprintf(stderr, "calibration: base %.0f probed %.0f hits %llu\n", base, probed, (unsigned long long)hits);
+	*ns = (probed - base) / (double)hits;
+	if (*ns < 0)
+		*ns = 0;
+	return 0;
+}
