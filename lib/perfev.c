@@ -49,6 +49,8 @@ struct sp_perfev {
 	int nrings;      /* 2*ncpu: per CPU a ring of samples, one of uprobe hits */
 	struct ring *rings;
 	struct sp_u64map probe_ids; /* uprobe event id -> cookie + 1 */
+	int *pfds;                  /* the uprobe events (also in fds) */
+	size_t npfds;
 	int *fds;
 	size_t nfds, capfds;
 	struct pollfd *pfd;
@@ -187,6 +189,7 @@ void sp_perfev_free(struct sp_perfev *ev)
 	free(ev->pfd);
 	sp_u64map_release(&ev->tids);
 	sp_u64map_release(&ev->probe_ids);
+	free(ev->pfds);
 	free(ev);
 }
 
@@ -403,6 +406,7 @@ int sp_perfev_add_uprobe(struct sp_perfev *ev, const char *path, uint64_t offset
 	a.config1 = (uint64_t)(uintptr_t)path;
 	a.config2 = offset;
 	a.sample_period = 1;
+	a.disabled = 1; /* all probes start together: sp_perfev_enable_uprobes */
 	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_REGS_USER;
 	a.sample_regs_user = REGS_MASK;
 	a.use_clockid = 1;
@@ -424,6 +428,8 @@ int sp_perfev_add_uprobe(struct sp_perfev *ev, const char *path, uint64_t offset
 			return open_error(ev, e, -1, err);
 		}
 		add_fd(ev, (int)fd);
+		ev->pfds = sp_xrealloc(ev->pfds, (ev->npfds + 1) * sizeof *ev->pfds);
+		ev->pfds[ev->npfds++] = (int)fd;
 		uint64_t id;
 		if (ioctl((int)fd, PERF_EVENT_IOC_ID, &id) < 0)
 			return sp_err_set(err, "uprobe event id: %s", strerror(errno));
@@ -438,6 +444,12 @@ int sp_perfev_add_uprobe(struct sp_perfev *ev, const char *path, uint64_t offset
 		}
 	}
 	return 0;
+}
+
+void sp_perfev_enable_uprobes(struct sp_perfev *ev)
+{
+	for (size_t i = 0; i < ev->npfds; i++)
+		ioctl(ev->pfds[i], PERF_EVENT_IOC_ENABLE, 0);
 }
 
 int sp_perfev_enable(struct sp_perfev *ev)

@@ -126,6 +126,10 @@ int sp_perfev_add_process(struct sp_perfev *ev, int pid, void (*on_task)(void *c
  * Returns 0, or -1 with err set (no uprobe PMU, permission). */
 int sp_perfev_add_uprobe(struct sp_perfev *ev, const char *path, uint64_t offset, int ret, uint32_t cookie,
 			 struct sp_err *err);
+/* Start every uprobe at once (they are opened disabled; sp_perfev_enable
+ * starts them too).  Note the kernel writes the breakpoint into the code
+ * when a probe is opened: a disabled probe costs a trap per hit already. */
+void sp_perfev_enable_uprobes(struct sp_perfev *ev);
 int sp_perfev_enable(struct sp_perfev *ev);
 int sp_perfev_disable(struct sp_perfev *ev);
 

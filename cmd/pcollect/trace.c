@@ -104,6 +104,9 @@ void pcollect_trace_start(struct coll *c, int pid)
 {
 	c->tracer = sp_tracer_new(c->p, c->sink, c->eng, &c->probes, pid);
 	sp_tracer_set_sampling(c->tracer, c->o.freq > 0);
+	sp_perfev_enable_uprobes(c->ev);
+	if (c->o.verbose)
+		sp_error("tracing %zu probe%s in process %d", c->probes.n, c->probes.n == 1 ? "" : "s", pid);
 	c->trace_t0 = 0;
 }
 

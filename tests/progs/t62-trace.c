@@ -4,9 +4,10 @@
  * own clock_gettime measurements of each call.
  *
  *   threads N     main + 3 threads call work() N times each  -> "calls 4N"
- *   attach N      "ready", waits until work() is probed (its first byte
- *                 is the int3 a uprobe writes), then 'threads N' with the
- *                 threads created after the attach; "done"; waits until
+ *   attach N GO   "ready", waits for the file GO (made once the tracer
+ *                 says it traces), checks that work() is probed (its first
+ *                 byte is the int3 a uprobe writes), then 'threads N' with
+ *                 the threads created after the attach; "done"; waits until
  *                 the probe is gone, creates one more thread: "after ok"
  *   durations N   N calls of work(), every 20th ten times longer; prints
  *                 "own p50 NS p95 NS p99 NS" of its own per-call timings
@@ -122,12 +123,16 @@ int main(int argc, char **argv)
 		return run_threads(n);
 	if (!strcmp(mode, "attach")) {
 		printf("ready %d\n", (int)getpid());
-		for (int i = 0; !probed(); i++) {
+		for (int i = 0; argc < 4 || access(argv[3], F_OK); i++) {
 			if (i > 10000) {
-				printf("timeout waiting for the probe\n");
+				printf("timeout waiting for %s\n", argc > 3 ? argv[3] : "a go file");
 				return 3;
 			}
 			usleep(1000);
+		}
+		if (!probed()) {
+			printf("work() is not probed\n");
+			return 3;
 		}
 		if (run_threads(n))
 			return 1;
