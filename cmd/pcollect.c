@@ -409,8 +409,7 @@ static int cmd_pcollect(int argc, char **argv)
 
 	struct sp_perf_handler hd;
 	sp_collect_handler(c.eng, &hd);
-	hd.uprobe = sp_tracer_hit;
-	hd.uprobe_ctx = c.tracer;
+	pcollect_trace_handler(&c, &hd);
 	double t0 = mono_s(), last_status = 0, last_flush = t0;
 	int show_status = !c.o.quiet && isatty(STDERR_FILENO);
 	while (!stop_signal && !c.write_failed) {

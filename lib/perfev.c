@@ -407,8 +407,13 @@ int sp_perfev_add_uprobe(struct sp_perfev *ev, const char *path, uint64_t offset
 	a.config2 = offset;
 	a.sample_period = 1;
 	a.disabled = 1; /* all probes start together: sp_perfev_enable_uprobes */
-	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_REGS_USER;
+	/* 8 bytes of stack: at an entry, the return address, which a return
+	 * probe replaces with the kernel's trampoline while the call runs; the
+	 * samples' stacks get it back (sp_tracer_fix_stack). */
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_REGS_USER |
+			PERF_SAMPLE_STACK_USER;
 	a.sample_regs_user = REGS_MASK;
+	a.sample_stack_user = 8;
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
 	a.watermark = 1;
@@ -805,6 +810,15 @@ static void parse_uprobe(struct sp_perfev *ev, const struct perf_event_header *h
 			u.regs[8 + i] = r[9 + i];
 		u.regs[16] = r[8];
 		u.has_regs = 1;
+		p += sizeof r;
+	}
+	if (end - p >= 8) {
+		uint64_t size = rd64(p);
+		p += 8;
+		if (size >= 8 && (uint64_t)(end - p) >= size + 8 && rd64(p + size) >= 8) {
+			u.top = rd64(p);
+			u.has_top = 1;
+		}
 	}
 	ev->st.probe_hits++;
 	if (hd->uprobe)

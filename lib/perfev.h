@@ -69,6 +69,9 @@ struct sp_perf_uprobe {
 	uint64_t ip;
 	int has_regs;
 	uint64_t regs[SP_NREGS];
+	int has_top;      /* top: the 8 bytes at regs[SP_REG_SP]; at a
+			   * function's entry, its return address */
+	uint64_t top;
 };
 
 struct sp_perf_handler {

@@ -10,6 +10,7 @@ static const int arg_reg[7] = { -1, 5, 4, 1, 2, 8, 9 };
 
 struct open_call {
 	uint64_t sp, call;
+	uint64_t ret;   /* the real return address at [sp], 0 unknown */
 	uint32_t probe;
 };
 
@@ -206,7 +207,7 @@ void sp_tracer_hit(void *ctx, const struct sp_perf_uprobe *h)
 				th->cap = th->cap ? 2 * th->cap : 16;
 				th->stk = sp_xrealloc(th->stk, th->cap * sizeof *th->stk);
 			}
-			th->stk[th->n++] = (struct open_call){ sp, t->next_call + 1, probe };
+			th->stk[th->n++] = (struct open_call){ sp, t->next_call + 1, h->has_top ? h->top : 0, probe };
 		}
 		tr.kind = SP_TRACE_ENTRY;
 		tr.call = ++t->next_call;
@@ -249,4 +250,25 @@ int sp_tracer_error(const struct sp_tracer *t, struct sp_err *err)
 	if (t->failed && err)
 		*err = t->err;
 	return t->failed;
+}
+
+int sp_tracer_fix_stack(struct sp_tracer *t, int tid, uint64_t sp, const uint8_t *stack, uint64_t len, uint8_t *buf)
+{
+	int found;
+	uint32_t i = sp_u64map_get(&t->thidx, (uint64_t)(uint32_t)tid, &found);
+	if (!found || !i)
+		return 0;
+	const struct tthread *th = &t->th[i - 1];
+	int patched = 0;
+	for (size_t k = 0; k < th->n; k++) {
+		const struct open_call *c = &th->stk[k];
+		if (!c->ret || !t->set->v[c->probe].ret || c->sp < sp || c->sp + 8 > sp + len)
+			continue;
+		if (!patched) {
+			memcpy(buf, stack, len);
+			patched = 1;
+		}
+		memcpy(buf + (c->sp - sp), &c->ret, 8);
+	}
+	return patched;
 }

@@ -53,6 +53,14 @@ void sp_tracer_set_sampling(struct sp_tracer *t, int on);
 /* A handler for perfev's uprobe callback (ctx = the tracer). */
 void sp_tracer_hit(void *ctx, const struct sp_perf_uprobe *u);
 
+/* A return probe replaces the return address of the call it watches with
+ * the kernel's trampoline, where unwinding a sample taken inside the call
+ * would stop.  For a sample of thread tid whose stack copy (len bytes from
+ * address sp) holds such slots: copies the stack into buf (len bytes) with
+ * the real return addresses and returns 1; 0 when there is nothing to
+ * fix. */
+int sp_tracer_fix_stack(struct sp_tracer *t, int tid, uint64_t sp, const uint8_t *stack, uint64_t len, uint8_t *buf);
+
 /* Hits of probe i so far (entry and return hits). */
 uint64_t sp_tracer_probe_hits(const struct sp_tracer *t, size_t i);
 const struct sp_tracer_stats *sp_tracer_stats(struct sp_tracer *t);

@@ -46,6 +46,7 @@ struct coll {
 	double trace_t0;
 	uint64_t trace_h0;
 	int budget_warned;
+	uint8_t *stackbuf;   /* a sample's stack with return addresses fixed */
 };
 
 /* target.c: -p's process or thread.  check: it exists and is not a
@@ -78,6 +79,9 @@ int pcollect_pid(const char *s);
  * finish says what was lost.  Setup returns -1 after its error message. */
 int pcollect_trace_setup(struct coll *c, const char *cmd);
 void pcollect_trace_start(struct coll *c, int pid);
+/* The uprobe callback, and the samples' stacks fixed where return probes
+ * replaced return addresses. */
+void pcollect_trace_handler(struct coll *c, struct sp_perf_handler *hd);
 void pcollect_trace_tick(struct coll *c, double now);
 void pcollect_trace_finish(struct coll *c);
 void pcollect_trace_release(struct coll *c);

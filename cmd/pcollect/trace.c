@@ -100,6 +100,35 @@ int pcollect_trace_setup(struct coll *c, const char *cmd)
 	return 0;
 }
 
+/* The engine's sample callback, behind the tracer's stack fix-up. */
+static void (*engine_sample)(void *ctx, const struct sp_perf_sample *s);
+static struct coll *sample_coll;
+
+static void fixed_sample(void *ctx, const struct sp_perf_sample *s)
+{
+	struct coll *c = sample_coll;
+	if (c->tracer && s->has_regs && s->stack_len &&
+	    sp_tracer_fix_stack(c->tracer, (int)s->tid, s->regs[SP_REG_SP], s->stack, s->stack_len, c->stackbuf)) {
+		struct sp_perf_sample f = *s;
+		f.stack = c->stackbuf;
+		engine_sample(ctx, &f);
+		return;
+	}
+	engine_sample(ctx, s);
+}
+
+void pcollect_trace_handler(struct coll *c, struct sp_perf_handler *hd)
+{
+	hd->uprobe = sp_tracer_hit;
+	hd->uprobe_ctx = c->tracer;
+	if (!c->tracer)
+		return;
+	engine_sample = hd->sample;
+	sample_coll = c;
+	c->stackbuf = sp_xmalloc(65536);
+	hd->sample = fixed_sample;
+}
+
 void pcollect_trace_start(struct coll *c, int pid)
 {
 	c->tracer = sp_tracer_new(c->p, c->sink, c->eng, &c->probes, pid);
@@ -171,4 +200,5 @@ void pcollect_trace_release(struct coll *c)
 	c->tracer = NULL;
 	sp_uprobe_set_release(&c->probes);
 	free(c->o.traces);
+	free(c->stackbuf);
 }

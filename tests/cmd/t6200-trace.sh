@@ -53,6 +53,15 @@ for F in 0 499; do
 done
 if grep -q '^sample' "$T/th499.txt"; then ok "-F 499: samples and trace events in one stream"; else
 	notok "-F 499: no samples"; fi
+# Return probes replace return addresses while a call runs: the samples
+# inside work() must still unwind to their thread's root.
+pcollect -q -F 999 --trace work -o "$T/uw.sp" -- "$T/t62" threads 3000 > /dev/null 2>&1
+pfold --weight=count "$T/uw.sp" > "$T/th499.folded" 2>/dev/null
+read -r spin full < <(awk '/;spin [0-9]+$/ { s += $NF; if ($0 ~ /(start_thread;thr|main;run_threads;thr);work;spin [0-9]+$/) f += $NF }
+	END { print s + 0, f + 0 }' "$T/th499.folded")
+if [ "$spin" -ge 10 ] && [ $((full * 100)) -ge $((spin * 90)) ]; then
+	ok "samples inside traced calls unwind through the return probe: $full of $spin spin samples whole"
+else notok "samples inside traced calls: $full of $spin spin samples unwound to the root"; head -5 "$T/th499.folded" | sed 's/^/  /'; fi
 if grep -q '^sample' "$T/th0.txt"; then notok "-F 0: samples were taken"; else ok "-F 0: trace events only"; fi
 
 # ---- recursion: 6 nested calls of recur per round, each paired by its SP
