@@ -281,7 +281,7 @@ static char *cut_params(const char *d)
 			angle++;
 		else if (d[i] == '>' && angle)
 			angle--;
-		else if (d[i] == '(' && !angle && i && strncmp(d + (i >= 8 ? i - 8 : 0), "operator", i >= 8 ? 8 : 0))
+		else if (d[i] == '(' && !angle && i && !(i >= 8 && !strncmp(d + i - 8, "operator", 8)))
 			return sp_xstrndup(d, i);
 	}
 	return sp_xstrndup(d, n);
