@@ -133,6 +133,30 @@ if [ -n "$want" ] && [ "$got" = "$want $want 0" ]; then ok "attach: $want calls 
 pfilter --slow work:95 "$T/th499.sp" 2> "$T/slow.err" > /dev/null
 expect_grep "pfilter --slow: calls from the trace events" "work: $(sed -n 's/^calls //p' "$T/th499.out") calls \(from trace events\)" "$T/slow.err"
 
+pdiff --split work:95 "$T/th499.sp" 2> "$T/split.err" > /dev/null
+expect_grep "pdiff --split: calls from the trace events" "work: $(sed -n 's/^calls //p' "$T/th499.out") calls \(from trace events\)" "$T/split.err"
+
+# ---- streaming: trace events reach the output while the target runs
+rm -f "$T/go"
+setsid "$T/t62" attach 100 "$T/go" > "$T/st.out" 2>&1 &
+SPID=$!
+trap 'kill -9 $TPID $SPID 2>/dev/null; sp_cleanup' EXIT
+for _ in $(seq 100); do grep -q '^ready' "$T/st.out" && break; sleep 0.1; done
+pcollect -v -F 0 -p "$SPID" --trace work --no-rename -o "$T/st.sp" 2> "$T/st.err" &
+pc=$!
+for _ in $(seq 300); do grep -q 'tracing 1 probe in process' "$T/st.err" && break; sleep 0.1; done
+touch "$T/go"
+n=0
+for _ in $(seq 100); do
+	n=$(sp-dump --partial "$T/st.sp" 2>/dev/null | grep -c '^trace exit.*frame=work ')
+	[ "$n" = 400 ] && break
+	sleep 0.1
+done
+if kill -0 $pc 2>/dev/null && [ "$n" = 400 ]; then ok "streaming: all 400 calls in the output while pcollect still runs"; else
+	notok "streaming: $n of 400 calls seen while running"; fi
+kill -INT $pc; wait $pc
+wait $SPID
+
 # ---- bad probes: one sentence, exit 2, nothing run
 pcollect -F 0 --trace wrok -o "$T/x.sp" -- "$T/t62" threads 1 > "$T/x.out" 2> "$T/x.err"; rc=$?
 expect_rc "missing function: exit 2" 2 $rc
