@@ -2,6 +2,7 @@
 #include "uprobe.h"
 
 #include <ctype.h>
+#include <elfutils/libdw.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +42,8 @@ struct spec {
 	char *func;
 	uint64_t off;
 	int has_off, entry_only;
+	char *file;     /* a line probe FILE:LINE: the source file */
+	int line;
 	int nvalues;
 	enum sp_uvalue vkind[SP_UPROBE_MAX_VALUES];
 	int varg[SP_UPROBE_MAX_VALUES];
@@ -49,6 +52,7 @@ struct spec {
 
 static void spec_release(struct spec *p)
 {
+	free(p->file);
 	free(p->lib);
 	free(p->func);
 	for (int i = 0; i < p->nvalues; i++)
@@ -148,6 +152,23 @@ static int parse_spec(struct spec *p, const char *s, struct sp_err *err)
 	if (n <= start)
 		return sp_err_set(err, "--trace '%s': no function name", s);
 	p->func = sp_xstrndup(s + start, n - start);
+	/* FILE.c:LINE — a line probe in the executable */
+	static const char *const src[] = { ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".C" };
+	int digits = !p->has_off && !p->entry_only && *p->func;
+	for (const char *c = p->func; *c && digits; c++)
+		digits = isdigit((unsigned char)*c);
+	for (size_t i = 0; p->lib && digits && i < sizeof src / sizeof *src; i++) {
+		size_t ll = strlen(p->lib), sl = strlen(src[i]);
+		if (ll > sl && !strcmp(p->lib + ll - sl, src[i])) {
+			p->file = p->lib;
+			p->lib = NULL;
+			p->line = atoi(p->func);
+			if (p->nvalues)
+				return sp_err_set(err, "--trace '%s': values at a line (local variables) are not "
+						  "supported yet; trace the function's arguments instead", s);
+			break;
+		}
+	}
 	if (p->has_off) {
 		for (int i = 0; i < p->nvalues; i++)
 			if (p->vkind[i] == SP_UV_RET)
@@ -498,6 +519,85 @@ static void add_probe(struct sp_uprobe_set *s, const struct spec *p, const char 
 	u->spec = spec;
 }
 
+/* A source file name from DWARF is `want` when equal, or when it ends
+ * with "/want". */
+static int file_matches(const char *name, const char *want)
+{
+	size_t n = strlen(name), w = strlen(want);
+	return n >= w && !strcmp(name + n - w, want) && (n == w || name[n - w - 1] == '/');
+}
+
+/* FILE:LINE: the addresses where that line's code begins, in every CU and
+ * every inlined copy (a line table row of that line that does not continue
+ * a row of the same line).  Returns the number of probes added or -1. */
+static int resolve_line(struct sp_uprobe_set *s, const struct spec *p, const char *spec, const char *path,
+			Elf *e, struct sp_err *err)
+{
+	Dwarf *dw = dwarf_begin_elf(e, DWARF_C_READ, NULL);
+	if (!dw)
+		return sp_err_set(err, "--trace '%s': %s has no DWARF line table (build it with -g)", spec, path);
+	int added = 0, file_seen = 0, below = 0, above = 0;
+	char name[64];
+	snprintf(name, sizeof name, "%s:%d", p->file, p->line);
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		Dwarf_Lines *lines;
+		size_t nl;
+		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_getsrclines(&cu, &lines, &nl) == 0) {
+			int prev_same = 0;
+			for (size_t i = 0; i < nl; i++) {
+				Dwarf_Line *l = dwarf_onesrcline(lines, i);
+				int ln;
+				bool stmt = false, end = false;
+				Dwarf_Addr a;
+				const char *src = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+				if (!l || !src || dwarf_lineno(l, &ln) || dwarf_lineaddr(l, &a) || dwarf_lineendsequence(l, &end))
+					continue;
+				dwarf_linebeginstatement(l, &stmt);
+				int here = !end && file_matches(src, p->file);
+				file_seen |= here;
+				if (here && ln < p->line && ln > below)
+					below = ln;
+				if (here && ln > p->line && (!above || ln < above))
+					above = ln;
+				int same = here && ln == p->line;
+				if (same && stmt && !prev_same) {
+					uint64_t fo;
+					int dup = 0;
+					for (size_t k = s->n - (size_t)added; k < s->n && !dup; k++)
+						dup = s->v[k].vaddr == a;
+					if (!dup && file_offset(e, a, &fo) == 0) {
+						struct spec q = *p;
+						q.has_off = 1; /* a point */
+						q.off = 0;
+						add_probe(s, &q, spec, path, name, a, fo, 0);
+						free(s->v[s->n - 1].name);
+						s->v[s->n - 1].name = sp_xstrndup(name, strlen(name));
+						added++;
+					}
+				}
+				prev_same = same && !end;
+			}
+		}
+		off = next;
+	}
+	dwarf_end(dw);
+	if (!added) {
+		if (!file_seen)
+			return sp_err_set(err, "--trace '%s': no source file %s in the DWARF of %s", spec, p->file, path);
+		char near[96] = "";
+		if (below && above)
+			snprintf(near, sizeof near, "; nearest lines with code: %d, %d", below, above);
+		else if (below || above)
+			snprintf(near, sizeof near, "; nearest line with code: %d", below ? below : above);
+		return sp_err_set(err, "--trace '%s': no code at %s:%d (a comment, a declaration, or optimised "
+				  "away)%s", spec, p->file, p->line, near);
+	}
+	return added;
+}
+
 int sp_uprobe_resolve(struct sp_uprobe_set *s, const char *spec, const char *exe, int pid, struct sp_err *err)
 {
 	struct spec p;
@@ -533,6 +633,10 @@ int sp_uprobe_resolve(struct sp_uprobe_set *s, const char *spec, const char *exe
 	}
 	if (symtab_open(&t, path, err) < 0)
 		goto out;
+	if (p.file) {
+		added = resolve_line(s, &p, spec, path, t.e, err);
+		goto out;
+	}
 	if (t.stripped && !s->stripped)
 		s->stripped = sp_xstrndup(path, strlen(path));
 	int glob = is_glob(p.func);

@@ -12,6 +12,9 @@
  *  - +OFF: a probe at that byte offset into the function: a point event
  *    (no return probe).
  *  - :entry: entry only, no return probe.
+ *  - FILE.c:LINE (FILE ending in a C/C++ source suffix): the addresses of
+ *    that line from the executable's DWARF line table, every inlined copy;
+ *    point events.
  *  - VALUE: argN (N = 1..6, integer arguments by the x86-64 SysV ABI, read
  *    at entry) or ret (the return value, read at exit).
  *

@@ -157,6 +157,24 @@ if kill -0 $pc 2>/dev/null && [ "$n" = 400 ]; then ok "streaming: all 400 calls 
 kill -INT $pc; wait $pc
 wait $SPID
 
+# ---- a line probe: every inlined copy of the line, hits = times it ran
+if t6_build t62g t62-trace.c -O2 -g -fomit-frame-pointer -pthread; then
+	L=$(grep -n 'LINE-PROBE \*/' "$SP_TOP/tests/progs/t62-trace.c" | cut -d: -f1)
+	pcollect -v -F 0 --trace "t62-trace.c:$L" -o "$T/ln.sp" -- "$T/t62g" line 300 > "$T/ln.out" 2> "$T/ln.err"; rc=$?
+	expect_rc "line probe: exit 0" 0 $rc
+	np=$(sed -n 's/.*tracing \([0-9]*\) probes* in process.*/\1/p' "$T/ln.err")
+	if [ "${np:-0}" -ge 2 ]; then ok "line probe: $np addresses (the line is inlined twice)"; else
+		notok "line probe: ${np:-no} addresses for two inlined copies"; sed 's/^/  /' "$T/ln.err" | head -3; fi
+	want=$(sed -n 's/^line ran //p' "$T/ln.out")
+	preport --latency --json "$T/ln.sp" > "$T/ln.json" 2>&1
+	expect_grep "line probe: point hits = the times the line ran ($want)" "\"probe\": \"t62-trace.c:$L\", \"kind\": \"point\", \"count\": $want\}" "$T/ln.json"
+	pcollect -F 0 --trace "t62-trace.c:3" -o "$T/x.sp" -- "$T/t62g" line 1 > /dev/null 2> "$T/x.err"; rc=$?
+	expect_rc "a line without code: exit 2" 2 $rc
+	expect_grep "a line without code: the nearest lines with code" "no code at t62-trace.c:3 .*nearest line" "$T/x.err"
+	pcollect -F 0 --trace "nosuch.c:3" -o "$T/x.sp" -- "$T/t62g" line 1 > /dev/null 2> "$T/x.err"; rc=$?
+	expect_grep "an unknown source file: says so" "no source file nosuch.c" "$T/x.err"
+fi
+
 # ---- bad probes: one sentence, exit 2, nothing run
 pcollect -F 0 --trace wrok -o "$T/x.sp" -- "$T/t62" threads 1 > "$T/x.out" 2> "$T/x.err"; rc=$?
 expect_rc "missing function: exit 2" 2 $rc

@@ -15,7 +15,8 @@
  *   longjmp N     N times: jumper(3) longjmps out of 4 frames; then
  *                 jumper_ok(2) returns normally through 3 frames
  *   args N        N calls of mix(a, b, c) printing "mix a b c = r"
- *   line N        N calls of lines(i): "odd K" times the odd branch ran
+ *   line N        2N inlined uses of count3(): "line ran K", the times its
+ *                 LINE-PROBE statement ran
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -77,6 +78,17 @@ __attribute__((noinline)) long mix(long a, long b, long c)
 {
 	__asm__ volatile("" ::: "memory");
 	return a * b + c;
+}
+
+/* The line probe's target: a statement inlined twice into main (two
+ * copies), run only when the branch is taken (a volatile store cannot be
+ * made unconditional). */
+volatile long hits3;
+static long ran3;
+static inline __attribute__((always_inline)) void count3(long i)
+{
+	if (i % 3 == 0)
+		hits3 += i; /* LINE-PROBE */
 }
 
 static long calls_per_thread;
@@ -194,6 +206,16 @@ int main(int argc, char **argv)
 			total += r;
 		}
 		return total == 42; /* keep the calls */
+	}
+	if (!strcmp(mode, "line")) {
+		for (long i = 0; i < n; i++) {
+			count3(i);
+			ran3 += i % 3 == 0;
+			count3(i * 7 + 1);
+			ran3 += (i * 7 + 1) % 3 == 0;
+		}
+		printf("line ran %ld\n", ran3);
+		return 0;
 	}
 	fprintf(stderr, "t62-trace: unknown mode %s\n", mode);
 	return 2;
