@@ -139,7 +139,7 @@ void pcollect_trace_start(struct coll *c, int pid)
 	c->trace_t0 = 0;
 }
 
-/* Once a second: hits per second of the target, times the cost of a hit,
+/* Every half second: hits per second of the target, times the cost of a hit,
  * against the budget (a fraction of one CPU). */
 void pcollect_trace_tick(struct coll *c, double now)
 {
@@ -152,7 +152,7 @@ void pcollect_trace_tick(struct coll *c, double now)
 		return;
 	}
 	double dt = now - c->trace_t0;
-	if (dt < 1)
+	if (dt < 0.5)
 		return;
 	double rate = (double)(hits - c->trace_h0) / dt;
 	double cost = c->hit_ns > 0 ? c->hit_ns : 2000; /* ns; the notes' emulated-instruction cost */
@@ -161,7 +161,7 @@ void pcollect_trace_tick(struct coll *c, double now)
 		c->budget_warned = 1;
 		if (!c->o.quiet)
 			sp_error("tracing costs the target about %.1f%% of a CPU (%.0f hits/s at %.1f us per hit%s), "
-				 "above the %.1f%% budget: trace fewer or less frequent functions", 100 * share, rate,
+				 "above the %g%% budget: trace fewer or less frequent functions", 100 * share, rate,
 				 cost / 1e3, c->hit_ns > 0 ? " measured here, more for probed instructions that must be "
 				 "single-stepped" : "", 100 * c->o.trace_budget);
 	}

@@ -175,6 +175,15 @@ if t6_build t62g t62-trace.c -O2 -g -fomit-frame-pointer -pthread; then
 	expect_grep "an unknown source file: says so" "no source file nosuch.c" "$T/x.err"
 fi
 
+# ---- the overhead budget: one warning with the measured cost per hit
+pcollect -F 0 --trace work --trace-budget 0.001 -o "$T/b.sp" -- "$T/t62" threads 5000 > /dev/null 2> "$T/b.err"; rc=$?
+expect_rc "--trace-budget: exit 0" 0 $rc
+n=$(grep -c 'tracing costs the target about .* hits/s at [0-9.]* us per hit' "$T/b.err")
+if [ "$n" = 1 ]; then ok "--trace-budget 0.001%: one warning with hits/s and the cost per hit"; else
+	notok "--trace-budget: $n warnings"; sed 's/^/  /' "$T/b.err" | head -3; fi
+pcollect -F 0 --trace work --trace-budget 0 -- true > /dev/null 2>&1; rc=$?
+expect_rc "--trace-budget 0: usage error" 2 $rc
+
 # ---- bad probes: one sentence, exit 2, nothing run
 pcollect -F 0 --trace wrok -o "$T/x.sp" -- "$T/t62" threads 1 > "$T/x.out" 2> "$T/x.err"; rc=$?
 expect_rc "missing function: exit 2" 2 $rc
