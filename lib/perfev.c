@@ -391,7 +391,7 @@ static int uprobe_pmu(int *type, int *retbit)
 }
 
 int sp_perfev_add_uprobe(struct sp_perfev *ev, const char *path, uint64_t offset, int ret, uint32_t cookie,
-			 struct sp_err *err)
+			 unsigned stack_bytes, struct sp_err *err)
 {
 	int type, retbit;
 	if (uprobe_pmu(&type, &retbit) < 0)
@@ -413,7 +413,7 @@ int sp_perfev_add_uprobe(struct sp_perfev *ev, const char *path, uint64_t offset
 	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_REGS_USER |
 			PERF_SAMPLE_STACK_USER;
 	a.sample_regs_user = REGS_MASK;
-	a.sample_stack_user = 8;
+	a.sample_stack_user = stack_bytes > 8 ? (stack_bytes + 7) & ~7u : 8; /* more for variables in memory */
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
 	a.watermark = 1;
@@ -815,9 +815,14 @@ static void parse_uprobe(struct sp_perfev *ev, const struct perf_event_header *h
 	if (end - p >= 8) {
 		uint64_t size = rd64(p);
 		p += 8;
-		if (size >= 8 && (uint64_t)(end - p) >= size + 8 && rd64(p + size) >= 8) {
+		uint64_t dyn = size && (uint64_t)(end - p) >= size + 8 ? rd64(p + size) : 0;
+		if (dyn > size)
+			dyn = size;
+		if (dyn >= 8) {
 			u.top = rd64(p);
 			u.has_top = 1;
+			u.stack = p;
+			u.stack_len = dyn;
 		}
 	}
 	ev->st.probe_hits++;

@@ -72,6 +72,8 @@ struct sp_perf_uprobe {
 	int has_top;      /* top: the 8 bytes at regs[SP_REG_SP]; at a
 			   * function's entry, its return address */
 	uint64_t top;
+	const uint8_t *stack; /* copy of [regs[SP_REG_SP], +stack_len) */
+	uint64_t stack_len;
 };
 
 struct sp_perf_handler {
@@ -128,7 +130,7 @@ int sp_perfev_add_process(struct sp_perfev *ev, int pid, void (*on_task)(void *c
  * the events are closed (sp_perfev_free, or the kernel at our exit).
  * Returns 0, or -1 with err set (no uprobe PMU, permission). */
 int sp_perfev_add_uprobe(struct sp_perfev *ev, const char *path, uint64_t offset, int ret, uint32_t cookie,
-			 struct sp_err *err);
+			 unsigned stack_bytes, struct sp_err *err);
 /* Start every uprobe at once (they are opened disabled; sp_perfev_enable
  * starts them too).  Note the kernel writes the breakpoint into the code
  * when a probe is opened: a disabled probe costs a trap per hit already. */

@@ -144,6 +144,29 @@ static void values(struct sp_tracer *t, const struct sp_uprobe *u, uint32_t prob
 		return;
 	for (int k = 0; k < u->nvalues; k++) {
 		int reg;
+		if (u->vkind[k] >= SP_UV_REG) {
+			/* a variable at a line probe */
+			uint64_t v = h->regs[u->vreg[k]];
+			if (u->vkind[k] == SP_UV_ADDR) {
+				v += (uint64_t)u->voff[k];
+			} else if (u->vkind[k] == SP_UV_MEM) {
+				uint64_t at = v + (uint64_t)u->voff[k], sp = h->regs[SP_REG_SP];
+				if (!h->stack || at < sp || at - sp + (uint64_t)u->vsize[k] > h->stack_len)
+					continue; /* not in the copy: not recorded */
+				v = 0;
+				memcpy(&v, h->stack + (at - sp), (size_t)u->vsize[k]);
+			}
+			int bits = 8 * u->vsize[k];
+			if (bits < 64) {
+				v &= (1ULL << bits) - 1;
+				if (u->vsigned[k] && (v >> (bits - 1)) & 1)
+					v |= ~0ULL << bits;
+			}
+			tr->vname[tr->nvalues] = t->vname[probe][k];
+			tr->value[tr->nvalues] = (int64_t)v;
+			tr->nvalues++;
+			continue;
+		}
 		if (u->vkind[k] == SP_UV_RET) {
 			if (!at_exit)
 				continue;

@@ -2,6 +2,7 @@
 #include "uprobe.h"
 
 #include <ctype.h>
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -48,6 +49,7 @@ struct spec {
 	enum sp_uvalue vkind[SP_UPROBE_MAX_VALUES];
 	int varg[SP_UPROBE_MAX_VALUES];
 	char *vname[SP_UPROBE_MAX_VALUES];
+	int vars;       /* the values are variable names (a line probe) */
 };
 
 static void spec_release(struct spec *p)
@@ -75,7 +77,14 @@ static int parse_values(struct spec *p, const char *s, size_t n, const char *who
 		while (len && isspace((unsigned char)c[len - 1]))
 			len--;
 		int arg = 0;
-		if (len == 4 && c[0] == 'a' && c[1] == 'r' && c[2] == 'g' && c[3] >= '1' && c[3] <= '6')
+		if (p->vars) {
+			for (size_t i = 0; i < len; i++)
+				if (!(isalnum((unsigned char)c[i]) || c[i] == '_'))
+					return sp_err_set(err, "--trace '%s': '%.*s' is not a variable name (struct "
+							  "members are not supported yet)", whole, (int)len, c);
+			if (!len)
+				return sp_err_set(err, "--trace '%s': an empty variable name", whole);
+		} else if (len == 4 && c[0] == 'a' && c[1] == 'r' && c[2] == 'g' && c[3] >= '1' && c[3] <= '6')
 			arg = c[3] - '0';
 		else if (!(len == 3 && !memcmp(c, "ret", 3)))
 			return p->nvalues ? sp_err_set(err, "--trace '%s': cannot record '%.*s': values are arg1..arg6 "
@@ -83,7 +92,7 @@ static int parse_values(struct spec *p, const char *s, size_t n, const char *who
 					  : 0;
 		if (p->nvalues == SP_UPROBE_MAX_VALUES)
 			return sp_err_set(err, "--trace '%s': at most %d values per probe", whole, SP_UPROBE_MAX_VALUES);
-		p->vkind[p->nvalues] = arg ? SP_UV_ARG : SP_UV_RET;
+		p->vkind[p->nvalues] = p->vars ? SP_UV_REG : arg ? SP_UV_ARG : SP_UV_RET;
 		p->varg[p->nvalues] = arg;
 		p->vname[p->nvalues] = sp_xstrndup(c, len);
 		p->nvalues++;
@@ -98,10 +107,18 @@ static int parse_spec(struct spec *p, const char *s, struct sp_err *err)
 	size_t n = strlen(s);
 	if (!n)
 		return sp_err_set(err, "--trace needs a function, not an empty string");
-	/* Values: a final "(...)" holding value names only. */
+	/* Values: a final "(...)" holding value names only; after FILE.c:LINE,
+	 * variable names. */
 	if (s[n - 1] == ')') {
 		const char *open = memchr(s, '(', n);
 		if (open) {
+			const char *colon = open;
+			while (colon > s && colon[-1] != ':')
+				colon--;
+			int digits = colon > s && colon < open;
+			for (const char *c = colon; c < open && digits; c++)
+				digits = isdigit((unsigned char)*c);
+			p->vars = digits && colon - 1 > s && memchr(s, '.', (size_t)(colon - 1 - s));
 			int rc = parse_values(p, open + 1, (size_t)(s + n - 1 - open - 1), s, err);
 			if (rc < 0)
 				return -1;
@@ -152,7 +169,8 @@ static int parse_spec(struct spec *p, const char *s, struct sp_err *err)
 	if (n <= start)
 		return sp_err_set(err, "--trace '%s': no function name", s);
 	p->func = sp_xstrndup(s + start, n - start);
-	/* FILE.c:LINE — a line probe in the executable */
+	/* FILE.c:LINE — a line probe in the executable (a '+' in it is no
+	 * offset: "x.c:12" never has one) */
 	static const char *const src[] = { ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".C" };
 	int digits = !p->has_off && !p->entry_only && *p->func;
 	for (const char *c = p->func; *c && digits; c++)
@@ -163,12 +181,12 @@ static int parse_spec(struct spec *p, const char *s, struct sp_err *err)
 			p->file = p->lib;
 			p->lib = NULL;
 			p->line = atoi(p->func);
-			if (p->nvalues)
-				return sp_err_set(err, "--trace '%s': values at a line (local variables) are not "
-						  "supported yet; trace the function's arguments instead", s);
 			break;
 		}
 	}
+	if (p->vars && !p->file)
+		return sp_err_set(err, "--trace '%s': variables are recorded at a line (FILE.c:LINE(var)); "
+				  "a function records arg1..arg6 and ret", s);
 	if (p->has_off) {
 		for (int i = 0; i < p->nvalues; i++)
 			if (p->vkind[i] == SP_UV_RET)
@@ -519,12 +537,153 @@ static void add_probe(struct sp_uprobe_set *s, const struct spec *p, const char 
 	u->spec = spec;
 }
 
+/* "--trace 'SPEC': " before an error message. */
+static void err_prefix_spec(struct sp_err *err, const char *spec)
+{
+	char msg[sizeof err->msg];
+	snprintf(msg, sizeof msg, "%s", err->msg);
+	sp_err_set(err, "--trace '%s': %s", spec, msg);
+}
+
 /* A source file name from DWARF is `want` when equal, or when it ends
  * with "/want". */
 static int file_matches(const char *name, const char *want)
 {
 	size_t n = strlen(name), w = strlen(want);
 	return n >= w && !strcmp(name + n - w, want) && (n == w || name[n - w - 1] == '/');
+}
+
+/* The base type of a variable: its size and signedness; 0 or -1 (err). */
+static int var_type(Dwarf_Die *var, const char *what, int *size, int *sgn, struct sp_err *err)
+{
+	Dwarf_Attribute ta;
+	Dwarf_Die type, peeled;
+	if (!dwarf_attr_integrate(var, DW_AT_type, &ta) || !dwarf_formref_die(&ta, &type) ||
+	    dwarf_peel_type(&type, &peeled) != 0)
+		return sp_err_set(err, "cannot read %s: its type is unknown", what);
+	int tag = dwarf_tag(&peeled);
+	Dwarf_Word enc = DW_ATE_unsigned;
+	Dwarf_Attribute ea;
+	if (tag == DW_TAG_base_type && dwarf_attr(&peeled, DW_AT_encoding, &ea))
+		dwarf_formudata(&ea, &enc);
+	int sz = dwarf_bytesize(&peeled);
+	if ((tag != DW_TAG_base_type && tag != DW_TAG_pointer_type && tag != DW_TAG_enumeration_type) ||
+	    enc == DW_ATE_float || !(sz == 1 || sz == 2 || sz == 4 || sz == 8))
+		return sp_err_set(err, "cannot read %s: it is not an integer or a pointer", what);
+	*size = sz;
+	*sgn = enc == DW_ATE_signed || enc == DW_ATE_signed_char;
+	return 0;
+}
+
+/* Where variable k of probe u lives at address a: a register, a register
+ * plus an offset (its value or its address), or the frame base plus an
+ * offset; the frame base must be the CFA, found from the CFI at a. */
+static int resolve_var(Dwarf *dw, Dwarf_CFI *cfi, Dwarf_Addr a, struct sp_uprobe *u, int k, const char *where,
+		       struct sp_err *err)
+{
+	const char *var = u->vname[k];
+	char what[160];
+	snprintf(what, sizeof what, "%s at %s", var, where);
+	Dwarf_Die cu, *scopes = NULL;
+	if (!dwarf_addrdie(dw, a, &cu))
+		return sp_err_set(err, "cannot read %s: no DWARF for address 0x%llx", what, (unsigned long long)a);
+	int ns = dwarf_getscopes(&cu, a, &scopes);
+	Dwarf_Die found, *fn = NULL;
+	int have = 0;
+	for (int i = 0; i < ns && !have; i++) {
+		Dwarf_Die c;
+		if (dwarf_child(&scopes[i], &c) != 0)
+			continue;
+		do {
+			int tag = dwarf_tag(&c);
+			const char *name = dwarf_diename(&c);
+			if ((tag == DW_TAG_variable || tag == DW_TAG_formal_parameter) && name && !strcmp(name, var)) {
+				found = c;
+				have = 1;
+				break;
+			}
+		} while (dwarf_siblingof(&c, &c) == 0);
+	}
+	for (int i = 0; i < ns; i++)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram)
+			fn = &scopes[i];
+	int rc = 0;
+	Dwarf_Attribute la;
+	Dwarf_Op *ex;
+	size_t len;
+	if (!have) {
+		rc = sp_err_set(err, "cannot read %s: no variable or parameter %s is in scope there", what, var);
+		goto out;
+	}
+	if ((rc = var_type(&found, what, &u->vsize[k], &u->vsigned[k], err)) < 0)
+		goto out;
+	if (!dwarf_attr_integrate(&found, DW_AT_location, &la) || dwarf_getlocation_addr(&la, a, &ex, &len, 1) < 1) {
+		rc = sp_err_set(err, "cannot read %s: it is optimised out there", what);
+		goto out;
+	}
+	uint8_t op = len ? ex[0].atom : 0;
+	if (len == 1 && op >= DW_OP_reg0 && op <= DW_OP_reg16) {
+		u->vkind[k] = SP_UV_REG;
+		u->vreg[k] = op - DW_OP_reg0;
+	} else if (len == 1 && op == DW_OP_regx && ex[0].number <= 16) {
+		u->vkind[k] = SP_UV_REG;
+		u->vreg[k] = (int)ex[0].number;
+	} else if ((len == 1 || (len == 2 && ex[1].atom == DW_OP_stack_value)) && op >= DW_OP_breg0 &&
+		   op <= DW_OP_breg16) {
+		u->vkind[k] = len == 2 ? SP_UV_ADDR : SP_UV_MEM;
+		u->vreg[k] = op - DW_OP_breg0;
+		u->voff[k] = (int64_t)ex[0].number;
+	} else if ((len == 1 || (len == 2 && ex[1].atom == DW_OP_stack_value)) && op == DW_OP_bregx &&
+		   ex[0].number <= 16) {
+		u->vkind[k] = len == 2 ? SP_UV_ADDR : SP_UV_MEM;
+		u->vreg[k] = (int)ex[0].number;
+		u->voff[k] = (int64_t)ex[0].number2;
+	} else if (len == 1 && op == DW_OP_fbreg) {
+		Dwarf_Attribute fa;
+		Dwarf_Op *fex, *cfa;
+		size_t flen, ncfa;
+		Dwarf_Frame *frame = NULL;
+		if (!fn || !dwarf_attr_integrate(fn, DW_AT_frame_base, &fa) || dwarf_getlocation(&fa, &fex, &flen) != 0 ||
+		    flen != 1 || fex[0].atom != DW_OP_call_frame_cfa) {
+			rc = sp_err_set(err, "cannot read %s: its frame base is not the CFA", what);
+			goto out;
+		}
+		int reg = -1;
+		int64_t off = 0;
+		if (cfi && dwarf_cfi_addrframe(cfi, a, &frame) == 0 && dwarf_frame_cfa(frame, &cfa, &ncfa) == 0 &&
+		    ncfa == 1) {
+			if (cfa[0].atom >= DW_OP_breg0 && cfa[0].atom <= DW_OP_breg16) {
+				reg = cfa[0].atom - DW_OP_breg0;
+				off = (int64_t)cfa[0].number;
+			} else if (cfa[0].atom == DW_OP_bregx && cfa[0].number <= 16) {
+				reg = (int)cfa[0].number;
+				off = (int64_t)cfa[0].number2;
+			}
+		}
+		free(frame);
+		if (reg < 0) {
+			rc = sp_err_set(err, "cannot read %s: no call frame information gives its frame base there", what);
+			goto out;
+		}
+		u->vkind[k] = SP_UV_MEM;
+		u->vreg[k] = reg;
+		u->voff[k] = off + (int64_t)ex[0].number;
+	} else {
+		rc = sp_err_set(err, "cannot read %s: its location (DW_OP 0x%x%s) is not a register, a register "
+				"plus an offset or the frame base plus an offset", what, op, len > 1 ? ", ..." : "");
+		goto out;
+	}
+	if (u->vkind[k] == SP_UV_MEM) {
+		/* The stack copy starts at SP: enough of it for this variable. */
+		int64_t need = u->vreg[k] == 7 ? u->voff[k] + u->vsize[k] : 2048;
+		if (need > 8192)
+			need = 8192;
+		if (need > (int64_t)u->stack_bytes)
+			u->stack_bytes = (unsigned)((need + 7) & ~7);
+	}
+out:
+	free(scopes);
+	return rc;
 }
 
 /* FILE:LINE: the addresses where that line's code begins, in every CU and
@@ -536,6 +695,7 @@ static int resolve_line(struct sp_uprobe_set *s, const struct spec *p, const cha
 	Dwarf *dw = dwarf_begin_elf(e, DWARF_C_READ, NULL);
 	if (!dw)
 		return sp_err_set(err, "--trace '%s': %s has no DWARF line table (build it with -g)", spec, path);
+	Dwarf_CFI *cfi = dwarf_getcfi_elf(e);
 	int added = 0, file_seen = 0, below = 0, above = 0;
 	char name[64];
 	snprintf(name, sizeof name, "%s:%d", p->file, p->line);
@@ -573,9 +733,19 @@ static int resolve_line(struct sp_uprobe_set *s, const struct spec *p, const cha
 						q.has_off = 1; /* a point */
 						q.off = 0;
 						add_probe(s, &q, spec, path, name, a, fo, 0);
-						free(s->v[s->n - 1].name);
-						s->v[s->n - 1].name = sp_xstrndup(name, strlen(name));
+						struct sp_uprobe *u = &s->v[s->n - 1];
+						free(u->name);
+						u->name = sp_xstrndup(name, strlen(name));
 						added++;
+						for (int k = 0; k < u->nvalues; k++) {
+							if (resolve_var(dw, cfi, a, u, k, name, err) < 0) {
+								err_prefix_spec(err, spec);
+								if (cfi)
+									dwarf_cfi_end(cfi);
+								dwarf_end(dw);
+								return -1;
+							}
+						}
 					}
 				}
 				prev_same = same && !end;
@@ -583,6 +753,8 @@ static int resolve_line(struct sp_uprobe_set *s, const struct spec *p, const cha
 		}
 		off = next;
 	}
+	if (cfi)
+		dwarf_cfi_end(cfi);
 	dwarf_end(dw);
 	if (!added) {
 		if (!file_seen)

@@ -14,7 +14,11 @@
  *  - :entry: entry only, no return probe.
  *  - FILE.c:LINE (FILE ending in a C/C++ source suffix): the addresses of
  *    that line from the executable's DWARF line table, every inlined copy;
- *    point events.
+ *    point events.  FILE.c:LINE(var,...) records local variables and
+ *    parameters of integer type there, by their DWARF location at each
+ *    address: a register, or memory at a register or the frame base (CFA)
+ *    plus an offset, read from the stack copied with the hit; any other
+ *    location is an error that says why.
  *  - VALUE: argN (N = 1..6, integer arguments by the x86-64 SysV ABI, read
  *    at entry) or ret (the return value, read at exit).
  *
@@ -33,7 +37,13 @@
 #define SP_UPROBE_MAX_VALUES 6  /* recorded values per probe */
 
 /* Where a recorded value comes from. */
-enum sp_uvalue { SP_UV_ARG = 0, SP_UV_RET = 1 };
+enum sp_uvalue {
+	SP_UV_ARG = 0,  /* argument varg (SysV register) at entry */
+	SP_UV_RET = 1,  /* rax at the exit */
+	SP_UV_REG = 2,  /* a variable in DWARF register vreg */
+	SP_UV_ADDR = 3, /* a variable's value: regs[vreg] + voff (DW_OP_breg, stack_value) */
+	SP_UV_MEM = 4,  /* a variable in memory at regs[vreg] + voff (fbreg, breg), vsize bytes */
+};
 
 struct sp_uprobe {
 	char *name;        /* the function as shown: demangled, no parameters;
@@ -49,7 +59,12 @@ struct sp_uprobe {
 	int nvalues;
 	enum sp_uvalue vkind[SP_UPROBE_MAX_VALUES];
 	int varg[SP_UPROBE_MAX_VALUES];       /* argument number 1..6 */
-	char *vname[SP_UPROBE_MAX_VALUES];    /* "arg2", "ret" */
+	char *vname[SP_UPROBE_MAX_VALUES];    /* "arg2", "ret", a variable */
+	int vreg[SP_UPROBE_MAX_VALUES];       /* SP_UV_REG/ADDR/MEM: DWARF register */
+	int64_t voff[SP_UPROBE_MAX_VALUES];
+	int vsize[SP_UPROBE_MAX_VALUES];      /* bytes (1, 2, 4, 8) */
+	int vsigned[SP_UPROBE_MAX_VALUES];
+	unsigned stack_bytes;                 /* user stack to copy with each hit */
 	const char *spec;  /* the --trace argument it came from (borrowed) */
 };
 

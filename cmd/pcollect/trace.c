@@ -88,8 +88,8 @@ int pcollect_trace_setup(struct coll *c, const char *cmd)
 	}
 	for (size_t i = 0; i < c->probes.n; i++) {
 		const struct sp_uprobe *u = &c->probes.v[i];
-		if (sp_perfev_add_uprobe(c->ev, u->path, u->offset, 0, (uint32_t)(2 * i), &err) < 0 ||
-		    (u->ret && sp_perfev_add_uprobe(c->ev, u->path, u->offset, 1, (uint32_t)(2 * i + 1), &err) < 0)) {
+		if (sp_perfev_add_uprobe(c->ev, u->path, u->offset, 0, (uint32_t)(2 * i), u->stack_bytes, &err) < 0 ||
+		    (u->ret && sp_perfev_add_uprobe(c->ev, u->path, u->offset, 1, (uint32_t)(2 * i + 1), 8, &err) < 0)) {
 			sp_error_e(&err);
 			return -1;
 		}

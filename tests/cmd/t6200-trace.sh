@@ -184,6 +184,22 @@ if [ "$n" = 1 ]; then ok "--trace-budget 0.001%: one warning with hits/s and the
 pcollect -F 0 --trace work --trace-budget 0 -- true > /dev/null 2>&1; rc=$?
 expect_rc "--trace-budget 0: usage error" 2 $rc
 
+# ---- variables at a line: a parameter and a local in registers, a local
+# in the frame (frame base = CFA), as the program printed them
+if t6_build loc t62-locals.c -O2 -g -fomit-frame-pointer; then
+	L=$(grep -n 'PROBE \*/' "$SP_TOP/tests/progs/t62-locals.c" | cut -d: -f1)
+	pcollect -F 0 --trace "t62-locals.c:$L(k,len,sum)" -o "$T/v.sp" -- "$T/loc" > "$T/v.out" 2> "$T/v.err"; rc=$?
+	expect_rc "line variables: exit 0" 0 $rc
+	sp-dump "$T/v.sp" 2>&1 | sed -n 's/^trace entry.* point \(k=.*\)$/handle \1/p' > "$T/v.got"
+	if [ "$(wc -l < "$T/v.out")" = 20 ]; then expect_eq "line variables: k, len (registers) and sum (frame) as printed, negative too" "$T/v.out" "$T/v.got"
+	else notok "line variables: the program printed $(wc -l < "$T/v.out") lines"; sed 's/^/  /' "$T/v.err" | head -3; fi
+	pcollect -F 0 --trace "t62-locals.c:$L(nosuch)" -o "$T/x.sp" -- "$T/loc" > /dev/null 2> "$T/x.err"; rc=$?
+	expect_rc "a variable not in scope: exit 2" 2 $rc
+	expect_grep "a variable not in scope: one sentence why" "cannot read nosuch at t62-locals.c:$L: no variable or parameter nosuch is in scope there" "$T/x.err"
+	pcollect -F 0 --trace "t62-locals.c:$L(r->fd)" -o "$T/x.sp" -- "$T/loc" > /dev/null 2> "$T/x.err"; rc=$?
+	expect_rc "a struct member: refused (not supported yet), exit 2" 2 $rc
+fi
+
 # ---- bad probes: one sentence, exit 2, nothing run
 pcollect -F 0 --trace wrok -o "$T/x.sp" -- "$T/t62" threads 1 > "$T/x.out" 2> "$T/x.err"; rc=$?
 expect_rc "missing function: exit 2" 2 $rc
