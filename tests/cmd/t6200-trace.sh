@@ -219,6 +219,12 @@ expect_grep "a glob over the limit: the count" "matches [0-9]+ or more functions
 pcollect -F 0 --trace 'jumper*' -o "$T/g.sp" -- "$T/t62" longjmp 2 > /dev/null 2> "$T/g.err"; rc=$?
 expect_rc "glob: exit 0" 0 $rc
 expect_grep "glob: the count and names printed" "'jumper\*': 2 functions \((jumper, jumper_ok|jumper_ok, jumper)\)" "$T/g.err"
+if command -v strip > /dev/null; then
+	strip -o "$T/t62s" "$T/t62"
+	pcollect -F 0 --trace work -o "$T/x.sp" -- "$T/t62s" threads 1 > /dev/null 2> "$T/x.err"; rc=$?
+	expect_rc "stripped binary, a static function: exit 2" 2 $rc
+	expect_grep "stripped binary: says only dynamic symbols are known" "no function work in .*t62s \(stripped: only its dynamic symbols are known\)" "$T/x.err"
+else skip "stripped binary" "strip is not installed"; fi
 pcollect -F 0 -o "$T/x.sp" -- "$T/t62" args 1 > /dev/null 2> "$T/x.err"; rc=$?
 expect_rc "-F 0 without --trace: usage error" 2 $rc
 # a library function by soname
