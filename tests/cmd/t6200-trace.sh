@@ -228,9 +228,13 @@ else skip "stripped binary" "strip is not installed"; fi
 pcollect -F 0 -o "$T/x.sp" -- "$T/t62" args 1 > /dev/null 2> "$T/x.err"; rc=$?
 expect_rc "-F 0 without --trace: usage error" 2 $rc
 # a library function by soname
-pcollect -q -F 0 --trace 'libc:usleep' -o "$T/l.sp" -- "$T/t62" attach 1 "$T/never" > /dev/null 2>&1 &
+pcollect -q -F 0 --trace 'libc:usleep' --no-rename -o "$T/l.sp" -- "$T/t62" attach 1 "$T/never" > /dev/null 2>&1 &
 pl=$!
-sleep 1; kill -INT $pl 2>/dev/null; wait $pl
+for _ in $(seq 200); do
+	sp-dump --partial "$T/l.sp" 2>/dev/null | grep -q '^trace entry.*frame=usleep' && break
+	sleep 0.1
+done
+kill -INT $pl 2>/dev/null; wait $pl
 sp-dump "$T/l.sp" > "$T/l.txt" 2>&1
 n=$(grep -c '^trace entry.*frame=usleep \[native libc' "$T/l.txt")
 if [ "$n" -ge 1 ]; then ok "libc:usleep: $n calls traced in libc"; else notok "libc:usleep: none"; head -3 "$T/l.txt"; fi
