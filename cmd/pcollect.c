@@ -35,7 +35,8 @@ static const char synopsis[] =
 	"\n"
 	"  -p, --pid=PID           attach to process PID (all its threads, and new ones);\n"
 	"                          a thread id: that thread only\n"
-	"  -F, --freq=HZ           samples per second per thread (default 99)\n"
+	"  -F, --freq=HZ           samples per second per thread (default 99); 0: no\n"
+	"                          sampling, only --trace\n"
 	"  -d, --duration=SECONDS  stop after SECONDS (default: when the target exits,\n"
 	"                          or on SIGINT/SIGTERM)\n"
 	"  -o, --output=FILE       write to FILE instead of standard output: a temporary\n"
@@ -55,6 +56,13 @@ static const char synopsis[] =
 	"                          (needs kernel sampling: root or perf_event_paranoid <= 1)\n"
 	"      --wall              wall-clock time: on-CPU samples and off-CPU intervals in\n"
 	"                          one ns column; each thread adds up to the time it lived\n"
+	"      --trace=PROBE       trace calls exactly with uprobes (repeatable):\n"
+	"                          [LIB:]FUNC[+OFF][:entry][(arg1,..,arg6,ret)], FUNC a\n"
+	"                          name, a C++ name or a glob; or FILE.c:LINE[(VAR,..)];\n"
+	"                          see pcollect(1)\n"
+	"      --trace-returns     return probes in C++ code with exception tables too\n"
+	"      --trace-budget=PCT  warn when tracing costs more than PCT %% of a CPU\n"
+	"                          (default 1)\n"
 	"  -q, --quiet             no status line, summary or warnings\n"
 	"  -v, --verbose           print a summary at the end\n"
 	"      --snapshot          where is every thread now, and who holds the lock it\n"
@@ -86,7 +94,8 @@ static void on_task(void *ctx, int pid, int tid) { sp_collect_add_task(ctx, pid,
 
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
-	enum { O_CG = 256, O_LINES, O_NOINLINE, O_NOKERNEL, O_BUFFER, O_NORENAME, O_OFFCPU, O_WALL };
+	enum { O_CG = 256, O_LINES, O_NOINLINE, O_NOKERNEL, O_BUFFER, O_NORENAME, O_OFFCPU, O_WALL, O_TRACE,
+	       O_TRACE_RETURNS, O_TRACE_BUDGET };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -101,6 +110,9 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "no-rename", no_argument, NULL, O_NORENAME },
 		{ "off-cpu", no_argument, NULL, O_OFFCPU },
 		{ "wall", no_argument, NULL, O_WALL },
+		{ "trace", required_argument, NULL, O_TRACE },
+		{ "trace-returns", no_argument, NULL, O_TRACE_RETURNS },
+		{ "trace-budget", required_argument, NULL, O_TRACE_BUDGET },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -120,8 +132,8 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		case 'F':
 			if (sp_opt_uint("--freq", optarg, &v) < 0)
 				return -1;
-			if (v < 1 || v > 1000000)
-				return sp_usage_error(synopsis, "-F must be between 1 and 1000000 Hz, not %lu", v), -1;
+			if (v > 1000000)
+				return sp_usage_error(synopsis, "-F must be between 0 and 1000000 Hz, not %lu", v), -1;
 			o->freq = (unsigned)v;
 			break;
 		case 'd':
@@ -170,6 +182,18 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 				return sp_usage_error(synopsis, "give --off-cpu or --wall, not both"), -1;
 			o->offcpu = ch == O_WALL ? 2 : 1;
 			break;
+		case O_TRACE:
+			o->traces = sp_xrealloc(o->traces, (o->ntraces + 1) * sizeof *o->traces);
+			o->traces[o->ntraces++] = optarg;
+			break;
+		case O_TRACE_RETURNS: o->trace_returns = 1; break;
+		case O_TRACE_BUDGET:
+			errno = 0;
+			o->trace_budget = strtod(optarg, &end) / 100;
+			if (errno || end == optarg || *end || !(o->trace_budget > 0) || !isfinite(o->trace_budget))
+				return sp_usage_error(synopsis, "--trace-budget needs a positive percentage, not '%s'",
+						      optarg), -1;
+			break;
 		case 'q': o->quiet = 1; break;
 		case 'v': o->verbose = 1; break;
 		case 'h': fputs(synopsis, stdout); return 1;
@@ -185,6 +209,8 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		return sp_usage_error(synopsis, "give either -p PID or a command, not both"), -1;
 	if (!o->pid && optind >= argc)
 		return sp_usage_error(synopsis, "nothing to profile: give -p PID or a command"), -1;
+	if (!o->freq && !o->ntraces)
+		return sp_usage_error(synopsis, "-F 0 samples nothing: it is for --trace alone"), -1;
 	return 0;
 }
 
@@ -223,9 +249,12 @@ static int cmd_pcollect(int argc, char **argv)
 	memset(&c, 0, sizeof c);
 	c.o.freq = 99;
 	c.o.stack_bytes = 16384;
+	c.o.trace_budget = 0.01;
 	int prc = parse_opts(&c.o, argc, argv);
-	if (prc)
+	if (prc) {
+		free(c.o.traces);
 		return prc > 0 ? SP_EXIT_OK : SP_EXIT_ERROR;
+	}
 	char **cmd = argv + optind;
 	struct sp_err err;
 	memset(&err, 0, sizeof err);
@@ -301,6 +330,8 @@ static int cmd_pcollect(int argc, char **argv)
 	c.sink = sp_stream_writer_sink(c.w);
 	struct sp_collect_opts co = { .callgraph = c.o.cg, .lines = c.o.lines, .no_inline = c.o.no_inline,
 				      .threads = c.o.threads, .event = event };
+	for (size_t i = 0; i < c.o.ntraces; i++)
+		sp_meta_add(c.p, "trace", c.o.traces[i]);
 	if (c.o.offcpu)
 		c.off = sp_offcpu_new(c.p, c.sink, c.o.offcpu == 2);
 	if (!(c.eng = sp_collect_new(c.p, c.off ? sp_offcpu_sink(c.off) : c.sink, &co, &err))) {
@@ -309,6 +340,7 @@ static int cmd_pcollect(int argc, char **argv)
 		sp_perfev_free(c.ev);
 		sp_stream_writer_free(c.w);
 		sp_profile_free(c.p);
+		free(c.o.traces);
 		return SP_EXIT_ERROR;
 	}
 
@@ -329,6 +361,11 @@ static int cmd_pcollect(int argc, char **argv)
 	int rc = SP_EXIT_OK;
 	struct child ch = { 0, -1, -1 };
 	int child_status = 0, child_done = 0, we_ended_it = 0;
+	/* Probes are resolved and opened before the target runs on. */
+	if (c.o.ntraces && pcollect_trace_setup(&c, c.o.pid ? NULL : cmd[0]) < 0) {
+		rc = SP_EXIT_ERROR;
+		goto out;
+	}
 	if (c.o.pid) {
 		int n;
 		if (c.tid) {
@@ -345,6 +382,8 @@ static int cmd_pcollect(int argc, char **argv)
 			rc = SP_EXIT_ERROR;
 			goto out;
 		}
+		if (c.o.ntraces)
+			pcollect_trace_start(&c, c.o.pid);
 		sp_perfev_enable(c.ev);
 		/* Mappings made from now on arrive as MMAP2 records.  From a
 		 * live thread: a zombie main thread (it called pthread_exit
@@ -368,6 +407,8 @@ static int cmd_pcollect(int argc, char **argv)
 			goto out;
 		}
 		sp_collect_add_task(c.eng, ch.pid, ch.pid);
+		if (c.o.ntraces)
+			pcollect_trace_start(&c, ch.pid);
 		if (write(ch.go, "x", 1) != 1) {
 			/* the child died already; waitpid tells why */
 		}
@@ -391,14 +432,17 @@ static int cmd_pcollect(int argc, char **argv)
 		struct sp_perf_handler eng = hd;
 		sp_offcpu_handler(c.off, &eng, &hd);
 	}
+	pcollect_trace_handler(&c, &hd);
 	double t0 = mono_s(), last_status = 0, last_flush = t0;
 	int show_status = !c.o.quiet && isatty(STDERR_FILENO);
 	while (!stop_signal && !c.write_failed) {
 		sp_perfev_wait(c.ev, 50);
 		sp_perfev_read(c.ev, &hd, 0);
-		if (sp_collect_error(c.eng, &c.werr) || (c.off && sp_offcpu_error(c.off, &c.werr)))
+		if (sp_collect_error(c.eng, &c.werr) || (c.off && sp_offcpu_error(c.off, &c.werr)) ||
+		    (c.tracer && sp_tracer_error(c.tracer, &c.werr)))
 			c.write_failed = 1;
 		double now = mono_s();
+		pcollect_trace_tick(&c, now);
 		if (now - last_flush >= 0.2) {
 			/* Let a consumer downstream see samples as they come. */
 			last_flush = now;
@@ -422,11 +466,12 @@ static int cmd_pcollect(int argc, char **argv)
 	}
 	sp_perfev_disable(c.ev);
 	sp_perfev_read(c.ev, &hd, 1);
-	if (!c.write_failed && sp_collect_error(c.eng, &c.werr))
+	if (!c.write_failed && (sp_collect_error(c.eng, &c.werr) || (c.tracer && sp_tracer_error(c.tracer, &c.werr))))
 		c.write_failed = 1;
 	/* Threads still asleep are charged up to now (the clock of the samples). */
 	if (c.off && !c.write_failed && sp_offcpu_finish(c.off, (uint64_t)(mono_s() * 1e9), &c.werr) < 0)
 		c.write_failed = 1;
+	pcollect_trace_finish(&c);
 	if (show_status)
 		status_line(&c, 0, 1);
 	if (ch.pid && !child_done) {
@@ -501,7 +546,8 @@ static int cmd_pcollect(int argc, char **argv)
 				 (unsigned long long)os->on_cpu);
 		}
 	}
-	if (rc == SP_EXIT_OK && finished && !sp_collect_stats(c.eng)->samples) {
+	if (rc == SP_EXIT_OK && finished && !sp_collect_stats(c.eng)->samples &&
+	    !(c.tracer && sp_tracer_stats(c.tracer)->hits)) {
 		/* An empty result is not a success when attached; a command's
 		 * own exit status stays what pcollect returns. */
 		if (!c.o.quiet)
@@ -524,6 +570,7 @@ out:
 	if (sp_outfile_close(&of, finished) < 0 && rc == SP_EXIT_OK)
 		rc = SP_EXIT_ERROR;
 	sp_perfev_free(c.ev);
+	pcollect_trace_release(&c);
 	sp_collect_free(c.eng);
 	sp_offcpu_free(c.off);
 	sp_stream_writer_free(c.w);

@@ -7,6 +7,7 @@
 #include "cmd.h"
 #include "cprofile.h"
 #include "filter.h"
+#include "latency.h"
 #include "report.h"
 
 static const char synopsis[] =
@@ -20,7 +21,12 @@ static const char synopsis[] =
 	"      --tree              the call tree, root first, with total and self shares\n"
 	"      --lines             functions \"func (file:line)\" when the input has source lines\n"
 	"      --min-share=PCT     --tree: leave out subtrees below PCT percent (default 1)\n"
-	"  -O, --output-format=F   text (default), tsv or json\n"
+	"      --latency           durations of traced calls (pcollect --trace): count, min,\n"
+	"                          p50, p90, p95, p99, max and a log2 histogram per\n"
+	"                          function; hit counts of point probes\n"
+	"      --by=VALUE          --latency: one table per value of a recorded value\n"
+	"                          (arg2, ret)\n"
+	"  -O, --output-format=F   text (default), tsv or json (--json: the same as -O json)\n"
 	"      --weight=NAME       value column to count (default: period when present, else\n"
 	"                          the first, as pfold prints)\n"
 	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
@@ -40,7 +46,16 @@ struct rsink {
 	const char *weight;
 	int col, have_col;
 	uint32_t event; /* the first sample's: the unit of perf's period */
+	struct sp_latency *lat; /* --latency */
 };
+
+static int r_trace(struct sp_sink *s, struct sp_profile *p, const struct sp_trace *t, struct sp_err *err)
+{
+	struct rsink *r = (struct rsink *)s;
+	if (r->lat)
+		sp_latency_trace(r->lat, p, t);
+	return 0;
+}
 
 static int r_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err)
 {
@@ -64,13 +79,16 @@ static int r_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sam
 
 static int cmd_preport(int argc, char **argv)
 {
-	enum { O_SORT = 256, O_PER_THREAD, O_TREE, O_MINSHARE, O_WEIGHT, O_LINES };
+	enum { O_SORT = 256, O_PER_THREAD, O_TREE, O_MINSHARE, O_WEIGHT, O_LINES, O_LATENCY, O_BY, O_JSON };
 	static const struct option longopts[] = {
 		{ "top", required_argument, NULL, 'n' },
 		{ "sort", required_argument, NULL, O_SORT },
 		{ "per-thread", no_argument, NULL, O_PER_THREAD },
 		{ "tree", no_argument, NULL, O_TREE },
 		{ "lines", no_argument, NULL, O_LINES },
+		{ "latency", no_argument, NULL, O_LATENCY },
+		{ "by", required_argument, NULL, O_BY },
+		{ "json", no_argument, NULL, O_JSON },
 		{ "min-share", required_argument, NULL, O_MINSHARE },
 		{ "output-format", required_argument, NULL, 'O' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -95,7 +113,9 @@ static int cmd_preport(int argc, char **argv)
 	struct rsink r;
 	memset(&r, 0, sizeof r);
 	r.sink.sample = r_sample;
-	int tree = 0, lines = 0;
+	r.sink.trace = r_trace;
+	int tree = 0, lines = 0, latency = 0;
+	const char *by = NULL;
 	unsigned long u;
 	char *end;
 	int c;
@@ -115,6 +135,9 @@ static int cmd_preport(int argc, char **argv)
 		case O_PER_THREAD: o.per_thread = 1; break;
 		case O_TREE: tree = 1; break;
 		case O_LINES: lines = 1; break;
+		case O_LATENCY: latency = 1; break;
+		case O_BY: by = optarg; break;
+		case O_JSON: o.format = SP_REPORT_JSON; break;
 		case O_MINSHARE:
 			o.min_share = strtod(optarg, &end);
 			if (end == optarg || *end || !(o.min_share >= 0 && o.min_share <= 100))
@@ -146,6 +169,12 @@ static int cmd_preport(int argc, char **argv)
 		default: return sp_usage_error(synopsis, NULL);
 		}
 	}
+	if (by && !latency)
+		return sp_usage_error(synopsis, "--by goes with --latency");
+	if (latency && (tree || o.format == SP_REPORT_TSV))
+		return sp_usage_error(synopsis, "--latency prints text or json (not --tree or tsv)");
+	if (latency)
+		r.lat = sp_latency_new(by);
 	int nfiles = argc - optind;
 	char *stdin_only[] = { "-" };
 	char **files = nfiles ? argv + optind : stdin_only;
@@ -183,7 +212,15 @@ static int cmd_preport(int argc, char **argv)
 			rc = SP_EXIT_ERROR;
 		}
 	}
-	if (rc == SP_EXIT_OK) {
+	if (rc == SP_EXIT_OK && latency) {
+		if (!sp_latency_events(r.lat)) {
+			sp_error("--latency: the input has no trace events (record them with pcollect --trace FUNC)");
+			rc = SP_EXIT_ERROR;
+		} else if (sp_latency_report(r.lat, p, o.format == SP_REPORT_JSON, out, &err) < 0) {
+			sp_outfile_error(&of, &err);
+			rc = SP_EXIT_ERROR;
+		}
+	} else if (rc == SP_EXIT_OK) {
 		o.unit = r.have_col ? sp_value_unit(p, r.col, r.event) : "samples";
 		int w = tree ? sp_report_tree(r.agg, &o, out, &err) : sp_report_top(r.agg, &o, out, &err);
 		if (w < 0) {
@@ -196,6 +233,7 @@ static int cmd_preport(int argc, char **argv)
 	if (sp_outfile_close(&of, rc == SP_EXIT_OK) < 0)
 		rc = SP_EXIT_ERROR;
 	sp_agg_free(r.agg);
+	sp_latency_free(r.lat);
 	sp_profile_free(p);
 	return rc;
 }

@@ -306,11 +306,26 @@ static int w_trace(struct sp_sink *s, struct sp_profile *p, const struct sp_trac
 	uint32_t frame = w_frame(w, t->frame);
 	uint32_t thread = w_thread(w, t->thread);
 	uint32_t stack = w_node(w, t->stack);
+	uint32_t vname[SP_TRACE_VALUES];
+	uint32_t nv = t->nvalues < SP_TRACE_VALUES ? t->nvalues : SP_TRACE_VALUES;
+	for (uint32_t i = 0; i < nv; i++)
+		vname[i] = w_str(w, t->vname[i]);
 	put_uv(&w->rec, t->kind);
 	put_uv(&w->rec, frame);
 	put_uv(&w->rec, thread);
 	put_uv(&w->rec, stack);
 	w_time(w, t->time);
+	/* The appended fields (call, flags, values) only when there are some:
+	 * a trace without them is written as before. */
+	if (t->call || t->flags || nv) {
+		put_uv(&w->rec, t->call);
+		put_uv(&w->rec, t->flags);
+		put_uv(&w->rec, nv);
+		for (uint32_t i = 0; i < nv; i++) {
+			put_uv(&w->rec, vname[i]);
+			put_uv(&w->rec, zz(t->value[i]));
+		}
+	}
 	w_emit(w, R_TRACE);
 	w->count[C_TRACES]++;
 	if (w->buf.len >= (64u << 10))
@@ -802,6 +817,32 @@ static int read_record(struct reader *r, uint64_t type)
 			return -1;
 		r->last_time += (uint64_t)unzz(dt);
 		t.time = r->last_time;
+		t.call = 0;
+		t.flags = t.nvalues = 0;
+		if (r->c < r->e) {
+			/* appended 2026-11: call, flags, values */
+			uint64_t call = cv(r), flags = cv(r), nv = cv(r);
+			if (r->bad)
+				return rfail(r, "truncated trace record");
+			if (flags & ~(uint64_t)SP_TRACE_FLAGS)
+				return rfail(r, "reserved trace flags 0x%llx set", (unsigned long long)flags);
+			if (nv > SP_TRACE_VALUES)
+				return rfail(r, "a trace event with %llu values (at most %d)", (unsigned long long)nv,
+					     SP_TRACE_VALUES);
+			t.call = call;
+			t.flags = (uint32_t)flags;
+			t.nvalues = (uint32_t)nv;
+			for (uint32_t i = 0; i < t.nvalues; i++) {
+				uint64_t name = cv(r), val = cv(r);
+				if (r->bad)
+					return rfail(r, "truncated trace record");
+				if (!name)
+					return rfail(r, "a trace value without a name");
+				if (ref(r, &r->strs, name, "string", &t.vname[i]))
+					return -1;
+				t.value[i] = unzz(val);
+			}
+		}
 		r->count[C_TRACES]++;
 		if (r->sink->trace && r->sink->trace(r->sink, p, &t, r->err) < 0)
 			return -1;

@@ -198,7 +198,7 @@ int sp_calls_observe(struct sp_calls *c, struct sp_profile *p, const struct sp_s
 void sp_calls_observe_trace(struct sp_calls *c, struct sp_profile *p, const struct sp_trace *t)
 {
 	c->p = p;
-	if (frame_is_func(c, t->frame))
+	if (!(t->flags & SP_TRACE_POINT) && frame_is_func(c, t->frame))
 		c->traced = 1;
 }
 
@@ -325,7 +325,8 @@ int sp_calls_sample(struct sp_calls *c, const struct sp_sample *smp, sp_calls_em
 int sp_calls_trace(struct sp_calls *c, const struct sp_trace *t, sp_calls_emit emit, void *ctx,
 		   struct sp_err *err)
 {
-	if (!c->traced || !frame_is_func(c, t->frame))
+	/* A point event (a probe inside a function, FUNC:entry) is no call. */
+	if (!c->traced || (t->flags & SP_TRACE_POINT) || !frame_is_func(c, t->frame))
 		return 0;
 	struct tstate *s = tstate(c, t->thread);
 	if (t->kind == SP_TRACE_ENTRY) {

@@ -211,6 +211,39 @@ void sp_collect_add_task(struct sp_collect *c, int pid, int tid)
 	thread_set(c, pid, tid, name);
 }
 
+uint32_t sp_collect_thread_id(struct sp_collect *c, int pid, int tid)
+{
+	struct thr *t = thread_get(c, tid);
+	if (!t) {
+		sp_collect_add_task(c, pid, tid);
+		t = thread_get(c, tid);
+	}
+	return t && t->keep ? t->id : 0;
+}
+
+void sp_collect_refresh_task(struct sp_collect *c, int pid, int tid)
+{
+	char name[64];
+	struct thr *t = thread_get(c, tid);
+	if (c->o.offline)
+		return;
+	read_comm(c, pid, tid, name, sizeof name);
+	char gone[32];
+	snprintf(gone, sizeof gone, "[%d]", tid);
+	if (!strcmp(name, gone)) {
+		if (t)
+			return; /* exited: keep the name we had */
+		/* exited before we looked: a thread starts with its process's name */
+		if (pid != tid)
+			sp_collect_refresh_task(c, pid, pid);
+		struct thr *main_t = thread_get(c, pid);
+		if (main_t)
+			snprintf(name, sizeof name, "%s", sp_str(c->p, main_t->name));
+	}
+	if (!t || strcmp(sp_str(c->p, t->name), name))
+		thread_set(c, pid, tid, name);
+}
+
 int sp_collect_load_maps(struct sp_collect *c, int pid, int tid, struct sp_err *err)
 {
 	if (c->o.offline) {

@@ -111,6 +111,13 @@ int sp_collect_kernel_hidden(const struct sp_collect *c);
 /* The engine's symbol tables (owned by c): a reader naming frames its own
  * way reads the same files through them (sp_symbols_file_module). */
 struct sp_symbols *sp_collect_symbols(struct sp_collect *c);
+/* The profile's thread id of (pid, tid) now, for trace events that go with
+ * the samples: a thread not seen yet is added (live: named from /proc).
+ * 0 when the thread filter drops it. */
+uint32_t sp_collect_thread_id(struct sp_collect *c, int pid, int tid);
+/* Live only.  Re-read the name of a running thread from /proc (a thread
+ * named before its exec, with no COMM record to follow: no sampling). */
+void sp_collect_refresh_task(struct sp_collect *c, int pid, int tid);
 
 const struct sp_collect_stats *sp_collect_stats(struct sp_collect *c);
 /* Thread i (0 .. stats.threads-1, in the order first seen): its current

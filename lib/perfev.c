@@ -26,6 +26,7 @@ struct ring {
 	uint8_t *data;
 	size_t size;     /* data area, a power of two */
 	int hup;         /* its event's thread exited: poll says so forever */
+	int probe;       /* a ring of uprobe events (rings[ncpu..2*ncpu-1]) */
 	/* The ring's records, copied out by the drainer thread; consumed by
 	 * sp_perfev_read.  Chunks are never moved: the consumer reads them
 	 * without the lock up to a length it took under the lock. */
@@ -46,7 +47,11 @@ struct sp_perfev {
 	struct perf_event_attr attr;
 	struct perf_event_attr cs_attr; /* opts.offcpu: the context-switch event */
 	int ncpu;
+	int nrings;      /* 2*ncpu: per CPU a ring of samples, one of uprobe hits */
 	struct ring *rings;
+	struct sp_u64map probe_ids; /* uprobe event id -> cookie + 1 */
+	int *pfds;                  /* the uprobe events (also in fds) */
+	size_t npfds;
 	int *fds;
 	size_t nfds, capfds;
 	struct pollfd *pfd;
@@ -96,10 +101,7 @@ static uint64_t now_ns(void)
 
 struct sp_perfev *sp_perfev_new(const struct sp_perfev_opts *o, struct sp_err *err)
 {
-	if (o->freq < 1) {
-		sp_err_set(err, "the sampling frequency must be at least 1 Hz");
-		return NULL;
-	}
+	(void)0; /* freq 0: uprobes only, no sampling */
 	/* Above the kernel's limit perf_event_open fails: ask for the limit
 	 * instead, and say so in the stats. */
 	int maxrate = read_int_file("/proc/sys/kernel/perf_event_max_sample_rate", 0);
@@ -114,10 +116,14 @@ struct sp_perfev *sp_perfev_new(const struct sp_perfev_opts *o, struct sp_err *e
 	ev->st.freq = freq;
 	long n = sysconf(_SC_NPROCESSORS_CONF);
 	ev->ncpu = n > 0 ? (int)n : 1;
-	ev->rings = sp_xcalloc((size_t)ev->ncpu, sizeof *ev->rings);
-	for (int i = 0; i < ev->ncpu; i++)
+	ev->nrings = 2 * ev->ncpu;
+	ev->rings = sp_xcalloc((size_t)ev->nrings, sizeof *ev->rings);
+	for (int i = 0; i < ev->nrings; i++) {
 		ev->rings[i].fd = -1;
+		ev->rings[i].probe = i >= ev->ncpu;
+	}
 	sp_u64map_init(&ev->tids);
+	sp_u64map_init(&ev->probe_ids);
 	pthread_mutex_init(&ev->lock, NULL);
 	pthread_cond_init(&ev->cond, NULL);
 	ev->max_queued = (size_t)1 << 30;
@@ -184,7 +190,7 @@ void sp_perfev_free(struct sp_perfev *ev)
 	stop_drainer(ev);
 	for (size_t i = 0; i < ev->nfds; i++)
 		close(ev->fds[i]);
-	for (int i = 0; i < ev->ncpu; i++) {
+	for (int i = 0; i < ev->nrings; i++) {
 		if (ev->rings[i].meta)
 			munmap(ev->rings[i].meta, ev->rings[i].size + (size_t)sysconf(_SC_PAGESIZE));
 		for (struct chunk *c = ev->rings[i].qhead, *nx; c; c = nx) {
@@ -198,6 +204,8 @@ void sp_perfev_free(struct sp_perfev *ev)
 	free(ev->fds);
 	free(ev->pfd);
 	sp_u64map_release(&ev->tids);
+	sp_u64map_release(&ev->probe_ids);
+	free(ev->pfds);
 	free(ev);
 }
 
@@ -243,7 +251,9 @@ static int map_ring(struct sp_perfev *ev, struct ring *r, int fd, struct sp_err 
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t pages = 1;
-	while (pages * 2 * page <= ev->o.ring_bytes)
+	/* A uprobe hit is ~200 bytes: 2 MiB hold 10,000, drained every 10 ms. */
+	size_t want = r->probe ? (2u << 20) : ev->o.ring_bytes;
+	while (pages * 2 * page <= want)
 		pages *= 2;
 	/* Users other than root are limited by kernel.perf_event_mlock_kb:
 	 * halve the ring until it fits. */
@@ -279,6 +289,10 @@ int sp_perfev_add_task(struct sp_perfev *ev, int tid, struct sp_err *err)
 	if (found)
 		return 0;
 	*slot = 1;
+	if (!ev->o.freq) {
+		ev->st.tasks++; /* uprobes only: nothing to open per thread */
+		return 0;
+	}
 	size_t first = ev->nfds;
 	for (int cpu = 0; cpu < ev->ncpu; cpu++) {
 		long fd = perf_event_open(ev->o.offcpu == 1 ? &ev->cs_attr : &ev->attr, tid, cpu);
@@ -401,6 +415,86 @@ int sp_perfev_add_process(struct sp_perfev *ev, int pid, void (*on_task)(void *c
 	return total;
 }
 
+static int uprobe_pmu(int *type, int *retbit)
+{
+	*type = read_int_file("/sys/bus/event_source/devices/uprobe/type", -1);
+	*retbit = 0;
+	FILE *f = fopen("/sys/bus/event_source/devices/uprobe/format/retprobe", "re");
+	if (f) {
+		if (fscanf(f, "config:%d", retbit) != 1)
+			*retbit = 0;
+		fclose(f);
+	}
+	return *type >= 0 ? 0 : -1;
+}
+
+int sp_perfev_add_uprobe(struct sp_perfev *ev, const char *path, uint64_t offset, int ret, uint32_t cookie,
+			 unsigned stack_bytes, struct sp_err *err)
+{
+	int type, retbit;
+	if (uprobe_pmu(&type, &retbit) < 0)
+		return sp_err_set(err, "this kernel has no uprobe PMU (/sys/bus/event_source/devices/uprobe: "
+				  "CONFIG_UPROBE_EVENTS): cannot trace");
+	raise_nofile();
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof a);
+	a.size = sizeof a;
+	a.type = (uint32_t)type;
+	a.config = ret ? 1ULL << retbit : 0;
+	a.config1 = (uint64_t)(uintptr_t)path;
+	a.config2 = offset;
+	a.sample_period = 1;
+	a.disabled = 1; /* all probes start together: sp_perfev_enable_uprobes */
+	/* 8 bytes of stack: at an entry, the return address, which a return
+	 * probe replaces with the kernel's trampoline while the call runs; the
+	 * samples' stacks get it back (sp_tracer_fix_stack). */
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_REGS_USER |
+			PERF_SAMPLE_STACK_USER;
+	a.sample_regs_user = REGS_MASK;
+	a.sample_stack_user = stack_bytes > 8 ? (stack_bytes + 7) & ~7u : 8; /* more for variables in memory */
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
+	a.watermark = 1;
+	a.wakeup_watermark = 256u << 10;
+	for (int cpu = 0; cpu < ev->ncpu; cpu++) {
+		long fd = perf_event_open(&a, -1, cpu);
+		if (fd < 0 && errno == ENODEV)
+			continue; /* an offline CPU */
+		if (fd < 0) {
+			int e = errno;
+			if (e == EACCES || e == EPERM)
+				return sp_err_set(err, "tracing needs system-wide uprobe events: run as root or with "
+						  "CAP_PERFMON (or sudo sysctl kernel.perf_event_paranoid=-1)");
+			if (e == ENOENT || e == EINVAL)
+				return sp_err_set(err, "the kernel refused a %sprobe at offset 0x%llx of %s: %s",
+						  ret ? "return " : "", (unsigned long long)offset, path, strerror(e));
+			return open_error(ev, e, -1, err);
+		}
+		add_fd(ev, (int)fd);
+		ev->pfds = sp_xrealloc(ev->pfds, (ev->npfds + 1) * sizeof *ev->pfds);
+		ev->pfds[ev->npfds++] = (int)fd;
+		uint64_t id;
+		if (ioctl((int)fd, PERF_EVENT_IOC_ID, &id) < 0)
+			return sp_err_set(err, "uprobe event id: %s", strerror(errno));
+		int found;
+		*sp_u64map_slot(&ev->probe_ids, id, &found) = cookie + 1;
+		struct ring *r = &ev->rings[ev->ncpu + cpu];
+		if (r->fd < 0) {
+			if (map_ring(ev, r, (int)fd, err) < 0)
+				return -1;
+		} else if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) < 0) {
+			return sp_err_set(err, "cannot share the uprobe buffer of CPU %d: %s", cpu, strerror(errno));
+		}
+	}
+	return 0;
+}
+
+void sp_perfev_enable_uprobes(struct sp_perfev *ev)
+{
+	for (size_t i = 0; i < ev->npfds; i++)
+		ioctl(ev->pfds[i], PERF_EVENT_IOC_ENABLE, 0);
+}
+
 int sp_perfev_enable(struct sp_perfev *ev)
 {
 	ev->enabled = 1;
@@ -491,7 +585,7 @@ static void drain_all(struct sp_perfev *ev)
 {
 	uint64_t t = now_ns();
 	size_t q = 0;
-	for (int i = 0; i < ev->ncpu; i++)
+	for (int i = 0; i < ev->nrings; i++)
 		if (ev->rings[i].fd >= 0)
 			q += drain_ring(ev, &ev->rings[i]);
 	pthread_mutex_lock(&ev->lock);
@@ -505,11 +599,11 @@ static void drain_all(struct sp_perfev *ev)
 static void *drainer_main(void *arg)
 {
 	struct sp_perfev *ev = arg;
-	struct pollfd *pfd = sp_xcalloc((size_t)ev->ncpu, sizeof *pfd);
-	int *map = sp_xcalloc((size_t)ev->ncpu, sizeof *map);
+	struct pollfd *pfd = sp_xcalloc((size_t)ev->nrings, sizeof *pfd);
+	int *map = sp_xcalloc((size_t)ev->nrings, sizeof *map);
 	while (!__atomic_load_n(&ev->stop, __ATOMIC_ACQUIRE)) {
 		int n = 0;
-		for (int i = 0; i < ev->ncpu; i++) {
+		for (int i = 0; i < ev->nrings; i++) {
 			if (ev->rings[i].fd < 0 || ev->rings[i].hup)
 				continue;
 			pfd[n].fd = ev->rings[i].fd;
@@ -524,6 +618,7 @@ static void *drainer_main(void *arg)
 			for (int i = 0; i < n; i++)
 				if (pfd[i].revents & (POLLHUP | POLLERR))
 					ev->rings[map[i]].hup = 1;
+		/* Probe rings belong to no thread: they never hang up. */
 		int live = 0;
 		for (int i = 0; i < ev->ncpu; i++)
 			live |= ev->rings[i].fd >= 0 && !ev->rings[i].hup;
@@ -622,11 +717,13 @@ static uint32_t rd32(const uint8_t *p)
 
 /* Every record but a sample ends with sample_id: pid, tid, time (the sample
  * type fields TID|TIME that sample_id_all appends). */
-static uint64_t rec_time(const struct perf_event_header *h)
+static uint64_t rec_time(const struct perf_event_header *h, int probe)
 {
 	const uint8_t *p = (const uint8_t *)h;
 	if (h->type == PERF_RECORD_SAMPLE)
 		return h->size >= 32 ? rd64(p + 24) : 0;
+	if (probe)
+		return 0; /* a probe ring's LOST record: no time, count it at once */
 	if (h->size < sizeof *h + 16)
 		return 0;
 	return rd64(p + h->size - 8);
@@ -717,11 +814,74 @@ static void parse_sample(struct sp_perfev *ev, const struct perf_event_header *h
 		hd->sample(hd->ctx, &s);
 }
 
-static void dispatch(struct sp_perfev *ev, const struct perf_event_header *h, const struct sp_perf_handler *hd)
+/* A uprobe hit: IP, TID, TIME, ID, REGS_USER (sp_perfev_add_uprobe). */
+static void parse_uprobe(struct sp_perfev *ev, const struct perf_event_header *h, const struct sp_perf_handler *hd)
+{
+	const uint8_t *p = (const uint8_t *)(h + 1), *end = (const uint8_t *)h + h->size;
+	struct sp_perf_uprobe u;
+	memset(&u, 0, sizeof u);
+	if (end - p < 48)
+		return;
+	u.ip = rd64(p);
+	u.pid = rd32(p + 8);
+	u.tid = rd32(p + 12);
+	u.time = rd64(p + 16);
+	int found;
+	uint32_t c = sp_u64map_get(&ev->probe_ids, rd64(p + 24), &found);
+	if (!found || !c)
+		return;
+	u.cookie = c - 1;
+	uint64_t abi = rd64(p + 32);
+	p += 40;
+	if (abi != PERF_SAMPLE_REGS_ABI_NONE && end - p >= 17 * 8) {
+		uint64_t r[17];
+		memcpy(r, p, sizeof r);
+		/* perf order AX BX CX DX SI DI BP SP IP R8..R15 -> DWARF order */
+		u.regs[0] = r[0];
+		u.regs[1] = r[3];
+		u.regs[2] = r[2];
+		u.regs[3] = r[1];
+		u.regs[4] = r[4];
+		u.regs[5] = r[5];
+		u.regs[6] = r[6];
+		u.regs[7] = r[7];
+		for (int i = 0; i < 8; i++)
+			u.regs[8 + i] = r[9 + i];
+		u.regs[16] = r[8];
+		u.has_regs = 1;
+		p += sizeof r;
+	}
+	if (end - p >= 8) {
+		uint64_t size = rd64(p);
+		p += 8;
+		uint64_t dyn = size && (uint64_t)(end - p) >= size + 8 ? rd64(p + size) : 0;
+		if (dyn > size)
+			dyn = size;
+		if (dyn >= 8) {
+			u.top = rd64(p);
+			u.has_top = 1;
+			u.stack = p;
+			u.stack_len = dyn;
+		}
+	}
+	ev->st.probe_hits++;
+	if (hd->uprobe)
+		hd->uprobe(hd->uprobe_ctx, &u);
+}
+
+static void dispatch(struct sp_perfev *ev, const struct perf_event_header *h, const struct sp_perf_handler *hd,
+		     int probe)
 {
 	const uint8_t *p = (const uint8_t *)(h + 1);
 	size_t len = h->size - sizeof *h;
 	ev->st.records++;
+	if (probe) {
+		if (h->type == PERF_RECORD_SAMPLE)
+			parse_uprobe(ev, h, hd);
+		else if (h->type == PERF_RECORD_LOST && len >= 16)
+			ev->st.probe_lost += rd64(p + 8);
+		return;
+	}
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
 		parse_sample(ev, h, hd);
@@ -744,7 +904,7 @@ static void dispatch(struct sp_perfev *ev, const struct perf_event_header *h, co
 			/* The name is NUL-padded to 8 bytes, then sample_id follows. */
 			const char *name = (const char *)p + 64;
 			m.path = memchr(name, 0, len - 64) ? name : "";
-			hd->mmap(hd->ctx, rd32(p), rd32(p + 4), &m, rec_time(h));
+			hd->mmap(hd->ctx, rd32(p), rd32(p + 4), &m, rec_time(h, 0));
 		}
 		break;
 	case PERF_RECORD_COMM:
@@ -752,7 +912,7 @@ static void dispatch(struct sp_perfev *ev, const struct perf_event_header *h, co
 			const char *name = (const char *)p + 8;
 			if (memchr(name, 0, len - 8))
 				hd->comm(hd->ctx, rd32(p), rd32(p + 4), name, !!(h->misc & PERF_RECORD_MISC_COMM_EXEC),
-					 rec_time(h));
+					 rec_time(h, 0));
 		}
 		break;
 	case PERF_RECORD_FORK:
@@ -794,11 +954,11 @@ uint64_t sp_perfev_read(struct sp_perfev *ev, const struct sp_perf_handler *hd, 
 	if (!ev->started)
 		drain_all(ev); /* no drainer (stopped, or could not start): do it here */
 	uint64_t limit = final ? UINT64_MAX : 0;
-	struct qview *v = sp_xcalloc((size_t)ev->ncpu, sizeof *v);
+	struct qview *v = sp_xcalloc((size_t)ev->nrings, sizeof *v);
 	pthread_mutex_lock(&ev->lock);
 	if (!final)
 		limit = ev->drained_until;
-	for (int i = 0; i < ev->ncpu; i++) {
+	for (int i = 0; i < ev->nrings; i++) {
 		struct ring *r = &ev->rings[i];
 		v[i] = (struct qview){ r->qhead, r->qtail, r->qpos, r->qtail ? r->qtail->len : 0 };
 	}
@@ -806,30 +966,30 @@ uint64_t sp_perfev_read(struct sp_perfev *ev, const struct sp_perf_handler *hd, 
 
 	/* Merge the queues by timestamp (each is in time order already), up to
 	 * the instant before which everything has been queued. */
-	const struct perf_event_header **next = sp_xcalloc((size_t)ev->ncpu, sizeof *next);
-	uint64_t *times = sp_xcalloc((size_t)ev->ncpu, sizeof *times);
-	for (int i = 0; i < ev->ncpu; i++)
+	const struct perf_event_header **next = sp_xcalloc((size_t)ev->nrings, sizeof *next);
+	uint64_t *times = sp_xcalloc((size_t)ev->nrings, sizeof *times);
+	for (int i = 0; i < ev->nrings; i++)
 		if ((next[i] = qpeek(&v[i])))
-			times[i] = rec_time(next[i]);
+			times[i] = rec_time(next[i], ev->rings[i].probe);
 	uint64_t n = 0;
 	size_t consumed = 0;
 	for (;;) {
 		int best = -1;
-		for (int i = 0; i < ev->ncpu; i++)
+		for (int i = 0; i < ev->nrings; i++)
 			if (next[i] && times[i] <= limit && (best < 0 || times[i] < times[best]))
 				best = i;
 		if (best < 0)
 			break;
-		dispatch(ev, next[best], hd);
+		dispatch(ev, next[best], hd, ev->rings[best].probe);
 		n++;
 		v[best].pos += next[best]->size;
 		consumed += next[best]->size;
 		if ((next[best] = qpeek(&v[best])))
-			times[best] = rec_time(next[best]);
+			times[best] = rec_time(next[best], ev->rings[best].probe);
 	}
 	/* Hand the consumed chunks back. */
 	pthread_mutex_lock(&ev->lock);
-	for (int i = 0; i < ev->ncpu; i++) {
+	for (int i = 0; i < ev->nrings; i++) {
 		struct ring *r = &ev->rings[i];
 		if (!v[i].c)
 			continue; /* was empty: nothing consumed */

@@ -67,6 +67,23 @@ struct sp_perf_sample {
 	int switch_out;         /* opts.offcpu: the context-switch event's sample */
 };
 
+/* A hit of a uprobe (sp_perfev_add_uprobe): its cookie, the thread, the
+ * time on the samples' clock, and the user registers at the hit (at a
+ * return probe: just after the return, regs[SP_REG_SP] = the entry's + 8). */
+struct sp_perf_uprobe {
+	uint32_t cookie;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t ip;
+	int has_regs;
+	uint64_t regs[SP_NREGS];
+	int has_top;      /* top: the 8 bytes at regs[SP_REG_SP]; at a
+			   * function's entry, its return address */
+	uint64_t top;
+	const uint8_t *stack; /* copy of [regs[SP_REG_SP], +stack_len) */
+	uint64_t stack_len;
+};
+
 struct sp_perf_handler {
 	void *ctx;
 	void (*sample)(void *ctx, const struct sp_perf_sample *s);
@@ -78,6 +95,9 @@ struct sp_perf_handler {
 	/* opts.offcpu: thread tid left the CPU (out; preempt: it was still
 	 * runnable) or came back.  May be NULL. */
 	void (*sched)(void *ctx, uint32_t pid, uint32_t tid, int out, int preempt, uint64_t time);
+	/* A uprobe hit (any process: the caller filters by pid). */
+	void (*uprobe)(void *ctx, const struct sp_perf_uprobe *u);
+	void *uprobe_ctx; /* the uprobe callback's ctx */
 };
 
 struct sp_perfev_stats {
@@ -88,11 +108,14 @@ struct sp_perfev_stats {
 	unsigned freq;      /* the rate asked of the kernel: opts.freq, or
 			     * kernel.perf_event_max_sample_rate when that is lower */
 	int kernel_denied;  /* kernel sampling was asked for and refused: user mode only */
+	uint64_t probe_hits; /* uprobe records delivered (all processes) */
+	uint64_t probe_lost; /* uprobe hits the kernel dropped: a probe ring was full */
 };
 
 struct sp_perfev;
 
-/* Checks the options (err says what is wrong); nothing is opened yet. */
+/* Checks the options (err says what is wrong); nothing is opened yet.
+ * freq 0: no sampling (uprobes only); tasks are then only counted. */
 struct sp_perfev *sp_perfev_new(const struct sp_perfev_opts *o, struct sp_err *err);
 void sp_perfev_free(struct sp_perfev *ev); /* NULL ok; closes everything */
 
@@ -105,6 +128,24 @@ int sp_perfev_add_task(struct sp_perfev *ev, int tid, struct sp_err *err);
  * Returns the number of threads followed, or -1 with err set. */
 int sp_perfev_add_process(struct sp_perfev *ev, int pid, void (*on_task)(void *ctx, int pid, int tid),
 			  void *ctx, struct sp_err *err);
+/* A uprobe (ret: a return probe) on the instruction at file offset
+ * `offset` of binary `path`, through the uprobe PMU.  Its hits arrive in
+ * the same time order as the samples, to h->uprobe with `cookie`.
+ *
+ * The events are per CPU for every process (pid -1): inherit=1 on a
+ * uprobe-PMU event makes the kernel re-read the path pointer in the
+ * target's address space at clone(), which then fails with EFAULT; a
+ * system-wide event covers threads created later without it.  Other
+ * processes running the same binary hit the probe too (and pay for it);
+ * the caller keeps the hits of its target.  The probes are removed when
+ * the events are closed (sp_perfev_free, or the kernel at our exit).
+ * Returns 0, or -1 with err set (no uprobe PMU, permission). */
+int sp_perfev_add_uprobe(struct sp_perfev *ev, const char *path, uint64_t offset, int ret, uint32_t cookie,
+			 unsigned stack_bytes, struct sp_err *err);
+/* Start every uprobe at once (they are opened disabled; sp_perfev_enable
+ * starts them too).  Note the kernel writes the breakpoint into the code
+ * when a probe is opened: a disabled probe costs a trap per hit already. */
+void sp_perfev_enable_uprobes(struct sp_perfev *ev);
 int sp_perfev_enable(struct sp_perfev *ev);
 int sp_perfev_disable(struct sp_perfev *ev);
 

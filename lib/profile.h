@@ -64,12 +64,23 @@ struct sp_sample {
 
 /* Trace events: exact entry/exit of a function on a thread (uprobes). */
 enum sp_trace_kind { SP_TRACE_ENTRY = 0, SP_TRACE_EXIT = 1 };
+/* flags: ABANDONED: an exit that no return probe saw — the frame was
+ * skipped by longjmp or an exception, proven dead by a later event on its
+ * thread (time: that event's); POINT: a point event (a probe inside a
+ * function, an entry-only hit): no exit follows. */
+enum { SP_TRACE_ABANDONED = 1, SP_TRACE_POINT = 2, SP_TRACE_FLAGS = 3 };
+#define SP_TRACE_VALUES 6
 struct sp_trace {
 	uint32_t kind;   /* enum sp_trace_kind */
 	uint32_t frame;  /* the function (frame id) */
 	uint32_t thread;
 	uint32_t stack;  /* stack at the event, 0 if not recorded */
 	uint64_t time;
+	uint64_t call;   /* the call's identity: entry and exit share it; 0 = unknown */
+	uint32_t flags;
+	uint32_t nvalues;                 /* recorded values (arg2, ret) */
+	uint32_t vname[SP_TRACE_VALUES];  /* string ids: "arg2", "ret" */
+	int64_t value[SP_TRACE_VALUES];
 };
 
 struct sp_meta {

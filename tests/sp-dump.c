@@ -115,6 +115,14 @@ static int on_trace(struct sp_sink *s, struct sp_profile *p, const struct sp_tra
 	thread(p, t->thread, &d->b);
 	sp_buf_adds(&d->b, " frame=");
 	frame(p, t->frame, &d->b);
+	if (t->call)
+		sp_buf_addf(&d->b, " call=%" PRIu64, t->call);
+	if (t->flags & SP_TRACE_ABANDONED)
+		sp_buf_adds(&d->b, " abandoned");
+	if (t->flags & SP_TRACE_POINT)
+		sp_buf_adds(&d->b, " point");
+	for (uint32_t i = 0; i < t->nvalues; i++)
+		sp_buf_addf(&d->b, " %s=%" PRId64, sp_str(p, t->vname[i]), t->value[i]);
 	printf("%s\n", sp_buf_cstr(&d->b));
 	return 0;
 }

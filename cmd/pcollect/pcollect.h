@@ -10,6 +10,8 @@
 #include "offcpu.h"
 #include "perfev.h"
 #include "stream.h"
+#include "trace.h"
+#include "uprobe.h"
 
 struct opts {
 	int pid;
@@ -22,6 +24,10 @@ struct opts {
 	int lines, no_inline, no_kernel, quiet, verbose, no_rename;
 	unsigned long buffer_mib;
 	int offcpu; /* 1 --off-cpu, 2 --wall (lib/offcpu.h) */
+	const char **traces; /* --trace PROBE, ntraces of them */
+	size_t ntraces;
+	int trace_returns;   /* --trace-returns: return probes in C++ code too */
+	double trace_budget; /* share of a CPU above which tracing warns */
 };
 
 struct coll {
@@ -36,6 +42,14 @@ struct coll {
 	uint64_t cpu0_ns; /* the target's CPU time when sampling started */
 	int write_failed;
 	struct sp_err werr;
+	/* --trace (trace.c) */
+	struct sp_uprobe_set probes;
+	struct sp_tracer *tracer;
+	double hit_ns;       /* measured cost of a probe hit, 0 unknown */
+	double trace_t0;
+	uint64_t trace_h0;
+	int budget_warned;
+	uint8_t *stackbuf;   /* a sample's stack with return addresses fixed */
 };
 
 /* target.c: -p's process or thread.  check: it exists and is not a
@@ -61,6 +75,19 @@ int pcollect_exit_code(int status);
 /* The value of -p: a process or thread id, or -1 when it is not one (the
  * caller says so once, as a usage error). */
 int pcollect_pid(const char *s);
+
+/* trace.c: --trace.  setup resolves the probes (cmd: COMMAND's name in
+ * launch mode) and opens them, before the target runs; start makes the
+ * tracer once the target's pid is known; tick checks the overhead budget;
+ * finish says what was lost.  Setup returns -1 after its error message. */
+int pcollect_trace_setup(struct coll *c, const char *cmd);
+void pcollect_trace_start(struct coll *c, int pid);
+/* The uprobe callback, and the samples' stacks fixed where return probes
+ * replaced return addresses. */
+void pcollect_trace_handler(struct coll *c, struct sp_perf_handler *hd);
+void pcollect_trace_tick(struct coll *c, double now);
+void pcollect_trace_finish(struct coll *c);
+void pcollect_trace_release(struct coll *c);
 
 /* pcollect --snapshot with pcollect's argv; returns the exit status. */
 int pcollect_snapshot(int argc, char **argv);

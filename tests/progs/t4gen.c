@@ -37,7 +37,7 @@ int main(int argc, char **argv)
 	uint64_t t = 1000000000;
 	for (int k = 0; k < 20; k++) {
 		int slow = k == 3 || k == 13;
-		struct sp_trace tr = { SP_TRACE_ENTRY, fh, th, 0, t };
+		struct sp_trace tr = { .kind = SP_TRACE_ENTRY, .frame = fh, .thread = th, .time = t };
 		if (trace && s->trace(s, p, &tr, &err) < 0)
 			return 1;
 		for (int i = 0; i < (slow ? 10 : 2); i++) {

@@ -313,7 +313,7 @@ int main(void)
 	struct tape t;
 	memset(&t, 0, sizeof t);
 	t.live = live.h;
-	struct sp_perf_handler th = { &t, t_sample, t_comm, t_mmap, t_fork, t_exit, NULL };
+	struct sp_perf_handler th = { .ctx = &t, .sample = t_sample, .comm = t_comm, .mmap = t_mmap, .fork = t_fork, .exit = t_exit };
 	/* What perf record synthesizes for a running process: its name and
 	 * its executable mappings, as records. */
 	t_comm(&t, (uint32_t)pid, (uint32_t)pid, "burner", 0, 0);

@@ -130,7 +130,7 @@ static void produce(struct sp_profile *p, struct sp_sink *sink, struct text *wan
 		if (want)
 			t_sample(&want->sink, p, &s, &err);
 		if (i % 10 == 9) {
-			struct sp_trace tr = { SP_TRACE_ENTRY, fr[0], t1, node, t + 10 };
+			struct sp_trace tr = { .kind = SP_TRACE_ENTRY, .frame = fr[0], .thread = t1, .stack = node, .time = t + 10 };
 			if (sink->trace)
 				sink->trace(sink, p, &tr, &err);
 			if (want)

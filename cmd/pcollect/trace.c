@@ -1,0 +1,204 @@
+/* pcollect --trace PROBE: resolve the probes, attach them, watch the hit
+ * rate against the overhead budget, say what happened. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "pcollect.h"
+
+/* The executable to probe: the process's (attach), or COMMAND found
+ * through PATH as execvp will find it (launch).  Returns a malloc'd path
+ * or NULL (err set). */
+static char *find_exe(int pid, const char *cmd, struct sp_err *err)
+{
+	char buf[PATH_MAX];
+	if (pid) {
+		snprintf(buf, sizeof buf, "/proc/%d/exe", pid);
+		char *p = realpath(buf, NULL);
+		if (!p)
+			sp_err_set(err, "%s: %s", buf, strerror(errno));
+		return p;
+	}
+	if (strchr(cmd, '/'))
+		return sp_xstrndup(cmd, strlen(cmd));
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path; *p;) {
+		const char *c = strchr(p, ':');
+		size_t n = c ? (size_t)(c - p) : strlen(p);
+		snprintf(buf, sizeof buf, "%.*s/%s", (int)n, n ? p : ".", cmd);
+		if (access(buf, X_OK) == 0)
+			return sp_xstrndup(buf, strlen(buf));
+		p += n + (c ? 1 : 0);
+	}
+	sp_err_set(err, "%s: command not found", cmd);
+	return NULL;
+}
+
+int pcollect_trace_setup(struct coll *c, const char *cmd)
+{
+	struct sp_err err;
+	memset(&err, 0, sizeof err);
+	sp_uprobe_set_init(&c->probes);
+	char *exe = find_exe(c->o.pid, cmd, &err);
+	if (!exe) {
+		sp_error_e(&err);
+		return -1;
+	}
+	for (size_t i = 0; i < c->o.ntraces; i++) {
+		size_t before = c->probes.n;
+		int n = sp_uprobe_resolve(&c->probes, c->o.traces[i], exe, c->o.pid, &err);
+		if (n < 0) {
+			sp_error_e(&err);
+			free(exe);
+			return -1;
+		}
+		if (!c->o.quiet && strpbrk(c->o.traces[i], "*?[")) {
+			struct sp_buf b = SP_BUF_INIT;
+			for (size_t k = before; k < c->probes.n && k < before + 8; k++) {
+				sp_buf_adds(&b, k > before ? ", " : "");
+				sp_buf_adds(&b, c->probes.v[k].name);
+			}
+			sp_error("--trace '%s': %d function%s (%s%s)", c->o.traces[i], n, n == 1 ? "" : "s",
+				 sp_buf_cstr(&b), n > 8 ? ", ..." : "");
+			sp_buf_release(&b);
+		}
+	}
+	free(exe);
+	if (!c->o.quiet && c->probes.stripped)
+		sp_error("%s has no symbol table (stripped): only its exported functions (.dynsym) can be traced",
+			 c->probes.stripped);
+	if (c->probes.cxx_eh && !c->o.trace_returns) {
+		/* A uretprobe hijacks the return address; an exception thrown
+		 * through that frame finds no unwind entry and std::terminate
+		 * ends the program. */
+		int any = 0;
+		for (size_t i = 0; i < c->probes.n; i++)
+			if (c->probes.v[i].cxx_eh && c->probes.v[i].ret) {
+				c->probes.v[i].ret = 0;
+				any = 1;
+			}
+		if (any && !c->o.quiet)
+			sp_error("%s is C++ with exception tables: return probes are off (an exception thrown "
+				 "through a probed call would abort the program); entries only, no durations. "
+				 "--trace-returns turns them on for code that does not throw", c->probes.cxx_eh);
+	}
+	for (size_t i = 0; i < c->probes.n; i++) {
+		const struct sp_uprobe *u = &c->probes.v[i];
+		if (sp_perfev_add_uprobe(c->ev, u->path, u->offset, 0, (uint32_t)(2 * i), u->stack_bytes, &err) < 0 ||
+		    (u->ret && sp_perfev_add_uprobe(c->ev, u->path, u->offset, 1, (uint32_t)(2 * i + 1), 8, &err) < 0)) {
+			sp_error_e(&err);
+			return -1;
+		}
+	}
+	/* What one hit costs here, for the overhead warning. */
+	if (sp_uprobe_cost(&c->hit_ns, &err) < 0)
+		c->hit_ns = 0;
+	return 0;
+}
+
+/* The engine's sample callback, behind the tracer's stack fix-up. */
+static void (*engine_sample)(void *ctx, const struct sp_perf_sample *s);
+static struct coll *sample_coll;
+
+static void fixed_sample(void *ctx, const struct sp_perf_sample *s)
+{
+	struct coll *c = sample_coll;
+	if (c->tracer && s->has_regs && s->stack_len &&
+	    sp_tracer_fix_stack(c->tracer, (int)s->tid, s->regs[SP_REG_SP], s->stack, s->stack_len, c->stackbuf)) {
+		struct sp_perf_sample f = *s;
+		f.stack = c->stackbuf;
+		engine_sample(ctx, &f);
+		return;
+	}
+	engine_sample(ctx, s);
+}
+
+void pcollect_trace_handler(struct coll *c, struct sp_perf_handler *hd)
+{
+	hd->uprobe = sp_tracer_hit;
+	hd->uprobe_ctx = c->tracer;
+	if (!c->tracer)
+		return;
+	engine_sample = hd->sample;
+	sample_coll = c;
+	c->stackbuf = sp_xmalloc(65536);
+	hd->sample = fixed_sample;
+}
+
+void pcollect_trace_start(struct coll *c, int pid)
+{
+	c->tracer = sp_tracer_new(c->p, c->sink, c->eng, &c->probes, pid);
+	sp_tracer_set_sampling(c->tracer, c->o.freq > 0);
+	sp_perfev_enable_uprobes(c->ev);
+	if (c->o.verbose)
+		sp_error("tracing %zu probe%s in process %d", c->probes.n, c->probes.n == 1 ? "" : "s", pid);
+	c->trace_t0 = 0;
+}
+
+/* Every half second: hits per second of the target, times the cost of a hit,
+ * against the budget (a fraction of one CPU). */
+void pcollect_trace_tick(struct coll *c, double now)
+{
+	if (!c->tracer || c->budget_warned)
+		return;
+	uint64_t hits = sp_tracer_stats(c->tracer)->hits;
+	if (!c->trace_t0) {
+		c->trace_t0 = now;
+		c->trace_h0 = hits;
+		return;
+	}
+	double dt = now - c->trace_t0;
+	if (dt < 0.5)
+		return;
+	double rate = (double)(hits - c->trace_h0) / dt;
+	double cost = c->hit_ns > 0 ? c->hit_ns : 2000; /* ns; the notes' emulated-instruction cost */
+	double share = rate * cost / 1e9;
+	if (share > c->o.trace_budget) {
+		c->budget_warned = 1;
+		if (!c->o.quiet)
+			sp_error("tracing costs the target about %.1f%% of a CPU (%.0f hits/s at %.1f us per hit%s), "
+				 "above the %g%% budget: trace fewer or less frequent functions", 100 * share, rate,
+				 cost / 1e3, c->hit_ns > 0 ? " measured here, more for probed instructions that must be "
+				 "single-stepped" : "", 100 * c->o.trace_budget);
+	}
+	c->trace_t0 = now;
+	c->trace_h0 = hits;
+}
+
+void pcollect_trace_finish(struct coll *c)
+{
+	if (!c->tracer)
+		return;
+	const struct sp_tracer_stats *st = sp_tracer_stats(c->tracer);
+	const struct sp_perfev_stats *ps = sp_perfev_stats(c->ev);
+	if (!c->o.quiet) {
+		if (ps->probe_lost)
+			sp_error("%llu probe hits lost: the trace buffer was full", (unsigned long long)ps->probe_lost);
+		if (st->orphans)
+			sp_error("%llu returns without their entry (calls begun before the probes were attached) "
+				 "were left out", (unsigned long long)st->orphans);
+	}
+	if (c->o.verbose) {
+		sp_error("traced %zu probes: %llu hits, %llu entries, %llu exits, %llu point events, %llu calls left "
+			 "by longjmp or an exception, %llu still open at the end, %llu hits of other processes",
+			 c->probes.n, (unsigned long long)st->hits, (unsigned long long)st->entries,
+			 (unsigned long long)st->exits, (unsigned long long)st->points,
+			 (unsigned long long)st->abandoned, (unsigned long long)st->open,
+			 (unsigned long long)st->foreign);
+		if (c->hit_ns > 0)
+			sp_error("a probe hit costs at least %.2f us here", c->hit_ns / 1e3);
+	}
+}
+
+void pcollect_trace_release(struct coll *c)
+{
+	sp_tracer_free(c->tracer);
+	c->tracer = NULL;
+	sp_uprobe_set_release(&c->probes);
+	free(c->o.traces);
+	free(c->stackbuf);
+}

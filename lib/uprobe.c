@@ -1,0 +1,948 @@
+/* uprobe.c — probe specs resolved to binary file offsets (see uprobe.h). */
+#include "uprobe.h"
+
+#include <ctype.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <gelf.h>
+#include <glob.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+void sp_uprobe_set_init(struct sp_uprobe_set *s) { memset(s, 0, sizeof *s); }
+
+void sp_uprobe_set_release(struct sp_uprobe_set *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->v[i].name);
+		free(s->v[i].path);
+		for (int k = 0; k < s->v[i].nvalues; k++)
+			free(s->v[i].vname[k]);
+	}
+	free(s->v);
+	free(s->stripped);
+	free(s->cxx_eh);
+	memset(s, 0, sizeof *s);
+}
+
+/* ---- the spec ---- */
+
+struct spec {
+	char *lib;      /* NULL: the executable */
+	char *func;
+	uint64_t off;
+	int has_off, entry_only;
+	char *file;     /* a line probe FILE:LINE: the source file */
+	int line;
+	int nvalues;
+	enum sp_uvalue vkind[SP_UPROBE_MAX_VALUES];
+	int varg[SP_UPROBE_MAX_VALUES];
+	char *vname[SP_UPROBE_MAX_VALUES];
+	int vars;       /* the values are variable names (a line probe) */
+};
+
+static void spec_release(struct spec *p)
+{
+	free(p->file);
+	free(p->lib);
+	free(p->func);
+	for (int i = 0; i < p->nvalues; i++)
+		free(p->vname[i]);
+}
+
+/* "(arg1,ret)" at the end of s[0..n): the values.  Returns 1 when the list
+ * holds only value names, 0 when the parentheses are something else (a
+ * C++ parameter list), -1 with err set for a bad value name. */
+static int parse_values(struct spec *p, const char *s, size_t n, const char *whole, struct sp_err *err)
+{
+	const char *c = s;
+	const char *e = s + n;
+	while (c < e) {
+		const char *comma = memchr(c, ',', (size_t)(e - c));
+		const char *t = comma ? comma : e;
+		while (c < t && isspace((unsigned char)*c))
+			c++;
+		size_t len = (size_t)(t - c);
+		while (len && isspace((unsigned char)c[len - 1]))
+			len--;
+		int arg = 0;
+		if (p->vars) {
+			for (size_t i = 0; i < len; i++)
+				if (!(isalnum((unsigned char)c[i]) || c[i] == '_'))
+					return sp_err_set(err, "--trace '%s': '%.*s' is not a variable name (struct "
+							  "members are not supported yet)", whole, (int)len, c);
+			if (!len)
+				return sp_err_set(err, "--trace '%s': an empty variable name", whole);
+		} else if (len == 4 && c[0] == 'a' && c[1] == 'r' && c[2] == 'g' && c[3] >= '1' && c[3] <= '6')
+			arg = c[3] - '0';
+		else if (!(len == 3 && !memcmp(c, "ret", 3)))
+			return p->nvalues ? sp_err_set(err, "--trace '%s': cannot record '%.*s': values are arg1..arg6 "
+						       "and ret", whole, (int)len, c)
+					  : 0;
+		if (p->nvalues == SP_UPROBE_MAX_VALUES)
+			return sp_err_set(err, "--trace '%s': at most %d values per probe", whole, SP_UPROBE_MAX_VALUES);
+		p->vkind[p->nvalues] = p->vars ? SP_UV_REG : arg ? SP_UV_ARG : SP_UV_RET;
+		p->varg[p->nvalues] = arg;
+		p->vname[p->nvalues] = sp_xstrndup(c, len);
+		p->nvalues++;
+		c = comma ? comma + 1 : e;
+	}
+	return 1;
+}
+
+static int parse_spec(struct spec *p, const char *s, struct sp_err *err)
+{
+	memset(p, 0, sizeof *p);
+	size_t n = strlen(s);
+	if (!n)
+		return sp_err_set(err, "--trace needs a function, not an empty string");
+	/* Values: a final "(...)" holding value names only; after FILE.c:LINE,
+	 * variable names. */
+	if (s[n - 1] == ')') {
+		const char *open = memchr(s, '(', n);
+		if (open) {
+			const char *colon = open;
+			while (colon > s && colon[-1] != ':')
+				colon--;
+			int digits = colon > s && colon < open;
+			for (const char *c = colon; c < open && digits; c++)
+				digits = isdigit((unsigned char)*c);
+			p->vars = digits && colon - 1 > s && memchr(s, '.', (size_t)(colon - 1 - s));
+			int rc = parse_values(p, open + 1, (size_t)(s + n - 1 - open - 1), s, err);
+			if (rc < 0)
+				return -1;
+			if (rc > 0)
+				n = (size_t)(open - s);
+		}
+	}
+	if (n > 6 && !memcmp(s + n - 6, ":entry", 6) && s[n - 7] != ':') {
+		p->entry_only = 1;
+		n -= 6;
+	}
+	/* LIB: — the first ':' that is not part of a C++ "::". */
+	size_t start = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] != ':')
+			continue;
+		if (i + 1 < n && s[i + 1] == ':') {
+			i++;
+			continue;
+		}
+		if (!i)
+			return sp_err_set(err, "--trace '%s': nothing before ':' (want LIB:FUNC)", s);
+		p->lib = sp_xstrndup(s, i);
+		start = i + 1;
+		break;
+	}
+	/* +OFF */
+	const char *plus = NULL;
+	for (size_t i = start; i < n; i++)
+		if (s[i] == '+')
+			plus = s + i;
+	if (plus && plus + 1 < s + n && isdigit((unsigned char)plus[1])) {
+		char buf[32];
+		size_t len = (size_t)(s + n - plus - 1);
+		if (len >= sizeof buf)
+			return sp_err_set(err, "--trace '%s': the offset is too long", s);
+		memcpy(buf, plus + 1, len);
+		buf[len] = 0;
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(buf, &end, 0);
+		if (errno || *end)
+			return sp_err_set(err, "--trace '%s': '+%s' is not an offset (decimal or 0x hex)", s, buf);
+		p->off = v;
+		p->has_off = 1;
+		n = (size_t)(plus - s);
+	}
+	if (n <= start)
+		return sp_err_set(err, "--trace '%s': no function name", s);
+	p->func = sp_xstrndup(s + start, n - start);
+	/* FILE.c:LINE — a line probe in the executable (a '+' in it is no
+	 * offset: "x.c:12" never has one) */
+	static const char *const src[] = { ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".C" };
+	int digits = !p->has_off && !p->entry_only && *p->func;
+	for (const char *c = p->func; *c && digits; c++)
+		digits = isdigit((unsigned char)*c);
+	for (size_t i = 0; p->lib && digits && i < sizeof src / sizeof *src; i++) {
+		size_t ll = strlen(p->lib), sl = strlen(src[i]);
+		if (ll > sl && !strcmp(p->lib + ll - sl, src[i])) {
+			p->file = p->lib;
+			p->lib = NULL;
+			p->line = atoi(p->func);
+			break;
+		}
+	}
+	if (p->vars && !p->file)
+		return sp_err_set(err, "--trace '%s': variables are recorded at a line (FILE.c:LINE(var)); "
+				  "a function records arg1..arg6 and ret", s);
+	if (p->has_off) {
+		for (int i = 0; i < p->nvalues; i++)
+			if (p->vkind[i] == SP_UV_RET)
+				return sp_err_set(err, "--trace '%s': a probe at an offset has no return value", s);
+	}
+	return 0;
+}
+
+/* ---- libraries ---- */
+
+/* A file name is the library `lib` when it equals it or continues with
+ * '.' or '-' ("libc" is libc.so.6 and libc-2.36.so, not libcap.so.2). */
+static int lib_matches(const char *path, const char *lib)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	size_t n = strlen(lib);
+	return !strncmp(b, lib, n) && (!b[n] || b[n] == '.' || b[n] == '-');
+}
+
+static char *lib_from_maps(int pid, const char *lib)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/maps", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	char line[PATH_MAX + 128];
+	char *found = NULL;
+	while (!found && fgets(line, sizeof line, f)) {
+		char *slash = strchr(line, '/');
+		if (!slash)
+			continue;
+		slash[strcspn(slash, "\n")] = 0;
+		if (lib_matches(slash, lib))
+			found = realpath(slash, NULL);
+	}
+	fclose(f);
+	return found;
+}
+
+static const char *const lib_dirs[] = {
+	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
+	"/lib", "/usr/lib", "/usr/local/lib",
+};
+
+/* The executable's DT_NEEDED entry that is `lib`, found in the system's
+ * library directories; else any LIB.so* there. */
+static char *lib_from_disk(const char *exe, const char *lib)
+{
+	char *found = NULL;
+	int fd = open(exe, O_RDONLY | O_CLOEXEC);
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	Elf_Scn *scn = NULL;
+	while (e && !found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && !found && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag != DT_NEEDED)
+				continue;
+			const char *name = elf_strptr(e, sh.sh_link, dyn.d_un.d_val);
+			if (!name || !lib_matches(name, lib))
+				continue;
+			for (size_t k = 0; k < sizeof lib_dirs / sizeof *lib_dirs && !found; k++) {
+				char p[PATH_MAX];
+				snprintf(p, sizeof p, "%s/%s", lib_dirs[k], name);
+				if (access(p, R_OK) == 0)
+					found = realpath(p, NULL);
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	for (size_t k = 0; k < sizeof lib_dirs / sizeof *lib_dirs && !found; k++) {
+		char pat[PATH_MAX];
+		snprintf(pat, sizeof pat, "%s/%s.so*", lib_dirs[k], lib);
+		glob_t g;
+		if (glob(pat, 0, NULL, &g) == 0 && g.gl_pathc)
+			found = realpath(g.gl_pathv[0], NULL);
+		globfree(&g);
+	}
+	return found;
+}
+
+/* ---- symbols ---- */
+
+struct fsym {
+	const char *raw;   /* in the ELF string table */
+	char *dem;         /* demangled without parameters (owned), or NULL */
+	char *full;        /* demangled with parameters (owned), or NULL */
+	uint64_t value, size;
+};
+
+struct symtab {
+	int fd;
+	Elf *e;
+	struct fsym *v;
+	size_t n, cap;
+	int stripped, cxx_eh, cxx;
+};
+
+static char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+/* libstdc++'s demangler, loaded only for a binary with C++ names. */
+static int load_demangler(void)
+{
+	static int tried;
+	if (!tried) {
+		tried = 1;
+		void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+		if (h)
+			*(void **)&demangle_fn = dlsym(h, "__cxa_demangle");
+	}
+	return demangle_fn != NULL;
+}
+
+/* "ns::A::f(int) const" -> "ns::A::f": cut at the '(' that opens the
+ * outermost parameter list (templates and operator() aside, good enough
+ * to name a probe). */
+static char *cut_params(const char *d)
+{
+	int angle = 0;
+	size_t n = strlen(d);
+	for (size_t i = 0; i < n; i++) {
+		if (d[i] == '<')
+			angle++;
+		else if (d[i] == '>' && angle)
+			angle--;
+		else if (d[i] == '(' && !angle && i && !(i >= 8 && !strncmp(d + i - 8, "operator", 8)))
+			return sp_xstrndup(d, i);
+	}
+	return sp_xstrndup(d, n);
+}
+
+static void symtab_release(struct symtab *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->v[i].dem);
+		free(t->v[i].full);
+	}
+	free(t->v);
+	if (t->e)
+		elf_end(t->e);
+	if (t->fd >= 0)
+		close(t->fd);
+}
+
+static void read_syms(struct symtab *t, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+	if (!d || !sh->sh_entsize)
+		return;
+	size_t n = sh->sh_size / sh->sh_entsize;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym s;
+		if (!gelf_getsym(d, (int)i, &s))
+			continue;
+		int type = GELF_ST_TYPE(s.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || !s.st_value || s.st_shndx == SHN_UNDEF)
+			continue;
+		const char *name = elf_strptr(t->e, sh->sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		if (t->n == t->cap) {
+			t->cap = t->cap ? 2 * t->cap : 1024;
+			t->v = sp_xrealloc(t->v, t->cap * sizeof *t->v);
+		}
+		struct fsym *f = &t->v[t->n++];
+		f->raw = name;
+		f->dem = f->full = NULL;
+		f->value = s.st_value;
+		f->size = s.st_size;
+		if (name[0] == '_' && name[1] == 'Z' && load_demangler()) {
+			int st = 0;
+			char *full = demangle_fn(name, NULL, NULL, &st);
+			if (full && !st) {
+				f->full = sp_xstrndup(full, strlen(full));
+				f->dem = cut_params(full);
+				t->cxx = 1;
+			}
+			free(full);
+		}
+	}
+}
+
+static int symtab_open(struct symtab *t, const char *path, struct sp_err *err)
+{
+	memset(t, 0, sizeof *t);
+	elf_version(EV_CURRENT);
+	t->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (t->fd < 0)
+		return sp_err_set(err, "%s: %s", path, strerror(errno));
+	t->e = elf_begin(t->fd, ELF_C_READ, NULL);
+	if (!t->e || elf_kind(t->e) != ELF_K_ELF)
+		return sp_err_set(err, "%s: not an ELF file", path);
+	size_t shstr;
+	if (elf_getshdrstrndx(t->e, &shstr) < 0)
+		shstr = 0;
+	Elf_Scn *scn = NULL, *dyn = NULL;
+	GElf_Shdr dynsh;
+	int have_symtab = 0;
+	while ((scn = elf_nextscn(t->e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		const char *sname = shstr ? elf_strptr(t->e, shstr, sh.sh_name) : NULL;
+		if (sname && !strcmp(sname, ".gcc_except_table"))
+			t->cxx_eh = 1;
+		if (sh.sh_type == SHT_SYMTAB) {
+			read_syms(t, scn, &sh);
+			have_symtab = 1;
+		} else if (sh.sh_type == SHT_DYNSYM) {
+			dyn = scn;
+			dynsh = sh;
+		}
+	}
+	if (!have_symtab) {
+		t->stripped = 1;
+		if (dyn)
+			read_syms(t, dyn, &dynsh);
+	}
+	return 0;
+}
+
+/* vaddr -> file offset through the PT_LOAD segment holding it. */
+static int file_offset(Elf *e, uint64_t vaddr, uint64_t *off)
+{
+	size_t n;
+	if (elf_getphdrnum(e, &n) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
+			*off = vaddr - ph.p_vaddr + ph.p_offset;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int is_glob(const char *s) { return strpbrk(s, "*?[") != NULL; }
+
+static int sym_matches(const struct fsym *f, const char *pat, int glob)
+{
+	if (glob)
+		return !fnmatch(pat, f->raw, 0) || (f->dem && !fnmatch(pat, f->dem, 0)) ||
+		       (f->full && !fnmatch(pat, f->full, 0));
+	return !strcmp(pat, f->raw) || (f->dem && !strcmp(pat, f->dem)) || (f->full && !strcmp(pat, f->full));
+}
+
+/* Edit distance, capped: for "did you mean". */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 128 || lb > 128)
+		return (size_t)-1;
+	size_t row[129];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+			size_t v = diag + cost;
+			if (row[j] + 1 < v)
+				v = row[j] + 1;
+			if (row[j - 1] + 1 < v)
+				v = row[j - 1] + 1;
+			row[j] = v;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+static void nearest(const struct symtab *t, const char *pat, struct sp_buf *out)
+{
+	const char *best[3] = { NULL, NULL, NULL };
+	size_t bd[3] = { (size_t)-1, (size_t)-1, (size_t)-1 };
+	for (size_t i = 0; i < t->n; i++) {
+		const char *name = t->v[i].dem ? t->v[i].dem : t->v[i].raw;
+		size_t d = distance(pat, name);
+		/* a name that contains the pattern is near, whatever its length */
+		if (strstr(name, pat))
+			d = d < 2 ? d : 2;
+		int dup = 0;
+		for (int k = 0; k < 3; k++)
+			dup |= best[k] && !strcmp(best[k], name);
+		if (dup)
+			continue;
+		for (int k = 0; k < 3; k++) {
+			if (d < bd[k]) {
+				for (int m = 2; m > k; m--) {
+					bd[m] = bd[m - 1];
+					best[m] = best[m - 1];
+				}
+				bd[k] = d;
+				best[k] = name;
+				break;
+			}
+		}
+	}
+	for (int k = 0; k < 3 && best[k]; k++) {
+		sp_buf_adds(out, k ? ", " : "");
+		sp_buf_adds(out, best[k]);
+	}
+}
+
+static void add_probe(struct sp_uprobe_set *s, const struct spec *p, const char *spec, const char *path,
+		      const char *name, uint64_t vaddr, uint64_t off, uint64_t size)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 16;
+		s->v = sp_xrealloc(s->v, s->cap * sizeof *s->v);
+	}
+	struct sp_uprobe *u = &s->v[s->n++];
+	memset(u, 0, sizeof *u);
+	struct sp_buf b = SP_BUF_INIT;
+	sp_buf_adds(&b, name);
+	if (p->has_off) {
+		char x[32];
+		snprintf(x, sizeof x, "+0x%llx", (unsigned long long)p->off);
+		sp_buf_adds(&b, x);
+	}
+	sp_buf_cstr(&b);
+	u->name = b.p;
+	u->path = sp_xstrndup(path, strlen(path));
+	u->vaddr = vaddr + p->off;
+	u->offset = off + p->off;
+	u->size = size;
+	u->point = p->has_off;
+	u->ret = !p->entry_only && !p->has_off;
+	u->nvalues = p->nvalues;
+	for (int i = 0; i < p->nvalues; i++) {
+		u->vkind[i] = p->vkind[i];
+		u->varg[i] = p->varg[i];
+		u->vname[i] = sp_xstrndup(p->vname[i], strlen(p->vname[i]));
+	}
+	u->spec = spec;
+}
+
+/* "--trace 'SPEC': " before an error message. */
+static void err_prefix_spec(struct sp_err *err, const char *spec)
+{
+	char msg[sizeof err->msg];
+	snprintf(msg, sizeof msg, "%s", err->msg);
+	sp_err_set(err, "--trace '%s': %s", spec, msg);
+}
+
+/* A source file name from DWARF is `want` when equal, or when it ends
+ * with "/want". */
+static int file_matches(const char *name, const char *want)
+{
+	size_t n = strlen(name), w = strlen(want);
+	return n >= w && !strcmp(name + n - w, want) && (n == w || name[n - w - 1] == '/');
+}
+
+/* The base type of a variable: its size and signedness; 0 or -1 (err). */
+static int var_type(Dwarf_Die *var, const char *what, int *size, int *sgn, struct sp_err *err)
+{
+	Dwarf_Attribute ta;
+	Dwarf_Die type, peeled;
+	if (!dwarf_attr_integrate(var, DW_AT_type, &ta) || !dwarf_formref_die(&ta, &type) ||
+	    dwarf_peel_type(&type, &peeled) != 0)
+		return sp_err_set(err, "cannot read %s: its type is unknown", what);
+	int tag = dwarf_tag(&peeled);
+	Dwarf_Word enc = DW_ATE_unsigned;
+	Dwarf_Attribute ea;
+	if (tag == DW_TAG_base_type && dwarf_attr(&peeled, DW_AT_encoding, &ea))
+		dwarf_formudata(&ea, &enc);
+	int sz = dwarf_bytesize(&peeled);
+	if ((tag != DW_TAG_base_type && tag != DW_TAG_pointer_type && tag != DW_TAG_enumeration_type) ||
+	    enc == DW_ATE_float || !(sz == 1 || sz == 2 || sz == 4 || sz == 8))
+		return sp_err_set(err, "cannot read %s: it is not an integer or a pointer", what);
+	*size = sz;
+	*sgn = enc == DW_ATE_signed || enc == DW_ATE_signed_char;
+	return 0;
+}
+
+/* Where variable k of probe u lives at address a: a register, a register
+ * plus an offset (its value or its address), or the frame base plus an
+ * offset; the frame base must be the CFA, found from the CFI at a. */
+static int resolve_var(Dwarf *dw, Dwarf_CFI *cfi, Dwarf_Addr a, struct sp_uprobe *u, int k, const char *where,
+		       struct sp_err *err)
+{
+	const char *var = u->vname[k];
+	char what[160];
+	snprintf(what, sizeof what, "%s at %s", var, where);
+	Dwarf_Die cu, *scopes = NULL;
+	if (!dwarf_addrdie(dw, a, &cu))
+		return sp_err_set(err, "cannot read %s: no DWARF for address 0x%llx", what, (unsigned long long)a);
+	int ns = dwarf_getscopes(&cu, a, &scopes);
+	Dwarf_Die found, *fn = NULL;
+	int have = 0;
+	for (int i = 0; i < ns && !have; i++) {
+		Dwarf_Die c;
+		if (dwarf_child(&scopes[i], &c) != 0)
+			continue;
+		do {
+			int tag = dwarf_tag(&c);
+			const char *name = dwarf_diename(&c);
+			if ((tag == DW_TAG_variable || tag == DW_TAG_formal_parameter) && name && !strcmp(name, var)) {
+				found = c;
+				have = 1;
+				break;
+			}
+		} while (dwarf_siblingof(&c, &c) == 0);
+	}
+	for (int i = 0; i < ns; i++)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram)
+			fn = &scopes[i];
+	int rc = 0;
+	Dwarf_Attribute la;
+	Dwarf_Op *ex;
+	size_t len;
+	if (!have) {
+		rc = sp_err_set(err, "cannot read %s: no variable or parameter %s is in scope there", what, var);
+		goto out;
+	}
+	if ((rc = var_type(&found, what, &u->vsize[k], &u->vsigned[k], err)) < 0)
+		goto out;
+	if (!dwarf_attr_integrate(&found, DW_AT_location, &la) || dwarf_getlocation_addr(&la, a, &ex, &len, 1) < 1) {
+		rc = sp_err_set(err, "cannot read %s: it is optimised out there", what);
+		goto out;
+	}
+	uint8_t op = len ? ex[0].atom : 0;
+	if (len == 1 && op >= DW_OP_reg0 && op <= DW_OP_reg16) {
+		u->vkind[k] = SP_UV_REG;
+		u->vreg[k] = op - DW_OP_reg0;
+	} else if (len == 1 && op == DW_OP_regx && ex[0].number <= 16) {
+		u->vkind[k] = SP_UV_REG;
+		u->vreg[k] = (int)ex[0].number;
+	} else if ((len == 1 || (len == 2 && ex[1].atom == DW_OP_stack_value)) && op >= DW_OP_breg0 &&
+		   op <= DW_OP_breg16) {
+		u->vkind[k] = len == 2 ? SP_UV_ADDR : SP_UV_MEM;
+		u->vreg[k] = op - DW_OP_breg0;
+		u->voff[k] = (int64_t)ex[0].number;
+	} else if ((len == 1 || (len == 2 && ex[1].atom == DW_OP_stack_value)) && op == DW_OP_bregx &&
+		   ex[0].number <= 16) {
+		u->vkind[k] = len == 2 ? SP_UV_ADDR : SP_UV_MEM;
+		u->vreg[k] = (int)ex[0].number;
+		u->voff[k] = (int64_t)ex[0].number2;
+	} else if (len == 1 && op == DW_OP_fbreg) {
+		Dwarf_Attribute fa;
+		Dwarf_Op *fex, *cfa;
+		size_t flen, ncfa;
+		Dwarf_Frame *frame = NULL;
+		if (!fn || !dwarf_attr_integrate(fn, DW_AT_frame_base, &fa) || dwarf_getlocation(&fa, &fex, &flen) != 0 ||
+		    flen != 1 || fex[0].atom != DW_OP_call_frame_cfa) {
+			rc = sp_err_set(err, "cannot read %s: its frame base is not the CFA", what);
+			goto out;
+		}
+		int reg = -1;
+		int64_t off = 0;
+		if (cfi && dwarf_cfi_addrframe(cfi, a, &frame) == 0 && dwarf_frame_cfa(frame, &cfa, &ncfa) == 0 &&
+		    ncfa == 1) {
+			if (cfa[0].atom >= DW_OP_breg0 && cfa[0].atom <= DW_OP_breg16) {
+				reg = cfa[0].atom - DW_OP_breg0;
+				off = (int64_t)cfa[0].number;
+			} else if (cfa[0].atom == DW_OP_bregx && cfa[0].number <= 16) {
+				reg = (int)cfa[0].number;
+				off = (int64_t)cfa[0].number2;
+			}
+		}
+		free(frame);
+		if (reg < 0) {
+			rc = sp_err_set(err, "cannot read %s: no call frame information gives its frame base there", what);
+			goto out;
+		}
+		u->vkind[k] = SP_UV_MEM;
+		u->vreg[k] = reg;
+		u->voff[k] = off + (int64_t)ex[0].number;
+	} else {
+		rc = sp_err_set(err, "cannot read %s: its location (DW_OP 0x%x%s) is not a register, a register "
+				"plus an offset or the frame base plus an offset", what, op, len > 1 ? ", ..." : "");
+		goto out;
+	}
+	if (u->vkind[k] == SP_UV_MEM) {
+		/* The stack copy starts at SP: enough of it for this variable. */
+		int64_t need = u->vreg[k] == 7 ? u->voff[k] + u->vsize[k] : 2048;
+		if (need > 8192)
+			need = 8192;
+		if (need > (int64_t)u->stack_bytes)
+			u->stack_bytes = (unsigned)((need + 7) & ~7);
+	}
+out:
+	free(scopes);
+	return rc;
+}
+
+/* FILE:LINE: the addresses where that line's code begins, in every CU and
+ * every inlined copy (a line table row of that line that does not continue
+ * a row of the same line).  Returns the number of probes added or -1. */
+static int resolve_line(struct sp_uprobe_set *s, const struct spec *p, const char *spec, const char *path,
+			Elf *e, struct sp_err *err)
+{
+	Dwarf *dw = dwarf_begin_elf(e, DWARF_C_READ, NULL);
+	if (!dw)
+		return sp_err_set(err, "--trace '%s': %s has no DWARF line table (build it with -g)", spec, path);
+	Dwarf_CFI *cfi = dwarf_getcfi_elf(e);
+	int added = 0, file_seen = 0, below = 0, above = 0;
+	char name[64];
+	snprintf(name, sizeof name, "%s:%d", p->file, p->line);
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		Dwarf_Lines *lines;
+		size_t nl;
+		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_getsrclines(&cu, &lines, &nl) == 0) {
+			int prev_same = 0;
+			for (size_t i = 0; i < nl; i++) {
+				Dwarf_Line *l = dwarf_onesrcline(lines, i);
+				int ln;
+				bool stmt = false, end = false;
+				Dwarf_Addr a;
+				const char *src = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+				if (!l || !src || dwarf_lineno(l, &ln) || dwarf_lineaddr(l, &a) || dwarf_lineendsequence(l, &end))
+					continue;
+				dwarf_linebeginstatement(l, &stmt);
+				int here = !end && file_matches(src, p->file);
+				file_seen |= here;
+				if (here && ln < p->line && ln > below)
+					below = ln;
+				if (here && ln > p->line && (!above || ln < above))
+					above = ln;
+				int same = here && ln == p->line;
+				if (same && stmt && !prev_same) {
+					uint64_t fo;
+					int dup = 0;
+					for (size_t k = s->n - (size_t)added; k < s->n && !dup; k++)
+						dup = s->v[k].vaddr == a;
+					if (!dup && file_offset(e, a, &fo) == 0) {
+						struct spec q = *p;
+						q.has_off = 1; /* a point */
+						q.off = 0;
+						add_probe(s, &q, spec, path, name, a, fo, 0);
+						struct sp_uprobe *u = &s->v[s->n - 1];
+						free(u->name);
+						u->name = sp_xstrndup(name, strlen(name));
+						added++;
+						for (int k = 0; k < u->nvalues; k++) {
+							if (resolve_var(dw, cfi, a, u, k, name, err) < 0) {
+								err_prefix_spec(err, spec);
+								if (cfi)
+									dwarf_cfi_end(cfi);
+								dwarf_end(dw);
+								return -1;
+							}
+						}
+					}
+				}
+				prev_same = same && !end;
+			}
+		}
+		off = next;
+	}
+	if (cfi)
+		dwarf_cfi_end(cfi);
+	dwarf_end(dw);
+	if (!added) {
+		if (!file_seen)
+			return sp_err_set(err, "--trace '%s': no source file %s in the DWARF of %s", spec, p->file, path);
+		char near[96] = "";
+		if (below && above)
+			snprintf(near, sizeof near, "; nearest lines with code: %d, %d", below, above);
+		else if (below || above)
+			snprintf(near, sizeof near, "; nearest line with code: %d", below ? below : above);
+		return sp_err_set(err, "--trace '%s': no code at %s:%d (a comment, a declaration, or optimised "
+				  "away)%s", spec, p->file, p->line, near);
+	}
+	return added;
+}
+
+int sp_uprobe_resolve(struct sp_uprobe_set *s, const char *spec, const char *exe, int pid, struct sp_err *err)
+{
+	struct spec p;
+	struct symtab t;
+	char *path = NULL;
+	int added = -1;
+	t.fd = -1;
+	t.e = NULL;
+	t.v = NULL;
+	t.n = 0;
+	if (parse_spec(&p, spec, err) < 0)
+		goto out;
+	elf_version(EV_CURRENT);
+	if (!p.lib) {
+		if (!(path = realpath(exe, NULL))) {
+			sp_err_set(err, "--trace '%s': %s: %s", spec, exe, strerror(errno));
+			goto out;
+		}
+	} else if (strchr(p.lib, '/')) {
+		if (!(path = realpath(p.lib, NULL))) {
+			sp_err_set(err, "--trace '%s': %s: %s", spec, p.lib, strerror(errno));
+			goto out;
+		}
+	} else {
+		path = pid ? lib_from_maps(pid, p.lib) : NULL;
+		if (!path)
+			path = lib_from_disk(exe, p.lib);
+		if (!path) {
+			sp_err_set(err, "--trace '%s': no library '%s' %s (give its path instead)", spec, p.lib,
+				   pid ? "is mapped by the process or installed" : "is needed by the program or installed");
+			goto out;
+		}
+	}
+	if (symtab_open(&t, path, err) < 0)
+		goto out;
+	if (p.file) {
+		added = resolve_line(s, &p, spec, path, t.e, err);
+		goto out;
+	}
+	if (t.stripped && !s->stripped)
+		s->stripped = sp_xstrndup(path, strlen(path));
+	int glob = is_glob(p.func);
+	size_t first = s->n, matched = 0;
+	for (size_t i = 0; i < t.n; i++) {
+		const struct fsym *f = &t.v[i];
+		if (!sym_matches(f, p.func, glob))
+			continue;
+		/* Aliases (malloc, __libc_malloc) are one function: probe it once. */
+		int dup = 0;
+		for (size_t k = first; k < s->n && !dup; k++)
+			dup = s->v[k].vaddr - p.off == f->value && !strcmp(s->v[k].path, path);
+		if (dup)
+			continue;
+		if (++matched > SP_UPROBE_MAX_MATCH) {
+			size_t total = matched;
+			for (size_t k = i + 1; k < t.n; k++)
+				total += sym_matches(&t.v[k], p.func, glob);
+			sp_err_set(err, "--trace '%s' matches %zu or more functions in %s, more than the limit of %d: "
+				   "narrow the pattern", spec, total, path, SP_UPROBE_MAX_MATCH);
+			goto out;
+		}
+		if (p.has_off && f->size && p.off >= f->size) {
+			sp_err_set(err, "--trace '%s': offset %llu is past the end of %s (%llu bytes)", spec,
+				   (unsigned long long)p.off, f->dem ? f->dem : f->raw, (unsigned long long)f->size);
+			goto out;
+		}
+		uint64_t off;
+		if (file_offset(t.e, f->value + p.off, &off) < 0) {
+			sp_err_set(err, "--trace '%s': %s in %s is not in a loaded segment", spec, f->raw, path);
+			goto out;
+		}
+		add_probe(s, &p, spec, path, f->dem ? f->dem : f->raw, f->value, off - p.off, f->size);
+	}
+	if (!matched) {
+		struct sp_buf b = SP_BUF_INIT;
+		nearest(&t, p.func, &b);
+		sp_buf_cstr(&b);
+		sp_err_set(err, "--trace '%s': no function %s in %s%s%s%s", spec, p.func, path,
+			   t.stripped ? " (stripped: only its dynamic symbols are known)" : "",
+			   b.len ? "; nearest: " : "", b.len ? b.p : "");
+		sp_buf_release(&b);
+		s->n = first;
+		goto out;
+	}
+	/* uretprobes replace the return address: an exception thrown through
+	 * the probed frame then finds no unwind entry and std::terminate
+	 * ends the target.  C++ code with exception tables is at risk. */
+	if (t.cxx_eh && t.cxx) {
+		for (size_t k = first; k < s->n; k++)
+			s->v[k].cxx_eh = 1;
+		if (!s->cxx_eh)
+			s->cxx_eh = sp_xstrndup(path, strlen(path));
+	}
+	added = (int)matched;
+out:
+	spec_release(&p);
+	symtab_release(&t);
+	free(path);
+	return added;
+}
+
+/* ---- cost per hit ---- */
+
+/* The function sp_uprobe_cost probes: small, not inlined, not folded. */
+__attribute__((noinline, used)) int sp_uprobe_calibration_target(int x)
+{
+	__asm__ volatile("" : "+r"(x));
+	return x + 1;
+}
+
+static double time_calls(int n)
+{
+	struct timespec a, b;
+	volatile int acc = 0;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (int i = 0; i < n; i++)
+		acc = sp_uprobe_calibration_target(acc);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
+}
+
+int sp_uprobe_cost(double *ns, struct sp_err *err)
+{
+	struct sp_uprobe_set s;
+	sp_uprobe_set_init(&s);
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0) {
+		sp_uprobe_set_release(&s);
+		return sp_err_set(err, "/proc/self/exe: %s", strerror(errno));
+	}
+	self[n] = 0;
+	if (sp_uprobe_resolve(&s, "sp_uprobe_calibration_target:entry", self, 0, err) < 0) {
+		sp_uprobe_set_release(&s);
+		return -1;
+	}
+	int type = -1;
+	FILE *f = fopen("/sys/bus/event_source/devices/uprobe/type", "re");
+	if (f) {
+		if (fscanf(f, "%d", &type) != 1)
+			type = -1;
+		fclose(f);
+	}
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof a);
+	a.size = sizeof a;
+	a.type = (uint32_t)type;
+	a.config1 = (uint64_t)(uintptr_t)s.v[0].path;
+	a.config2 = s.v[0].offset;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	/* The base is timed before the event exists: once it is open, the
+	 * breakpoint is in the code even while the event is disabled. */
+	enum { N = 500 };
+	double base = time_calls(N); /* also warms the code */
+	base = time_calls(N);
+	long fd = type < 0 ? -1 : syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	sp_uprobe_set_release(&s);
+	if (fd < 0)
+		return sp_err_set(err, "cannot open a uprobe on pcollect itself: %s", strerror(errno));
+	ioctl((int)fd, PERF_EVENT_IOC_ENABLE, 0);
+	double probed = time_calls(N);
+	ioctl((int)fd, PERF_EVENT_IOC_DISABLE, 0);
+	uint64_t hits = 0;
+	if (read((int)fd, &hits, sizeof hits) != (ssize_t)sizeof hits)
+		hits = 0;
+	close((int)fd);
+	if (!hits)
+		return sp_err_set(err, "the calibration probe was never hit");
+	if (getenv("SP_UPROBE_DEBUG"))
+		fprintf(stderr, "calibration: base %.0f probed %.0f hits %llu\n", base, probed, (unsigned long long)hits);
+	*ns = (probed - base) / (double)hits;
+	if (*ns < 0)
+		*ns = 0;
+	return 0;
+}
