@@ -382,10 +382,12 @@ static int run_tty(struct sp_live *l, struct opts *o, struct reader *r)
 	while (!quit) {
 		double now = mono_s();
 		if (now >= next) {
-			if (!u.paused)
+			/* paused: the screen stands still (a resize redraws it) */
+			if (!u.paused) {
 				ui_compute(&u);
+				redraw = 1;
+			}
 			next = now + o->interval;
-			redraw = 1;
 		}
 		if (got_cont) {
 			got_cont = 0;
@@ -484,12 +486,14 @@ static int run_plain(struct sp_live *l, struct opts *o, struct reader *r)
 	for (;;) {
 		int ended = sp_live_ended(l);
 		if (ended) {
+			/* no table after a read error: it would pass for the
+			 * whole input */
 			if (ended == 2) {
 				sp_error_e(&r->err);
 				rc = SP_EXIT_ERROR;
-			}
-			if (print_table(l, o, &t, first) < 0)
+			} else if (print_table(l, o, &t, first) < 0) {
 				rc = SP_EXIT_ERROR;
+			}
 			break;
 		}
 		double now = mono_s();

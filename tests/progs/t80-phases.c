@@ -42,7 +42,7 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	double one = argc > 1 ? atof(argv[1]) : 3, two = argc > 2 ? atof(argv[2]) : 1e9;
+	double one = argc > 1 ? atof(argv[1]) : 4, two = argc > 2 ? atof(argv[2]) : 1e9;
 	printf("ready\n");
 	double t0 = now();
 	phase_one(t0 + one);
