@@ -8,6 +8,7 @@
 #include "cmd.h"
 #include "flame.h"
 #include "format.h"
+#include "rolling.h"
 #include "svg.h"
 
 /* share/svg/flame.js and flame.css, embedded by the Makefile (build/gen). */
@@ -47,6 +48,9 @@ static const char synopsis[] =
 	"      --reverse           merge stacks leaf first (callers view)\n"
 	"      --inverted          icicle graph: root at the top\n"
 	"      --flamechart        time order (timestamps of the binary stream, else input order)\n"
+	"      --last=S            only the last S seconds of stream time (as pfilter --last)\n"
+	"      --every=S           with -o FILE: rewrite FILE (atomically) every S seconds of\n"
+	"                          stream time while the input grows, and at its end\n"
 	"      --sort=name|weight  order of frames: by name (default) or heaviest first\n"
 	"      --negate            differential: swap red and blue\n"
 	"      --show-removed      differential: draw the first profile's shape, so paths gone\n"
@@ -68,6 +72,8 @@ static const char synopsis[] =
 
 struct opts {
 	const char *format, *output, *palette_file;
+	double last, every; /* seconds, 0 = none */
+	struct sp_roll *roll;
 	int cp, quiet;
 	struct sp_warnings warn; /* line warnings: counted, -q drops them */
 	struct sp_read_opts read;
@@ -88,13 +94,39 @@ static int opt_double(const char *opt, const char *val, double min, double max, 
 	return 0;
 }
 
+/* --every: draw what the stream held so far into -o FILE, replacing it
+ * atomically (a browser tab or a dashboard never sees half a file). */
+static int render_every(void *ctx, struct sp_profile *p, struct sp_err *err)
+{
+	struct opts *o = ctx;
+	struct sp_flame *f = sp_flame_new(p, &o->flame);
+	int rc = sp_roll_feed(o->roll, p, sp_flame_sink(f), err);
+	if (rc == 0) {
+		sp_flame_finish(f);
+		if (sp_flame_nodes(f)[0].w > 0) {
+			struct sp_outfile of = { 0 };
+			if (sp_outfile_open(&of, o->output, SP_OUT_SIGNALS) < 0) {
+				rc = sp_err_set(err, "cannot write %s", o->output);
+			} else {
+				int ok = sp_svg_write(of.f, f, &o->svg, err) == 0;
+				if (!ok)
+					sp_outfile_error(&of, err);
+				if (sp_outfile_close(&of, ok) < 0 || !ok)
+					rc = sp_err_set(err, "cannot write %s", o->output);
+			}
+		}
+	}
+	sp_flame_free(f);
+	return rc;
+}
+
 static int cmd_psvg(int argc, char **argv)
 {
 	enum {
 		O_TITLE = 256, O_SUBTITLE, O_WIDTH, O_HEIGHT, O_FONTSIZE, O_FONTWIDTH, O_FONTTYPE, O_MINWIDTH,
 		O_COUNTNAME, O_NAMETYPE, O_COLORS, O_BGCOLORS, O_HASH, O_CP, O_PALFILE, O_SEARCHCOLOR, O_REVERSE,
 		O_INVERTED, O_FLAMECHART, O_SORT, O_NEGATE, O_SHOWREMOVED, O_FACTOR, O_NOTES, O_WEIGHT, O_PID,
-		O_TID, O_NOCOMM,
+		O_TID, O_NOCOMM, O_LAST, O_EVERY,
 	};
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -129,6 +161,8 @@ static int cmd_psvg(int argc, char **argv)
 		{ "pid", no_argument, NULL, O_PID },
 		{ "tid", no_argument, NULL, O_TID },
 		{ "no-comm", no_argument, NULL, O_NOCOMM },
+		{ "last", required_argument, NULL, O_LAST },
+		{ "every", required_argument, NULL, O_EVERY },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		SP_LONGOPTS_COMMON,
@@ -226,6 +260,14 @@ static int cmd_psvg(int argc, char **argv)
 		case O_PID: if (o.flame.label != SP_LABEL_TID) o.flame.label = SP_LABEL_PID; break;
 		case O_TID: o.flame.label = SP_LABEL_TID; break;
 		case O_NOCOMM: o.flame.label = SP_LABEL_NONE; break;
+		case O_LAST:
+			if (opt_double("--last", optarg, 1e-9, 1e9, &o.last) < 0)
+				return SP_EXIT_ERROR;
+			break;
+		case O_EVERY:
+			if (opt_double("--every", optarg, 1e-3, 1e9, &o.every) < 0)
+				return SP_EXIT_ERROR;
+			break;
 		case 'q': o.quiet = 1; break;
 		case 'h': fputs(synopsis, stdout); return SP_EXIT_OK;
 		case 'V': return sp_version();
@@ -233,6 +275,8 @@ static int cmd_psvg(int argc, char **argv)
 		default: return sp_usage_error(synopsis, NULL);
 		}
 	}
+	if (o.every && (!o.output || !strcmp(o.output, "-")))
+		return sp_usage_error(synopsis, "--every rewrites a file: give it with -o FILE");
 	o.svg.js = (const char *)sp_asset_flame_js;
 	o.svg.js_len = sp_asset_flame_js_len;
 	o.svg.css = (const char *)sp_asset_flame_css;
@@ -258,13 +302,24 @@ static int cmd_psvg(int argc, char **argv)
 
 	struct sp_profile *p = sp_profile_new();
 	struct sp_flame *fl = sp_flame_new(p, &o.flame);
+	struct sp_sink *sink = sp_flame_sink(fl);
+	if (o.last || o.every) {
+		/* --last keeps the window's samples, --every sums per stack
+		 * and draws a fresh graph from them at each mark */
+		struct sp_roll_opts ro = { (uint64_t)(o.last * 1e9), (uint64_t)(o.every * 1e9), o.flame.flamechart,
+					   o.last ? "--last" : "--every", render_every, &o, NULL };
+		o.roll = sp_roll_new(&ro);
+		sink = sp_roll_sink(o.roll);
+	}
 	int nfiles = argc - optind;
 	char *stdin_only[] = { "-" };
 	char **files = nfiles ? argv + optind : stdin_only;
 	if (!nfiles)
 		nfiles = 1;
 	for (int i = 0; i < nfiles && rc == SP_EXIT_OK; i++) {
-		if (sp_read_file(files[i], o.format, p, sp_flame_sink(fl), &o.read, NULL, &err) < 0) {
+		if (o.roll)
+			sp_roll_set_input(o.roll, files[i]);
+		if (sp_read_file(files[i], o.format, p, sink, &o.read, NULL, &err) < 0) {
 			sp_error_e(&err);
 			/* flamegraph.pl's picture of nothing, below: a page
 			 * that says so rather than an empty file */
@@ -277,6 +332,10 @@ static int cmd_psvg(int argc, char **argv)
 	if (o.read.bad_lines)
 		sp_error("%llu bad line%s skipped", (unsigned long long)o.read.bad_lines,
 			 o.read.bad_lines == 1 ? "" : "s");
+	if (o.roll && rc == SP_EXIT_OK && sp_roll_feed(o.roll, p, sp_flame_sink(fl), &err) < 0) {
+		sp_error_e(&err);
+		rc = SP_EXIT_ERROR;
+	}
 
 	/* Nothing is written after a read error: a graph of part of the
 	 * input would pass for the whole. */
@@ -308,6 +367,7 @@ static int cmd_psvg(int argc, char **argv)
 		rc = SP_EXIT_ERROR;
 	}
 	sp_palette_free(o.svg.palette);
+	sp_roll_free(o.roll);
 	sp_flame_free(fl);
 	sp_profile_free(p);
 	return rc;
