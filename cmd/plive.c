@@ -614,6 +614,9 @@ static int cmd_plive(int argc, char **argv)
 	if (argc - optind > 1)
 		return sp_usage_error(synopsis, "one input at a time (%d given)", argc - optind);
 	o.file = optind < argc ? argv[optind] : NULL;
+	if ((!o.file || !strcmp(o.file, "-")) && isatty(STDIN_FILENO))
+		return sp_usage_error(synopsis, "standard input is a terminal: pipe a stream into plive "
+					       "(pcollect -p PID | plive) or give a FILE");
 	o.warn.quiet = o.quiet;
 	o.read.warn = sp_print_warning;
 	o.read.warn_ctx = &o.warn;
@@ -646,6 +649,9 @@ static int cmd_plive(int argc, char **argv)
 	int rc = interactive ? run_tty(l, &o, &r) : run_plain(l, &o, &r);
 	if (sp_live_ended(l)) {
 		pthread_join(th, NULL);
+		if (o.read.bad_lines)
+			sp_error("%llu bad line%s skipped", (unsigned long long)o.read.bad_lines,
+				 o.read.bad_lines == 1 ? "" : "s");
 		sp_live_free(l);
 	} else {
 		/* The reader may be blocked on its input: quitting closes that

@@ -76,6 +76,14 @@ if wait_for 5 'grep -q "Filter: /\^_st/" "$T/cap"'; then
 else notok "/: the header shows the filter"; fi
 $TM send-keys -t t8000 / Enter
 
+# w cycles the view: all time, the EWMA, the window again
+$TM send-keys -t t8000 w
+wait_for 5 'grep -q "\[all time\]" "$T/cap"' && ok "w: all time" || notok "w: all time"
+$TM send-keys -t t8000 w
+wait_for 5 'grep -q "\[ewma, half-life 30 s\]" "$T/cap"' && ok "w: the EWMA (half-life 30 s)" || notok "w: the EWMA"
+$TM send-keys -t t8000 w
+wait_for 5 'grep -q "\[last 2 s\]" "$T/cap"' && ok "w: back to the 2 s window" || notok "w: back to the window"
+
 # resize while paused: the screen stands still except for the redraw the
 # resize asks for, so a full-width status line proves the redraw
 $TM send-keys -t t8000 p
@@ -110,3 +118,20 @@ if wait_for 20 'grep -q phase_two "$T/cap"'; then
 	if ! grep -q 'Function (filename:line)' "$T/cap"; then ok "SIGTERM: the alternate screen is left"; else notok "SIGTERM: alternate screen left"; fi
 else notok "plive restarted"; fi
 if t6_alive "$TPID"; then ok "the target is still running"; else notok "the target is still running"; fi
+
+# an idle target: nothing is written, yet quitting plive stops pcollect
+setsid sleep 300 > /dev/null 2>&1 &
+SPID=$!
+trap '$TM kill-server 2>/dev/null; kill -9 $TPID $SPID 2>/dev/null; sp_cleanup' EXIT
+( pcollect -q -p $SPID 2> "$T/idle.err"; echo $? > "$T/idle.rc" ) | plive --once -i 0.5 > "$T/idle.out" 2>&1
+for _ in $(seq 100); do [ -s "$T/idle.rc" ] && break; sleep 0.1; done
+if [ "$(cat "$T/idle.rc" 2>/dev/null)" = 0 ] && [ ! -s "$T/idle.err" ]; then ok "idle target: pcollect stops quietly (exit 0) when plive quits"; else
+	notok "idle target: pcollect still running or failed (rc '$(cat "$T/idle.rc" 2>/dev/null)')"; cat "$T/idle.err" 2>/dev/null | head -3; fi
+expect_grep "idle target: plive says no samples yet" 'no samples yet' "$T/idle.out"
+if t6_alive "$SPID"; then ok "idle target: still running"; else notok "idle target: still running"; fi
+kill $SPID 2>/dev/null
+# plive on a terminal with no input: a usage error, not a hang
+$TM respawn-pane -k -t t8000 "$SP_BIN/plive > $T/tty.out 2>&1; echo \$? > $T/tty.rc; sleep 60"
+for _ in $(seq 100); do [ -s "$T/tty.rc" ] && break; sleep 0.1; done
+if [ "$(cat "$T/tty.rc" 2>/dev/null)" = 2 ] && grep -q 'standard input is a terminal' "$T/tty.out"; then ok "plive with a terminal as input: usage error, exit 2"; else
+	notok "plive with a terminal as input (rc '$(cat "$T/tty.rc" 2>/dev/null)')"; fi
