@@ -34,7 +34,7 @@ static const char synopsis[] =
 	"      --speed=N           replay stream time N times as fast (default 1 for FILE;\n"
 	"                          0: read FILE at once and show its end)\n"
 	"  -s, --sort=own|total|name  sort rows (default own)\n"
-	"  -n, --rows=N            rows of a plain table (default 20, 0 = all)\n"
+	"  -n, --top=N             rows of a plain table (default 20, 0 = all)\n"
 	"      --once              print one plain table and exit\n"
 	"  -f, --format=NAME       input format: perf, folded, pyspy, speedscope, stream,\n"
 	"                          perf.data, pprof (default: detect)\n"
@@ -543,6 +543,7 @@ static int cmd_plive(int argc, char **argv)
 		{ "all", no_argument, NULL, 'a' },
 		{ "speed", required_argument, NULL, O_SPEED },
 		{ "sort", required_argument, NULL, 's' },
+		{ "top", required_argument, NULL, 'n' },
 		{ "rows", required_argument, NULL, 'n' },
 		{ "once", no_argument, NULL, O_ONCE },
 		{ "format", required_argument, NULL, 'f' },
@@ -593,7 +594,7 @@ static int cmd_plive(int argc, char **argv)
 				return sp_usage_error(synopsis, "--sort must be own, total or name, not '%s'", optarg);
 			break;
 		case 'n':
-			if (sp_opt_uint("--rows", optarg, &ul) < 0)
+			if (sp_opt_uint("--top", optarg, &ul) < 0)
 				return SP_EXIT_ERROR;
 			o.rows = ul > 1000000 ? 1000000 : (int)ul;
 			break;
