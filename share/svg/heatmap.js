@@ -163,10 +163,8 @@
 	function reset() { zoomed = 0; term = null; draw(); }
 
 	/* ---- events ---- */
-	function cellOf(t) {
-		for (var c = 0; c < rects.length; c++) if (rects[c] === t) return c;
-		return -1;
-	}
+	for (i = 0; i < rects.length; i++) rects[i].spCell = i;
+	function cellOf(t) { return t && t.spCell !== undefined ? t.spCell : -1; }
 	$("cells").addEventListener("click", function (e) {
 		var c = cellOf(e.target);
 		if (c < 0) return;
@@ -181,7 +179,7 @@
 	});
 	$("cells").addEventListener("mousemove", function (e) {
 		var c = cellOf(e.target);
-		if (c >= 0 && (start < 0 || end >= 0 || true)) details.textContent = cellName(c) + ": " + samples(cellCount[c]);
+		if (c >= 0) details.textContent = cellName(c) + ": " + samples(cellCount[c]);
 	});
 	flame.addEventListener("click", function (e) {
 		var g = e.target.parentNode;
