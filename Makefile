@@ -86,7 +86,7 @@ asan: $(BINS_A) $(UNITS_A) $(BA)/bin/sp-dump
 # ---- psvg: share/svg/flame.js and flame.css embedded as C byte arrays ----
 # (build/gen/svg_assets.c, made with od and sed so no xxd is needed), linked
 # into psvg only: the library itself has no generated parts.
-SVG_ASSETS = share/svg/flame.js share/svg/flame.css
+SVG_ASSETS = share/svg/flame.js share/svg/flame.css share/svg/heatmap.js
 $(B)/gen/svg_assets.c: $(SVG_ASSETS)
 	@mkdir -p $(dir $@)
 	@{ for f in $(SVG_ASSETS); do n=$$(basename $$f | tr -c 'a-zA-Z0-9\n' '_'); \

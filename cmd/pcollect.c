@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
+#include <poll.h>
 #include <regex.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -448,6 +449,13 @@ static int cmd_pcollect(int argc, char **argv)
 			last_flush = now;
 			if (sp_stream_writer_flush(c.w, &c.werr) < 0)
 				c.write_failed = 1;
+			/* A reader that went away (plive quit) while the target
+			 * is idle: no write would tell, the pipe's POLLERR does. */
+			struct pollfd opf = { fileno(out), 0, 0 };
+			if (!c.write_failed && poll(&opf, 1, 0) == 1 && (opf.revents & POLLERR)) {
+				sp_err_set(&c.werr, "%s", strerror(EPIPE));
+				c.write_failed = 1;
+			}
 		}
 		if (ch.pid) {
 			if (waitpid(ch.pid, &child_status, WNOHANG) == ch.pid) {

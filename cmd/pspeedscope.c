@@ -9,6 +9,7 @@
 
 #include "cmd.h"
 #include "format.h"
+#include "rolling.h"
 #include "speedscope.h"
 
 static const char synopsis[] =
@@ -32,6 +33,7 @@ static const char synopsis[] =
 	"      --max-depth=N       cut stacks deeper than N frames (default 3000, what speedscope\n"
 	"                          draws in Chromium), with a warning\n"
 	"      --name=NAME         the name speedscope shows (default: the input file's name)\n"
+	"      --last=S            only the last S seconds of stream time (as pfilter --last)\n"
 	"  -q, --quiet             do not print each bad input line (the summary is still printed)\n"
 	"      --partial           use a truncated binary stream up to its cut (warns)\n"
 	"  -V, --version           print the version\n"
@@ -58,7 +60,7 @@ static int select_thread(void *ctx, const char *name)
 
 static int cmd_pspeedscope(int argc, char **argv)
 {
-	enum { O_SIDE = 256, O_NAME, O_WEIGHT, O_MAXDEPTH };
+	enum { O_SIDE = 256, O_NAME, O_WEIGHT, O_MAXDEPTH, O_LAST };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
@@ -69,6 +71,7 @@ static int cmd_pspeedscope(int argc, char **argv)
 		{ "weight", required_argument, NULL, O_WEIGHT },
 		{ "max-depth", required_argument, NULL, O_MAXDEPTH },
 		{ "name", required_argument, NULL, O_NAME },
+		{ "last", required_argument, NULL, O_LAST },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		SP_LONGOPTS_COMMON,
@@ -78,6 +81,7 @@ static int cmd_pspeedscope(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	o.ss.side = -1;
 	unsigned long depth = 0;
+	double last = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, "f:o:t:aqhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -126,6 +130,14 @@ static int cmd_pspeedscope(int argc, char **argv)
 				return sp_usage_error(synopsis, "--max-depth must be between 2 and 1000000");
 			break;
 		case O_NAME: o.ss.name = optarg; break;
+		case O_LAST: {
+			char *end;
+			errno = 0;
+			last = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(last > 0) || last > 1e9)
+				return sp_usage_error(synopsis, "--last: '%s' is not a number of seconds above 0", optarg);
+			break;
+		}
 		case 'q': o.quiet = 1; break;
 		case 'h': fputs(synopsis, stdout); return SP_EXIT_OK;
 		case 'V': return sp_version();
@@ -167,14 +179,28 @@ static int cmd_pspeedscope(int argc, char **argv)
 	struct sp_profile *p = sp_profile_new();
 	struct sp_speedscope_writer *w = sp_speedscope_writer_new(out, p, &o.ss);
 	struct sp_sink *sink = sp_speedscope_writer_sink(w);
+	struct sp_roll *roll = NULL;
+	if (last > 0) {
+		/* --last: the window's samples, then into the writer */
+		struct sp_roll_opts ro = { (uint64_t)(last * 1e9), 0, 1, "--last", NULL, NULL, sink };
+		roll = sp_roll_new(&ro);
+		sink = sp_roll_sink(roll);
+	}
 	int rc = SP_EXIT_OK;
 	struct sp_err err;
 	for (int i = 0; i < nfiles && rc == SP_EXIT_OK; i++) {
+		if (roll)
+			sp_roll_set_input(roll, files[i]);
 		if (sp_read_file(files[i], o.format, p, sink, &o.read, NULL, &err) < 0) {
 			sp_outfile_error(&of, &err);
 			rc = SP_EXIT_ERROR;
 		}
 	}
+	if (roll && rc == SP_EXIT_OK && sp_roll_feed(roll, p, sp_speedscope_writer_sink(w), &err) < 0) {
+		sp_outfile_error(&of, &err);
+		rc = SP_EXIT_ERROR;
+	}
+	sp_roll_free(roll);
 	struct sp_speedscope_stats st;
 	if (rc == SP_EXIT_OK && sp_speedscope_writer_finish(w, &err) < 0) {
 		sp_speedscope_writer_stats(w, &st);

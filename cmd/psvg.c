@@ -8,11 +8,15 @@
 #include "cmd.h"
 #include "flame.h"
 #include "format.h"
+#include "heatmap.h"
+#include "rolling.h"
 #include "svg.h"
 
 /* share/svg/flame.js and flame.css, embedded by the Makefile (build/gen). */
 extern const unsigned char sp_asset_flame_js[], sp_asset_flame_css[];
 extern const unsigned long sp_asset_flame_js_len, sp_asset_flame_css_len;
+extern const unsigned char sp_asset_heatmap_js[];
+extern const unsigned long sp_asset_heatmap_js_len;
 
 static const char synopsis[] =
 	"usage: psvg [options] [FILE...]\n"
@@ -47,6 +51,12 @@ static const char synopsis[] =
 	"      --reverse           merge stacks leaf first (callers view)\n"
 	"      --inverted          icicle graph: root at the top\n"
 	"      --flamechart        time order (timestamps of the binary stream, else input order)\n"
+	"      --last=S            only the last S seconds of stream time (as pfilter --last)\n"
+	"      --every=S           with -o FILE: rewrite FILE (atomically) every S seconds of\n"
+	"                          stream time while the input grows, and at its end\n"
+	"      --heatmap           a sub-second heat map (flamescope): a column per second, a\n"
+	"                          row per slice; select a range of cells to draw its flame graph\n"
+	"      --slices=N          heat map rows: slices per second (default 50: 20 ms)\n"
 	"      --sort=name|weight  order of frames: by name (default) or heaviest first\n"
 	"      --negate            differential: swap red and blue\n"
 	"      --show-removed      differential: draw the first profile's shape, so paths gone\n"
@@ -68,6 +78,10 @@ static const char synopsis[] =
 
 struct opts {
 	const char *format, *output, *palette_file;
+	double last, every; /* seconds, 0 = none */
+	int heatmap;
+	unsigned long slices;
+	struct sp_roll *roll;
 	int cp, quiet;
 	struct sp_warnings warn; /* line warnings: counted, -q drops them */
 	struct sp_read_opts read;
@@ -88,13 +102,96 @@ static int opt_double(const char *opt, const char *val, double min, double max, 
 	return 0;
 }
 
+/* --every: draw what the stream held so far into -o FILE, replacing it
+ * atomically (a browser tab or a dashboard never sees half a file). */
+static int render_every(void *ctx, struct sp_profile *p, struct sp_err *err)
+{
+	struct opts *o = ctx;
+	struct sp_flame *f = sp_flame_new(p, &o->flame);
+	int rc = sp_roll_feed(o->roll, p, sp_flame_sink(f), err);
+	if (rc == 0) {
+		sp_flame_finish(f);
+		if (sp_flame_nodes(f)[0].w > 0) {
+			struct sp_outfile of = { 0 };
+			if (sp_outfile_open(&of, o->output, SP_OUT_SIGNALS) < 0) {
+				rc = sp_err_set(err, "cannot write %s", o->output);
+			} else {
+				int ok = sp_svg_write(of.f, f, &o->svg, err) == 0;
+				if (!ok)
+					sp_outfile_error(&of, err);
+				if (sp_outfile_close(&of, ok) < 0 || !ok)
+					rc = sp_err_set(err, "cannot write %s", o->output);
+			}
+		}
+	}
+	sp_flame_free(f);
+	return rc;
+}
+
+/* --heatmap: read every input into the heat map, then write it. */
+static int heatmap_main(struct opts *o, int nfiles, char **files)
+{
+	struct sp_heatmap_opts ho = { (int)(o->slices ? o->slices : 50), o->svg.width, o->svg.title,
+				      (const char *)sp_asset_heatmap_js, sp_asset_heatmap_js_len };
+	struct sp_profile *p = sp_profile_new();
+	struct sp_heatmap *h = sp_heatmap_new(p, &ho);
+	char *stdin_only[] = { "-" };
+	if (!nfiles) {
+		files = stdin_only;
+		nfiles = 1;
+	}
+	struct sp_err err;
+	int rc = SP_EXIT_OK;
+	struct sp_sink *sink = sp_heatmap_sink(h);
+	if (o->last) {
+		struct sp_roll_opts ro = { (uint64_t)(o->last * 1e9), 0, 1, "--last", NULL, NULL, NULL };
+		o->roll = sp_roll_new(&ro);
+		sink = sp_roll_sink(o->roll);
+	}
+	for (int i = 0; i < nfiles && rc == SP_EXIT_OK; i++) {
+		sp_heatmap_set_input(h, files[i]);
+		if (o->roll)
+			sp_roll_set_input(o->roll, files[i]);
+		if (sp_read_file(files[i], o->format, p, sink, &o->read, NULL, &err) < 0) {
+			sp_error_e(&err);
+			rc = SP_EXIT_ERROR;
+		}
+	}
+	if (o->read.bad_lines)
+		sp_error("%llu bad line%s skipped", (unsigned long long)o->read.bad_lines,
+			 o->read.bad_lines == 1 ? "" : "s");
+	if (rc == SP_EXIT_OK && o->roll && sp_roll_feed(o->roll, p, sp_heatmap_sink(h), &err) < 0) {
+		sp_error_e(&err);
+		rc = SP_EXIT_ERROR;
+	}
+	if (rc == SP_EXIT_OK && !sp_heatmap_samples(h)) {
+		sp_error("no samples in the input: no heat map");
+		rc = SP_EXIT_ERROR;
+	}
+	/* nothing is written after an error: a map of part of the input
+	 * would pass for the whole */
+	struct sp_outfile of = { 0 };
+	if (rc == SP_EXIT_OK && sp_outfile_open(&of, o->output, SP_OUT_SIGNALS) < 0)
+		rc = SP_EXIT_ERROR;
+	if (rc == SP_EXIT_OK && sp_heatmap_write(of.f, h, &err) < 0) {
+		sp_outfile_error(&of, &err);
+		rc = SP_EXIT_ERROR;
+	}
+	if (of.f && sp_outfile_close(&of, rc == SP_EXIT_OK) < 0)
+		rc = SP_EXIT_ERROR;
+	sp_roll_free(o->roll);
+	sp_heatmap_free(h);
+	sp_profile_free(p);
+	return rc;
+}
+
 static int cmd_psvg(int argc, char **argv)
 {
 	enum {
 		O_TITLE = 256, O_SUBTITLE, O_WIDTH, O_HEIGHT, O_FONTSIZE, O_FONTWIDTH, O_FONTTYPE, O_MINWIDTH,
 		O_COUNTNAME, O_NAMETYPE, O_COLORS, O_BGCOLORS, O_HASH, O_CP, O_PALFILE, O_SEARCHCOLOR, O_REVERSE,
 		O_INVERTED, O_FLAMECHART, O_SORT, O_NEGATE, O_SHOWREMOVED, O_FACTOR, O_NOTES, O_WEIGHT, O_PID,
-		O_TID, O_NOCOMM,
+		O_TID, O_NOCOMM, O_LAST, O_EVERY, O_HEATMAP, O_SLICES,
 	};
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -129,6 +226,10 @@ static int cmd_psvg(int argc, char **argv)
 		{ "pid", no_argument, NULL, O_PID },
 		{ "tid", no_argument, NULL, O_TID },
 		{ "no-comm", no_argument, NULL, O_NOCOMM },
+		{ "last", required_argument, NULL, O_LAST },
+		{ "every", required_argument, NULL, O_EVERY },
+		{ "heatmap", no_argument, NULL, O_HEATMAP },
+		{ "slices", required_argument, NULL, O_SLICES },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		SP_LONGOPTS_COMMON,
@@ -226,6 +327,21 @@ static int cmd_psvg(int argc, char **argv)
 		case O_PID: if (o.flame.label != SP_LABEL_TID) o.flame.label = SP_LABEL_PID; break;
 		case O_TID: o.flame.label = SP_LABEL_TID; break;
 		case O_NOCOMM: o.flame.label = SP_LABEL_NONE; break;
+		case O_LAST:
+			if (opt_double("--last", optarg, 1e-9, 1e9, &o.last) < 0)
+				return SP_EXIT_ERROR;
+			break;
+		case O_HEATMAP: o.heatmap = 1; break;
+		case O_SLICES:
+			if (sp_opt_uint("--slices", optarg, &o.slices) < 0)
+				return SP_EXIT_ERROR;
+			if (o.slices < 1 || o.slices > 1000)
+				return sp_usage_error(synopsis, "--slices must be from 1 to 1000");
+			break;
+		case O_EVERY:
+			if (opt_double("--every", optarg, 1e-3, 1e9, &o.every) < 0)
+				return SP_EXIT_ERROR;
+			break;
 		case 'q': o.quiet = 1; break;
 		case 'h': fputs(synopsis, stdout); return SP_EXIT_OK;
 		case 'V': return sp_version();
@@ -233,6 +349,12 @@ static int cmd_psvg(int argc, char **argv)
 		default: return sp_usage_error(synopsis, NULL);
 		}
 	}
+	if (o.heatmap && (o.every || o.flame.flamechart || o.flame.reverse))
+		return sp_usage_error(synopsis, "--heatmap draws its own graphs: not with --every, --flamechart or --reverse");
+	if (o.heatmap)
+		return heatmap_main(&o, argc - optind, argv + optind);
+	if (o.every && (!o.output || !strcmp(o.output, "-")))
+		return sp_usage_error(synopsis, "--every rewrites a file: give it with -o FILE");
 	o.svg.js = (const char *)sp_asset_flame_js;
 	o.svg.js_len = sp_asset_flame_js_len;
 	o.svg.css = (const char *)sp_asset_flame_css;
@@ -258,13 +380,24 @@ static int cmd_psvg(int argc, char **argv)
 
 	struct sp_profile *p = sp_profile_new();
 	struct sp_flame *fl = sp_flame_new(p, &o.flame);
+	struct sp_sink *sink = sp_flame_sink(fl);
+	if (o.last || o.every) {
+		/* --last keeps the window's samples, --every sums per stack
+		 * and draws a fresh graph from them at each mark */
+		struct sp_roll_opts ro = { (uint64_t)(o.last * 1e9), (uint64_t)(o.every * 1e9), o.flame.flamechart,
+					   o.last ? "--last" : "--every", render_every, &o, NULL };
+		o.roll = sp_roll_new(&ro);
+		sink = sp_roll_sink(o.roll);
+	}
 	int nfiles = argc - optind;
 	char *stdin_only[] = { "-" };
 	char **files = nfiles ? argv + optind : stdin_only;
 	if (!nfiles)
 		nfiles = 1;
 	for (int i = 0; i < nfiles && rc == SP_EXIT_OK; i++) {
-		if (sp_read_file(files[i], o.format, p, sp_flame_sink(fl), &o.read, NULL, &err) < 0) {
+		if (o.roll)
+			sp_roll_set_input(o.roll, files[i]);
+		if (sp_read_file(files[i], o.format, p, sink, &o.read, NULL, &err) < 0) {
 			sp_error_e(&err);
 			/* flamegraph.pl's picture of nothing, below: a page
 			 * that says so rather than an empty file */
@@ -277,6 +410,10 @@ static int cmd_psvg(int argc, char **argv)
 	if (o.read.bad_lines)
 		sp_error("%llu bad line%s skipped", (unsigned long long)o.read.bad_lines,
 			 o.read.bad_lines == 1 ? "" : "s");
+	if (o.roll && rc == SP_EXIT_OK && sp_roll_feed(o.roll, p, sp_flame_sink(fl), &err) < 0) {
+		sp_error_e(&err);
+		rc = SP_EXIT_ERROR;
+	}
 
 	/* Nothing is written after a read error: a graph of part of the
 	 * input would pass for the whole. */
@@ -308,6 +445,7 @@ static int cmd_psvg(int argc, char **argv)
 		rc = SP_EXIT_ERROR;
 	}
 	sp_palette_free(o.svg.palette);
+	sp_roll_free(o.roll);
 	sp_flame_free(fl);
 	sp_profile_free(p);
 	return rc;

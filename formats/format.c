@@ -40,6 +40,13 @@ const struct sp_format *sp_format_probe(struct sp_input *in)
 {
 	const char *buf;
 	size_t n;
+	/* The binary stream's magic is certain in its first 8 bytes: a live
+	 * collector's stream (pcollect | plive) arrives a few bytes at a
+	 * time and must not wait for PROBE_BYTES. */
+	if (sp_input_peek(in, 8, &buf, &n) < 0)
+		return NULL;
+	if (sp_format_stream.probe(buf, n, 0) == 100)
+		return &sp_format_stream;
 	if (sp_input_peek(in, PROBE_BYTES, &buf, &n) < 0)
 		return NULL;
 	int complete = n < PROBE_BYTES;

@@ -1,0 +1,670 @@
+/* plive — a live, top-like view of a stream as it grows: functions over the
+ * last seconds of stream time, an EWMA, or all time.  A thread reads the
+ * input into lib/live; this one draws and reads keys.  The terminal is
+ * set raw (termios) and drawn with ANSI sequences on the alternate screen;
+ * it is restored on every way out, signals included. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "live.h"
+
+static const char synopsis[] =
+	"usage: plive [options] [FILE]\n"
+	"Show a live, top-like view of stack samples as they arrive: the functions of the\n"
+	"last seconds of stream time, an exponentially weighted average, or all time.\n"
+	"Input: standard input as it grows (pcollect -p PID | plive), or FILE replayed in\n"
+	"real time (any format; timestamps, as in the binary stream, pace the replay).\n"
+	"\n"
+	"  -i, --interval=S        refresh every S seconds (default 1)\n"
+	"  -w, --window=S          show the last S seconds of stream time (default 10)\n"
+	"      --ewma=S            show an exponentially weighted moving average with a\n"
+	"                          half-life of S seconds\n"
+	"  -a, --all               show all time\n"
+	"      --speed=N           replay stream time N times as fast (default 1 for FILE;\n"
+	"                          0: read FILE at once and show its end)\n"
+	"  -s, --sort=own|total|name  sort rows (default own)\n"
+	"  -n, --top=N             rows of a plain table (default 20, 0 = all)\n"
+	"      --once              print one plain table and exit\n"
+	"  -f, --format=NAME       input format: perf, folded, pyspy, speedscope, stream,\n"
+	"                          perf.data, pprof (default: detect)\n"
+	"  -q, --quiet             do not print each bad input line\n"
+	"      --partial           use a truncated binary stream up to its cut (warns)\n"
+	"  -V, --version           print the version\n"
+	"  -h, --help              show this help\n"
+	"\n"
+	"Keys: q quit, o/t/n sort by own/total/name, w cycle the window (last S s, all, ewma),\n"
+	"p pause, / filter by regular expression, arrows/j/k select, h or Enter: callers and\n"
+	"callees of the selected function, Esc back.\n"
+	"When standard output is not a terminal, a plain table is printed every interval (and\n"
+	"at the end of the input).\n"
+	"Exit status: 0 ok, 2 error (bad input, a read error).\n";
+
+struct opts {
+	double interval, window, ewma, speed;
+	int speed_set, once, quiet, rows;
+	enum sp_live_mode mode;
+	enum sp_live_sort sort;
+	const char *format, *file;
+	struct sp_warnings warn;
+	struct sp_read_opts read;
+};
+
+/* ---- the reader thread ---- */
+
+struct reader {
+	struct sp_live *l;
+	struct opts *o;
+	struct sp_err err;
+	int rc;
+	int wake; /* write end of the self-pipe */
+};
+
+static void *reader_main(void *arg)
+{
+	struct reader *r = arg;
+	double speed = r->o->speed_set ? r->o->speed : (r->o->file && strcmp(r->o->file, "-") ? 1 : 0);
+	r->rc = sp_live_read(r->l, r->o->file ? r->o->file : "-", r->o->format, &r->o->read, speed, &r->err);
+	if (write(r->wake, "e", 1) < 0) {
+		/* the main thread polls sp_live_ended anyway */
+	}
+	return NULL;
+}
+
+/* ---- the terminal ---- */
+
+static int tty_fd = -1, tty_raw;
+static struct termios tty_saved;
+static int wake_pipe[2] = { -1, -1 };
+static volatile sig_atomic_t got_winch, got_cont;
+
+static const char enter_seq[] = "\033[?1049h\033[?25l\033[H\033[2J";
+static const char leave_seq[] = "\033[?25h\033[?1049l";
+
+/* Async-signal-safe: write and tcsetattr only. */
+static void tty_restore(void)
+{
+	if (!tty_raw)
+		return;
+	tty_raw = 0;
+	tcsetattr(tty_fd, TCSAFLUSH, &tty_saved);
+	if (write(STDOUT_FILENO, leave_seq, sizeof leave_seq - 1) < 0) {
+		/* nothing to do: the terminal went away */
+	}
+}
+
+static int tty_setup(void)
+{
+	struct termios t = tty_saved;
+	t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+	t.c_iflag &= ~(tcflag_t)(ICRNL | IXON);
+	t.c_cc[VMIN] = 0;
+	t.c_cc[VTIME] = 0;
+	if (tcsetattr(tty_fd, TCSAFLUSH, &t) < 0)
+		return -1;
+	tty_raw = 1;
+	if (write(STDOUT_FILENO, enter_seq, sizeof enter_seq - 1) < 0)
+		return -1;
+	return 0;
+}
+
+static void on_fatal(int sig)
+{
+	tty_restore();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void on_winch(int sig)
+{
+	(void)sig;
+	got_winch = 1;
+	if (write(wake_pipe[1], "w", 1) < 0) {
+		/* a full pipe already wakes the loop */
+	}
+}
+
+static void on_tstp(int sig)
+{
+	int saved = errno;
+	tty_restore();
+	signal(SIGTSTP, SIG_DFL);
+	raise(SIGTSTP);
+	errno = saved;
+}
+
+static void on_cont(int sig)
+{
+	(void)sig;
+	got_cont = 1;
+	if (write(wake_pipe[1], "c", 1) < 0) {
+		/* as above */
+	}
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* ---- the interactive view ---- */
+
+struct ui {
+	struct sp_live *l;
+	struct opts *o;
+	struct sp_live_query q;
+	struct sp_live_table t;
+	regex_t re;
+	int have_re;
+	char filter[256], edit[256];
+	int editing; /* typing a filter after '/' */
+	size_t edit_len;
+	int paused, sel, top, fit;
+	uint32_t detail_func;
+	char msg[1024];
+	const char *title;
+};
+
+static void ui_draw(struct ui *u)
+{
+	struct winsize ws;
+	int width = 80, height = 24;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col && ws.ws_row) {
+		width = ws.ws_col;
+		height = ws.ws_row;
+	}
+	char status[1400];
+	if (u->editing)
+		snprintf(status, sizeof status, "Filter (regex, Enter applies, Esc cancels): /%.*s", (int)u->edit_len,
+			 u->edit);
+	else if (u->msg[0])
+		snprintf(status, sizeof status, "%s", u->msg);
+	else if (u->q.detail)
+		snprintf(status, sizeof status, "Esc back, q quit, w window, p pause");
+	else
+		snprintf(status, sizeof status, "q quit  o/t/n sort (%s)  w window  p pause  / filter  h callers+callees",
+			 u->q.sort == SP_LIVE_SORT_OWN ? "own" : u->q.sort == SP_LIVE_SORT_TOTAL ? "total" : "name");
+	/* keep the selection on screen */
+	int room = height - 5;
+	if (room < 1)
+		room = 1;
+	if ((size_t)u->sel >= u->t.nrows)
+		u->sel = u->t.nrows ? (int)u->t.nrows - 1 : 0;
+	if (u->sel < u->top)
+		u->top = u->sel;
+	if (u->sel >= u->top + room)
+		u->top = u->sel - room + 1;
+	struct sp_live_look look = { width, height, u->top, u->sel, 1, u->paused, u->title, status, u->filter };
+	struct sp_buf b = SP_BUF_INIT;
+	sp_buf_adds(&b, "\033[H");
+	struct sp_buf screen = SP_BUF_INIT;
+	u->fit = sp_live_render(u->l, &u->t, &look, &screen);
+	/* clear each line's rest, then everything below */
+	const char *p = screen.p, *end = screen.p + screen.len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		sp_buf_add(&b, p, n);
+		sp_buf_adds(&b, "\033[K");
+		p += n;
+		if (nl) {
+			p++;
+			if (p < end)
+				sp_buf_adds(&b, "\r\n");
+		}
+	}
+	sp_buf_adds(&b, "\033[J");
+	write_all(STDOUT_FILENO, b.p, b.len);
+	sp_buf_release(&b);
+	sp_buf_release(&screen);
+}
+
+static void ui_compute(struct ui *u)
+{
+	u->q.filter = u->have_re ? &u->re : NULL;
+	u->q.detail = u->detail_func;
+	sp_live_compute(u->l, &u->q, &u->t);
+}
+
+/* Handles the keys in buf; returns 1 to quit. */
+static int ui_keys(struct ui *u, const char *buf, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)buf[i];
+		if (u->editing) {
+			if (c == 27) {
+				u->editing = 0;
+				if (i + 2 < n && buf[i + 1] == '[')
+					i += 2;
+			} else if (c == '\r' || c == '\n') {
+				u->editing = 0;
+				u->edit[u->edit_len] = 0;
+				regex_t re;
+				int e;
+				if (!u->edit_len) {
+					if (u->have_re)
+						regfree(&u->re);
+					u->have_re = 0;
+					u->filter[0] = 0;
+				} else if ((e = regcomp(&re, u->edit, REG_EXTENDED | REG_NOSUB)) != 0) {
+					char m[128];
+					regerror(e, &re, m, sizeof m);
+					snprintf(u->msg, sizeof u->msg, "bad regular expression /%s/: %s", u->edit, m);
+				} else {
+					if (u->have_re)
+						regfree(&u->re);
+					u->re = re;
+					u->have_re = 1;
+					snprintf(u->filter, sizeof u->filter, "%s", u->edit);
+					u->sel = u->top = 0;
+				}
+			} else if (c == 127 || c == 8) {
+				if (u->edit_len)
+					u->edit_len--;
+			} else if (c >= 32 && u->edit_len + 1 < sizeof u->edit) {
+				u->edit[u->edit_len++] = (char)c;
+			}
+			continue;
+		}
+		u->msg[0] = 0;
+		if (c == 27) {
+			/* an arrow or page key, or Esc alone */
+			if (i + 2 < n && (buf[i + 1] == '[' || buf[i + 1] == 'O')) {
+				char k = buf[i + 2];
+				i += 2;
+				if (k == '5' || k == '6') {
+					if (i + 1 < n && buf[i + 1] == '~')
+						i++;
+					int step = u->fit > 1 ? u->fit - 1 : 10;
+					u->sel += k == '5' ? -step : step;
+				} else if (k == 'A') {
+					u->sel--;
+				} else if (k == 'B') {
+					u->sel++;
+				}
+				if (u->sel < 0)
+					u->sel = 0;
+				continue;
+			}
+			u->detail_func = 0;
+			continue;
+		}
+		switch (c) {
+		case 'q': case 'Q': case 3: return 1;
+		case 'o': u->q.sort = SP_LIVE_SORT_OWN; break;
+		case 't': u->q.sort = SP_LIVE_SORT_TOTAL; break;
+		case 'n': u->q.sort = SP_LIVE_SORT_NAME; break;
+		case 'w': u->q.mode = (enum sp_live_mode)((u->q.mode + 1) % 3); break;
+		case 'p': case ' ': u->paused = !u->paused; break;
+		case '/':
+			u->editing = 1;
+			u->edit_len = 0;
+			break;
+		case 'k': if (u->sel > 0) u->sel--; break;
+		case 'j': u->sel++; break;
+		case 'h': case '\r': case '\n':
+			if (u->detail_func)
+				u->detail_func = 0;
+			else if ((size_t)u->sel < u->t.nrows)
+				u->detail_func = u->t.rows[u->sel].func;
+			break;
+		default: break;
+		}
+	}
+	return 0;
+}
+
+static int run_tty(struct sp_live *l, struct opts *o, struct reader *r)
+{
+	struct ui u;
+	memset(&u, 0, sizeof u);
+	u.l = l;
+	u.o = o;
+	u.q.mode = o->mode;
+	u.q.sort = o->sort;
+	u.title = "plive";
+	if (tcgetattr(tty_fd, &tty_saved) < 0) {
+		sp_error("/dev/tty: %s", strerror(errno));
+		return SP_EXIT_ERROR;
+	}
+	atexit(tty_restore);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_fatal;
+	sa.sa_flags = SA_RESETHAND;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGABRT, &sa, NULL);
+	sa.sa_flags = 0;
+	sa.sa_handler = on_winch;
+	sigaction(SIGWINCH, &sa, NULL);
+	sa.sa_handler = on_cont;
+	sigaction(SIGCONT, &sa, NULL);
+	sa.sa_handler = on_tstp;
+	sigaction(SIGTSTP, &sa, NULL);
+	if (tty_setup() < 0) {
+		tty_restore();
+		sp_error("cannot set up the terminal: %s", strerror(errno));
+		return SP_EXIT_ERROR;
+	}
+	double next = mono_s();
+	int quit = 0, redraw = 1, was_ended = 0;
+	while (!quit) {
+		double now = mono_s();
+		if (now >= next) {
+			/* paused: the screen stands still (a resize redraws it) */
+			if (!u.paused) {
+				ui_compute(&u);
+				redraw = 1;
+			}
+			next = now + o->interval;
+		}
+		if (got_cont) {
+			got_cont = 0;
+			sa.sa_handler = on_tstp;
+			sigaction(SIGTSTP, &sa, NULL);
+			tty_setup();
+			redraw = 1;
+		}
+		if (got_winch) {
+			got_winch = 0;
+			redraw = 1;
+		}
+		int ended = sp_live_ended(l);
+		if (ended && !was_ended) {
+			was_ended = 1;
+			if (!u.paused)
+				ui_compute(&u);
+			if (ended == 2)
+				snprintf(u.msg, sizeof u.msg, "%s%s%s (q quits)", r->err.where, r->err.where[0] ? ": " : "",
+					 r->err.msg);
+			redraw = 1;
+		}
+		if (redraw) {
+			ui_draw(&u);
+			redraw = 0;
+		}
+		struct pollfd pf[2] = { { tty_fd, POLLIN, 0 }, { wake_pipe[0], POLLIN, 0 } };
+		int ms = (int)((next - mono_s()) * 1000) + 1;
+		if (ms < 0)
+			ms = 0;
+		if (poll(pf, 2, ms) < 0)
+			continue;
+		if (pf[1].revents & POLLIN) {
+			char junk[64];
+			if (read(wake_pipe[0], junk, sizeof junk) < 0) {
+				/* EAGAIN: nothing left */
+			}
+		}
+		if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			char buf[256];
+			ssize_t n = read(tty_fd, buf, sizeof buf);
+			if (n > 0) {
+				int mode = u.q.mode, sort = u.q.sort, paused = u.paused;
+				uint32_t det = u.detail_func;
+				quit = ui_keys(&u, buf, (size_t)n);
+				/* a new view is computed at once, not at the next tick */
+				if (mode != (int)u.q.mode || sort != (int)u.q.sort || det != u.detail_func ||
+				    (!u.editing && !u.paused) || paused != u.paused) {
+					if (!u.paused || mode != (int)u.q.mode || sort != (int)u.q.sort ||
+					    det != u.detail_func)
+						ui_compute(&u);
+				}
+				redraw = 1;
+			} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+				quit = 1; /* the terminal went away */
+			}
+		}
+	}
+	tty_restore();
+	sp_live_table_release(&u.t);
+	if (u.have_re)
+		regfree(&u.re);
+	if (sp_live_ended(l) == 2) {
+		sp_error_e(&r->err);
+		return SP_EXIT_ERROR;
+	}
+	return SP_EXIT_OK;
+}
+
+/* ---- plain tables (not a terminal) ---- */
+
+static int print_table(struct sp_live *l, struct opts *o, struct sp_live_table *t, int first)
+{
+	struct sp_live_query q = { o->mode, o->sort, NULL, 0 };
+	sp_live_compute(l, &q, t);
+	struct sp_live_look look = { 0, o->rows > 0 ? o->rows + 4 : 0, 0, -1, 0, 0, "plive", NULL, NULL };
+	struct sp_buf b = SP_BUF_INIT;
+	if (!first)
+		sp_buf_addc(&b, '\n');
+	sp_live_render(l, t, &look, &b);
+	fwrite(b.p, 1, b.len, stdout);
+	sp_buf_release(&b);
+	fflush(stdout);
+	return ferror(stdout) ? -1 : 0;
+}
+
+static int run_plain(struct sp_live *l, struct opts *o, struct reader *r)
+{
+	struct sp_live_table t;
+	memset(&t, 0, sizeof t);
+	/* A file read at --speed 0 prints at its end only: the same table
+	 * every time. */
+	int at_end_only = o->speed_set && o->speed == 0 && o->file && strcmp(o->file, "-");
+	double next = mono_s() + o->interval;
+	int first = 1, rc = SP_EXIT_OK;
+	for (;;) {
+		int ended = sp_live_ended(l);
+		if (ended) {
+			/* no table after a read error: it would pass for the
+			 * whole input */
+			if (ended == 2) {
+				sp_error_e(&r->err);
+				rc = SP_EXIT_ERROR;
+			} else if (print_table(l, o, &t, first) < 0) {
+				rc = SP_EXIT_ERROR;
+			}
+			break;
+		}
+		double now = mono_s();
+		if (!at_end_only && now >= next) {
+			if (print_table(l, o, &t, first) < 0) {
+				rc = SP_EXIT_ERROR;
+				break;
+			}
+			first = 0;
+			if (o->once)
+				break;
+			next = now + o->interval;
+		}
+		struct pollfd pf = { wake_pipe[0], POLLIN, 0 };
+		int ms = at_end_only ? -1 : (int)((next - mono_s()) * 1000) + 1;
+		if (poll(&pf, 1, ms < 0 && !at_end_only ? 0 : ms) > 0) {
+			char junk[64];
+			if (read(wake_pipe[0], junk, sizeof junk) < 0) {
+				/* EAGAIN */
+			}
+		}
+	}
+	sp_live_table_release(&t);
+	return rc;
+}
+
+static int opt_secs(const char *opt, const char *val, double min, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(val, &end);
+	if (errno || end == val || *end || !isfinite(v) || v < min || v > 1e9) {
+		sp_usage_error(synopsis, "%s: '%s' is not a number of seconds (at least %g)", opt, val, min);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int cmd_plive(int argc, char **argv)
+{
+	enum { O_EWMA = 256, O_SPEED, O_ONCE };
+	static const struct option longopts[] = {
+		{ "interval", required_argument, NULL, 'i' },
+		{ "window", required_argument, NULL, 'w' },
+		{ "ewma", required_argument, NULL, O_EWMA },
+		{ "all", no_argument, NULL, 'a' },
+		{ "speed", required_argument, NULL, O_SPEED },
+		{ "sort", required_argument, NULL, 's' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "rows", required_argument, NULL, 'n' },
+		{ "once", no_argument, NULL, O_ONCE },
+		{ "format", required_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		SP_LONGOPTS_COMMON,
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o;
+	memset(&o, 0, sizeof o);
+	o.interval = 1;
+	o.window = 10;
+	o.ewma = 30;
+	o.rows = 20;
+	o.mode = SP_LIVE_WINDOW;
+	int c;
+	unsigned long ul;
+	while ((c = getopt_long(argc, argv, "i:w:as:n:f:qhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			if (opt_secs("--interval", optarg, 0.05, &o.interval) < 0)
+				return SP_EXIT_ERROR;
+			break;
+		case 'w':
+			if (opt_secs("--window", optarg, 0.001, &o.window) < 0)
+				return SP_EXIT_ERROR;
+			o.mode = SP_LIVE_WINDOW;
+			break;
+		case O_EWMA:
+			if (opt_secs("--ewma", optarg, 0.001, &o.ewma) < 0)
+				return SP_EXIT_ERROR;
+			o.mode = SP_LIVE_EWMA;
+			break;
+		case 'a': o.mode = SP_LIVE_ALL; break;
+		case O_SPEED:
+			if (opt_secs("--speed", optarg, 0, &o.speed) < 0)
+				return SP_EXIT_ERROR;
+			o.speed_set = 1;
+			break;
+		case 's':
+			if (!strcmp(optarg, "own"))
+				o.sort = SP_LIVE_SORT_OWN;
+			else if (!strcmp(optarg, "total"))
+				o.sort = SP_LIVE_SORT_TOTAL;
+			else if (!strcmp(optarg, "name"))
+				o.sort = SP_LIVE_SORT_NAME;
+			else
+				return sp_usage_error(synopsis, "--sort must be own, total or name, not '%s'", optarg);
+			break;
+		case 'n':
+			if (sp_opt_uint("--top", optarg, &ul) < 0)
+				return SP_EXIT_ERROR;
+			o.rows = ul > 1000000 ? 1000000 : (int)ul;
+			break;
+		case O_ONCE: o.once = 1; break;
+		case 'f':
+			if (!sp_format_find(optarg))
+				return sp_usage_error(synopsis, "unknown format '%s' (known: %s)", optarg,
+						      sp_format_names());
+			o.format = optarg;
+			break;
+		case 'q': o.quiet = 1; break;
+		case 'h': fputs(synopsis, stdout); return SP_EXIT_OK;
+		case 'V': return sp_version();
+		case SP_OPT_PARTIAL: o.read.partial = 1; break;
+		default: return sp_usage_error(synopsis, NULL);
+		}
+	}
+	if (argc - optind > 1)
+		return sp_usage_error(synopsis, "one input at a time (%d given)", argc - optind);
+	o.file = optind < argc ? argv[optind] : NULL;
+	if ((!o.file || !strcmp(o.file, "-")) && isatty(STDIN_FILENO))
+		return sp_usage_error(synopsis, "standard input is a terminal: pipe a stream into plive "
+					       "(pcollect -p PID | plive) or give a FILE");
+	o.warn.quiet = o.quiet;
+	o.read.warn = sp_print_warning;
+	o.read.warn_ctx = &o.warn;
+
+	int interactive = !o.once && isatty(STDOUT_FILENO);
+	if (interactive && (tty_fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NONBLOCK)) < 0)
+		interactive = 0;
+	if (pipe(wake_pipe) < 0) {
+		sp_error("pipe: %s", strerror(errno));
+		return SP_EXIT_ERROR;
+	}
+	fcntl(wake_pipe[0], F_SETFL, O_NONBLOCK);
+	fcntl(wake_pipe[1], F_SETFL, O_NONBLOCK);
+	/* Line warnings would scribble over the screen. */
+	if (interactive)
+		o.read.warn = NULL;
+
+	struct sp_live *l = sp_live_new((uint64_t)(o.window * 1e9), (uint64_t)(o.ewma * 1e9));
+	struct reader r;
+	memset(&r, 0, sizeof r);
+	r.l = l;
+	r.o = &o;
+	r.wake = wake_pipe[1];
+	pthread_t th;
+	if (pthread_create(&th, NULL, reader_main, &r) != 0) {
+		sp_error("cannot start the reader thread");
+		sp_live_free(l);
+		return SP_EXIT_ERROR;
+	}
+	int rc = interactive ? run_tty(l, &o, &r) : run_plain(l, &o, &r);
+	if (sp_live_ended(l)) {
+		pthread_join(th, NULL);
+		if (o.read.bad_lines)
+			sp_error("%llu bad line%s skipped", (unsigned long long)o.read.bad_lines,
+				 o.read.bad_lines == 1 ? "" : "s");
+		sp_live_free(l);
+	} else {
+		/* The reader may be blocked on its input: quitting closes that
+		 * input (the process exits), which tells the writer upstream
+		 * (pcollect stops and detaches).  The reader's memory goes
+		 * with the process. */
+		sp_live_stop(l);
+		pthread_detach(th);
+		fflush(stdout);
+		_exit(ferror(stdout) && rc == SP_EXIT_OK ? SP_EXIT_ERROR : rc);
+	}
+	return rc;
+}
+
+int main(int argc, char **argv) { return sp_cmd_run("plive", cmd_plive, argc, argv); }
