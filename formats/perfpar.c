@@ -19,8 +19,10 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "format.h"
 #include "perf.h"
@@ -146,6 +148,13 @@ static void *worker_main(void *arg)
 			par->free = c;
 			pthread_cond_signal(&par->freed);
 		} else {
+			/* A mapped chunk is done with: drop its pages from this
+			 * process (they stay in the page cache), so RSS holds the
+			 * chunks in flight, not the file. */
+			uintptr_t pg = 4096, a = ((uintptr_t)c->p + pg - 1) & ~(pg - 1);
+			uintptr_t b = ((uintptr_t)c->p + c->n) & ~(pg - 1);
+			if (b > a)
+				madvise((void *)a, b - a, MADV_DONTNEED);
 			free(c);
 		}
 		pthread_mutex_unlock(&par->mu);
@@ -261,7 +270,8 @@ static int read_ring(struct par *par, struct sp_input *in, size_t chunk, unsigne
 			c->buf = sp_xrealloc(c->buf, carry.len * 2);
 			c->cap = carry.len * 2;
 		}
-		memcpy(c->buf, carry.p, carry.len);
+		if (carry.len)
+			memcpy(c->buf, carry.p, carry.len);
 		len = carry.len;
 		carry.len = 0;
 		size_t cut = 0;
@@ -381,7 +391,8 @@ int sp_perf_fold_parallel(struct sp_input *in, const struct sp_perf_par_opts *po
 		munmap(map, (size_t)size);
 
 	/* The warnings in input order, with lines counted from the start. */
-	qsort(par.warns, par.nwarn, sizeof *par.warns, warn_cmp);
+	if (par.nwarn)
+		qsort(par.warns, par.nwarn, sizeof *par.warns, warn_cmp);
 	uint64_t base = 0, at = 0;
 	for (size_t i = 0; i < par.nwarn; i++) {
 		struct pwarn *pw = &par.warns[i];
