@@ -79,19 +79,21 @@ echo
 echo "fresh data: $F"
 echo "  $(awk -v s="$size" 'BEGIN {printf "%.1f", s / 1e6}') MB of perf script text from $(ls "$D"/rec/*.txt | wc -l) distinct recordings, nothing repeated; $(wc -l < "$W/ref.folded") distinct stacks"
 echo "repeated input: $R (the first recording repeated to the same size)"
-printf '%-48s %7s %7s %7s %9s %7s %9s %8s %9s\n' row "wall s" "CPU s" "MB/s" "MB/CPU-s" "RSS MB" inferno "ours/inf" target
+wc_t=$(awk '{print $1}' "$W/t.0" | median)
+printf '%-48s %7s %7s %7s %9s %7s %7s %9s %8s %9s\n' row "wall s" "CPU s" "MB/s" "MB/CPU-s" "x wc-l" "RSS MB" inferno "ours/inf" target
 for i in "${!rows[@]}"; do
 	IFS='@' read -r label bytes ref target cmd <<< "${rows[$i]}"
 	t=$(awk '{print $1}' "$W/t.$i" | median)
 	cpu=$(awk '{print $2 + $3}' "$W/t.$i" | median)
 	rss=$(awk '{print $4}' "$W/t.$i" | median)
-	awk -v l="$label" -v t="$t" -v c="$cpu" -v r="$rss" -v b="$bytes" -v ref="$ref" -v tg="$target" 'BEGIN {
+	awk -v l="$label" -v t="$t" -v c="$cpu" -v r="$rss" -v b="$bytes" -v ref="$ref" -v tg="$target" -v wt="$wc_t" -v sz="$size" 'BEGIN {
+		xwc = (b > 0 && t > 0 && wt > 0) ? sprintf("%.3f", (b / t) / (sz / wt)) : "-"
 		mbs = (b > 0 && t > 0) ? sprintf("%.0f", b / 1e6 / t) : "-"
 		mbc = (b > 0 && c > 0) ? sprintf("%.0f", b / 1e6 / c) : "-"
 		if (ref == "-") { rs = "-"; ratio = "-"; tgs = "-" }
 		else if (b > 0) { rs = ref " MB/s"; ratio = sprintf("%.2fx", (b / 1e6 / t) / ref); tgs = ">=" tg }
 		else { rs = ref " s"; ratio = sprintf("%.2fx", ref / t); tgs = "<=" tg " s" }
-		printf "%-48s %7.3f %7.3f %7s %9s %7.1f %9s %8s %9s\n", l, t, c, mbs, mbc, r / 1024, rs, ratio, tgs }'
+		printf "%-48s %7.3f %7.3f %7s %9s %7s %7.1f %9s %8s %9s\n", l, t, c, mbs, mbc, xwc, r / 1024, rs, ratio, tgs }'
 done
 txt=$(awk '{print $1}' "$W/t.6" | median); bin=$(awk '{print $1}' "$W/t.7" | median)
 awk -v a="$txt" -v b="$bin" 'BEGIN {printf "binary path / text path: %.2fx wall (target <= 1.5x)\n", b / a}'
@@ -99,6 +101,8 @@ cat <<EOF
 (medians of $RUNS alternating runs on $(nproc) CPUs; load average $load_end at the end: wall
  times are inflated by whatever else runs on this shared machine, CPU times much less;
  MB/CPU-s = bytes per CPU second of all the row's processes, the figure load hides least;
+ x wc-l = throughput / wc -l's on the same file in the same rounds (wc -l reads ~4000 MB/s
+ on an idle machine of this kind, so x wc-l * 4000 estimates the idle-machine MB/s);
  inferno = inferno 0.11.21 measured side by side on the same kind of input (issue 13):
  inferno-collapse-perf 0.45 s = 220 MB/s with 2 threads, 33 MB; inferno-flamegraph
  0.12 s, 22 MB, on a 12.9 MB folded file of 104,043 frames (it drops narrow frames, psvg
