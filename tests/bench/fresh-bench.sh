@@ -108,3 +108,13 @@ cat <<EOF
  0.12 s, 22 MB, on a 12.9 MB folded file of 104,043 frames (it drops narrow frames, psvg
  keeps every one); ours/inf = our throughput / inferno's, or inferno's s / ours)
 EOF
+
+# The SVG of the fresh data in headless Chromium: load and every zoom (the
+# 300k-frame synthetic graph is timed by psvg-bench.sh below).
+if command -v node > /dev/null && [ -x /usr/bin/chromium ] && [ -d tests/browser/node_modules/playwright-core ]; then
+	"$B/psvg" "$W/ref.folded" > "$W/fresh.svg"
+	echo "the fresh data's SVG in headless Chromium (targets: load < 500 ms, every zoom < 100 ms):"
+	(cd tests/browser && node bench.js "$W/fresh.svg" "$RUNS") | sed 's/^/  /'
+else
+	echo "skip: Chromium timings need node, /usr/bin/chromium and tests/browser/node_modules (make deps)"
+fi
