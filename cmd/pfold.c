@@ -2,7 +2,6 @@
  * into folded stacks or the binary stream. */
 #include <errno.h>
 #include <getopt.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -11,6 +10,7 @@
 #include "format.h"
 #include "inline.h"
 #include "perf.h"
+#include "perfpar.h"
 #include "pprof.h"
 #include "stream.h"
 
@@ -44,7 +44,8 @@ static const char synopsis[] =
 	"      --lines             frames \"func (file:line)\" when the input has source lines\n"
 	"      --weight=W          folded output counts samples (count) or sums periods (period,\n"
 	"                          the default); the binary stream keeps both\n"
-	"  -j, --jobs=N            worker threads for large perf script files (default: CPUs)\n"
+	"  -j, --jobs=N            threads folding perf script text, from a file or a pipe\n"
+	"                          (default: CPUs; the output does not depend on N)\n"
 	"  -q, --quiet             do not print each bad line (the summary is still printed)\n"
 	"      --partial           use a truncated binary stream up to its cut (warns)\n"
 	"  -V, --version           print the version\n"
@@ -68,119 +69,6 @@ struct opts {
 	int quiet;
 	struct sp_warnings warn; /* line warnings: counted, -q drops them */
 };
-
-/* ---- the parallel path: one large perf script file, folded output ---- */
-
-struct worker {
-	pthread_t th;
-	int fd;
-	const char *name;
-	uint64_t start, end;
-	struct sp_profile *p;
-	struct sp_fold *fold;
-	struct sp_read_opts read;
-	struct sp_err err;
-	int rc;
-};
-
-static void *worker_main(void *arg)
-{
-	struct worker *w = arg;
-	struct sp_input *in = sp_input_fd(w->fd, w->name, w->start, w->end);
-	w->rc = sp_format_perf.read(in, w->p, sp_fold_sink(w->fold), &w->read, &w->err);
-	sp_input_close(in);
-	return NULL;
-}
-
-/* Split [0,size) at sample boundaries: after a blank line ("\n\n"). */
-static uint64_t find_split(int fd, uint64_t from, uint64_t size)
-{
-	char buf[1 << 16];
-	uint64_t pos = from;
-	int prev_nl = 0;
-	while (pos < size && pos < from + (16u << 20)) {
-		ssize_t r = pread(fd, buf, sizeof buf, (off_t)pos);
-		if (r <= 0)
-			return 0;
-		for (ssize_t i = 0; i < r; i++) {
-			if (buf[i] == '\n') {
-				if (prev_nl)
-					return pos + (uint64_t)i + 1;
-				prev_nl = 1;
-			} else if (buf[i] != '\r') {
-				prev_nl = 0;
-			}
-		}
-		pos += (uint64_t)r;
-	}
-	return 0;
-}
-
-static int fold_parallel(struct opts *o, struct sp_input *in, int fd, uint64_t size, struct sp_profile *p,
-			 struct sp_fold *fold, struct sp_err *err)
-{
-	/* Every worker must filter on the same event as a single pass would:
-	 * the first event of the file, unless one was given. */
-	struct sp_buf ev = SP_BUF_INIT;
-	const char *first = o->event_filter;
-	int defaulted = 0;
-	if (!first) {
-		const char *buf;
-		size_t n;
-		sp_input_peek(in, 1 << 20, &buf, &n);
-		first = sp_perf_first_event(buf, n, &ev);
-		defaulted = 1;
-	}
-	unsigned nw = (unsigned)o->jobs;
-	struct worker *w = sp_xcalloc(nw, sizeof *w);
-	uint64_t at = 0;
-	unsigned used = 0;
-	for (unsigned i = 0; i < nw && at < size; i++) {
-		uint64_t end = size;
-		if (i + 1 < nw) {
-			end = find_split(fd, size / nw * (i + 1), size);
-			if (!end || end <= at)
-				end = size;
-		}
-		w[i].fd = fd;
-		w[i].name = sp_input_name(in);
-		w[i].start = at;
-		w[i].end = end;
-		w[i].p = i == 0 ? p : sp_profile_new();
-		w[i].fold = i == 0 ? fold : sp_fold_new(w[i].p, &o->fold);
-		w[i].read = o->read;
-		w[i].read.bad_lines = 0;
-		w[i].read.event_filter = first;
-		w[i].read.event_filter_defaulted = defaulted;
-		at = end;
-		used++;
-	}
-	/* Worker 0 starts at offset 0: give it a pread range so it does not
-	 * consume the probe's buffered bytes twice. */
-	if (w[0].start == 0 && w[0].end == 0)
-		w[0].end = size;
-	for (unsigned i = 1; i < used; i++)
-		pthread_create(&w[i].th, NULL, worker_main, &w[i]);
-	worker_main(&w[0]);
-	int rc = w[0].rc;
-	if (rc)
-		*err = w[0].err;
-	for (unsigned i = 1; i < used; i++) {
-		pthread_join(w[i].th, NULL);
-		if (w[i].rc && !rc) {
-			rc = -1;
-			*err = w[i].err;
-		}
-		sp_fold_merge(fold, w[i].fold);
-		sp_fold_free(w[i].fold);
-		sp_profile_free(w[i].p);
-	}
-	for (unsigned i = 0; i < used; i++)
-		o->read.bad_lines += w[i].read.bad_lines;
-	free(w);
-	sp_buf_release(&ev);
-	return rc;
-}
 
 static int cmd_pfold(int argc, char **argv)
 {
@@ -309,27 +197,33 @@ static int cmd_pfold(int argc, char **argv)
 		nfiles = 1;
 	int rc = SP_EXIT_OK;
 	struct sp_err err;
+	/* SP_PFOLD_CHUNK: the parallel path's chunk size in bytes (tests
+	 * make it small to cut even a small input into many chunks) */
+	size_t chunk = 0;
+	const char *ck = getenv("SP_PFOLD_CHUNK");
+	if (ck && *ck)
+		chunk = (size_t)strtoull(ck, NULL, 10);
 	for (int i = 0; i < nfiles && rc == SP_EXIT_OK; i++) {
-		/* One large perf script file folded to text: split it over
-		 * threads.  Everything else: one pass through the readers. */
-		struct sp_input *in = NULL;
-		int fd;
-		uint64_t size;
-		if (fold && !inl && o.jobs > 1 && nfiles == 1 && strcmp(files[i], "-") &&
-		    (!o.format || !strcmp(o.format, "perf")) && (in = sp_input_open(files[i], &err)) &&
-		    sp_input_splittable(in, &fd, &size) && size > (8u << 20) && sp_format_probe(in) == &sp_format_perf) {
-			if (fold_parallel(&o, in, fd, size, p, fold, &err) < 0) {
-				sp_error_e(&err);
+		/* perf script text folded to text (a file or a pipe): cut into
+		 * chunks of whole samples, folded by -j threads.  Everything
+		 * else: one pass through the readers. */
+		struct sp_input *in = sp_input_open(files[i], &err);
+		const struct sp_format *fmt = NULL;
+		if (in && fold && !inl && o.jobs > 1 && (!o.format || !strcmp(o.format, "perf")) &&
+		    sp_input_check_empty(in, &err) == 0 && (fmt = o.format ? &sp_format_perf : sp_format_probe(in)) == &sp_format_perf) {
+			struct sp_perf_par_opts po = { (unsigned)o.jobs, chunk, &o.fold, o.lines };
+			if (sp_perf_fold_parallel(in, &po, p, fold, &o.read, &err) < 0) {
+				sp_outfile_error(&of, &err);
 				rc = SP_EXIT_ERROR;
 			}
 			sp_input_close(in);
 			continue;
 		}
-		sp_input_close(in);
-		if (sp_read_file(files[i], o.format, p, sink, &o.read, NULL, &err) < 0) {
+		if (!in || sp_read_input(in, o.format, p, sink, &o.read, NULL, &err) < 0) {
 			sp_outfile_error(&of, &err);
 			rc = SP_EXIT_ERROR;
 		}
+		sp_input_close(in);
 	}
 	if (rc == SP_EXIT_OK && inl && sp_inline_finish(inl, &err) < 0) {
 		sp_error_e(&err);

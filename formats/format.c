@@ -86,6 +86,16 @@ int sp_read_file(const char *path, const char *format, struct sp_profile *p, str
 	struct sp_input *in = sp_input_open(path, err);
 	if (!in)
 		return -1;
+	int rc = sp_read_input(in, format, p, sink, o, used, err);
+	sp_input_close(in);
+	return rc;
+}
+
+int sp_read_input(struct sp_input *in, const char *format, struct sp_profile *p, struct sp_sink *sink,
+		  struct sp_read_opts *o, const struct sp_format **used, struct sp_err *err)
+{
+	if (used)
+		*used = NULL;
 	int rc = 0;
 	const struct sp_format *fmt = format ? sp_format_find(format) : sp_format_probe(in);
 	if (sp_input_check_empty(in, err) < 0) {
@@ -101,6 +111,5 @@ int sp_read_file(const char *path, const char *format, struct sp_profile *p, str
 			*used = fmt;
 		rc = fmt->read(in, p, sink, o, err);
 	}
-	sp_input_close(in);
 	return rc;
 }

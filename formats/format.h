@@ -75,5 +75,8 @@ int sp_input_check_empty(struct sp_input *in, struct sp_err *err);
 
 int sp_read_file(const char *path, const char *format, struct sp_profile *p, struct sp_sink *sink,
 		 struct sp_read_opts *o, const struct sp_format **used, struct sp_err *err);
+/* The same over an open input (not closed here). */
+int sp_read_input(struct sp_input *in, const char *format, struct sp_profile *p, struct sp_sink *sink,
+		  struct sp_read_opts *o, const struct sp_format **used, struct sp_err *err);
 
 #endif

@@ -78,14 +78,18 @@ struct stack_ent {
 	uint32_t off, len, node;
 };
 
-/* Whole sample blocks seen before: the exact text of a sample's frame
- * lines -> its stack node.  perf repeats the same block for every sample of
- * the same stack at the same addresses, so most samples cost one hash of
- * their frame lines.  Capped: the cache is emptied when its text grows past
- * BLOCK_POOL_MAX, so memory stays bounded whatever the input. */
-#define BLOCK_POOL_MAX (32u << 20)
+/* Whole sample blocks seen before: the text of a sample's frame lines ->
+ * its stack node.  perf repeats the same block for every sample of the
+ * same stack at the same addresses, so most samples cost one hash of their
+ * frame lines.  A block is known by its length and 128-bit xxh3 hash, not
+ * by a copy of its text: copying every new block (most of fresh input) and
+ * comparing every hit cost a third of pfold's time; two different blocks
+ * of one input share a 128-bit hash with odds below 2^-64 even for 2^32
+ * distinct blocks.  Capped at BLOCK_MAX entries (then emptied), so memory
+ * stays bounded whatever the input. */
+#define BLOCK_MAX (1u << 20)
 struct block_ent {
-	uint64_t off;
+	uint64_t hi; /* the hash's high half (the map key is its low half) */
 	uint32_t len, node, nlines;
 };
 
@@ -93,7 +97,6 @@ struct perf_state {
 	struct sp_u64map blockmap; /* hash -> index + 1 into bents */
 	struct block_ent *bents;
 	size_t nbent, capbent;
-	struct sp_buf bpool;
 	int use_node;      /* flush_sample: the stack is `node`, not frames[] */
 	uint32_t node;
 	struct sp_u64map stackmap; /* hash -> index + 1 into sents */
@@ -839,14 +842,15 @@ static int try_block(struct perf_state *st)
 		sp_input_consume(st->in, n + 1, lines + 1);
 		return flush_sample(st) < 0 ? -1 : 1;
 	}
-	uint64_t h = sp_hash_seed(b, n, (uint64_t)st->java);
+	XXH128_hash_t hh = XXH3_128bits_withSeed(b, n, (uint64_t)st->java);
+	uint64_t h = hh.low64;
 	if (h == UINT64_MAX)
 		h--;
 	int found;
 	uint32_t *slot = sp_u64map_slot(&st->blockmap, h, &found);
 	if (found) {
 		const struct block_ent *en = &st->bents[*slot - 1];
-		if (en->len == n && !memcmp(st->bpool.p + en->off, b, n)) {
+		if (en->len == n && en->hi == hh.high64) {
 			sp_input_consume(st->in, n + 1, (uint64_t)en->nlines + 1);
 			st->use_node = 1;
 			st->node = en->node;
@@ -880,19 +884,17 @@ static int try_block(struct perf_state *st)
 	}
 	uint32_t node = stack_node(st);
 	if (!found) {
-		if (st->bpool.len + n > BLOCK_POOL_MAX) {
+		if (st->nbent >= BLOCK_MAX) {
 			/* Full: start over rather than grow with the input. */
 			sp_u64map_release(&st->blockmap);
 			st->nbent = 0;
-			st->bpool.len = 0;
 			slot = sp_u64map_slot(&st->blockmap, h, &found);
 		}
 		if (st->nbent == st->capbent) {
 			st->capbent = st->capbent ? st->capbent * 2 : 1024;
 			st->bents = sp_xrealloc(st->bents, st->capbent * sizeof *st->bents);
 		}
-		st->bents[st->nbent] = (struct block_ent){ st->bpool.len, (uint32_t)n, node, nlines };
-		sp_buf_add(&st->bpool, b, n);
+		st->bents[st->nbent] = (struct block_ent){ hh.high64, (uint32_t)n, node, nlines };
 		*slot = (uint32_t)++st->nbent;
 	}
 	sp_input_consume(st->in, n + 1, (uint64_t)nlines + 1);
@@ -915,39 +917,68 @@ giveup:
 	return 0;
 }
 
-static int perf_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sink, struct sp_read_opts *o,
-		     struct sp_err *err)
-{
+struct sp_perf_reader {
 	struct perf_state st;
-	memset(&st, 0, sizeof st);
-	st.p = p;
-	st.sink = sink;
-	st.o = o;
-	st.in = in;
-	st.err = err;
-	fc_init(&st.fc);
-	sp_buf_init(&st.last_comm);
-	sp_buf_init(&st.last_event);
-	sp_buf_init(&st.tmp);
+};
+
+struct sp_perf_reader *sp_perf_reader_new(struct sp_profile *p, struct sp_sink *sink, struct sp_read_opts *o)
+{
+	struct sp_perf_reader *r = sp_xcalloc(1, sizeof *r);
+	struct perf_state *st = &r->st;
+	st->p = p;
+	st->sink = sink;
+	st->o = o;
+	fc_init(&st->fc);
+	sp_buf_init(&st->last_comm);
+	sp_buf_init(&st->last_event);
+	sp_buf_init(&st->tmp);
 	if (sp_profile_nvalues(p) == 0) {
 		static const char *const names[] = { "samples", "period" };
 		sp_profile_set_values(p, 2, names);
 	}
 	if (o->event_filter && *o->event_filter) {
-		st.filter_event = sp_str_intern(p, o->event_filter, strlen(o->event_filter));
-		st.filter_defaulted = o->event_filter_defaulted;
+		st->filter_event = sp_str_intern(p, o->event_filter, strlen(o->event_filter));
+		st->filter_defaulted = o->event_filter_defaulted;
 	}
+	return r;
+}
+
+void sp_perf_reader_free(struct sp_perf_reader *r)
+{
+	if (!r)
+		return;
+	struct perf_state *st = &r->st;
+	fc_release(&st->fc);
+	free(st->frames);
+	sp_u64map_release(&st->stackmap);
+	free(st->sents);
+	sp_u64map_release(&st->blockmap);
+	free(st->bents);
+	free(st->spool);
+	sp_buf_release(&st->last_comm);
+	sp_buf_release(&st->last_event);
+	sp_buf_release(&st->tmp);
+	free(r);
+}
+
+int sp_perf_reader_feed(struct sp_perf_reader *r, struct sp_input *in, struct sp_err *err)
+{
+	struct perf_state *st = &r->st;
+	struct sp_sink *sink = st->sink;
+	struct sp_profile *p = st->p;
+	st->in = in;
+	st->err = err;
 	int rc = 0;
 	const char *line;
 	size_t len;
 	while ((line = sp_input_line(in, &len))) {
 		if (len && line[0] == '#') {
-			if (len > 12 && !memcmp(line, "# cmdline : ", 12) && !st.in_sample) {
-				sp_buf_reset(&st.tmp);
-				sp_buf_add(&st.tmp, line + 12, len - 12);
-				while (st.tmp.len && is_ws(st.tmp.p[st.tmp.len - 1]))
-					st.tmp.len--;
-				sp_meta_add(p, "command", sp_buf_cstr(&st.tmp));
+			if (len > 12 && !memcmp(line, "# cmdline : ", 12) && !st->in_sample) {
+				sp_buf_reset(&st->tmp);
+				sp_buf_add(&st->tmp, line + 12, len - 12);
+				while (st->tmp.len && is_ws(st->tmp.p[st->tmp.len - 1]))
+					st->tmp.len--;
+				sp_meta_add(p, "command", sp_buf_cstr(&st->tmp));
 				if (sink->meta && sink->meta(sink, p, err) < 0) {
 					rc = -1;
 					break;
@@ -960,20 +991,20 @@ static int perf_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *
 		while (s < e && is_ws(*s))
 			s++;
 		if (s == e) {
-			if (flush_sample(&st) < 0) {
+			if (flush_sample(st) < 0) {
 				rc = -1;
 				break;
 			}
 			continue;
 		}
-		if (!st.in_sample) {
-			int r = parse_event(&st, line, len, 0);
-			if (r < 0) {
+		if (!st->in_sample) {
+			int pr = parse_event(st, line, len, 0);
+			if (pr < 0) {
 				rc = -1;
 				break;
 			}
-			if (r == 1 && st.in_sample && !st.nframes) {
-				int b = try_block(&st);
+			if (pr == 1 && st->in_sample && !st->nframes) {
+				int b = try_block(st);
 				if (b < 0) {
 					rc = -1;
 					break;
@@ -981,51 +1012,50 @@ static int perf_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *
 				if (b)
 					continue;
 			}
-			if (r == 0) {
+			if (pr == 0) {
 				if (line[0] != s[0] && parse_frame(&(struct perf_state){ .dry = 1 }, line, e))
-					warn_line(&st, "stack line outside a sample (no event line before it)", line, len);
+					warn_line(st, "stack line outside a sample (no event line before it)", line, len);
 				else
-					warn_line(&st, "not an event line", line, len);
+					warn_line(st, "not an event line", line, len);
 			}
 			continue;
 		}
 		/* Inside a sample: a frame, a srcline, or (no blank line between
 		 * samples) the next event line. */
 		if (line[0] != s[0] || !looks_like_event(line, e)) {
-			if (parse_frame(&st, line, e)) {
-				st.last_was_frame = 1;
+			if (parse_frame(st, line, e)) {
+				st->last_was_frame = 1;
 				continue;
 			}
-			if (st.last_was_frame && is_srcline(line, e)) {
-				st.last_was_frame = 0;
+			if (st->last_was_frame && is_srcline(line, e)) {
+				st->last_was_frame = 0;
 				continue;
 			}
 		}
-		int r = parse_event(&st, line, len, line[0] == s[0] ? 0 : 1);
-		if (r < 0) {
+		int pr = parse_event(st, line, len, line[0] == s[0] ? 0 : 1);
+		if (pr < 0) {
 			rc = -1;
 			break;
 		}
-		if (r == 0)
-			warn_line(&st, "cannot parse stack line", line, len);
+		if (pr == 0)
+			warn_line(st, "cannot parse stack line", line, len);
 	}
-	if (!rc && flush_sample(&st) < 0)
+	if (!rc && flush_sample(st) < 0)
 		rc = -1;
 	if (!rc && sp_input_failed(in, err))
 		rc = -1;
+	st->in = NULL;
+	return rc;
+}
+
+static int perf_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sink, struct sp_read_opts *o,
+		     struct sp_err *err)
+{
+	struct sp_perf_reader *r = sp_perf_reader_new(p, sink, o);
+	int rc = sp_perf_reader_feed(r, in, err);
 	if (!rc && sink->end_input && sink->end_input(sink, p, err) < 0)
 		rc = -1;
-	fc_release(&st.fc);
-	free(st.frames);
-	sp_u64map_release(&st.stackmap);
-	free(st.sents);
-	sp_u64map_release(&st.blockmap);
-	free(st.bents);
-	sp_buf_release(&st.bpool);
-	free(st.spool);
-	sp_buf_release(&st.last_comm);
-	sp_buf_release(&st.last_event);
-	sp_buf_release(&st.tmp);
+	sp_perf_reader_free(r);
 	return rc;
 }
 

@@ -37,6 +37,7 @@ struct sp_input {
 	uint64_t lineno;
 	int is_regular;
 	uint64_t size;
+	int borrowed;      /* buf is the caller's memory (sp_input_mem): not freed */
 };
 
 static void fail(struct sp_input *in, const char *what, const char *detail)
@@ -263,9 +264,19 @@ struct sp_input *sp_input_open(const char *path, struct sp_err *err)
 struct sp_input *sp_input_mem(const void *p, size_t n, const char *name)
 {
 	struct sp_input *in = input_new(name);
-	in->mem = p;
-	in->memlen = n;
-	detect(in);
+	const unsigned char *b = p;
+	if (n >= 2 && b[0] == 0x1f && b[1] == 0x8b) {
+		in->mem = p;
+		in->memlen = n;
+		detect(in);
+		return in;
+	}
+	/* Plain bytes are read in place, never copied: pfold's parallel path
+	 * hands each worker chunks of a mapped file or of its read ring. */
+	in->buf = (char *)p;
+	in->len = in->cap = n;
+	in->borrowed = 1;
+	in->eof = in->eof_raw = 1;
 	return in;
 }
 
@@ -278,7 +289,8 @@ void sp_input_close(struct sp_input *in)
 	if (in->own_fd)
 		close(in->fd);
 	free(in->zbuf);
-	free(in->buf);
+	if (!in->borrowed)
+		free(in->buf);
 	free(in->name);
 	free(in);
 }
@@ -375,6 +387,17 @@ size_t sp_input_read(struct sp_input *in, void *dst, size_t n)
 	size_t done = 0;
 	while (done < n) {
 		size_t avail = in->len - in->start;
+		if (!avail && !in->gzip && !in->eof && n - done >= 64 * 1024) {
+			/* nothing buffered: read straight into dst, no copy */
+			ssize_t r = raw_read(in, (char *)dst + done, n - done);
+			if (r <= 0) {
+				in->eof = 1;
+				break;
+			}
+			in->consumed += (uint64_t)r;
+			done += (size_t)r;
+			continue;
+		}
 		if (!avail) {
 			if (!fill(in))
 				break;

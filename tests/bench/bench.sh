@@ -303,6 +303,7 @@ if [ -n "${BENCH_BIG:-}" ] && [ "${BENCH_BIG}" != 0 ]; then
 fi
 
 # Other commands' benchmarks.
+bash "$top/tests/bench/fresh-bench.sh"
 bash "$top/tests/bench/speedscope-bench.sh"
 bash "$top/tests/bench/filter-bench.sh"
 bash "$top/tests/bench/psvg-bench.sh"
