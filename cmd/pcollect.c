@@ -50,6 +50,10 @@ static const char synopsis[] =
 	"      --no-inline         do not show functions inlined by the compiler\n"
 	"      --no-kernel         user-mode samples and frames only\n"
 	"      --buffer=MIB        sample buffer per CPU (default 8 for dwarf, 1 otherwise)\n"
+	"      --python=MODE       CPython 3.11-3.13 targets: merged (default: Python frames\n"
+	"                          in place of the interpreter's eval-loop frames), only\n"
+	"                          (Python frames alone) or off\n"
+	"      --python-lines=no   one frame per Python function, not per line\n"
 	"  -q, --quiet             no status line, summary or warnings\n"
 	"  -v, --verbose           print a summary at the end\n"
 	"      --snapshot          where is every thread now, and who holds the lock it\n"
@@ -81,7 +85,7 @@ static void on_task(void *ctx, int pid, int tid) { sp_collect_add_task(ctx, pid,
 
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
-	enum { O_CG = 256, O_LINES, O_NOINLINE, O_NOKERNEL, O_BUFFER, O_NORENAME };
+	enum { O_CG = 256, O_LINES, O_NOINLINE, O_NOKERNEL, O_BUFFER, O_NORENAME, O_PYTHON, O_PYLINES };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -94,6 +98,8 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "no-kernel", no_argument, NULL, O_NOKERNEL },
 		{ "buffer", required_argument, NULL, O_BUFFER },
 		{ "no-rename", no_argument, NULL, O_NORENAME },
+		{ "python", required_argument, NULL, O_PYTHON },
+		{ "python-lines", required_argument, NULL, O_PYLINES },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -157,6 +163,22 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 			o->buffer_mib = v;
 			break;
 		case O_NORENAME: o->no_rename = 1; break;
+		case O_PYTHON:
+			if (!strcmp(optarg, "merged"))
+				o->python = SP_PY_MERGED;
+			else if (!strcmp(optarg, "only"))
+				o->python = SP_PY_ONLY;
+			else if (!strcmp(optarg, "off"))
+				o->python = SP_PY_OFF;
+			else
+				return sp_usage_error(synopsis, "--python must be merged, only or off, not '%s'", optarg),
+				       -1;
+			break;
+		case O_PYLINES:
+			if (strcmp(optarg, "yes") && strcmp(optarg, "no"))
+				return sp_usage_error(synopsis, "--python-lines must be yes or no, not '%s'", optarg), -1;
+			o->python_nolines = !strcmp(optarg, "no");
+			break;
 		case 'q': o->quiet = 1; break;
 		case 'v': o->verbose = 1; break;
 		case 'h': fputs(synopsis, stdout); return 1;
@@ -210,6 +232,7 @@ static int cmd_pcollect(int argc, char **argv)
 	memset(&c, 0, sizeof c);
 	c.o.freq = 99;
 	c.o.stack_bytes = 16384;
+	c.o.python = SP_PY_MERGED;
 	int prc = parse_opts(&c.o, argc, argv);
 	if (prc)
 		return prc > 0 ? SP_EXIT_OK : SP_EXIT_ERROR;
@@ -285,7 +308,8 @@ static int cmd_pcollect(int argc, char **argv)
 	c.w = sp_stream_writer_new(out, c.p);
 	c.sink = sp_stream_writer_sink(c.w);
 	struct sp_collect_opts co = { .callgraph = c.o.cg, .lines = c.o.lines, .no_inline = c.o.no_inline,
-				      .threads = c.o.threads, .event = "cpu-clock" };
+				      .threads = c.o.threads, .event = "cpu-clock", .python = c.o.python,
+				      .python_lines = !c.o.python_nolines };
 	if (!(c.eng = sp_collect_new(c.p, c.sink, &co, &err))) {
 		sp_error_e(&err);
 		sp_perfev_free(c.ev);
@@ -371,9 +395,13 @@ static int cmd_pcollect(int argc, char **argv)
 	sp_collect_handler(c.eng, &hd);
 	double t0 = mono_s(), last_status = 0, last_flush = t0;
 	int show_status = !c.o.quiet && isatty(STDERR_FILENO);
+	/* Python frames are read when a sample is handed out, not when it was
+	 * taken: rounds are shorter so that they are read soon after. */
+	int round_ms = c.o.python != SP_PY_OFF ? 10 : 50;
 	while (!stop_signal && !c.write_failed) {
-		sp_perfev_wait(c.ev, 50);
+		sp_perfev_wait(c.ev, round_ms);
 		sp_perfev_read(c.ev, &hd, 0);
+		pcollect_python_messages(&c);
 		if (sp_collect_error(c.eng, &c.werr))
 			c.write_failed = 1;
 		double now = mono_s();
@@ -400,6 +428,8 @@ static int cmd_pcollect(int argc, char **argv)
 	}
 	sp_perfev_disable(c.ev);
 	sp_perfev_read(c.ev, &hd, 1);
+	pcollect_python_messages(&c);
+	pcollect_python_meta(&c);
 	if (!c.write_failed && sp_collect_error(c.eng, &c.werr))
 		c.write_failed = 1;
 	if (show_status)
@@ -468,6 +498,8 @@ static int cmd_pcollect(int argc, char **argv)
 			 (unsigned long long)cs->truncated,
 			 cs->samples ? (double)cs->unwound_frames / (double)cs->samples : 0, (size_t)cs->stacks, cpu);
 	}
+	if (c.o.verbose)
+		pcollect_python_summary(&c);
 	if (rc == SP_EXIT_OK && finished && !sp_collect_stats(c.eng)->samples) {
 		/* An empty result is not a success when attached; a command's
 		 * own exit status stays what pcollect returns. */

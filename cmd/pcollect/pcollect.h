@@ -20,6 +20,8 @@ struct opts {
 	unsigned stack_bytes;
 	int lines, no_inline, no_kernel, quiet, verbose, no_rename;
 	unsigned long buffer_mib;
+	enum sp_pymode python; /* --python */
+	int python_nolines;    /* --python-lines=no */
 };
 
 struct coll {
@@ -58,6 +60,12 @@ int pcollect_exit_code(int status);
 /* The value of -p: a process or thread id, or -1 when it is not one (the
  * caller says so once, as a usage error). */
 int pcollect_pid(const char *s);
+
+/* python.c: print the Python step's messages (not with -q); its counts
+ * as stream metadata at the end; with -v, its summary line. */
+void pcollect_python_messages(struct coll *c);
+void pcollect_python_meta(struct coll *c);
+void pcollect_python_summary(struct coll *c);
 
 /* pcollect --snapshot with pcollect's argv; returns the exit status. */
 int pcollect_snapshot(int argc, char **argv);
