@@ -25,7 +25,6 @@ struct sp_pymerge {
 	struct sp_profile *p;
 	enum sp_pymode mode;
 	int lines;
-	uint32_t eval_name; /* string id of "_PyEval_EvalFrameDefault" */
 	struct pyproc *procs;
 	size_t nprocs, capprocs;
 	struct sp_u64map procidx; /* pid -> index + 1 */
@@ -51,7 +50,6 @@ struct sp_pymerge *sp_pymerge_new(struct sp_profile *p, enum sp_pymode mode, int
 	m->p = p;
 	m->mode = mode;
 	m->lines = lines;
-	m->eval_name = sp_str_intern(p, "_PyEval_EvalFrameDefault", 24);
 	sp_u64map_init(&m->procidx);
 	sp_u64map_init(&m->mergeidx);
 	sp_buf_init(&m->msgs);
@@ -176,71 +174,85 @@ static struct sp_python *reader(struct sp_pymerge *m, int pid, uint64_t serial, 
 	return pp->py;
 }
 
-static void out_add(struct sp_pymerge *m, size_t *n, uint32_t f)
+struct mout {
+	uint32_t **out;
+	int32_t **src;
+	size_t *cap, n;
+};
+
+static void out_add(struct mout *o, uint32_t f, int32_t from)
 {
-	if (*n == m->capout) {
-		m->capout = m->capout ? 2 * m->capout : 256;
-		m->out = sp_xrealloc(m->out, m->capout * sizeof *m->out);
+	if (o->n == *o->cap) {
+		*o->cap = *o->cap ? 2 * *o->cap : 256;
+		*o->out = sp_xrealloc(*o->out, *o->cap * sizeof **o->out);
+		if (o->src)
+			*o->src = sp_xrealloc(*o->src, *o->cap * sizeof **o->src);
 	}
-	m->out[(*n)++] = f;
+	(*o->out)[o->n] = f;
+	if (o->src)
+		(*o->src)[o->n] = from;
+	o->n++;
 }
 
-/* Python frames fr[lo..hi) (innermost first) onto out, root first. */
-static void add_group(struct sp_pymerge *m, size_t *n, int lo, int hi)
+/* Python frames py[lo..hi) (innermost first) onto out, root first. */
+static void add_group(struct mout *o, const uint32_t *py, int lo, int hi)
 {
 	for (int i = hi; i-- > lo;)
-		out_add(m, n, m->pyfr[i]);
+		out_add(o, py[i], -1);
 }
 
-/* Build the merged frames (root first) into m->out; returns their count. */
-static size_t merge(struct sp_pymerge *m, uint32_t native, int npy, int truncated, int *disagree)
+size_t sp_pymerge_frames(struct sp_profile *p, enum sp_pymode mode, const uint32_t *nat, size_t nn,
+			 const uint32_t *py, const uint8_t *entry, int npy, int truncated, uint32_t **out,
+			 int32_t **src, size_t *cap, int *disagree)
 {
-	uint32_t nn = sp_node_frames(m->p, native, &m->nat, &m->capnat);
-	size_t n = 0;
-	/* Groups, innermost first: group g is pyfr[gs[g] .. gs[g+1]). */
-	int gs[MAX_PY + 1], ng = 0;
+	struct mout o = { out, src, cap, 0 };
+	uint32_t eval = sp_str_intern(p, "_PyEval_EvalFrameDefault", 24);
+	/* Groups, innermost first: group g is py[gs[g] .. gs[g+1]). */
+	int *gs = sp_xmalloc(((size_t)npy + 1) * sizeof *gs), ng = 0;
 	gs[0] = 0;
 	for (int i = 0; i < npy; i++)
-		if (m->entry[i])
+		if (entry[i] || i == npy - 1)
 			gs[++ng] = i + 1;
-	if (m->mode == SP_PY_ONLY) {
-		add_group(m, &n, 0, npy);
-		*disagree = 0;
-		return n;
+	*disagree = 0;
+	if (mode == SP_PY_ONLY) {
+		add_group(&o, py, 0, npy);
+		free(gs);
+		return o.n;
 	}
-	/* Eval frames of the native stack, root first. */
-	uint32_t ne = 0;
-	for (uint32_t i = 0; i < nn; i++)
-		ne += sp_frame_get(m->p, m->nat[i])->name == m->eval_name;
+	/* Eval frames of the native stack. */
+	size_t ne = 0;
+	for (size_t i = 0; i < nn; i++)
+		ne += sp_frame_get(p, nat[i])->name == eval;
 	*disagree = (int)ne != ng;
 	if (!ne) {
 		/* Nowhere to put them (no eval-loop symbol): Python on top of
 		 * the native root. */
-		add_group(m, &n, 0, npy);
-		for (uint32_t i = 0; i < nn; i++)
-			out_add(m, &n, m->nat[i]);
-		return n;
+		add_group(&o, py, 0, npy);
+		for (size_t i = 0; i < nn; i++)
+			out_add(&o, nat[i], (int32_t)i);
+		free(gs);
+		return o.n;
 	}
-	/* Which groups the k-th eval frame from the root takes: [glo, ghi)
-	 * counted from the root (group index from the root r = ng-1-g). */
-	uint32_t k = 0;
-	int skip = 0;
+	/* The k-th eval frame from the root takes groups [rlo, rhi) counted
+	 * from the root (group g from the innermost is r = ng-1-g). */
 	if (truncated && ng > (int)ne) {
 		/* The copy did not reach the outer eval frames: their groups
 		 * come first, at the root. */
 		for (int r = 0; r < ng - (int)ne; r++)
-			add_group(m, &n, gs[ng - 1 - r], gs[ng - r]);
+			add_group(&o, py, gs[ng - 1 - r], gs[ng - r]);
 	}
-	for (uint32_t i = 0; i < nn; i++) {
-		const struct sp_frame *f = sp_frame_get(m->p, m->nat[i]);
+	size_t k = 0;
+	int skip = 0;
+	for (size_t i = 0; i < nn; i++) {
+		const struct sp_frame *f = sp_frame_get(p, nat[i]);
 		if (skip && f->kind == SP_KIND_INLINED)
 			continue; /* inlined into the eval frame, at its address */
 		skip = 0;
-		if (f->name != m->eval_name) {
-			out_add(m, &n, m->nat[i]);
+		if (f->name != eval) {
+			out_add(&o, nat[i], (int32_t)i);
 			continue;
 		}
-		int rlo, rhi; /* groups from the root: [rlo, rhi) */
+		int rlo, rhi;
 		if (truncated && ng >= (int)ne) {
 			rlo = ng - (int)ne + (int)k;
 			rhi = rlo + 1;
@@ -250,16 +262,17 @@ static size_t merge(struct sp_pymerge *m, uint32_t native, int npy, int truncate
 		}
 		k++;
 		if (rlo >= ng) {
-			out_add(m, &n, m->nat[i]); /* no group for it: stays native */
+			out_add(&o, nat[i], (int32_t)i); /* no group for it: stays native */
 			continue;
 		}
 		if (rhi > ng)
 			rhi = ng;
 		for (int r = rlo; r < rhi; r++)
-			add_group(m, &n, gs[ng - 1 - r], gs[ng - r]);
+			add_group(&o, py, gs[ng - 1 - r], gs[ng - r]);
 		skip = 1;
 	}
-	return n;
+	free(gs);
+	return o.n;
 }
 
 uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid,
@@ -300,7 +313,9 @@ uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const
 			key--;
 	}
 	int disagree;
-	size_t n = merge(m, node, npy, truncated, &disagree);
+	uint32_t nn = sp_node_frames(m->p, node, &m->nat, &m->capnat);
+	size_t n = sp_pymerge_frames(m->p, m->mode, m->nat, nn, m->pyfr, m->entry, npy, truncated, &m->out, NULL,
+				     &m->capout, &disagree);
 	m->st.disagree += (uint64_t)disagree;
 	uint32_t out = 0;
 	for (size_t i = 0; i < n; i++)

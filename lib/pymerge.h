@@ -24,6 +24,7 @@
 #ifndef SP_PYMERGE_H
 #define SP_PYMERGE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "procmaps.h"
@@ -54,6 +55,16 @@ void sp_pymerge_free(struct sp_pymerge *m); /* NULL ok */
  * unwinding stopped early.  cs: the sample's stack copy, or NULL. */
 uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid,
 			   const struct sp_py_cstack *cs, uint32_t node, int truncated);
+
+/* The merge rule on arrays: native frames nat[0..nn) (root first) and
+ * Python frames py[0..npy) (innermost first, entry marks as python.h
+ * gives them) into *out (root first; *out, *src and *cap grown as
+ * needed).  src (may be NULL): (*src)[i] = the index in nat of out[i], -1
+ * for a Python frame.  *disagree: the counts of eval frames and Python
+ * groups differ.  Returns the number of frames in *out. */
+size_t sp_pymerge_frames(struct sp_profile *p, enum sp_pymode mode, const uint32_t *nat, size_t nn,
+			 const uint32_t *py, const uint8_t *entry, int npy, int truncated, uint32_t **out,
+			 int32_t **src, size_t *cap, int *disagree);
 
 /* The process exited: its reader goes. */
 void sp_pymerge_exit(struct sp_pymerge *m, int pid);

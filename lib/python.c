@@ -30,6 +30,10 @@ struct pyoff {
 	uint32_t co_filename, co_qualname, co_linetable, co_firstlineno, co_code_adaptive;
 	uint32_t ascii_size, compact_size, str_state, str_length;
 	uint32_t bytes_size, bytes_sval;
+	/* the GIL (struct _gil_runtime_state: last_holder +8, locked +16):
+	 * 3.11 inside _PyRuntime at rt_gil; 3.12+ a pointer at is_gil of the
+	 * interpreter (DWARF of pyenv's builds) */
+	uint32_t rt_gil, is_gil;
 };
 
 static const struct pyoff off311 = {
@@ -38,6 +42,7 @@ static const struct pyoff off311 = {
 	.fr_code = 32, .fr_previous = 48, .fr_instr = 56, .fr_is_entry = 68, .fr_owner = 69,
 	.co_filename = 112, .co_qualname = 128, .co_linetable = 136, .co_firstlineno = 72, .co_code_adaptive = 184,
 	.ascii_size = 48, .compact_size = 72, .str_state = 32, .str_length = 16, .bytes_size = 16, .bytes_sval = 32,
+	.rt_gil = 360,
 };
 static const struct pyoff off312 = {
 	.rt_interp_head = 40, .is_threads_head = 72, .ts_next = 8, .ts_interp = 16, .ts_native_tid = 144,
@@ -45,6 +50,7 @@ static const struct pyoff off312 = {
 	.fr_code = 0, .fr_previous = 8, .fr_instr = 56, .fr_owner = 70,
 	.co_filename = 112, .co_qualname = 128, .co_linetable = 136, .co_firstlineno = 68, .co_code_adaptive = 192,
 	.ascii_size = 40, .compact_size = 56, .str_state = 32, .str_length = 16, .bytes_size = 16, .bytes_sval = 32,
+	.is_gil = 384,
 };
 /* 3.13.0's table, checked against _Py_DebugOffsets (which wins). */
 static const struct pyoff off313 = {
@@ -53,6 +59,7 @@ static const struct pyoff off313 = {
 	.fr_code = 0, .fr_previous = 8, .fr_instr = 56, .fr_owner = 70,
 	.co_filename = 112, .co_qualname = 128, .co_linetable = 136, .co_firstlineno = 68, .co_code_adaptive = 200,
 	.ascii_size = 40, .compact_size = 56, .str_state = 32, .str_length = 16, .bytes_size = 16, .bytes_sval = 32,
+	.is_gil = 16,
 };
 
 #define FRAME_OWNED_BY_CSTACK 3 /* 3.12+: the shim frame of a C-level eval call */
@@ -648,5 +655,33 @@ int sp_python_stack(struct sp_python *py, int tid, const struct sp_py_cstack *cs
 	return n;
 fail:
 	py->st.failed++;
+	return -1;
+}
+
+int sp_python_gil_holder(struct sp_python *py)
+{
+	if (py->state != SP_PY_READY)
+		return -1;
+	uint64_t interp, gil, holder, ts, v;
+	int32_t locked;
+	if (rd64(py, py->runtime + py->o.rt_interp_head, &interp) < 0 || !interp)
+		return -1;
+	if (py->o.rt_gil)
+		gil = py->runtime + py->o.rt_gil;
+	else if (!py->o.is_gil || rd64(py, interp + py->o.is_gil, &gil) < 0)
+		return -1;
+	if (rd64(py, gil + 8, &holder) < 0 || rd(py, gil + 16, &locked, 4) < 0 || (locked != 0 && locked != 1))
+		return -1;
+	if (!locked)
+		return 0;
+	/* The holder must be one of the interpreter's thread states. */
+	if (rd64(py, interp + py->o.is_threads_head, &ts) < 0)
+		return -1;
+	for (int k = 0; ts && k < 4096; k++) {
+		if (ts == holder)
+			return rd64(py, ts + py->o.ts_native_tid, &v) == 0 && v && v < 0x7fffffff ? (int)v : -1;
+		if (rd64(py, ts + py->o.ts_next, &ts) < 0)
+			return -1;
+	}
 	return -1;
 }

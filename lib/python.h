@@ -74,6 +74,11 @@ struct sp_py_cstack {
 int sp_python_stack(struct sp_python *py, int tid, const struct sp_py_cstack *cs, uint32_t *fr, uint8_t *entry,
 		    int max);
 
+/* The thread id holding the GIL, 0 when no thread holds it, -1 when it
+ * cannot be told (the fields do not hold together).  Exact only while the
+ * threads are stopped. */
+int sp_python_gil_holder(struct sp_python *py);
+
 struct sp_python_stats {
 	uint64_t stacks, frames, reads, failed, code_objects, from_cstack;
 };

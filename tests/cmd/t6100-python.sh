@@ -76,7 +76,7 @@ for entry in "${pys[@]}"; do
 	setsid "$py" "$PROGS/t61-shapes.py" > "$T/shapes.ready" 2> /dev/null &
 	TPID=$!
 	for _ in $(seq 100); do grep -q '^ready' "$T/shapes.ready" && break; sleep 0.1; done
-	pcollect -F 199 -p $TPID -d 2 -o "$T/a.sp" 2> "$T/a.err"; rc=$?
+	pcollect -F 199 -p $TPID -d 3 -o "$T/a.sp" 2> "$T/a.err"; rc=$?
 	expect_rc "${L}attach: exit status" 0 $rc
 	if t6_alive $TPID; then ok "${L}attach: the target runs on (not stopped) after pcollect"; else
 		notok "${L}attach: target state after pcollect: $(cat /proc/$TPID/stat 2>/dev/null | cut -d' ' -f3)"; fi

@@ -14,7 +14,7 @@ def spin(t=0.05):
 
 def rec(n):
     if n <= 1:
-        return spin()
+        return spin(0.2)
     return rec(n - 1) + 0
 
 def via_reduce():
