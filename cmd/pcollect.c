@@ -50,7 +50,7 @@ static const char synopsis[] =
 	"      --no-inline         do not show functions inlined by the compiler\n"
 	"      --no-kernel         user-mode samples and frames only\n"
 	"      --buffer=MIB        sample buffer per CPU (default 8 for dwarf, 1 otherwise)\n"
-	"      --python=MODE       CPython 3.11-3.13 targets: merged (default: Python frames\n"
+	"      --python=MODE       CPython 3.8-3.13 targets: merged (default: Python frames\n"
 	"                          in place of the interpreter's eval-loop frames), only\n"
 	"                          (Python frames alone) or off\n"
 	"      --python-lines=no   one frame per Python function, not per line\n"

@@ -42,6 +42,7 @@ struct sp_pymerge {
 	struct sp_buf msgs; /* queued messages, NUL-separated */
 	size_t msgpos;
 	struct sp_pymerge_stats st;
+	uint32_t eval; /* string id of "_PyEval_EvalFrameDefault" */
 };
 
 struct sp_pymerge *sp_pymerge_new(struct sp_profile *p, enum sp_pymode mode, int lines)
@@ -52,6 +53,7 @@ struct sp_pymerge *sp_pymerge_new(struct sp_profile *p, enum sp_pymode mode, int
 	m->lines = lines;
 	sp_u64map_init(&m->procidx);
 	sp_u64map_init(&m->mergeidx);
+	m->eval = sp_str_intern(p, "_PyEval_EvalFrameDefault", 24);
 	sp_buf_init(&m->msgs);
 	return m;
 }
@@ -257,8 +259,11 @@ size_t sp_pymerge_frames(struct sp_profile *p, enum sp_pymode mode, const uint32
 			rlo = ng - (int)ne + (int)k;
 			rhi = rlo + 1;
 		} else {
+			/* From the root; inner groups without an eval frame
+			 * (read after the thread went deeper) are dropped rather
+			 * than put under native frames the sample does not have. */
 			rlo = (int)k;
-			rhi = k + 1 == ne ? ng : (int)k + 1;
+			rhi = (int)k + 1;
 		}
 		k++;
 		if (rlo >= ng) {
@@ -284,6 +289,21 @@ uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const
 	if (!py)
 		return node;
 	int npy = sp_python_stack(py, tid, cs, m->pyfr, m->entry, MAX_PY);
+	if (npy > 0 && cs && cs->data && !truncated) {
+		/* The innermost frame from the stack copy is right only when the
+		 * eval call whose C local it was still runs: when the groups do
+		 * not match the eval frames, read the live frame instead. */
+		int ng = 0, ne = 0;
+		for (int i = 0; i < npy; i++)
+			ng += m->entry[i];
+		for (uint32_t n = node; n; n = sp_node_get(m->p, n)->parent)
+			ne += sp_frame_get(m->p, sp_node_get(m->p, n)->frame)->name == m->eval;
+		if (ng != ne) {
+			int again = sp_python_stack(py, tid, NULL, m->pyfr, m->entry, MAX_PY);
+			if (again >= 0)
+				npy = again;
+		}
+	}
 	if (npy < 0) {
 		m->st.failed++;
 		return node;

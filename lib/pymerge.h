@@ -8,9 +8,12 @@
  * root by the k-th group from the root.  When the counts disagree (the
  * Python frames were read after the sample, and the thread moved on), the
  * sample is counted in stats.disagree and merged as well as it can be:
- * from the root, the innermost eval frame taking the remaining groups; a
- * truncated native stack is matched from the leaf instead, the outer
- * groups standing in for the frames the stack copy did not reach.
+ * from the root, groups without an eval frame dropped (never put under
+ * native frames the sample does not show), eval frames without a group
+ * kept as they are; a truncated native stack is matched from the leaf
+ * instead, the outer groups standing in for the frames the stack copy did
+ * not reach.  On 3.11/3.12 a sample whose groups disagree with the frame
+ * from the stack copy is read again from the live frame.
  *
  * Per process: CPython is looked for when the process is first sampled,
  * again when its executable mappings change (a libpython loaded later)

@@ -34,6 +34,40 @@ struct pyoff {
 	 * 3.11 inside _PyRuntime at rt_gil; 3.12+ a pointer at is_gil of the
 	 * interpreter (DWARF of pyenv's builds) */
 	uint32_t rt_gil, is_gil;
+	/* 3.8-3.10: a chain of PyFrameObject (f_back), one C-level eval call
+	 * per frame; the thread id through the pthread_t in ts_thread_id */
+	int old;          /* 0, or the line table's kind: 1 co_lnotab (3.8, 3.9), 2 co_linetable (3.10) */
+	uint32_t ts_frame, ts_thread_id, fo_back, fo_code, fo_lasti;
+};
+
+/* glibc's struct pthread: the kernel thread id at this offset on x86-64
+ * (2.36: checked with DWARF of libc6-dbg).  Only used for 3.8-3.10, whose
+ * thread states keep the pthread_t and not the thread id; every value
+ * read is checked against /proc/PID/task. */
+#define PTHREAD_TID 720
+
+/* 3.8, 3.9, 3.10: from DWARF of pyenv's 3.8.18, 3.9.18, 3.10.13.  Before
+ * 3.11 a code object has no co_qualname: co_name stands in. */
+static const struct pyoff off38 = {
+	.rt_interp_head = 32, .is_threads_head = 8, .ts_next = 8, .ts_interp = 16,
+	.old = 1, .ts_frame = 24, .ts_thread_id = 176, .fo_back = 24, .fo_code = 32, .fo_lasti = 104,
+	.co_filename = 104, .co_qualname = 112, .co_linetable = 120, .co_firstlineno = 40,
+	.ascii_size = 48, .compact_size = 72, .str_state = 32, .str_length = 16, .bytes_size = 16, .bytes_sval = 32,
+	.rt_gil = 1152,
+};
+static const struct pyoff off39 = {
+	.rt_interp_head = 32, .is_threads_head = 8, .ts_next = 8, .ts_interp = 16,
+	.old = 1, .ts_frame = 24, .ts_thread_id = 176, .fo_back = 24, .fo_code = 32, .fo_lasti = 104,
+	.co_filename = 104, .co_qualname = 112, .co_linetable = 120, .co_firstlineno = 40,
+	.ascii_size = 48, .compact_size = 72, .str_state = 32, .str_length = 16, .bytes_size = 16, .bytes_sval = 32,
+	.rt_gil = 352,
+};
+static const struct pyoff off310 = {
+	.rt_interp_head = 32, .is_threads_head = 8, .ts_next = 8, .ts_interp = 16,
+	.old = 2, .ts_frame = 24, .ts_thread_id = 176, .fo_back = 24, .fo_code = 32, .fo_lasti = 96,
+	.co_filename = 104, .co_qualname = 112, .co_linetable = 120, .co_firstlineno = 40,
+	.ascii_size = 48, .compact_size = 72, .str_state = 32, .str_length = 16, .bytes_size = 16, .bytes_sval = 32,
+	.rt_gil = 352,
 };
 
 static const struct pyoff off311 = {
@@ -302,14 +336,20 @@ struct sp_python *sp_python_open(struct sp_profile *p, int pid, const struct sp_
 		snprintf(py->version, sizeof py->version, "of unknown version");
 	}
 	*state = SP_PY_REFUSED;
-	if (py->major == 3 && py->minor == 11)
+	if (py->major == 3 && py->minor == 8)
+		py->o = off38;
+	else if (py->major == 3 && py->minor == 9)
+		py->o = off39;
+	else if (py->major == 3 && py->minor == 10)
+		py->o = off310;
+	else if (py->major == 3 && py->minor == 11)
 		py->o = off311;
 	else if (py->major == 3 && py->minor == 12)
 		py->o = off312;
 	else if (py->major == 3 && py->minor == 13)
 		py->o = off313;
 	else {
-		sp_err_set(err, "Python %s is not supported (3.11, 3.12 and 3.13 are): native frames only",
+		sp_err_set(err, "Python %s is not supported (3.8 to 3.13 are): native frames only",
 			   py->version);
 		sp_python_free(py);
 		return NULL;
@@ -346,6 +386,21 @@ void sp_python_free(struct sp_python *py)
 const char *sp_python_version(const struct sp_python *py) { return py->version; }
 const struct sp_python_stats *sp_python_stats(const struct sp_python *py) { return &py->st; }
 
+/* The kernel thread id of thread state ts, or 0. */
+static uint64_t ts_tid(struct sp_python *py, uint64_t ts)
+{
+	uint64_t v = 0, pt;
+	if (!py->o.old) {
+		if (rd64(py, ts + py->o.ts_native_tid, &v) < 0)
+			return 0;
+		return v;
+	}
+	int32_t tid = 0;
+	if (rd64(py, ts + py->o.ts_thread_id, &pt) < 0 || rd(py, pt + PTHREAD_TID, &tid, 4) < 0 || tid <= 0)
+		return 0;
+	return (uint64_t)tid;
+}
+
 /* Is tid a thread of the process? */
 static int is_task(int pid, uint64_t tid)
 {
@@ -373,10 +428,10 @@ enum sp_python_state sp_python_check(struct sp_python *py, struct sp_err *err)
 	 * interpreter, and one names a live thread of the process. */
 	int live = 0, k;
 	for (k = 0; ts && k < 4096; k++) {
-		uint64_t back = 0, tid = 0, next = 0;
-		if (rd64(py, ts + py->o.ts_interp, &back) < 0 || back != interp ||
-		    rd64(py, ts + py->o.ts_native_tid, &tid) < 0 || rd64(py, ts + py->o.ts_next, &next) < 0)
+		uint64_t back = 0, tid, next = 0;
+		if (rd64(py, ts + py->o.ts_interp, &back) < 0 || back != interp || rd64(py, ts + py->o.ts_next, &next) < 0)
 			break;
+		tid = ts_tid(py, ts);
 		live += is_task(py->pid, tid);
 		ts = next;
 	}
@@ -535,11 +590,52 @@ int sp_python_line(const uint8_t *t, size_t n, int firstline, int addr)
 	return -1;
 }
 
-/* The frame id of code c at instruction pointer instr. */
+/* 3.8/3.9 co_lnotab (byte offsets, signed line steps) and 3.10's
+ * co_linetable (byte-offset steps; a line step of -128: no line): the
+ * line of the instruction at byte offset addr, or -1. */
+static int old_line(const uint8_t *t, size_t n, int kind, int line, int addr)
+{
+	if (kind == 1) {
+		int a = 0;
+		for (size_t i = 0; i + 1 < n; i += 2) {
+			a += t[i];
+			if (a > addr)
+				break;
+			line += (int8_t)t[i + 1];
+		}
+		return line;
+	}
+	int start = 0, cur = -1;
+	for (size_t i = 0; i + 1 < n; i += 2) {
+		int end = start + t[i];
+		if ((int8_t)t[i + 1] != -128) {
+			line += (int8_t)t[i + 1];
+			cur = line;
+		} else {
+			cur = -1;
+		}
+		if (addr >= start && addr < end)
+			return cur;
+		start = end;
+	}
+	return -1;
+}
+
+/* The frame id of code c at instruction pointer instr (3.11+), or at
+ * f_lasti = instr (3.8-3.10). */
 static uint32_t frame_of(struct sp_python *py, uint64_t addr, const struct code *c, uint64_t instr)
 {
 	int line = 0;
-	if (py->lines) {
+	if (py->lines && py->o.old) {
+		int32_t lasti = (int32_t)instr;
+		line = c->firstline > 0 ? c->firstline : 0;
+		if (lasti >= 0 && c->lt_len) {
+			int l = old_line((const uint8_t *)py->lt.p + c->lt_off, c->lt_len, py->o.old, c->firstline,
+					 py->o.old == 2 ? 2 * lasti : lasti);
+			if (l > 0)
+				line = l;
+		}
+	} else if (py->lines) {
 		int64_t lasti = ((int64_t)instr - (int64_t)(addr + py->o.co_code_adaptive)) / 2;
 		line = c->firstline > 0 ? c->firstline : 0;
 		if (lasti >= 0 && lasti < (1 << 24) && c->lt_len) {
@@ -570,17 +666,14 @@ static uint64_t tstate_of(struct sp_python *py, int tid)
 {
 	int found;
 	uint32_t i = sp_u64map_get(&py->tsidx, (uint64_t)(uint32_t)tid, &found);
-	uint64_t v;
-	if (found && i && rd64(py, py->ts[i - 1] + py->o.ts_native_tid, &v) == 0 && v == (uint64_t)tid)
+	if (found && i && ts_tid(py, py->ts[i - 1]) == (uint64_t)tid)
 		return py->ts[i - 1];
 	uint64_t interp, ts = 0;
 	if (rd64(py, py->runtime + py->o.rt_interp_head, &interp) < 0 || !interp ||
 	    rd64(py, interp + py->o.is_threads_head, &ts) < 0)
 		return 0;
 	for (int k = 0; ts && k < 4096; k++) {
-		if (rd64(py, ts + py->o.ts_native_tid, &v) < 0)
-			return 0;
-		if (v == (uint64_t)tid)
+		if (ts_tid(py, ts) == (uint64_t)tid)
 			break;
 		if (rd64(py, ts + py->o.ts_next, &ts) < 0)
 			return 0;
@@ -600,6 +693,39 @@ static uint64_t tstate_of(struct sp_python *py, int tid)
 	return ts;
 }
 
+/* 3.8-3.10: the PyFrameObject chain from tstate->frame; every frame is
+ * one C-level call of the eval loop. */
+static int stack_old(struct sp_python *py, uint64_t ts, uint32_t *fr, uint8_t *entry, int max)
+{
+	uint64_t cur;
+	uint8_t b[112];
+	int n = 0;
+	if (rd64(py, ts + py->o.ts_frame, &cur) < 0)
+		goto fail;
+	for (int depth = 0; cur && depth < MAX_DEPTH && n < max; depth++) {
+		if (rd(py, cur, b, sizeof b) < 0)
+			goto fail;
+		uint64_t code = get64(b, py->o.fo_code);
+		int32_t lasti;
+		memcpy(&lasti, b + py->o.fo_lasti, 4);
+		cur = get64(b, py->o.fo_back);
+		const struct code *c = code_get(py, code);
+		if (!c)
+			continue;
+		fr[n] = frame_of(py, code, c, (uint64_t)(uint32_t)lasti);
+		entry[n] = 1;
+		n++;
+	}
+	if (cur && n < max)
+		goto fail;
+	py->st.stacks++;
+	py->st.frames += (uint64_t)n;
+	return n;
+fail:
+	py->st.failed++;
+	return -1;
+}
+
 int sp_python_stack(struct sp_python *py, int tid, const struct sp_py_cstack *cs, uint32_t *fr, uint8_t *entry,
 		    int max)
 {
@@ -608,6 +734,8 @@ int sp_python_stack(struct sp_python *py, int tid, const struct sp_py_cstack *cs
 	uint64_t ts = tstate_of(py, tid), cur = 0;
 	if (!ts)
 		return 0;
+	if (py->o.old)
+		return stack_old(py, ts, fr, entry, max);
 	if (py->o.ts_cframe) {
 		uint64_t cf;
 		if (rd64(py, ts + py->o.ts_cframe, &cf) < 0)
@@ -679,7 +807,7 @@ int sp_python_gil_holder(struct sp_python *py)
 		return -1;
 	for (int k = 0; ts && k < 4096; k++) {
 		if (ts == holder)
-			return rd64(py, ts + py->o.ts_native_tid, &v) == 0 && v && v < 0x7fffffff ? (int)v : -1;
+			return (v = ts_tid(py, ts)) && v < 0x7fffffff ? (int)v : -1;
 		if (rd64(py, ts + py->o.ts_next, &ts) < 0)
 			return -1;
 	}

@@ -6,15 +6,15 @@
  * Detection looks at the executable mappings of the process (procmaps.h):
  * a libpython3.X, or an executable named python* with the interpreter
  * linked in (Debian's /usr/bin/python3).  The version comes from the
- * exported Py_Version (3.11+), else from the file name.  Supported: 3.11,
- * 3.12 and 3.13, from offset tables per minor version checked at run time
+ * exported Py_Version (3.11+), else from the file name.  Supported: 3.8
+ * to 3.13, from offset tables per minor version checked at run time
  * (3.13: against the interpreter's own _Py_DebugOffsets; all: the thread
  * list must hold together: each thread state points back at its
  * interpreter and names a thread of the process).  Anything else is
  * refused with one sentence, and the caller keeps its native frames.
  *
  * Frames are interned into the caller's profile: kind SP_KIND_PYTHON,
- * name = the code object's co_qualname, file = co_filename, line from the
+ * name = the code object's co_qualname (co_name before 3.11), file = co_filename, line from the
  * PEP 626 location table (0 with lines off).  Code objects are cached by
  * address (name, file and line table read once), so a sample costs one
  * read per interpreter frame plus the thread-state reads.

@@ -39,7 +39,7 @@ static const char sp_snapshot_synopsis[] =
 	"                          frames are read from the running process afterwards)\n"
 	"      --lines             file:line frames in folded and stream output\n"
 	"      --no-inline         do not show functions inlined by the compiler\n"
-	"      --python=off        CPython 3.11-3.13: do not put the Python frames (read\n"
+	"      --python=off        CPython 3.8-3.13: do not put the Python frames (read\n"
 	"                          while the threads are stopped: exact) in place of the\n"
 	"                          interpreter's eval-loop frames (--python=merged: default)\n"
 	"  -v, --verbose           how long each thread was stopped\n"

@@ -34,8 +34,8 @@ say "python-bench: $PY ($ver), N=$N, $RUNS runs each, interleaved"
 : > "$W/alone" ; : > "$W/merged" ; : > "$W/off"
 for r in $(seq "$RUNS"); do
 	pin_t "$PY" "$prog" "$N" > "$W/o" && cat "$W/o" >> "$W/alone"
-	pin_c "$PC" -q -F 99 -o "$W/m.sp" -- taskset -c $((ncpu - 1)) "$PY" "$prog" "$N" 2> "$W/o" && grep elapsed "$W/o" >> "$W/merged"
-	pin_c "$PC" -q -F 99 --python=off -o "$W/f.sp" -- taskset -c $((ncpu - 1)) "$PY" "$prog" "$N" 2> "$W/o" && grep elapsed "$W/o" >> "$W/off"
+	pin_c "$PC" -q -F 99 -o "$W/m.sp" -- taskset -c $((ncpu - 1)) "$PY" "$prog" "$N" > "$W/o" 2>&1 && grep elapsed "$W/o" >> "$W/merged"
+	pin_c "$PC" -q -F 99 --python=off -o "$W/f.sp" -- taskset -c $((ncpu - 1)) "$PY" "$prog" "$N" > "$W/o" 2>&1 && grep elapsed "$W/o" >> "$W/off"
 done
 for k in alone merged off; do
 	e=$(awk '{print $2}' "$W/$k" | median) c=$(awk '{print $4}' "$W/$k" | median)

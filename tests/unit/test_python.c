@@ -1,5 +1,5 @@
 /* Unit tests of the CPython reader (lib/python.h) on real interpreters:
- * for each installed CPython 3.11, 3.12, 3.13 (pyenv's) and Debian's
+ * for each installed CPython 3.8 to 3.13 (pyenv's) and Debian's
  * /usr/bin/python3, a child blocked in os.read on a pipe, three calls
  * deep: its main thread's frames must read exactly h:3, g:5, f:7,
  * <module>:9 (a blocked thread does not move, so the read is exact), with
@@ -107,8 +107,11 @@ static void one(const char *label, const char *py, const char *script)
 			o += (size_t)snprintf(got + o, sizeof got - o, "%s%s:%u%s", i ? " " : "", sp_str(p, f->name),
 					      f->line, en[i] ? "*" : "");
 		}
-		CHECK(!strcmp(got, "h:3 g:5 f:7 <module>:9*"), "%s: blocked thread reads h:3 g:5 f:7 <module>:9* (got '%s')",
-		      label, got);
+		/* before 3.11 every Python call is a C-level call of the eval loop */
+		const char *want = strstr(label, "3.8") || strstr(label, "3.9") || strstr(label, "3.10")
+					   ? "h:3* g:5* f:7* <module>:9*"
+					   : "h:3 g:5 f:7 <module>:9*";
+		CHECK(!strcmp(got, want), "%s: blocked thread reads %s (got '%s')", label, want, got);
 		const struct sp_frame *f = n > 0 ? sp_frame_get(p, fr[0]) : NULL;
 		CHECK(f && f->kind == SP_KIND_PYTHON && !strcmp(sp_str(p, f->file), script),
 		      "%s: frames are of kind python, file = the script", label);
@@ -151,8 +154,8 @@ int main(void)
 	close(fd);
 	const char *root = getenv("PYENV_ROOT");
 	char pat[512];
-	static const char *const mins[] = { "3.11", "3.12", "3.13" };
-	for (int i = 0; i < 3; i++) {
+	static const char *const mins[] = { "3.8", "3.9", "3.10", "3.11", "3.12", "3.13" };
+	for (int i = 0; i < 6; i++) {
 		snprintf(pat, sizeof pat, "%s/versions/%s.*/bin/python3", root ? root : "/root/.pyenv", mins[i]);
 		glob_t g;
 		if (glob(pat, 0, NULL, &g) == 0 && g.gl_pathc) {
