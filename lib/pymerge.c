@@ -221,6 +221,14 @@ size_t sp_pymerge_frames(struct sp_profile *p, enum sp_pymode mode, const uint32
 		free(gs);
 		return o.n;
 	}
+	/* A native stack that does not start at a thread's entry was cut by
+	 * the end of the stack copy (deep recursion of old versions): match
+	 * from the leaf, as for one whose unwinding failed. */
+	if (!truncated && nn) {
+		const char *r = sp_str(p, sp_frame_get(p, nat[0])->name);
+		truncated = strcmp(r, "_start") && strcmp(r, "clone3") && strcmp(r, "clone") && strcmp(r, "__clone") &&
+			    strcmp(r, "start_thread") && strcmp(r, "__libc_start_main");
+	}
 	/* Eval frames of the native stack. */
 	size_t ne = 0;
 	for (size_t i = 0; i < nn; i++)
