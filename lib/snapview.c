@@ -464,6 +464,18 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 		if (s->t[i].kstack[0])
 			fprintf(c->out, "    in the kernel: %s\n", s->t[i].kstack);
 		print_frames(c, &ts[i], "    ");
+		if (c->pyt && c->gil > 0 && c->gil != s->t[i].tid) {
+			/* A Python thread asleep in take_gil waits for the GIL's
+			 * holder (named only where the interpreter has symbols). */
+			size_t k = 0;
+			while (k < ts[i].n && strcmp(sp_str(c->p, sp_frame_get(c->p, ts[i].frames[k])->name), "take_gil"))
+				k++;
+			size_t g = 0;
+			while (g < s->n && s->t[g].tid != c->gil)
+				g++;
+			if (k < ts[i].n && g < s->n)
+				fprintf(c->out, "  waits for the GIL, held by thread %d (%s)\n", c->gil, s->t[g].name);
+		}
 		if (w[i].kind == SP_LOCK_NONE)
 			continue;
 		/* The chain of owners: each one's stack right below. */

@@ -1,5 +1,5 @@
-# t61-gil.py — one thread burning CPU in Python (it holds the GIL nearly
-# all the time), the main thread asleep in time.sleep (it does not).
+# t61-gil.py — two threads burning CPU in Python (one holds the GIL, the
+# other waits for it), the main thread asleep in time.sleep.
 # Prints "ready"; runs until killed.
 import threading, time
 
@@ -8,6 +8,7 @@ def burn():
     while True:
         x += 1
 
-threading.Thread(target=burn, name="burner").start()
+for i in range(2):
+    threading.Thread(target=burn, name="burner%d" % i).start()
 print("ready", flush=True)
 time.sleep(1000)
