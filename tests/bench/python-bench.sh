@@ -11,14 +11,14 @@
 #     at 99 Hz and 999 Hz, and the disagreement count (samples whose Python
 #     frames were read after the thread moved on: see pcollect(1), PYTHON).
 #
-#   RUNS=7 N=3000 PY=python3 PCOLLECT=bin/pcollect   (environment)
+#   RUNS=7 N=12000 PY=python3 PCOLLECT=bin/pcollect   (environment)
 # Exits non-zero only when a command fails.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=$PWD
 RUNS=${RUNS:-7}
-N=${N:-3000}
-PY=${PY:-$(command -v python3)}
+N=${N:-12000}
+PY=${PY:-$(python3 -c 'import sys; print(sys.executable)')} # the interpreter, not pyenv's shim
 PC=${PCOLLECT:-$top/bin/pcollect}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
@@ -48,10 +48,10 @@ for k in merged off; do
 		"$(echo "$c / $c_alone" | bc -l)" "$e" "$(echo "$e / $e_alone" | bc -l)")"
 done
 for hz in 99 999; do
-	/usr/bin/time -f '%U %S' -o "$W/t" "$PC" -v -F $hz -o "$W/c.sp" -- "$PY" "$prog" "$N" > /dev/null 2> "$W/v" || true
+	"$PC" -v -F $hz -o "$W/c.sp" -- "$PY" "$prog" "$N" > /dev/null 2> "$W/v" || true
 	smp=$(sed -n 's/^pcollect: \([0-9]*\) samples of.*/\1/p' "$W/v")
+	cpu=$(sed -n 's/.*collector CPU \([0-9.]*\) s.*/\1/p' "$W/v")
 	dis=$(sed -n 's/.*Python frames, \([0-9]*\) of them.*/\1/p' "$W/v")
-	cpu=$(awk '{print $1 + $2}' "$W/t")
-	say "$(printf '  collector at %4d Hz: %s samples, %.3f s CPU, %.0f us per sample, %s disagree' "$hz" "$smp" \
-		"$cpu" "$(echo "$cpu * 1000000 / ($smp + 0.000001)" | bc -l)" "${dis:-?}")"
+	say "$(printf '  collector at %4d Hz: %s samples, %.3f s CPU, %.0f us per sample, %s disagree' "$hz" "${smp:-0}" \
+		"${cpu:-0}" "$(echo "${cpu:-0} * 1000000 / (${smp:-0} + 0.000001)" | bc -l)" "${dis:-?}")"
 done

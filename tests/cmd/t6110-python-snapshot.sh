@@ -81,8 +81,8 @@ for entry in "${pys[@]}"; do
 	TPID=$!
 	for _ in $(seq 100); do grep -q '^ready' "$T/ready" && break; sleep 0.1; done
 	burners=" $(ls /proc/$TPID/task | grep -vx $TPID | tr '\n' ' ')"
-	# Up to 3 tries: the other burner may be between two waits.
-	for _ in 1 2 3; do
+	# Up to 6 tries: the other burner may be between two waits.
+	for _ in 1 2 3 4 5 6; do
 		pcollect --snapshot -p $TPID > "$T/gil.txt" 2> "$T/e"
 		holder=$(sed -n 's/^Python 3\.[0-9.]*: the GIL is held by thread \([0-9]*\) .*/\1/p' "$T/gil.txt")
 		grep -q "^  waits for the GIL, held by thread $holder " "$T/gil.txt" && break
