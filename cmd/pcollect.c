@@ -64,6 +64,10 @@ static const char synopsis[] =
 	"      --trace-returns     return probes in C++ code with exception tables too\n"
 	"      --trace-budget=PCT  warn when tracing costs more than PCT %% of a CPU\n"
 	"                          (default 1)\n"
+	"      --python=MODE       CPython 3.8-3.13 targets: merged (default: Python frames\n"
+	"                          in place of the interpreter's eval-loop frames), only\n"
+	"                          (Python frames alone) or off\n"
+	"      --python-lines=no   one frame per Python function, not per line\n"
 	"  -q, --quiet             no status line, summary or warnings\n"
 	"  -v, --verbose           print a summary at the end\n"
 	"      --snapshot          where is every thread now, and who holds the lock it\n"
@@ -96,7 +100,7 @@ static void on_task(void *ctx, int pid, int tid) { sp_collect_add_task(ctx, pid,
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
 	enum { O_CG = 256, O_LINES, O_NOINLINE, O_NOKERNEL, O_BUFFER, O_NORENAME, O_OFFCPU, O_WALL, O_TRACE,
-	       O_TRACE_RETURNS, O_TRACE_BUDGET };
+	       O_TRACE_RETURNS, O_TRACE_BUDGET, O_PYTHON, O_PYLINES };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -114,6 +118,8 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "trace", required_argument, NULL, O_TRACE },
 		{ "trace-returns", no_argument, NULL, O_TRACE_RETURNS },
 		{ "trace-budget", required_argument, NULL, O_TRACE_BUDGET },
+		{ "python", required_argument, NULL, O_PYTHON },
+		{ "python-lines", required_argument, NULL, O_PYLINES },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -195,6 +201,22 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 				return sp_usage_error(synopsis, "--trace-budget needs a positive percentage, not '%s'",
 						      optarg), -1;
 			break;
+		case O_PYTHON:
+			if (!strcmp(optarg, "merged"))
+				o->python = SP_PY_MERGED;
+			else if (!strcmp(optarg, "only"))
+				o->python = SP_PY_ONLY;
+			else if (!strcmp(optarg, "off"))
+				o->python = SP_PY_OFF;
+			else
+				return sp_usage_error(synopsis, "--python must be merged, only or off, not '%s'", optarg),
+				       -1;
+			break;
+		case O_PYLINES:
+			if (strcmp(optarg, "yes") && strcmp(optarg, "no"))
+				return sp_usage_error(synopsis, "--python-lines must be yes or no, not '%s'", optarg), -1;
+			o->python_nolines = !strcmp(optarg, "no");
+			break;
 		case 'q': o->quiet = 1; break;
 		case 'v': o->verbose = 1; break;
 		case 'h': fputs(synopsis, stdout); return 1;
@@ -251,6 +273,7 @@ static int cmd_pcollect(int argc, char **argv)
 	c.o.freq = 99;
 	c.o.stack_bytes = 16384;
 	c.o.trace_budget = 0.01;
+	c.o.python = SP_PY_MERGED;
 	int prc = parse_opts(&c.o, argc, argv);
 	if (prc) {
 		free(c.o.traces);
@@ -330,7 +353,8 @@ static int cmd_pcollect(int argc, char **argv)
 	c.w = sp_stream_writer_new(out, c.p);
 	c.sink = sp_stream_writer_sink(c.w);
 	struct sp_collect_opts co = { .callgraph = c.o.cg, .lines = c.o.lines, .no_inline = c.o.no_inline,
-				      .threads = c.o.threads, .event = event };
+				      .threads = c.o.threads, .event = event, .python = c.o.python,
+				      .python_lines = !c.o.python_nolines };
 	for (size_t i = 0; i < c.o.ntraces; i++)
 		sp_meta_add(c.p, "trace", c.o.traces[i]);
 	if (c.o.offcpu)
@@ -436,9 +460,13 @@ static int cmd_pcollect(int argc, char **argv)
 	pcollect_trace_handler(&c, &hd);
 	double t0 = mono_s(), last_status = 0, last_flush = t0;
 	int show_status = !c.o.quiet && isatty(STDERR_FILENO);
+	/* Python frames are read when a sample is handed out, not when it was
+	 * taken: rounds are shorter so that they are read soon after. */
+	int round_ms = c.o.python != SP_PY_OFF ? 10 : 50;
 	while (!stop_signal && !c.write_failed) {
-		sp_perfev_wait(c.ev, 50);
+		sp_perfev_wait(c.ev, round_ms);
 		sp_perfev_read(c.ev, &hd, 0);
+		pcollect_python_messages(&c);
 		if (sp_collect_error(c.eng, &c.werr) || (c.off && sp_offcpu_error(c.off, &c.werr)) ||
 		    (c.tracer && sp_tracer_error(c.tracer, &c.werr)))
 			c.write_failed = 1;
@@ -474,6 +502,8 @@ static int cmd_pcollect(int argc, char **argv)
 	}
 	sp_perfev_disable(c.ev);
 	sp_perfev_read(c.ev, &hd, 1);
+	pcollect_python_messages(&c);
+	pcollect_python_meta(&c);
 	if (!c.write_failed && (sp_collect_error(c.eng, &c.werr) || (c.tracer && sp_tracer_error(c.tracer, &c.werr))))
 		c.write_failed = 1;
 	/* Threads still asleep are charged up to now (the clock of the samples). */
@@ -554,6 +584,8 @@ static int cmd_pcollect(int argc, char **argv)
 				 (unsigned long long)os->on_cpu);
 		}
 	}
+	if (c.o.verbose)
+		pcollect_python_summary(&c);
 	if (rc == SP_EXIT_OK && finished && !sp_collect_stats(c.eng)->samples &&
 	    !(c.tracer && sp_tracer_stats(c.tracer)->hits)) {
 		/* An empty result is not a success when attached; a command's

@@ -51,6 +51,7 @@ struct sp_collect {
 	size_t npc, cappc;
 	uint32_t *fr;
 	size_t capfr;
+	struct sp_pymerge *py; /* NULL: no Python step */
 	struct sp_collect_stats st;
 	int write_failed;
 	struct sp_err werr;
@@ -86,6 +87,8 @@ struct sp_collect *sp_collect_new(struct sp_profile *p, struct sp_sink *sink, co
 	c->procs = sp_procs_new(free_unwind);
 	sp_u64map_init(&c->thridx);
 	sp_u64map_init(&c->stackidx);
+	if (o->python != SP_PY_OFF && !o->offline)
+		c->py = sp_pymerge_new(p, o->python, o->python_lines);
 	if (o->no_kallsyms) {
 		struct sp_frame f = { sp_str_intern(p, "[kernel.kallsyms]", 17), sp_str_intern(p, "[kernel.kallsyms]", 17),
 				      0, 0, 0, SP_KIND_KERNEL };
@@ -98,6 +101,7 @@ void sp_collect_free(struct sp_collect *c)
 {
 	if (!c)
 		return;
+	sp_pymerge_free(c->py);
 	sp_procs_free(c->procs); /* the unwinders first: they use the symbols' files */
 	sp_symbols_free(c->syms);
 	sp_u64map_release(&c->thridx);
@@ -145,6 +149,8 @@ const char *sp_collect_thread(const struct sp_collect *c, size_t i, int *kept)
 		*kept = c->thr[i].keep;
 	return sp_str(c->p, c->thr[i].name);
 }
+
+struct sp_pymerge *sp_collect_python(struct sp_collect *c) { return c->py; }
 
 int sp_collect_error(const struct sp_collect *c, struct sp_err *err)
 {
@@ -297,6 +303,8 @@ static void h_exit(void *ctx, uint32_t pid, uint32_t tid, uint64_t time)
 			sp_unwind_free(pr->user);
 			pr->user = NULL;
 		}
+		if (c->py)
+			sp_pymerge_exit(c->py, (int)pid);
 	}
 }
 
@@ -397,6 +405,7 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 	}
 	uint64_t pcs[MAX_PCS];
 	uint32_t n = 0, nk = 0;
+	int truncated = 0;
 	for (uint32_t i = 0; i < s->nkernel && n < MAX_PCS / 2; i++)
 		pcs[n++] = i ? s->kernel[i] - 1 : s->kernel[i];
 	nk = n;
@@ -415,6 +424,7 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 			sp_unwind_stack(u, (int)s->tid, s->regs, s->stack, s->stack_len, 0, pcs + n, MAX_PCS - (int)n);
 		n += (uint32_t)r.n;
 		c->st.truncated += (uint64_t)r.truncated;
+		truncated = r.truncated != 0;
 	} else if (cg == SP_CG_FP && s->nuser) {
 		for (uint32_t i = 0; i < s->nuser && n < MAX_PCS; i++)
 			pcs[n++] = i ? s->user[i] - 1 : s->user[i];
@@ -431,6 +441,11 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 	struct sp_sample smp;
 	memset(&smp, 0, sizeof smp);
 	smp.stack = stack_node(c, pr, u, pcs, nk, n);
+	if (c->py) {
+		struct sp_py_cstack cs = { s->has_regs ? s->stack : NULL, s->regs[SP_REG_SP], s->stack_len };
+		smp.stack = sp_pymerge_sample(c->py, pr->pid, pr->serial, pr->maps, (int)s->tid, &cs, smp.stack,
+					      truncated);
+	}
 	smp.thread = t->id;
 	smp.event = c->event;
 	smp.time = s->time;

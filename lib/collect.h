@@ -43,6 +43,7 @@
 
 #include "perfev.h"
 #include "procmaps.h"
+#include "pymerge.h"
 #include "profile.h"
 #include "symbols.h"
 #include "util.h"
@@ -65,6 +66,10 @@ struct sp_collect_opts {
 	 * above.  Called once per distinct file. */
 	int (*locate)(void *ctx, int pid, const struct sp_map *m, char *buf, size_t n);
 	void *locate_ctx;
+	/* Live only: Python frames of CPython processes (pymerge.h), and
+	 * whether they carry line numbers. */
+	enum sp_pymode python;
+	int python_lines;
 };
 
 struct sp_collect_stats {
@@ -124,6 +129,10 @@ const struct sp_collect_stats *sp_collect_stats(struct sp_collect *c);
  * name (owned by the profile) and whether the thread filter keeps it;
  * NULL past the end. */
 const char *sp_collect_thread(const struct sp_collect *c, size_t i, int *kept);
+
+/* The Python step (NULL when opts.python is off or offline), for its
+ * messages and stats. */
+struct sp_pymerge *sp_collect_python(struct sp_collect *c);
 
 /* Non-zero once the sink failed (the samples after it are dropped, and
  * the caller should stop); *err (may be NULL) gets the sink's error. */

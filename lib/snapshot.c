@@ -319,6 +319,15 @@ struct seized {
 	uint64_t t_int, t_det;
 };
 
+static void (*g_hook)(void *ctx, struct sp_snap *s);
+static void *g_hook_ctx;
+
+void sp_snap_set_hook(void (*fn)(void *ctx, struct sp_snap *s), void *ctx)
+{
+	g_hook = fn;
+	g_hook_ctx = ctx;
+}
+
 int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *err)
 {
 	memset(s, 0, sizeof *s);
@@ -539,6 +548,8 @@ int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *er
 			t->have_lock = (lo == 32 ? 1 : 0) | (hi == 32 ? 2 : 0);
 		}
 	}
+	if (g_hook && !rc && !g_stopped_by)
+		g_hook(g_hook_ctx, s); /* every thread still stopped */
 	if (g_stopped_by && !rc) {
 		/* The handler let the threads go in the middle of the copy. */
 		rc = sp_err_set(err, "interrupted by signal %d", (int)g_stopped_by);

@@ -63,6 +63,10 @@ struct sp_snap {
  * signal); a second one, or a crash, ends the process after detaching. */
 int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *err);
 void sp_snap_free(struct sp_snap *s);
+/* fn (NULL: none) is called by sp_snap_take once the copies are made and
+ * while every thread is still stopped, to read more of their state (the
+ * Python frames); it must not block, and must not print. */
+void sp_snap_set_hook(void (*fn)(void *ctx, struct sp_snap *s), void *ctx);
 /* Detach threads whose stop came after their snapshot's deadline (waits
  * up to half a second for them).  Call before exiting. */
 void sp_snap_release(void);

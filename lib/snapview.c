@@ -15,6 +15,8 @@
 #include "fold.h"
 #include "locks.h"
 #include "procmaps.h"
+#include "pymerge.h"
+#include "python.h"
 #include "snapshot.h"
 #include "snapview.h"
 #include "stream.h"
@@ -52,7 +54,75 @@ struct sp_snapview {
 	struct sp_stream_writer *w;
 	uint32_t event;
 	int live; /* a thread whose /proc and memory stand for the process */
+	struct sp_err pyerr;
+	/* Python: the reader, and the frames read while the threads were
+	 * stopped (thread i's in pyfr[pyt[i].off ..], pyt[i].n of them) */
+	struct sp_python *py;
+	enum sp_python_state pystate;
+	struct { uint32_t off; int n; } *pyt;
+	int gil;          /* sp_python_gil_holder while stopped */
+	uint32_t *pyfr;
+	uint8_t *pyen;
+	size_t npyfr, cappyfr;
+	uint32_t *mfr;
+	int32_t *msrc;
+	size_t capm;
 };
+
+#define PY_MAX 2048
+
+/* sp_snap_take's hook: every thread is stopped, so what is read is exact. */
+static void py_hook(void *ctx, struct sp_snap *s)
+{
+	struct sp_snapview *c = ctx;
+	c->pyt = sp_xrealloc(c->pyt, (s->n ? s->n : 1) * sizeof *c->pyt);
+	c->npyfr = 0;
+	c->gil = sp_python_gil_holder(c->py);
+	for (size_t i = 0; i < s->n; i++) {
+		c->pyt[i].off = (uint32_t)c->npyfr;
+		c->pyt[i].n = 0;
+		if (c->npyfr + PY_MAX > c->cappyfr) {
+			c->cappyfr = c->npyfr + PY_MAX + c->cappyfr;
+			c->pyfr = sp_xrealloc(c->pyfr, c->cappyfr * sizeof *c->pyfr);
+			c->pyen = sp_xrealloc(c->pyen, c->cappyfr);
+		}
+		int n = sp_python_stack(c->py, s->t[i].tid, NULL, c->pyfr + c->npyfr, c->pyen + c->npyfr, PY_MAX);
+		if (n > 0) {
+			c->pyt[i].n = n;
+			c->npyfr += (size_t)n;
+		}
+	}
+}
+
+/* Thread i's native frames (innermost first) with its Python frames
+ * merged in (python.h, pymerge.h). */
+static void py_merge(struct sp_snapview *c, size_t i, struct tstack *ts)
+{
+	int npy = c->pyt[i].n;
+	if (npy <= 0 || !ts->n)
+		return;
+	uint32_t *nat = sp_xmalloc(ts->n * sizeof *nat);
+	uint64_t *pcs = sp_xmalloc(ts->n * sizeof *pcs);
+	for (size_t k = 0; k < ts->n; k++) {
+		nat[k] = ts->frames[ts->n - 1 - k];
+		pcs[k] = ts->pcs[ts->n - 1 - k];
+	}
+	int disagree;
+	size_t n = sp_pymerge_frames(c->p, SP_PY_MERGED, nat, ts->n, c->pyfr + c->pyt[i].off, c->pyen + c->pyt[i].off,
+				     npy, ts->truncated, &c->mfr, &c->msrc, &c->capm, &disagree);
+	if (n > ts->cap) {
+		ts->cap = n;
+		ts->frames = sp_xrealloc(ts->frames, ts->cap * sizeof *ts->frames);
+		ts->pcs = sp_xrealloc(ts->pcs, ts->cap * sizeof *ts->pcs);
+	}
+	for (size_t k = 0; k < n; k++) {
+		ts->frames[n - 1 - k] = c->mfr[k];
+		ts->pcs[n - 1 - k] = c->msrc[k] >= 0 ? pcs[c->msrc[k]] : 0;
+	}
+	ts->n = n;
+	free(nat);
+	free(pcs);
+}
 
 static void unwind_thread(struct sp_snapview *c, const struct sp_snap_thread *t, struct tstack *ts)
 {
@@ -352,6 +422,18 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 	if (kept != s->n)
 		fprintf(c->out, ", %zu shown", kept);
 	fprintf(c->out, ", stopped for %.2f ms at %s\n", (double)s->window_ns / 1e6, when);
+	if (c->pyt) {
+		fprintf(c->out, "%s: ", c->last.python);
+		size_t g = 0;
+		while (c->gil > 0 && g < s->n && s->t[g].tid != c->gil)
+			g++;
+		if (c->gil == 0)
+			fputs("no thread holds the GIL\n", c->out);
+		else if (c->gil > 0 && g < s->n)
+			fprintf(c->out, "the GIL is held by thread %d (%s)\n", c->gil, s->t[g].name);
+		else
+			fputs("which thread holds the GIL is unknown\n", c->out);
+	}
 	for (int k = 1; k <= ncyc; k++) {
 		size_t first = 0, len = 0;
 		for (size_t i = 0; i < s->n; i++)
@@ -382,6 +464,18 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 		if (s->t[i].kstack[0])
 			fprintf(c->out, "    in the kernel: %s\n", s->t[i].kstack);
 		print_frames(c, &ts[i], "    ");
+		if (c->pyt && c->gil > 0 && c->gil != s->t[i].tid) {
+			/* A Python thread asleep in take_gil waits for the GIL's
+			 * holder (named only where the interpreter has symbols). */
+			size_t k = 0;
+			while (k < ts[i].n && strcmp(sp_str(c->p, sp_frame_get(c->p, ts[i].frames[k])->name), "take_gil"))
+				k++;
+			size_t g = 0;
+			while (g < s->n && s->t[g].tid != c->gil)
+				g++;
+			if (k < ts[i].n && g < s->n)
+				fprintf(c->out, "  waits for the GIL, held by thread %d (%s)\n", c->gil, s->t[g].name);
+		}
 		if (w[i].kind == SP_LOCK_NONE)
 			continue;
 		/* The chain of owners: each one's stack right below. */
@@ -485,8 +579,28 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 		return -1;
 	}
 	sp_unwind_sync(c->u, c->maps);
+	if (!c->py && c->pystate != SP_PY_REFUSED && !c->o.no_python) {
+		c->py = sp_python_open(c->p, c->o.pid, c->maps, 1, &c->pystate, &c->pyerr);
+		if (c->py)
+			snprintf(c->last.python, sizeof c->last.python, "Python %s", sp_python_version(c->py));
+		else if (c->pystate == SP_PY_REFUSED)
+			snprintf(c->last.python, sizeof c->last.python, "%s", c->pyerr.msg);
+	}
+	if (c->py && c->pystate == SP_PY_WAITING)
+		c->pystate = sp_python_check(c->py, &c->pyerr);
+	if (c->py && c->pystate == SP_PY_REFUSED) {
+		snprintf(c->last.python, sizeof c->last.python, "%s", c->pyerr.msg);
+		sp_python_free(c->py);
+		c->py = NULL;
+	}
+	c->last.python_merged = c->py && c->pystate == SP_PY_READY;
+	free(c->pyt);
+	c->pyt = NULL; /* set again by py_hook */
+	sp_snap_set_hook(c->py && c->pystate == SP_PY_READY ? py_hook : NULL, c);
 	struct sp_snap s;
-	if (sp_snap_take(c->o.pid, c->o.stack ? c->o.stack : 262144, &s, err) < 0) {
+	int took = sp_snap_take(c->o.pid, c->o.stack ? c->o.stack : 262144, &s, err);
+	sp_snap_set_hook(NULL, NULL);
+	if (took < 0) {
 		if (s.interrupted)
 			return s.interrupted; /* a request to stop, as between snapshots */
 		return -1;
@@ -496,8 +610,11 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 	int *keep = sp_xcalloc(s.n ? s.n : 1, sizeof *keep), *cycle = sp_xcalloc(s.n ? s.n : 1, sizeof *cycle);
 	const char **names = NULL;
 	size_t capnames = 0;
+	int py = c->pyt != NULL;
 	for (size_t i = 0; i < s.n; i++) {
 		unwind_thread(c, &s.t[i], &ts[i]);
+		if (py)
+			py_merge(c, i, &ts[i]);
 		keep[i] = !c->have_re || !regexec(&c->re, s.t[i].name, 0, NULL, 0);
 		if (ts[i].n > capnames) {
 			capnames = ts[i].n;
@@ -530,6 +647,8 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 	free(cycle);
 	free(names);
 	sp_snap_free(&s);
+	free(c->pyt);
+	c->pyt = NULL;
 	return rc;
 }
 
@@ -594,6 +713,12 @@ void sp_snapview_free(struct sp_snapview *c)
 	sp_stream_writer_free(c->w);
 	if (c->fold)
 		sp_fold_free(c->fold);
+	sp_python_free(c->py);
+	free(c->pyt);
+	free(c->pyfr);
+	free(c->pyen);
+	free(c->mfr);
+	free(c->msrc);
 	sp_unwind_free(c->u);
 	sp_maps_free(c->maps);
 	sp_symbols_free(c->syms);

@@ -30,12 +30,16 @@ struct sp_snapview_opts {
 	int lines, no_inline;    /* frames of folded and stream output */
 	int verbose;             /* text: how long each thread was stopped */
 	double interval;         /* seconds between snapshots (for the metadata) */
+	int no_python;           /* do not merge CPython's frames (python.h) */
 };
 
 struct sp_snapview_stats {
 	size_t threads;       /* threads of the last snapshot */
 	uint64_t window_ns;   /* first interrupt to last detach */
 	uint64_t longest_ns;  /* the longest a thread was stopped */
+	char python[480];     /* "Python 3.12.1" (frames merged), or why a CPython
+			       * was refused; "" when not Python */
+	int python_merged;    /* Python frames are merged into the stacks */
 };
 
 struct sp_snapview;

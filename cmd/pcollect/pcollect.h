@@ -28,6 +28,8 @@ struct opts {
 	size_t ntraces;
 	int trace_returns;   /* --trace-returns: return probes in C++ code too */
 	double trace_budget; /* share of a CPU above which tracing warns */
+	enum sp_pymode python; /* --python */
+	int python_nolines;    /* --python-lines=no */
 };
 
 struct coll {
@@ -88,6 +90,11 @@ void pcollect_trace_handler(struct coll *c, struct sp_perf_handler *hd);
 void pcollect_trace_tick(struct coll *c, double now);
 void pcollect_trace_finish(struct coll *c);
 void pcollect_trace_release(struct coll *c);
+/* python.c: print the Python step's messages (not with -q); its counts
+ * as stream metadata at the end; with -v, its summary line. */
+void pcollect_python_messages(struct coll *c);
+void pcollect_python_meta(struct coll *c);
+void pcollect_python_summary(struct coll *c);
 
 /* pcollect --snapshot with pcollect's argv; returns the exit status. */
 int pcollect_snapshot(int argc, char **argv);

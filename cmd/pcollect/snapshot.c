@@ -39,6 +39,9 @@ static const char sp_snapshot_synopsis[] =
 	"                          frames are read from the running process afterwards)\n"
 	"      --lines             file:line frames in folded and stream output\n"
 	"      --no-inline         do not show functions inlined by the compiler\n"
+	"      --python=off        CPython 3.8-3.13: do not put the Python frames (read\n"
+	"                          while the threads are stopped: exact) in place of the\n"
+	"                          interpreter's eval-loop frames (--python=merged: default)\n"
 	"  -v, --verbose           how long each thread was stopped\n"
 	"  -q, --quiet             no warnings\n"
 	"  -V, --version           print the version\n"
@@ -57,7 +60,7 @@ struct sopts {
 	double interval;
 	enum sp_snapview_format format; /* 0: by -n */
 	unsigned long stack;
-	int lines, no_inline, verbose, quiet;
+	int lines, no_inline, verbose, quiet, no_python;
 };
 
 static volatile sig_atomic_t stop_sig;
@@ -65,7 +68,7 @@ static void on_stop(int sig) { stop_sig = sig; }
 
 static int parse(struct sopts *o, int argc, char **argv)
 {
-	enum { O_SNAP = 256, O_FORMAT, O_STACK, O_LINES, O_NOINLINE };
+	enum { O_SNAP = 256, O_FORMAT, O_STACK, O_LINES, O_NOINLINE, O_PYTHON };
 	static const struct option longopts[] = {
 		{ "snapshot", no_argument, NULL, O_SNAP },
 		{ "pid", required_argument, NULL, 'p' },
@@ -77,6 +80,7 @@ static int parse(struct sopts *o, int argc, char **argv)
 		{ "stack", required_argument, NULL, O_STACK },
 		{ "lines", no_argument, NULL, O_LINES },
 		{ "no-inline", no_argument, NULL, O_NOINLINE },
+		{ "python", required_argument, NULL, O_PYTHON },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -130,6 +134,12 @@ static int parse(struct sopts *o, int argc, char **argv)
 			break;
 		case O_LINES: o->lines = 1; break;
 		case O_NOINLINE: o->no_inline = 1; break;
+		case O_PYTHON:
+			if (strcmp(optarg, "merged") && strcmp(optarg, "off"))
+				return sp_usage_error(syn, "--python must be merged or off with --snapshot, not '%s'",
+						      optarg), -1;
+			o->no_python = !strcmp(optarg, "off");
+			break;
 		case 'v': o->verbose = 1; break;
 		case 'q': o->quiet = 1; break;
 		case 'h': fputs(syn, stdout); return 1;
@@ -225,7 +235,7 @@ int pcollect_snapshot(int argc, char **argv)
 	struct sp_err err;
 	memset(&err, 0, sizeof err);
 	struct sp_snapview_opts vo = { o.pid, o.threads, o.format, o.stack, o.lines, o.no_inline, o.verbose,
-				       o.interval };
+				       o.interval, o.no_python };
 	struct sp_snapview *v = sp_snapview_new(&vo, out, &err);
 	if (!v) {
 		sp_error_e(&err);
@@ -288,6 +298,8 @@ int pcollect_snapshot(int argc, char **argv)
 			rc = -1;
 			break;
 		}
+		if (!done && !o.quiet && sp_snapview_last(v)->python[0] && !sp_snapview_last(v)->python_merged)
+			fprintf(stderr, "%s: process %d: %s\n", sp_prog, o.pid, sp_snapview_last(v)->python);
 		if (o.verbose && o.format != SP_SNAPVIEW_TEXT) {
 			const struct sp_snapview_stats *st = sp_snapview_last(v);
 			fprintf(stderr, "%s: snapshot of %zu threads: stopped for %.3f ms (longest thread %.3f ms)\n",

@@ -1,0 +1,366 @@
+/* pymerge.c — Python frames merged into native stacks (pymerge.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pymerge.h"
+
+#define MAX_PY 1024
+
+struct pyproc {
+	int pid;
+	uint64_t serial, gen;     /* image and maps the state was decided for */
+	enum sp_python_state state;
+	struct sp_python *py;
+	int announced;
+};
+
+struct merged {
+	uint64_t hash;
+	uint32_t native, npy, off, node;
+	int truncated; /* bit 0: the native stack was; bit 1: the counts disagreed */
+};
+
+struct sp_pymerge {
+	struct sp_profile *p;
+	enum sp_pymode mode;
+	int lines;
+	struct pyproc *procs;
+	size_t nprocs, capprocs;
+	struct sp_u64map procidx; /* pid -> index + 1 */
+	/* merged stacks by (native node, Python frames) */
+	struct merged *ents;
+	size_t nents, capents;
+	struct sp_u64map mergeidx;
+	uint32_t *arena;
+	size_t narena, caparena;
+	/* scratch */
+	uint32_t pyfr[MAX_PY], key[MAX_PY];
+	uint8_t entry[MAX_PY];
+	uint32_t *nat, *out;
+	size_t capnat, capout;
+	struct sp_buf msgs; /* queued messages, NUL-separated */
+	size_t msgpos;
+	struct sp_pymerge_stats st;
+	uint32_t eval; /* string id of "_PyEval_EvalFrameDefault" */
+};
+
+struct sp_pymerge *sp_pymerge_new(struct sp_profile *p, enum sp_pymode mode, int lines)
+{
+	struct sp_pymerge *m = sp_xcalloc(1, sizeof *m);
+	m->p = p;
+	m->mode = mode;
+	m->lines = lines;
+	sp_u64map_init(&m->procidx);
+	sp_u64map_init(&m->mergeidx);
+	m->eval = sp_str_intern(p, "_PyEval_EvalFrameDefault", 24);
+	sp_buf_init(&m->msgs);
+	return m;
+}
+
+void sp_pymerge_free(struct sp_pymerge *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nprocs; i++)
+		sp_python_free(m->procs[i].py);
+	free(m->procs);
+	sp_u64map_release(&m->procidx);
+	sp_u64map_release(&m->mergeidx);
+	free(m->ents);
+	free(m->arena);
+	free(m->nat);
+	free(m->out);
+	sp_buf_release(&m->msgs);
+	free(m);
+}
+
+const struct sp_pymerge_stats *sp_pymerge_stats(struct sp_pymerge *m)
+{
+	m->st.from_cstack = 0;
+	for (size_t i = 0; i < m->nprocs; i++)
+		if (m->procs[i].py)
+			m->st.from_cstack += sp_python_stats(m->procs[i].py)->from_cstack;
+	return &m->st;
+}
+
+const char *sp_pymerge_message(struct sp_pymerge *m)
+{
+	if (m->msgpos >= m->msgs.len) {
+		sp_buf_reset(&m->msgs);
+		m->msgpos = 0;
+		return NULL;
+	}
+	const char *s = m->msgs.p + m->msgpos;
+	m->msgpos += strlen(s) + 1;
+	return s;
+}
+
+static void say(struct sp_pymerge *m, int pid, const char *what)
+{
+	sp_buf_addf(&m->msgs, "process %d: %s", pid, what);
+	sp_buf_addc(&m->msgs, 0);
+}
+
+static struct pyproc *proc_get(struct sp_pymerge *m, int pid)
+{
+	int found;
+	uint32_t *slot = sp_u64map_slot(&m->procidx, (uint64_t)(uint32_t)pid, &found);
+	if (found && *slot)
+		return &m->procs[*slot - 1];
+	if (m->nprocs == m->capprocs) {
+		m->capprocs = m->capprocs ? 2 * m->capprocs : 16;
+		m->procs = sp_xrealloc(m->procs, m->capprocs * sizeof *m->procs);
+	}
+	struct pyproc *pp = &m->procs[m->nprocs++];
+	memset(pp, 0, sizeof *pp);
+	pp->pid = pid;
+	pp->gen = UINT64_MAX;
+	*slot = (uint32_t)m->nprocs;
+	return pp;
+}
+
+void sp_pymerge_exit(struct sp_pymerge *m, int pid)
+{
+	int found;
+	uint32_t i = sp_u64map_get(&m->procidx, (uint64_t)(uint32_t)pid, &found);
+	if (found && i) {
+		struct pyproc *pp = &m->procs[i - 1];
+		sp_python_free(pp->py);
+		pp->py = NULL;
+		pp->state = SP_PY_NOT;
+		pp->gen = UINT64_MAX;
+		pp->serial = 0;
+	}
+}
+
+/* The reader of process pid, when its Python frames can be read now. */
+static struct sp_python *reader(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps)
+{
+	struct pyproc *pp = proc_get(m, pid);
+	uint64_t gen = sp_maps_generation(maps);
+	struct sp_err err;
+	err.msg[0] = 0;
+	if (pp->serial != serial) { /* first sight, or a new image after exec */
+		sp_python_free(pp->py);
+		pp->py = NULL;
+		pp->state = SP_PY_NOT;
+		pp->serial = serial;
+		pp->gen = UINT64_MAX;
+		pp->announced = 0;
+	}
+	if (pp->state == SP_PY_NOT && pp->gen != gen) {
+		pp->gen = gen;
+		pp->py = sp_python_open(m->p, pid, maps, m->lines, &pp->state, &err);
+		if (pp->state == SP_PY_REFUSED)
+			say(m, pid, err.msg);
+		else if (pp->py)
+			m->st.processes++;
+	}
+	if (pp->state == SP_PY_WAITING) {
+		pp->state = sp_python_check(pp->py, &err);
+		if (pp->state == SP_PY_REFUSED) {
+			say(m, pid, err.msg);
+			sp_python_free(pp->py);
+			pp->py = NULL;
+		}
+	}
+	if (pp->state != SP_PY_READY)
+		return NULL;
+	if (!pp->announced) {
+		char buf[64];
+		snprintf(buf, sizeof buf, "Python %s: Python frames merged", sp_python_version(pp->py));
+		say(m, pid, buf);
+		pp->announced = 1;
+	}
+	return pp->py;
+}
+
+struct mout {
+	uint32_t **out;
+	int32_t **src;
+	size_t *cap, n;
+};
+
+static void out_add(struct mout *o, uint32_t f, int32_t from)
+{
+	if (o->n == *o->cap) {
+		*o->cap = *o->cap ? 2 * *o->cap : 256;
+		*o->out = sp_xrealloc(*o->out, *o->cap * sizeof **o->out);
+		if (o->src)
+			*o->src = sp_xrealloc(*o->src, *o->cap * sizeof **o->src);
+	}
+	(*o->out)[o->n] = f;
+	if (o->src)
+		(*o->src)[o->n] = from;
+	o->n++;
+}
+
+/* Python frames py[lo..hi) (innermost first) onto out, root first. */
+static void add_group(struct mout *o, const uint32_t *py, int lo, int hi)
+{
+	for (int i = hi; i-- > lo;)
+		out_add(o, py[i], -1);
+}
+
+size_t sp_pymerge_frames(struct sp_profile *p, enum sp_pymode mode, const uint32_t *nat, size_t nn,
+			 const uint32_t *py, const uint8_t *entry, int npy, int truncated, uint32_t **out,
+			 int32_t **src, size_t *cap, int *disagree)
+{
+	struct mout o = { out, src, cap, 0 };
+	uint32_t eval = sp_str_intern(p, "_PyEval_EvalFrameDefault", 24);
+	/* Groups, innermost first: group g is py[gs[g] .. gs[g+1]). */
+	int *gs = sp_xmalloc(((size_t)npy + 1) * sizeof *gs), ng = 0;
+	gs[0] = 0;
+	for (int i = 0; i < npy; i++)
+		if (entry[i] || i == npy - 1)
+			gs[++ng] = i + 1;
+	*disagree = 0;
+	if (mode == SP_PY_ONLY) {
+		add_group(&o, py, 0, npy);
+		free(gs);
+		return o.n;
+	}
+	/* A native stack that does not start at a thread's entry was cut by
+	 * the end of the stack copy (deep recursion of old versions): match
+	 * from the leaf, as for one whose unwinding failed. */
+	if (!truncated && nn) {
+		const char *r = sp_str(p, sp_frame_get(p, nat[0])->name);
+		truncated = strcmp(r, "_start") && strcmp(r, "clone3") && strcmp(r, "clone") && strcmp(r, "__clone") &&
+			    strcmp(r, "start_thread") && strcmp(r, "__libc_start_main");
+	}
+	/* Eval frames of the native stack. */
+	size_t ne = 0;
+	for (size_t i = 0; i < nn; i++)
+		ne += sp_frame_get(p, nat[i])->name == eval;
+	*disagree = (int)ne != ng;
+	if (!ne) {
+		/* Nowhere to put them (no eval-loop symbol): Python on top of
+		 * the native root. */
+		add_group(&o, py, 0, npy);
+		for (size_t i = 0; i < nn; i++)
+			out_add(&o, nat[i], (int32_t)i);
+		free(gs);
+		return o.n;
+	}
+	/* The k-th eval frame from the root takes groups [rlo, rhi) counted
+	 * from the root (group g from the innermost is r = ng-1-g). */
+	if (truncated && ng > (int)ne) {
+		/* The copy did not reach the outer eval frames: their groups
+		 * come first, at the root. */
+		for (int r = 0; r < ng - (int)ne; r++)
+			add_group(&o, py, gs[ng - 1 - r], gs[ng - r]);
+	}
+	size_t k = 0;
+	int skip = 0;
+	for (size_t i = 0; i < nn; i++) {
+		const struct sp_frame *f = sp_frame_get(p, nat[i]);
+		if (skip && f->kind == SP_KIND_INLINED)
+			continue; /* inlined into the eval frame, at its address */
+		skip = 0;
+		if (f->name != eval) {
+			out_add(&o, nat[i], (int32_t)i);
+			continue;
+		}
+		int rlo, rhi;
+		if (truncated && ng >= (int)ne) {
+			rlo = ng - (int)ne + (int)k;
+			rhi = rlo + 1;
+		} else {
+			/* From the root; inner groups without an eval frame
+			 * (read after the thread went deeper) are dropped rather
+			 * than put under native frames the sample does not have. */
+			rlo = (int)k;
+			rhi = (int)k + 1;
+		}
+		k++;
+		if (rlo >= ng) {
+			out_add(&o, nat[i], (int32_t)i); /* no group for it: stays native */
+			continue;
+		}
+		if (rhi > ng)
+			rhi = ng;
+		for (int r = rlo; r < rhi; r++)
+			add_group(&o, py, gs[ng - 1 - r], gs[ng - r]);
+		skip = 1;
+	}
+	free(gs);
+	return o.n;
+}
+
+uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid,
+			   const struct sp_py_cstack *cs, uint32_t node, int truncated)
+{
+	if (m->mode == SP_PY_OFF || !maps)
+		return node;
+	struct sp_python *py = reader(m, pid, serial, maps);
+	if (!py)
+		return node;
+	int npy = sp_python_stack(py, tid, cs, m->pyfr, m->entry, MAX_PY);
+	if (npy > 0 && cs && cs->data && !truncated) {
+		/* The innermost frame from the stack copy is right only when the
+		 * eval call whose C local it was still runs: when the groups do
+		 * not match the eval frames, read the live frame instead. */
+		int ng = 0, ne = 0;
+		for (int i = 0; i < npy; i++)
+			ng += m->entry[i];
+		for (uint32_t n = node; n; n = sp_node_get(m->p, n)->parent)
+			ne += sp_frame_get(m->p, sp_node_get(m->p, n)->frame)->name == m->eval;
+		if (ng != ne) {
+			int again = sp_python_stack(py, tid, NULL, m->pyfr, m->entry, MAX_PY);
+			if (again >= 0)
+				npy = again;
+		}
+	}
+	if (npy < 0) {
+		m->st.failed++;
+		return node;
+	}
+	if (npy == 0)
+		return node; /* not running Python code */
+	m->st.samples++;
+	for (int i = 0; i < npy; i++)
+		m->key[i] = m->pyfr[i] << 1 | m->entry[i];
+	uint64_t h = sp_hash_seed(m->key, (size_t)npy * sizeof *m->key,
+				  sp_mix64((uint64_t)node << 1 | (uint64_t)(truncated != 0)));
+	uint64_t key = h == UINT64_MAX ? h - 1 : h;
+	for (;;) {
+		int found;
+		uint32_t idx = sp_u64map_get(&m->mergeidx, key, &found);
+		if (!found)
+			break;
+		const struct merged *e = &m->ents[idx - 1];
+		if (e->hash == h && e->native == node && e->npy == (uint32_t)npy && (e->truncated & 1) == (truncated != 0) &&
+		    !memcmp(m->arena + e->off, m->key, (size_t)npy * sizeof *m->key)) {
+			if (e->truncated & 2) /* counts disagreed when it was merged */
+				m->st.disagree++;
+			return e->node;
+		}
+		key = sp_mix64(key + 1);
+		if (key == UINT64_MAX)
+			key--;
+	}
+	int disagree;
+	uint32_t nn = sp_node_frames(m->p, node, &m->nat, &m->capnat);
+	size_t n = sp_pymerge_frames(m->p, m->mode, m->nat, nn, m->pyfr, m->entry, npy, truncated, &m->out, NULL,
+				     &m->capout, &disagree);
+	m->st.disagree += (uint64_t)disagree;
+	uint32_t out = 0;
+	for (size_t i = 0; i < n; i++)
+		out = sp_node_intern(m->p, out, m->out[i]);
+	if (m->nents == m->capents) {
+		m->capents = m->capents ? 2 * m->capents : 1024;
+		m->ents = sp_xrealloc(m->ents, m->capents * sizeof *m->ents);
+	}
+	while (m->narena + (size_t)npy > m->caparena) {
+		m->caparena = m->caparena ? 2 * m->caparena : 8192;
+		m->arena = sp_xrealloc(m->arena, m->caparena * sizeof *m->arena);
+	}
+	memcpy(m->arena + m->narena, m->key, (size_t)npy * sizeof *m->key);
+	m->ents[m->nents++] = (struct merged){ h, node, (uint32_t)npy, (uint32_t)m->narena, out,
+					      (truncated != 0) | (disagree ? 2 : 0) };
+	m->narena += (size_t)npy;
+	int found;
+	*sp_u64map_slot(&m->mergeidx, key, &found) = (uint32_t)m->nents;
+	return out;
+}

@@ -1,0 +1,815 @@
+/* python.c — reader of CPython 3.11–3.13 frames from outside (python.h).
+ *
+ * Path through the target's memory: _PyRuntime (an exported symbol) →
+ * interpreters.head → threads.head → PyThreadState.next …; a thread state
+ * gives its native thread id and its innermost _PyInterpreterFrame
+ * (3.11/3.12 through tstate->cframe->current_frame, 3.13 directly); frames
+ * are chained by .previous.  Offsets were read from each version's DWARF
+ * (pyenv's 3.11.7, 3.12.1, 3.13.0) and agree with the headers of those
+ * versions; 3.13 takes them from _Py_DebugOffsets at run time. */
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "python.h"
+
+/* Byte offsets of the fields the reader needs, per minor version. */
+struct pyoff {
+	uint32_t rt_interp_head;   /* _PyRuntimeState.interpreters.head */
+	uint32_t is_threads_head;  /* PyInterpreterState.threads.head */
+	uint32_t ts_next, ts_interp, ts_native_tid;
+	uint32_t ts_cframe;        /* 3.11/3.12: tstate->cframe, 0 = none */
+	uint32_t cf_current_frame; /* _PyCFrame.current_frame */
+	uint32_t ts_current_frame; /* 3.13 */
+	uint32_t fr_code, fr_previous, fr_instr, fr_is_entry /* 3.11, 0 = none */, fr_owner;
+	uint32_t co_filename, co_qualname, co_linetable, co_firstlineno, co_code_adaptive;
+	uint32_t ascii_size, compact_size, str_state, str_length;
+	uint32_t bytes_size, bytes_sval;
+	/* the GIL (struct _gil_runtime_state: last_holder +8, locked +16):
+	 * 3.11 inside _PyRuntime at rt_gil; 3.12+ a pointer at is_gil of the
+	 * interpreter (DWARF of pyenv's builds) */
+	uint32_t rt_gil, is_gil;
+	/* 3.8-3.10: a chain of PyFrameObject (f_back), one C-level eval call
+	 * per frame; the thread id through the pthread_t in ts_thread_id */
+	int old;          /* 0, or the line table's kind: 1 co_lnotab (3.8, 3.9), 2 co_linetable (3.10) */
+	uint32_t ts_frame, ts_thread_id, fo_back, fo_code, fo_lasti;
+};
+
+/* glibc's struct pthread: the kernel thread id at this offset on x86-64
+ * (2.36: checked with DWARF of libc6-dbg).  Only used for 3.8-3.10, whose
+ * thread states keep the pthread_t and not the thread id; every value
+ * read is checked against /proc/PID/task. */
+#define PTHREAD_TID 720
+
+/* 3.8, 3.9, 3.10: from DWARF of pyenv's 3.8.18, 3.9.18, 3.10.13.  Before
+ * 3.11 a code object has no co_qualname: co_name stands in. */
+static const struct pyoff off38 = {
+	.rt_interp_head = 32, .is_threads_head = 8, .ts_next = 8, .ts_interp = 16,
+	.old = 1, .ts_frame = 24, .ts_thread_id = 176, .fo_back = 24, .fo_code = 32, .fo_lasti = 104,
+	.co_filename = 104, .co_qualname = 112, .co_linetable = 120, .co_firstlineno = 40,
+	.ascii_size = 48, .compact_size = 72, .str_state = 32, .str_length = 16, .bytes_size = 16, .bytes_sval = 32,
+	.rt_gil = 1152,
+};
+static const struct pyoff off39 = {
+	.rt_interp_head = 32, .is_threads_head = 8, .ts_next = 8, .ts_interp = 16,
+	.old = 1, .ts_frame = 24, .ts_thread_id = 176, .fo_back = 24, .fo_code = 32, .fo_lasti = 104,
+	.co_filename = 104, .co_qualname = 112, .co_linetable = 120, .co_firstlineno = 40,
+	.ascii_size = 48, .compact_size = 72, .str_state = 32, .str_length = 16, .bytes_size = 16, .bytes_sval = 32,
+	.rt_gil = 352,
+};
+static const struct pyoff off310 = {
+	.rt_interp_head = 32, .is_threads_head = 8, .ts_next = 8, .ts_interp = 16,
+	.old = 2, .ts_frame = 24, .ts_thread_id = 176, .fo_back = 24, .fo_code = 32, .fo_lasti = 96,
+	.co_filename = 104, .co_qualname = 112, .co_linetable = 120, .co_firstlineno = 40,
+	.ascii_size = 48, .compact_size = 72, .str_state = 32, .str_length = 16, .bytes_size = 16, .bytes_sval = 32,
+	.rt_gil = 352,
+};
+
+static const struct pyoff off311 = {
+	.rt_interp_head = 40, .is_threads_head = 16, .ts_next = 8, .ts_interp = 16, .ts_native_tid = 160,
+	.ts_cframe = 56, .cf_current_frame = 8,
+	.fr_code = 32, .fr_previous = 48, .fr_instr = 56, .fr_is_entry = 68, .fr_owner = 69,
+	.co_filename = 112, .co_qualname = 128, .co_linetable = 136, .co_firstlineno = 72, .co_code_adaptive = 184,
+	.ascii_size = 48, .compact_size = 72, .str_state = 32, .str_length = 16, .bytes_size = 16, .bytes_sval = 32,
+	.rt_gil = 360,
+};
+static const struct pyoff off312 = {
+	.rt_interp_head = 40, .is_threads_head = 72, .ts_next = 8, .ts_interp = 16, .ts_native_tid = 144,
+	.ts_cframe = 56, .cf_current_frame = 0,
+	.fr_code = 0, .fr_previous = 8, .fr_instr = 56, .fr_owner = 70,
+	.co_filename = 112, .co_qualname = 128, .co_linetable = 136, .co_firstlineno = 68, .co_code_adaptive = 192,
+	.ascii_size = 40, .compact_size = 56, .str_state = 32, .str_length = 16, .bytes_size = 16, .bytes_sval = 32,
+	.is_gil = 384,
+};
+/* 3.13.0's table, checked against _Py_DebugOffsets (which wins). */
+static const struct pyoff off313 = {
+	.rt_interp_head = 632, .is_threads_head = 7344, .ts_next = 8, .ts_interp = 16, .ts_native_tid = 160,
+	.ts_current_frame = 72,
+	.fr_code = 0, .fr_previous = 8, .fr_instr = 56, .fr_owner = 70,
+	.co_filename = 112, .co_qualname = 128, .co_linetable = 136, .co_firstlineno = 68, .co_code_adaptive = 200,
+	.ascii_size = 40, .compact_size = 56, .str_state = 32, .str_length = 16, .bytes_size = 16, .bytes_sval = 32,
+	.is_gil = 16,
+};
+
+#define FRAME_OWNED_BY_CSTACK 3 /* 3.12+: the shim frame of a C-level eval call */
+#define FRAME_BYTES 72          /* every field above lies in the first 72 bytes */
+#define CODE_BYTES 216          /* every code-object field above, and ob_type */
+#define MAX_DEPTH 4096
+
+struct code {
+	uint32_t name, file; /* string ids */
+	int firstline;
+	uint32_t lt_off, lt_len; /* line table in py->lt */
+};
+
+struct sp_python {
+	struct sp_profile *p;
+	int pid, lines;
+	int major, minor, micro;
+	char version[24];
+	struct pyoff o;
+	uint64_t runtime, code_type; /* addresses in the target */
+	struct sp_u64map codeidx;    /* code address -> index + 1 */
+	struct code *codes;
+	size_t ncodes, capcodes;
+	struct sp_buf lt;            /* line tables */
+	struct sp_u64map frameidx;   /* (code, line) -> frame id + 1 */
+	struct sp_u64map tsidx;      /* tid -> slot in ts[] + 1 */
+	uint64_t *ts;
+	size_t nts, capts;
+	enum sp_python_state state;
+	int dbg_done; /* 3.13: _Py_DebugOffsets read */
+	struct sp_python_stats st;
+	struct sp_buf strbuf;
+};
+
+/* ---- target memory ---- */
+
+static int rd(struct sp_python *py, uint64_t addr, void *buf, size_t n)
+{
+	struct iovec l = { buf, n }, r = { (void *)(uintptr_t)addr, n };
+	py->st.reads++;
+	if (!addr)
+		return -1;
+	return process_vm_readv(py->pid, &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+static int rd64(struct sp_python *py, uint64_t addr, uint64_t *v)
+{
+	return rd(py, addr, v, sizeof *v);
+}
+
+static uint64_t get64(const uint8_t *b, uint32_t off)
+{
+	uint64_t v;
+	memcpy(&v, b + off, sizeof v);
+	return v;
+}
+
+/* ---- the interpreter's ELF file ---- */
+
+struct elfsyms {
+	uint64_t runtime, version, code_type; /* symbol values, 0 = absent */
+	uint64_t bias_vaddr;                  /* vaddr of the mapped file offset */
+	int ok;
+};
+
+/* Symbol values of file path, and the vaddr that file offset pgoff is
+ * loaded at (to turn symbol values into addresses of this mapping). */
+static void elf_lookup(const char *path, uint64_t pgoff, struct elfsyms *es)
+{
+	memset(es, 0, sizeof *es);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t np = 0;
+	if (!e || elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &np) != 0)
+		goto out;
+	for (size_t i = 0; i < np; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_offset <= pgoff &&
+		    pgoff < ph.p_offset + ph.p_filesz) {
+			es->bias_vaddr = ph.p_vaddr + (pgoff - ph.p_offset);
+			es->ok = 1;
+			break;
+		}
+	}
+	Elf_Scn *s = NULL;
+	while (es->ok && (s = elf_nextscn(e, s))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(s, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) || !sh.sh_entsize)
+			continue;
+		Elf_Data *d = elf_getdata(s, NULL);
+		size_t n = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; d && i < n; i++) {
+			GElf_Sym sym;
+			if (!gelf_getsym(d, (int)i, &sym) || !sym.st_value || sym.st_shndx == SHN_UNDEF)
+				continue;
+			const char *nm = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (!nm || (nm[0] != '_' && nm[0] != 'P'))
+				continue;
+			if (!strcmp(nm, "_PyRuntime"))
+				es->runtime = sym.st_value;
+			else if (!strcmp(nm, "Py_Version"))
+				es->version = sym.st_value;
+			else if (!strcmp(nm, "PyCode_Type"))
+				es->code_type = sym.st_value;
+		}
+		if (es->runtime && es->code_type)
+			break; /* .dynsym had them: no need for .symtab */
+	}
+out:
+	if (e)
+		elf_end(e);
+	close(fd);
+}
+
+/* The interpreter's file among the mappings: a libpython, or an
+ * executable called python*.  Returns the mapping, or NULL. */
+static const struct sp_map *find_interp(const struct sp_maps *maps, int *is_lib)
+{
+	const struct sp_map *exe = NULL;
+	for (size_t i = 0; i < sp_maps_count(maps); i++) {
+		const struct sp_map *m = sp_maps_at(maps, i);
+		const char *b = strrchr(m->path, '/');
+		b = b ? b + 1 : m->path;
+		if (!strncmp(b, "libpython", 9)) {
+			*is_lib = 1;
+			return m;
+		}
+		if (!exe && !strncmp(b, "python", 6))
+			exe = m;
+	}
+	*is_lib = 0;
+	return exe;
+}
+
+/* "X.Y" from a name like libpython3.11.so.1.0 or python3.11. */
+static int version_from_name(const char *path, int *major, int *minor)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	b += !strncmp(b, "lib", 3) ? 9 : 6;
+	if (b[0] < '0' || b[0] > '9' || b[1] != '.' || b[2] < '0' || b[2] > '9')
+		return -1;
+	*major = b[0] - '0';
+	*minor = atoi(b + 2);
+	return 0;
+}
+
+/* 3.13+: the offsets from _Py_DebugOffsets at the start of _PyRuntime
+ * (3.13's layout: Include/internal/pycore_runtime.h), compared with the
+ * shipped table.  Returns 0, or -1 with err set. */
+static int debug_offsets_313(struct sp_python *py, struct sp_err *err)
+{
+	uint64_t d[72];
+	if (rd(py, py->runtime, d, sizeof d) < 0)
+		return sp_err_set(err, "cannot read _PyRuntime of Python %s", py->version);
+	if (memcmp(d, "xdebugpy", 8))
+		return sp_err_set(err, "Python %s has no _Py_DebugOffsets cookie at _PyRuntime: layout unknown",
+				  py->version);
+	if ((d[1] >> 16) != (uint64_t)(py->major << 8 | py->minor))
+		return sp_err_set(err, "Python %s: _Py_DebugOffsets is of version %#llx", py->version,
+				  (unsigned long long)d[1]);
+	if (d[2])
+		return sp_err_set(err, "Python %s is a free-threaded build: not supported", py->version);
+	/* Indices into 3.13's struct _Py_DebugOffsets (all uint64_t). */
+	struct pyoff o = py->o;
+	o.rt_interp_head = (uint32_t)d[5];
+	o.is_threads_head = (uint32_t)d[9];
+	o.ts_next = (uint32_t)d[21];
+	o.ts_interp = (uint32_t)d[22];
+	o.ts_current_frame = (uint32_t)d[23];
+	o.ts_native_tid = (uint32_t)d[25];
+	o.fr_previous = (uint32_t)d[29];
+	o.fr_code = (uint32_t)d[30];
+	o.fr_instr = (uint32_t)d[31];
+	o.fr_owner = (uint32_t)d[33];
+	o.co_filename = (uint32_t)d[35];
+	o.co_qualname = (uint32_t)d[37];
+	o.co_linetable = (uint32_t)d[38];
+	o.co_firstlineno = (uint32_t)d[39];
+	o.co_code_adaptive = (uint32_t)d[43];
+	o.bytes_size = (uint32_t)d[65];
+	o.bytes_sval = (uint32_t)d[66];
+	o.str_state = (uint32_t)d[68];
+	o.str_length = (uint32_t)d[69];
+	o.ascii_size = (uint32_t)d[70];
+	if (o.fr_owner + 1 > FRAME_BYTES || o.fr_instr + 8 > FRAME_BYTES || o.co_code_adaptive > CODE_BYTES ||
+	    o.co_linetable + 8 > CODE_BYTES || o.co_qualname + 8 > CODE_BYTES)
+		return sp_err_set(err, "Python %s: _Py_DebugOffsets gives offsets this reader does not expect",
+				  py->version);
+	py->o = o; /* where they differ from the table, the run-time values win */
+	py->dbg_done = 1;
+	return 0;
+}
+
+struct sp_python *sp_python_open(struct sp_profile *p, int pid, const struct sp_maps *maps, int lines,
+				 enum sp_python_state *state, struct sp_err *err)
+{
+	*state = SP_PY_NOT;
+	int is_lib;
+	const struct sp_map *m = find_interp(maps, &is_lib);
+	if (!m)
+		return NULL;
+	char path[4200];
+	snprintf(path, sizeof path, "%s", m->path);
+	struct elfsyms es;
+	elf_lookup(path, m->pgoff, &es);
+	if (!es.ok) {
+		/* Replaced on disk since it was mapped, or in another mount
+		 * namespace: the mapping itself. */
+		snprintf(path, sizeof path, "/proc/%d/map_files/%llx-%llx", pid, (unsigned long long)m->start,
+			 (unsigned long long)m->end);
+		elf_lookup(path, m->pgoff, &es);
+	}
+	if (!es.ok || (!es.runtime && !is_lib))
+		return NULL; /* a program called python* that is not CPython */
+	struct sp_python *py = sp_xcalloc(1, sizeof *py);
+	py->p = p;
+	py->pid = pid;
+	py->lines = lines;
+	uint64_t bias = m->start - es.bias_vaddr;
+	py->runtime = es.runtime ? bias + es.runtime : 0;
+	py->code_type = es.code_type ? bias + es.code_type : 0;
+	sp_u64map_init(&py->codeidx);
+	sp_u64map_init(&py->frameidx);
+	sp_u64map_init(&py->tsidx);
+	sp_buf_init(&py->lt);
+	sp_buf_init(&py->strbuf);
+	uint64_t hex = 0;
+	if (es.version && rd(py, bias + es.version, &hex, 4) == 0 && (hex >> 24) == 3) {
+		py->major = (int)(hex >> 24) & 0xff;
+		py->minor = (int)(hex >> 16) & 0xff;
+		py->micro = (int)(hex >> 8) & 0xff;
+		snprintf(py->version, sizeof py->version, "%d.%d.%d", py->major, py->minor, py->micro);
+	} else if (version_from_name(m->path, &py->major, &py->minor) == 0) {
+		snprintf(py->version, sizeof py->version, "%d.%d", py->major, py->minor);
+	} else {
+		snprintf(py->version, sizeof py->version, "of unknown version");
+	}
+	*state = SP_PY_REFUSED;
+	if (py->major == 3 && py->minor == 8)
+		py->o = off38;
+	else if (py->major == 3 && py->minor == 9)
+		py->o = off39;
+	else if (py->major == 3 && py->minor == 10)
+		py->o = off310;
+	else if (py->major == 3 && py->minor == 11)
+		py->o = off311;
+	else if (py->major == 3 && py->minor == 12)
+		py->o = off312;
+	else if (py->major == 3 && py->minor == 13)
+		py->o = off313;
+	else {
+		sp_err_set(err, "Python %s is not supported (3.8 to 3.13 are): native frames only",
+			   py->version);
+		sp_python_free(py);
+		return NULL;
+	}
+	if (!py->runtime || !py->code_type) {
+		sp_err_set(err, "Python %s in %s exports no _PyRuntime or PyCode_Type: native frames only",
+			   py->version, m->path);
+		sp_python_free(py);
+		return NULL;
+	}
+	py->state = SP_PY_WAITING;
+	if (sp_python_check(py, err) == SP_PY_REFUSED) {
+		sp_python_free(py);
+		return NULL;
+	}
+	*state = py->state;
+	return py;
+}
+
+void sp_python_free(struct sp_python *py)
+{
+	if (!py)
+		return;
+	sp_u64map_release(&py->codeidx);
+	sp_u64map_release(&py->frameidx);
+	sp_u64map_release(&py->tsidx);
+	sp_buf_release(&py->lt);
+	sp_buf_release(&py->strbuf);
+	free(py->codes);
+	free(py->ts);
+	free(py);
+}
+
+const char *sp_python_version(const struct sp_python *py) { return py->version; }
+const struct sp_python_stats *sp_python_stats(const struct sp_python *py) { return &py->st; }
+
+/* The kernel thread id of thread state ts, or 0. */
+static uint64_t ts_tid(struct sp_python *py, uint64_t ts)
+{
+	uint64_t v = 0, pt;
+	if (!py->o.old) {
+		if (rd64(py, ts + py->o.ts_native_tid, &v) < 0)
+			return 0;
+		return v;
+	}
+	int32_t tid = 0;
+	if (rd64(py, ts + py->o.ts_thread_id, &pt) < 0 || rd(py, pt + PTHREAD_TID, &tid, 4) < 0 || tid <= 0)
+		return 0;
+	return (uint64_t)tid;
+}
+
+/* Is tid a thread of the process? */
+static int is_task(int pid, uint64_t tid)
+{
+	char path[64];
+	if (!tid || tid > 0x7fffffff)
+		return 0;
+	snprintf(path, sizeof path, "/proc/%d/task/%llu", pid, (unsigned long long)tid);
+	return access(path, F_OK) == 0;
+}
+
+enum sp_python_state sp_python_check(struct sp_python *py, struct sp_err *err)
+{
+	if (py->state != SP_PY_WAITING)
+		return py->state;
+	/* _Py_DebugOffsets is initialised data: readable before start-up. */
+	if (py->minor >= 13 && !py->dbg_done && debug_offsets_313(py, err) < 0)
+		return py->state = SP_PY_REFUSED;
+	uint64_t interp, ts;
+	if (rd64(py, py->runtime + py->o.rt_interp_head, &interp) < 0)
+		return sp_err_set(err, "cannot read the memory of Python %s: native frames only", py->version),
+		       py->state = SP_PY_REFUSED;
+	if (!interp || rd64(py, interp + py->o.is_threads_head, &ts) < 0 || !ts)
+		return SP_PY_WAITING; /* not started yet */
+	/* The thread list must hold together: each state points back at the
+	 * interpreter, and one names a live thread of the process. */
+	int live = 0, k;
+	for (k = 0; ts && k < 4096; k++) {
+		uint64_t back = 0, tid, next = 0;
+		if (rd64(py, ts + py->o.ts_interp, &back) < 0 || back != interp || rd64(py, ts + py->o.ts_next, &next) < 0)
+			break;
+		tid = ts_tid(py, ts);
+		live += is_task(py->pid, tid);
+		ts = next;
+	}
+	if (ts || !live)
+		return sp_err_set(err, "the memory layout of Python %s does not validate (its thread list does not "
+				       "hold together): native frames only", py->version),
+		       py->state = SP_PY_REFUSED;
+	return py->state = SP_PY_READY;
+}
+
+/* ---- code objects ---- */
+
+/* A str object's text into py->strbuf; interned. */
+static uint32_t read_str(struct sp_python *py, uint64_t obj)
+{
+	uint8_t h[256];
+	sp_buf_reset(&py->strbuf);
+	if (rd(py, obj, h, sizeof h) < 0 && rd(py, obj, h, py->o.compact_size + 8) < 0)
+		return sp_str_intern(py->p, "?", 1);
+	int64_t len;
+	uint32_t state;
+	memcpy(&len, h + py->o.str_length, 8);
+	memcpy(&state, h + py->o.str_state, 4);
+	unsigned kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
+	if (!compact || len < 0 || len > 65536 || (kind != 1 && kind != 2 && kind != 4))
+		return sp_str_intern(py->p, "?", 1);
+	uint64_t start = ascii ? py->o.ascii_size : py->o.compact_size;
+	size_t nb = (size_t)len * kind;
+	uint8_t *data;
+	uint8_t *heap = NULL;
+	if (start + nb <= sizeof h) {
+		data = h + start;
+	} else {
+		data = heap = sp_xmalloc(nb ? nb : 1);
+		if (rd(py, obj + start, data, nb) < 0) {
+			free(heap);
+			return sp_str_intern(py->p, "?", 1);
+		}
+	}
+	for (int64_t i = 0; i < len; i++) {
+		uint32_t c;
+		if (kind == 1)
+			c = data[i];
+		else if (kind == 2)
+			c = (uint32_t)data[2 * i] | (uint32_t)data[2 * i + 1] << 8;
+		else
+			memcpy(&c, data + 4 * i, 4);
+		if (c < 0x80) {
+			sp_buf_addc(&py->strbuf, (char)c);
+		} else if (c < 0x800) {
+			sp_buf_addc(&py->strbuf, (char)(0xc0 | c >> 6));
+			sp_buf_addc(&py->strbuf, (char)(0x80 | (c & 63)));
+		} else if (c < 0x10000) {
+			sp_buf_addc(&py->strbuf, (char)(0xe0 | c >> 12));
+			sp_buf_addc(&py->strbuf, (char)(0x80 | ((c >> 6) & 63)));
+			sp_buf_addc(&py->strbuf, (char)(0x80 | (c & 63)));
+		} else {
+			sp_buf_addc(&py->strbuf, (char)(0xf0 | (c >> 18 & 7)));
+			sp_buf_addc(&py->strbuf, (char)(0x80 | ((c >> 12) & 63)));
+			sp_buf_addc(&py->strbuf, (char)(0x80 | ((c >> 6) & 63)));
+			sp_buf_addc(&py->strbuf, (char)(0x80 | (c & 63)));
+		}
+	}
+	free(heap);
+	return sp_str_intern(py->p, py->strbuf.p ? py->strbuf.p : "", py->strbuf.len);
+}
+
+/* The cached code object at addr, read on first sight; NULL when addr is
+ * not a code object (or cannot be read). */
+static const struct code *code_get(struct sp_python *py, uint64_t addr)
+{
+	int found;
+	uint32_t i = sp_u64map_get(&py->codeidx, addr, &found);
+	if (found)
+		return i ? &py->codes[i - 1] : NULL;
+	uint8_t b[CODE_BYTES];
+	if (rd(py, addr, b, sizeof b) < 0 || get64(b, 8) != py->code_type)
+		return NULL; /* not cached: a frame being set up may hold anything */
+	struct code c;
+	memset(&c, 0, sizeof c);
+	c.name = read_str(py, get64(b, py->o.co_qualname));
+	c.file = read_str(py, get64(b, py->o.co_filename));
+	int32_t first;
+	memcpy(&first, b + py->o.co_firstlineno, 4);
+	c.firstline = first;
+	uint64_t lt = get64(b, py->o.co_linetable);
+	int64_t ltn = 0;
+	c.lt_off = (uint32_t)py->lt.len;
+	if (py->lines && lt && rd(py, lt + py->o.bytes_size, &ltn, 8) == 0 && ltn > 0 && ltn < (1 << 22)) {
+		sp_buf_grow(&py->lt, (size_t)ltn);
+		if (rd(py, lt + py->o.bytes_sval, py->lt.p + py->lt.len, (size_t)ltn) == 0) {
+			py->lt.len += (size_t)ltn;
+			c.lt_len = (uint32_t)ltn;
+		}
+	}
+	if (py->ncodes == py->capcodes) {
+		py->capcodes = py->capcodes ? 2 * py->capcodes : 256;
+		py->codes = sp_xrealloc(py->codes, py->capcodes * sizeof *py->codes);
+	}
+	py->codes[py->ncodes++] = c;
+	*sp_u64map_slot(&py->codeidx, addr, &found) = (uint32_t)py->ncodes;
+	py->st.code_objects++;
+	return &py->codes[py->ncodes - 1];
+}
+
+static unsigned uvar(const uint8_t **p, const uint8_t *e)
+{
+	unsigned v = 0, sh = 0;
+	uint8_t b;
+	do {
+		if (*p >= e || sh > 30)
+			return 0;
+		b = *(*p)++;
+		v |= (unsigned)(b & 63) << sh;
+		sh += 6;
+	} while (b & 64);
+	return v;
+}
+
+static int svar(const uint8_t **p, const uint8_t *e)
+{
+	unsigned u = uvar(p, e);
+	return u & 1 ? -(int)(u >> 1) : (int)(u >> 1);
+}
+
+int sp_python_line(const uint8_t *t, size_t n, int firstline, int addr)
+{
+	const uint8_t *p = t, *e = t + n;
+	int line = firstline, cur = 0;
+	while (p < e) {
+		uint8_t b = *p++;
+		if (!(b & 0x80))
+			return -1; /* lost sync: not a location table */
+		int code = (b >> 3) & 15, len = (b & 7) + 1, ln = line, none = 0;
+		if (code == 15) {
+			none = 1;
+		} else if (code == 14) {
+			ln += svar(&p, e);
+			uvar(&p, e);
+			uvar(&p, e);
+			uvar(&p, e);
+		} else if (code == 13) {
+			ln += svar(&p, e);
+		} else if (code >= 10) {
+			ln += code - 10;
+			p += 2;
+		} else {
+			p += 1;
+		}
+		if (!none)
+			line = ln;
+		if (addr >= cur && addr < cur + len)
+			return none ? -1 : line;
+		cur += len;
+	}
+	return -1;
+}
+
+/* 3.8/3.9 co_lnotab (byte offsets, signed line steps) and 3.10's
+ * co_linetable (byte-offset steps; a line step of -128: no line): the
+ * line of the instruction at byte offset addr, or -1. */
+static int old_line(const uint8_t *t, size_t n, int kind, int line, int addr)
+{
+	if (kind == 1) {
+		int a = 0;
+		for (size_t i = 0; i + 1 < n; i += 2) {
+			a += t[i];
+			if (a > addr)
+				break;
+			line += (int8_t)t[i + 1];
+		}
+		return line;
+	}
+	int start = 0, cur = -1;
+	for (size_t i = 0; i + 1 < n; i += 2) {
+		int end = start + t[i];
+		if ((int8_t)t[i + 1] != -128) {
+			line += (int8_t)t[i + 1];
+			cur = line;
+		} else {
+			cur = -1;
+		}
+		if (addr >= start && addr < end)
+			return cur;
+		start = end;
+	}
+	return -1;
+}
+
+/* The frame id of code c at instruction pointer instr (3.11+), or at
+ * f_lasti = instr (3.8-3.10). */
+static uint32_t frame_of(struct sp_python *py, uint64_t addr, const struct code *c, uint64_t instr)
+{
+	int line = 0;
+	if (py->lines && py->o.old) {
+		int32_t lasti = (int32_t)instr;
+		line = c->firstline > 0 ? c->firstline : 0;
+		if (lasti >= 0 && c->lt_len) {
+			int l = old_line((const uint8_t *)py->lt.p + c->lt_off, c->lt_len, py->o.old, c->firstline,
+					 py->o.old == 2 ? 2 * lasti : lasti);
+			if (l > 0)
+				line = l;
+		}
+	} else if (py->lines) {
+		int64_t lasti = ((int64_t)instr - (int64_t)(addr + py->o.co_code_adaptive)) / 2;
+		line = c->firstline > 0 ? c->firstline : 0;
+		if (lasti >= 0 && lasti < (1 << 24) && c->lt_len) {
+			int l = sp_python_line((const uint8_t *)py->lt.p + c->lt_off, c->lt_len, c->firstline, (int)lasti);
+			if (l > 0)
+				line = l;
+		}
+	}
+	uint64_t key = (addr >> 3) | ((uint64_t)(line & 0xfffff) << 44);
+	int found, cacheable = line < 0xfffff;
+	if (cacheable) {
+		uint32_t id = sp_u64map_get(&py->frameidx, key, &found);
+		if (found)
+			return id - 1;
+	}
+	struct sp_frame f = { c->name, 0, c->file, (uint32_t)line, 0, SP_KIND_PYTHON };
+	uint32_t id = sp_frame_intern(py->p, &f);
+	if (cacheable)
+		*sp_u64map_slot(&py->frameidx, key, &found) = id + 1;
+	return id;
+}
+
+/* ---- threads ---- */
+
+/* The thread state of tid: cached, checked by one read, else found by a
+ * walk of the thread list.  0 when tid is not a Python thread. */
+static uint64_t tstate_of(struct sp_python *py, int tid)
+{
+	int found;
+	uint32_t i = sp_u64map_get(&py->tsidx, (uint64_t)(uint32_t)tid, &found);
+	if (found && i && ts_tid(py, py->ts[i - 1]) == (uint64_t)tid)
+		return py->ts[i - 1];
+	uint64_t interp, ts = 0;
+	if (rd64(py, py->runtime + py->o.rt_interp_head, &interp) < 0 || !interp ||
+	    rd64(py, interp + py->o.is_threads_head, &ts) < 0)
+		return 0;
+	for (int k = 0; ts && k < 4096; k++) {
+		if (ts_tid(py, ts) == (uint64_t)tid)
+			break;
+		if (rd64(py, ts + py->o.ts_next, &ts) < 0)
+			return 0;
+	}
+	if (!ts)
+		return 0;
+	if (!found || !i) {
+		if (py->nts == py->capts) {
+			py->capts = py->capts ? 2 * py->capts : 16;
+			py->ts = sp_xrealloc(py->ts, py->capts * sizeof *py->ts);
+		}
+		py->ts[py->nts++] = ts;
+		*sp_u64map_slot(&py->tsidx, (uint64_t)(uint32_t)tid, &found) = (uint32_t)py->nts;
+	} else {
+		py->ts[i - 1] = ts;
+	}
+	return ts;
+}
+
+/* 3.8-3.10: the PyFrameObject chain from tstate->frame; every frame is
+ * one C-level call of the eval loop. */
+static int stack_old(struct sp_python *py, uint64_t ts, uint32_t *fr, uint8_t *entry, int max)
+{
+	uint64_t cur;
+	uint8_t b[112];
+	int n = 0;
+	if (rd64(py, ts + py->o.ts_frame, &cur) < 0)
+		goto fail;
+	for (int depth = 0; cur && depth < MAX_DEPTH && n < max; depth++) {
+		if (rd(py, cur, b, sizeof b) < 0)
+			goto fail;
+		uint64_t code = get64(b, py->o.fo_code);
+		int32_t lasti;
+		memcpy(&lasti, b + py->o.fo_lasti, 4);
+		cur = get64(b, py->o.fo_back);
+		const struct code *c = code_get(py, code);
+		if (!c)
+			continue;
+		fr[n] = frame_of(py, code, c, (uint64_t)(uint32_t)lasti);
+		entry[n] = 1;
+		n++;
+	}
+	if (cur && n < max)
+		goto fail;
+	py->st.stacks++;
+	py->st.frames += (uint64_t)n;
+	return n;
+fail:
+	py->st.failed++;
+	return -1;
+}
+
+int sp_python_stack(struct sp_python *py, int tid, const struct sp_py_cstack *cs, uint32_t *fr, uint8_t *entry,
+		    int max)
+{
+	if (py->state != SP_PY_READY)
+		return 0;
+	uint64_t ts = tstate_of(py, tid), cur = 0;
+	if (!ts)
+		return 0;
+	if (py->o.old)
+		return stack_old(py, ts, fr, entry, max);
+	if (py->o.ts_cframe) {
+		uint64_t cf;
+		if (rd64(py, ts + py->o.ts_cframe, &cf) < 0)
+			goto fail;
+		uint64_t at = cf + py->o.cf_current_frame;
+		if (cs && cs->data && at >= cs->sp && at + 8 <= cs->sp + cs->len) {
+			/* The eval loop's _PyCFrame is a C local: as of the sample. */
+			memcpy(&cur, cs->data + (at - cs->sp), 8);
+			py->st.from_cstack++;
+		} else if (rd64(py, at, &cur) < 0) {
+			goto fail;
+		}
+	} else if (rd64(py, ts + py->o.ts_current_frame, &cur) < 0) {
+		goto fail;
+	}
+	int n = 0;
+	uint8_t b[FRAME_BYTES];
+	for (int depth = 0; cur && depth < MAX_DEPTH && n < max; depth++) {
+		if (rd(py, cur, b, sizeof b) < 0)
+			goto fail;
+		uint64_t code = get64(b, py->o.fr_code), prev = get64(b, py->o.fr_previous);
+		uint64_t instr = get64(b, py->o.fr_instr);
+		uint8_t owner = b[py->o.fr_owner];
+		cur = prev;
+		if (py->minor >= 12 && owner == FRAME_OWNED_BY_CSTACK) {
+			if (n)
+				entry[n - 1] = 1;
+			continue;
+		}
+		const struct code *c = code_get(py, code);
+		if (!c)
+			continue; /* a frame being set up, or not a code object */
+		if (instr < code + py->o.co_code_adaptive)
+			continue; /* incomplete: it has not started running yet */
+		fr[n] = frame_of(py, code, c, instr);
+		entry[n] = py->o.fr_is_entry && b[py->o.fr_is_entry];
+		n++;
+	}
+	if (cur && n < max)
+		goto fail; /* a cycle: frames changed under the reader */
+	if (n)
+		entry[n - 1] = 1;
+	py->st.stacks++;
+	py->st.frames += (uint64_t)n;
+	return n;
+fail:
+	py->st.failed++;
+	return -1;
+}
+
+int sp_python_gil_holder(struct sp_python *py)
+{
+	if (py->state != SP_PY_READY)
+		return -1;
+	uint64_t interp, gil, holder, ts, v;
+	int32_t locked;
+	if (rd64(py, py->runtime + py->o.rt_interp_head, &interp) < 0 || !interp)
+		return -1;
+	if (py->o.rt_gil)
+		gil = py->runtime + py->o.rt_gil;
+	else if (!py->o.is_gil || rd64(py, interp + py->o.is_gil, &gil) < 0)
+		return -1;
+	if (rd64(py, gil + 8, &holder) < 0 || rd(py, gil + 16, &locked, 4) < 0 || (locked != 0 && locked != 1))
+		return -1;
+	if (!locked)
+		return 0;
+	/* The holder must be one of the interpreter's thread states. */
+	if (rd64(py, interp + py->o.is_threads_head, &ts) < 0)
+		return -1;
+	for (int k = 0; ts && k < 4096; k++) {
+		if (ts == holder)
+			return (v = ts_tid(py, ts)) && v < 0x7fffffff ? (int)v : -1;
+		if (rd64(py, ts + py->o.ts_next, &ts) < 0)
+			return -1;
+	}
+	return -1;
+}

@@ -1,0 +1,91 @@
+/* python.h — the Python frames of an unmodified, running CPython, read
+ * from outside with process_vm_readv: nothing is loaded into the target
+ * and it is never stopped here (a caller that wants exact stacks stops the
+ * thread itself).
+ *
+ * Detection looks at the executable mappings of the process (procmaps.h):
+ * a libpython3.X, or an executable named python* with the interpreter
+ * linked in (Debian's /usr/bin/python3).  The version comes from the
+ * exported Py_Version (3.11+), else from the file name.  Supported: 3.8
+ * to 3.13, from offset tables per minor version checked at run time
+ * (3.13: against the interpreter's own _Py_DebugOffsets; all: the thread
+ * list must hold together: each thread state points back at its
+ * interpreter and names a thread of the process).  Anything else is
+ * refused with one sentence, and the caller keeps its native frames.
+ *
+ * Frames are interned into the caller's profile: kind SP_KIND_PYTHON,
+ * name = the code object's co_qualname (co_name before 3.11), file = co_filename, line from the
+ * PEP 626 location table (0 with lines off).  Code objects are cached by
+ * address (name, file and line table read once), so a sample costs one
+ * read per interpreter frame plus the thread-state reads.
+ *
+ * Ownership: an sp_python borrows the profile (which must outlive it) and
+ * owns its caches.  Never prints.
+ */
+#ifndef SP_PYTHON_H
+#define SP_PYTHON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "procmaps.h"
+#include "profile.h"
+#include "util.h"
+
+enum sp_python_state {
+	SP_PY_NOT = 0, /* no CPython in this process (yet) */
+	SP_PY_READY,   /* frames can be read */
+	SP_PY_WAITING, /* CPython found, not initialised yet: ask again later */
+	SP_PY_REFUSED, /* a CPython this reader cannot read: err says why */
+};
+
+struct sp_python;
+
+/* Looks for CPython in the executable mappings maps of process pid.
+ * Returns a reader in state READY or WAITING, or NULL: *state (not NULL)
+ * says NOT or REFUSED, and for REFUSED err holds one sentence. */
+struct sp_python *sp_python_open(struct sp_profile *p, int pid, const struct sp_maps *maps, int lines,
+				 enum sp_python_state *state, struct sp_err *err);
+void sp_python_free(struct sp_python *py); /* NULL ok */
+
+/* "3.12.1"; owned by py. */
+const char *sp_python_version(const struct sp_python *py);
+
+/* A WAITING reader checks again whether the interpreter is up and its
+ * layout validates.  Returns the new state (REFUSED: err says why). */
+enum sp_python_state sp_python_check(struct sp_python *py, struct sp_err *err);
+
+/* The sample's stack copy, for the frame the thread was running when it
+ * was taken (3.11/3.12 keep the innermost frame pointer in a C local of
+ * the eval loop: it is read from the copy rather than from live memory). */
+struct sp_py_cstack {
+	const uint8_t *data;
+	uint64_t sp, len;
+};
+
+/* The Python frames of thread tid, innermost first, into fr[0..max):
+ * frame ids of the profile.  entry[i] is 1 on the outermost frame of each
+ * C-level call of the eval loop (one _PyEval_EvalFrameDefault native frame
+ * runs fr[j..i] for the previous entry j-1), so groups can be matched with
+ * the native frames.  cs may be NULL.  Returns the number of frames, 0
+ * when the thread runs no Python code (or is not a Python thread), or -1
+ * when the target's memory could not be read (the thread or process died,
+ * or the frames changed under the reader). */
+int sp_python_stack(struct sp_python *py, int tid, const struct sp_py_cstack *cs, uint32_t *fr, uint8_t *entry,
+		    int max);
+
+/* The thread id holding the GIL, 0 when no thread holds it, -1 when it
+ * cannot be told (the fields do not hold together).  Exact only while the
+ * threads are stopped. */
+int sp_python_gil_holder(struct sp_python *py);
+
+struct sp_python_stats {
+	uint64_t stacks, frames, reads, failed, code_objects, from_cstack;
+};
+const struct sp_python_stats *sp_python_stats(const struct sp_python *py);
+
+/* The PEP 626 location table (Objects/locations.md) of a code object:
+ * the line of code unit addr, or -1.  Exposed for the unit tests. */
+int sp_python_line(const uint8_t *table, size_t n, int firstline, int addr);
+
+#endif

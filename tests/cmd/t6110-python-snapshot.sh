@@ -1,0 +1,99 @@
+#!/bin/bash
+# pcollect --snapshot on a hung CPython program (tests/progs/t61-hang.py),
+# for each installed 3.8 to 3.13 (pyenv's) and Debian's python3: the
+# Python frames, read while the threads are stopped, stand in place of the
+# eval loop's frames, so each thread's stack names the Python line where it
+# waits (time.sleep, RLock acquire, queue.get through Condition.wait) under
+# the native frames of the wait; which thread holds the GIL (none; then a
+# thread burning CPU, and one waiting for it); folded output; --python=off; the target runs on
+# afterwards.
+. "$(dirname "$0")/../lib.sh"
+. "$SP_TOP/tests/cmd/t6-lib.sh"
+
+PROG=$SP_TOP/tests/progs/t61-hang.py
+PYROOT=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
+pys=()
+for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
+	p=$(ls -d "$PYROOT"/versions/$v.*/bin/python3 2>/dev/null | sort -V | tail -1)
+	if [ -n "$p" ]; then pys+=("$v $p"); else skip "python $v" "pyenv has no Python $v installed"; fi
+done
+if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import sys; sys.exit(not (3, 8) <= sys.version_info[:2] <= (3, 13))'; then
+	pys+=("debian /usr/bin/python3")
+else skip "python debian" "/usr/bin/python3 is missing or not 3.8-3.13"; fi
+[ ${#pys[@]} -gt 0 ] || exit 0
+line() { grep -n "# $1\$" "$PROG" | cut -d: -f1; }
+LH=$(line HOLDER) LW=$(line WAITER) LG=$(line GETTER) LM=$(line MAIN)
+
+# blocked PID: every thread is asleep in futex (202), clock_nanosleep (230)
+# or select/pselect6 (23, 270: time.sleep before 3.11).
+blocked() {
+	local f n=0 b=0
+	for f in /proc/$1/task/*/syscall; do
+		n=$((n + 1))
+		case "$(cut -d' ' -f1 "$f" 2>/dev/null)" in 202|230|23|270) b=$((b + 1)) ;; esac
+	done
+	[ $n -ge 4 ] && [ $b = $n ]
+}
+
+for entry in "${pys[@]}"; do
+	v=${entry%% *} py=${entry#* }
+	L="$v: "
+	: > "$T/ready"
+	setsid "$py" "$PROG" > "$T/ready" 2> /dev/null &
+	TPID=$!
+	for _ in $(seq 100); do grep -q '^ready' "$T/ready" && blocked $TPID && break; sleep 0.1; done
+	if ! blocked $TPID; then notok "${L}the program did not block (4 threads asleep)"; kill -9 -- -$TPID; continue; fi
+	pcollect --snapshot -p $TPID > "$T/snap.txt" 2> "$T/snap.err"; rc=$?
+	expect_rc "${L}snapshot: exit status" 0 $rc
+	if [ -s "$T/snap.err" ]; then notok "${L}snapshot: said something"; sed 's/^/  /' "$T/snap.err"; else ok "${L}snapshot: nothing on stderr"; fi
+	# One block per thread; the first Python frame of each, and what is under it.
+	awk -v f="$PROG" '
+		/^thread / { t++ } 
+		/^ +#[0-9]+ / && index($0, " at " f ":") && !seen[t]++ { sub(/^ +#[0-9]+ +/, ""); print t, $0 }' "$T/snap.txt" > "$T/first"
+	for want in "holder at $PROG:$LH" "waiter at $PROG:$LW" "getter at $PROG:$LG" "<module> at $PROG:$LM"; do
+		if grep -qF " $want" "$T/first"; then ok "${L}snapshot: a thread's innermost own frame is '${want/$PROG/t61-hang.py}'"
+		else notok "${L}snapshot: no thread at '$want'"; sed 's/^/  /' "$T/first"; fi
+	done
+	# the wait itself is native, under the Python line
+	if awk -v f="$PROG:$LG" '/^thread / { q = 0 } / (Queue\.)?get at .*queue\.py:[0-9]+/ { q = 1 } q && index($0, f) { found = 1 } END { exit !found }' "$T/snap.txt" &&
+		grep -Eq ' (Condition\.)?wait at .*threading\.py:[0-9]*$' "$T/snap.txt"; then
+		ok "${L}snapshot: queue.get: Condition.wait (threading.py) < Queue.get (queue.py) < getter"
+	else notok "${L}snapshot: the queue.get chain"; grep -B2 -A2 'Queue.get' "$T/snap.txt" | head -8 | sed 's/^/  /'; fi
+	if grep -q '_PyEval_EvalFrameDefault' "$T/snap.txt"; then notok "${L}snapshot: an eval-loop frame is left"; grep -m3 _PyEval_EvalFrameDefault "$T/snap.txt"
+	else ok "${L}snapshot: no eval-loop frame is left"; fi
+	if [ "$v" != debian ]; then
+		if awk -v f="$PROG:$LH" '/clock_nanosleep|select/ { s = 1 } s && /time_sleep/ { s = 2 } s == 2 && index($0, "holder at " f) { ok = 1 } /^thread / { s = 0 } END { exit !ok }' "$T/snap.txt"; then
+			ok "${L}snapshot: holder: clock_nanosleep (select) < time_sleep < holder (native under Python)"
+		else notok "${L}snapshot: holder's native frames under its Python line"; fi
+	fi
+	pcollect --snapshot -O folded -p $TPID > "$T/snap.folded" 2> "$T/e"; rc=$?
+	if [ $rc = 0 ] && grep -q ";waiter ($PROG:$LW);" "$T/snap.folded"; then ok "${L}snapshot -O folded: 'waiter (t61-hang.py:$LW)' frames"
+	else notok "${L}snapshot -O folded (rc $rc)"; head -3 "$T/snap.folded" "$T/e" | cut -c1-300; fi
+	pcollect --snapshot --python=off -p $TPID > "$T/off.txt" 2> "$T/e"; rc=$?
+	if [ $rc = 0 ] && ! grep -q "$PROG" "$T/off.txt" && grep -q '_PyEval_EvalFrameDefault\|python3' "$T/off.txt"; then
+		ok "${L}snapshot --python=off: native frames only"; else notok "${L}snapshot --python=off (rc $rc)"; fi
+	expect_grep "${L}snapshot: no thread holds the GIL (all asleep)" '^Python 3\.[0-9]+(\.[0-9]+)?: no thread holds the GIL$' "$T/snap.txt"
+	if t6_alive $TPID && blocked $TPID; then ok "${L}the target runs on, not stopped"; else notok "${L}target state afterwards"; fi
+	kill -9 -- -$TPID 2> /dev/null; wait $TPID 2> /dev/null
+	# The GIL's holder: a thread burning CPU in Python, the main one asleep.
+	: > "$T/ready"
+	setsid "$py" "$SP_TOP/tests/progs/t61-gil.py" > "$T/ready" 2> /dev/null &
+	TPID=$!
+	for _ in $(seq 100); do grep -q '^ready' "$T/ready" && break; sleep 0.1; done
+	burners=" $(ls /proc/$TPID/task | grep -vx $TPID | tr '\n' ' ')"
+	# Up to 6 tries: the other burner may be between two waits.
+	for _ in 1 2 3 4 5 6; do
+		pcollect --snapshot -p $TPID > "$T/gil.txt" 2> "$T/e"
+		holder=$(sed -n 's/^Python 3\.[0-9.]*: the GIL is held by thread \([0-9]*\) .*/\1/p' "$T/gil.txt")
+		grep -q "^  waits for the GIL, held by thread $holder " "$T/gil.txt" && break
+	done
+	case "$burners " in
+	*" $holder "*) ok "${L}snapshot: the GIL is held by a burning thread ($holder of$burners)" ;;
+	*) notok "${L}snapshot: GIL holder '$holder', burners$burners"; grep GIL "$T/gil.txt" | sed 's/^/  /' ;;
+	esac
+	if [ "$v" != debian ]; then # take_gil is named where the interpreter has symbols
+		expect_grep "${L}snapshot: the other burner waits for the GIL, held by $holder" \
+			"^  waits for the GIL, held by thread $holder " "$T/gil.txt"
+	fi
+	kill -9 -- -$TPID 2> /dev/null; wait $TPID 2> /dev/null
+done
