@@ -225,7 +225,7 @@ expect_grep "blocked in read: the descriptor is named (a pipe)" "^thread $catp \
 kill "$catp" 2> /dev/null; wait "$catp" 2> /dev/null
 
 # ---- the process exits during -n: what was taken is kept, complete ----
-sleep 0.5 &
+sleep 1.5 &  # long enough to be attached under load, shorter than -c 200 -i 0.02
 sp=$!
 for _ in $(seq 100); do case "$(cat /proc/$sp/syscall 2>/dev/null)" in 230\ *|35\ *) break ;; esac; sleep 0.01; done
 pcollect --snapshot -c 200 -i 0.02 -p "$sp" -o "$T/ex.sp" 2> "$T/ex.err"; rc=$?
