@@ -194,23 +194,6 @@ static double pct_us(const struct group *g, double q)
 	return (double)g->durs[i < g->n ? i : g->n - 1] / 1e3;
 }
 
-static void json_str(struct sp_buf *b, const char *s)
-{
-	sp_buf_addc(b, '"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\') {
-			sp_buf_addc(b, '\\');
-			sp_buf_addc(b, (char)c);
-		} else if (c < 0x20) {
-			sp_buf_addf(b, "\\u%04x", c);
-		} else {
-			sp_buf_addc(b, (char)c);
-		}
-	}
-	sp_buf_addc(b, '"');
-}
-
 static void text_group(struct sp_latency *l, struct sp_profile *p, const struct group *g, struct sp_buf *b)
 {
 	sp_buf_adds(b, sp_str(p, g->name));
@@ -271,11 +254,11 @@ int sp_latency_report(struct sp_latency *l, struct sp_profile *p, int json, FILE
 		if (json) {
 			sp_buf_adds(&b, i ? ",\n  {" : "\n  {");
 			sp_buf_adds(&b, "\"probe\": ");
-			json_str(&b, sp_str(p, g->name));
+			sp_buf_add_json_str(&b, sp_str(p, g->name));
 			sp_buf_addf(&b, ", \"kind\": \"%s\"", g->point ? "point" : "call");
 			if (g->has_by) {
 				sp_buf_adds(&b, ", \"by\": ");
-				json_str(&b, l->by);
+				sp_buf_add_json_str(&b, l->by);
 				sp_buf_addf(&b, ", \"value\": %" PRId64, g->by);
 			}
 			if (g->point) {

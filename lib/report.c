@@ -215,23 +215,6 @@ static int cmp_fstat(const void *x, const void *y)
 	return a->name < b->name ? -1 : a->name > b->name;
 }
 
-static void json_str(struct sp_buf *b, const char *s)
-{
-	sp_buf_addc(b, '"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\') {
-			sp_buf_addc(b, '\\');
-			sp_buf_addc(b, (char)c);
-		} else if (c < 0x20) {
-			sp_buf_addf(b, "\\u%04x", c);
-		} else {
-			sp_buf_addc(b, (char)c);
-		}
-	}
-	sp_buf_addc(b, '"');
-}
-
 static double pct(double v, double total) { return total > 0 ? 100.0 * v / total : 0; }
 
 static int flush(struct sp_buf *b, FILE *out, struct sp_err *err)
@@ -316,17 +299,17 @@ static void top_table(struct sp_agg *a, const struct sp_report_opts *o, uint32_t
 		buf_adds(b, "{");
 		if (thread != UINT32_MAX) {
 			buf_adds(b, "\"thread\":");
-			json_str(b, thread_name(a, thread));
+			sp_buf_add_json_str(b, thread_name(a, thread));
 			buf_adds(b, ",");
 		}
 		buf_adds(b, "\"unit\":");
-		json_str(b, unit);
+		sp_buf_add_json_str(b, unit);
 		buf_adds(b, ",\"total\":");
 		sp_buf_addnum(b, fs.total[0]);
 		buf_adds(b, ",\"functions\":[");
 		for (size_t i = 0; i < rows; i++) {
 			buf_adds(b, i ? ",\n{\"name\":" : "\n{\"name\":");
-			json_str(b, sp_str(a->p, fs.f[i].name));
+			sp_buf_add_json_str(b, sp_str(a->p, fs.f[i].name));
 			buf_adds(b, ",\"self\":");
 			sp_buf_addnum(b, fs.f[i].self[0]);
 			sp_buf_addf(b, ",\"self_share\":%.6g,\"total\":", pct(fs.f[i].self[0], fs.total[0]) / 100);
@@ -423,7 +406,7 @@ static void tree_print(struct sp_agg *a, struct tree *t, uint32_t id, unsigned d
 		} else {
 			buf_adds(b, *first ? "\n{\"name\":" : ",\n{\"name\":");
 			*first = 0;
-			json_str(b, sp_str(a->p, n->name));
+			sp_buf_add_json_str(b, sp_str(a->p, n->name));
 			buf_adds(b, ",\"total\":");
 			sp_buf_addnum(b, n->total);
 			buf_adds(b, ",\"self\":");
@@ -489,7 +472,7 @@ int sp_report_tree(struct sp_agg *a, const struct sp_report_opts *o, FILE *out, 
 		buf_adds(&b, "depth\ttotal\ttotal_pct\tself\tself_pct\tfunction\n");
 	} else {
 		buf_adds(&b, "{\"unit\":");
-		json_str(&b, o->unit ? o->unit : "samples");
+		sp_buf_add_json_str(&b, o->unit ? o->unit : "samples");
 		buf_adds(&b, ",\"total\":");
 		sp_buf_addnum(&b, total);
 		buf_adds(&b, ",\"children\":[");
@@ -569,7 +552,7 @@ int sp_report_diff(struct sp_agg *a, const struct sp_report_opts *o, FILE *out, 
 		buf_adds(&b, "self_a_pct\tself_b_pct\tself_change\ttotal_a_pct\ttotal_b_pct\ttotal_change\tfunction\n");
 	} else {
 		buf_adds(&b, "{\"unit\":");
-		json_str(&b, unit);
+		sp_buf_add_json_str(&b, unit);
 		buf_adds(&b, ",\"total_a\":");
 		sp_buf_addnum(&b, fs.total[0]);
 		buf_adds(&b, ",\"total_b\":");
@@ -589,7 +572,7 @@ int sp_report_diff(struct sp_agg *a, const struct sp_report_opts *o, FILE *out, 
 				    ch[r].dtotal, name);
 		else {
 			buf_adds(&b, r ? ",\n{\"name\":" : "\n{\"name\":");
-			json_str(&b, name);
+			sp_buf_add_json_str(&b, name);
 			sp_buf_addf(&b, ",\"self_a\":%.6g,\"self_b\":%.6g,\"self_change\":%.6g,\"total_a\":%.6g,"
 					"\"total_b\":%.6g,\"total_change\":%.6g}",
 				    sa / 100, sb / 100, ch[r].dself / 100, ta / 100, tb / 100, ch[r].dtotal / 100);

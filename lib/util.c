@@ -357,3 +357,20 @@ size_t sp_rust_tidy(char *s, size_t n)
 	}
 	return o;
 }
+
+void sp_buf_add_json_str(struct sp_buf *b, const char *s)
+{
+	sp_buf_addc(b, '"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') {
+			sp_buf_addc(b, '\\');
+			sp_buf_addc(b, (char)c);
+		} else if (c < 0x20) {
+			sp_buf_addf(b, "\\u%04x", c);
+		} else {
+			sp_buf_addc(b, (char)c);
+		}
+	}
+	sp_buf_addc(b, '"');
+}

@@ -71,6 +71,9 @@ static inline void sp_buf_add_uvarint(struct sp_buf *b, uint64_t v)
 	b->len = (size_t)((char *)p - b->p);
 }
 void sp_buf_addf(struct sp_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* s as a JSON string, quotes included: " and \ escaped, control bytes as
+ * \u00XX (other bytes as they are: the caller's text is UTF-8 or not). */
+void sp_buf_add_json_str(struct sp_buf *b, const char *s);
 void sp_buf_addu64(struct sp_buf *b, uint64_t v);
 void sp_buf_addi64(struct sp_buf *b, int64_t v);
 /* A count as folded text prints it: integers without a fraction, others
