@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "collect.h"
+#include "hitstack.h"
 #include "offcpu.h"
 #include "perfev.h"
 #include "stream.h"
@@ -28,6 +29,10 @@ struct opts {
 	size_t ntraces;
 	int trace_returns;   /* --trace-returns: return probes in C++ code too */
 	double trace_budget; /* share of a CPU above which tracing warns */
+	int stacks;          /* --stacks: a profile of the probes' hits (lib/hitstack.h) */
+	int weight_arg;      /* --weight argN: N, 0 none */
+	unsigned every;      /* --every N, 0 = 1 */
+	int stack_set;       /* --call-graph dwarf,BYTES given */
 };
 
 struct coll {
@@ -50,6 +55,8 @@ struct coll {
 	uint64_t trace_h0;
 	int budget_warned;
 	uint8_t *stackbuf;   /* a sample's stack with return addresses fixed */
+	struct sp_hitstacks *hs;          /* --stacks */
+	struct sp_perf_handler engine_hd; /* --stacks: the engine's callbacks */
 };
 
 /* target.c: -p's process or thread.  check: it exists and is not a
