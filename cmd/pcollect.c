@@ -353,7 +353,7 @@ static int cmd_pcollect(int argc, char **argv)
 	c.p = sp_profile_new();
 	static const char *const values[] = { "samples", "period" };
 	sp_profile_set_values(c.p, 2, values); /* --off-cpu/--wall: one ns column, set by sp_offcpu_new */
-	const char *event = c.o.offcpu == 1 ? "off-cpu" : c.o.offcpu == 2 ? "wall-clock" : "cpu-clock";
+	const char *event = c.o.offcpu == 1 ? "off-cpu" : c.o.offcpu == 2 ? "wall-clock" : c.o.stacks ? "probe-hits" : "cpu-clock";
 	sp_meta_add(c.p, "source", "pcollect");
 	sp_meta_add(c.p, "event", event);
 	char buf[64];
