@@ -73,17 +73,21 @@ if [ $STATIC = 1 ]; then
 	else notok "--every 10: $kept kept, big $big (want $wb), small $small (want $ws)"; fi
 	pspeedscope "$T/b.sp" > "$T/b.json" 2>&1
 	expect_grep "pspeedscope: the profile is in bytes" '"unit":"bytes"' "$T/b.json"
+	psvg --colors=mem "$T/b.sp" > "$T/b.svg" 2> "$T/b.svgerr"; rc=$?
+	expect_rc "psvg --colors=mem: exit 0" 0 $rc
+	if grep -q '>big_allocs<' "$T/b.svg" && grep -q 'small_allocs' "$T/b.svg"; then ok "the SVG draws big_allocs and small_allocs"; else
+		notok "the SVG lacks big_allocs or small_allocs"; fi
+	fills=$(grep -o '<rect [^>]*fill="#[0-9a-f]*"' "$T/b.svg" | sed 's/.*fill="#\(..\).*/\1/' | sort -u | tr '\n' ' ')
+	if [ "$fills" = "00 " ]; then ok "mem palette: frames in greens and blues (no red)"; else notok "mem palette: red components '$fills'"; fi
 fi
 
 # ---- the user's pipeline: libc's malloc, psvg --colors=mem
 pcollect -v --trace 'libc:malloc(arg1)' --stacks --weight arg1 -o "$T/d.sp" -- "$T/t64" $N $SIZE > "$T/d.out" 2> "$T/d.err"; rc=$?
 expect_rc "libc:malloc --stacks --weight arg1: exit 0" 0 $rc
 psvg --colors=mem "$T/d.sp" > "$T/d.svg" 2> "$T/d.svgerr"; rc=$?
-expect_rc "psvg --colors=mem: exit 0" 0 $rc
-if grep -q '>big_allocs<' "$T/d.svg" && grep -q 'small_allocs' "$T/d.svg"; then ok "the SVG draws big_allocs and small_allocs"; else
-	notok "the SVG lacks big_allocs or small_allocs"; fi
-fills=$(grep -o '<rect [^>]*fill="#[0-9a-f]*"' "$T/d.svg" | sed 's/.*fill="#\(..\).*/\1/' | sort -u | tr '\n' ' ')
-if [ "$fills" = "00 " ]; then ok "mem palette: frames in greens and blues (no red)"; else notok "mem palette: red components '$fills'"; fi
+expect_rc "libc:malloc | psvg --colors=mem: exit 0" 0 $rc
+if grep -q '>big_allocs<' "$T/d.svg"; then ok "libc:malloc: the SVG draws big_allocs"; else
+	notok "libc:malloc: the SVG lacks big_allocs"; sed 's/^/  /' "$T/d.err" | head -5; fi
 pfold "$T/d.sp" > "$T/d.folded" 2>&1
 read -r big small < <(sums "$T/d.folded")
 wb=$(wanted "$T/d.out" big_allocs 2) ws=$(wanted "$T/d.out" small_allocs 2)
