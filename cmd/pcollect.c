@@ -68,6 +68,14 @@ static const char synopsis[] =
 	"                          in place of the interpreter's eval-loop frames), only\n"
 	"                          (Python frames alone) or off\n"
 	"      --python-lines=no   one frame per Python function, not per line\n"
+	"      --stacks            a profile of the --trace probes' hits: the user stack\n"
+	"                          at each entry, in a \"calls\" column (CPU samples are\n"
+	"                          not written); needs --call-graph dwarf\n"
+	"      --weight=argN       with --stacks: weigh each hit by its Nth argument\n"
+	"                          (1-6), in a \"bytes\" column before \"calls\"\n"
+	"                          (malloc's size: an allocation flame graph)\n"
+	"      --every=N           with --stacks: keep every Nth hit of each probe, its\n"
+	"                          values multiplied by N (hot allocators)\n"
 	"  -q, --quiet             no status line, summary or warnings\n"
 	"  -v, --verbose           print a summary at the end\n"
 	"      --snapshot          where is every thread now, and who holds the lock it\n"
@@ -100,7 +108,7 @@ static void on_task(void *ctx, int pid, int tid) { sp_collect_add_task(ctx, pid,
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
 	enum { O_CG = 256, O_LINES, O_NOINLINE, O_NOKERNEL, O_BUFFER, O_NORENAME, O_OFFCPU, O_WALL, O_TRACE,
-	       O_TRACE_RETURNS, O_TRACE_BUDGET, O_PYTHON, O_PYLINES };
+	       O_TRACE_RETURNS, O_TRACE_BUDGET, O_PYTHON, O_PYLINES, O_STACKS, O_WEIGHT, O_EVERY };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -120,6 +128,9 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "trace-budget", required_argument, NULL, O_TRACE_BUDGET },
 		{ "python", required_argument, NULL, O_PYTHON },
 		{ "python-lines", required_argument, NULL, O_PYLINES },
+		{ "stacks", no_argument, NULL, O_STACKS },
+		{ "weight", required_argument, NULL, O_WEIGHT },
+		{ "every", required_argument, NULL, O_EVERY },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -166,6 +177,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 						return sp_usage_error(synopsis, "the dwarf stack size must be between 64 "
 									  "and 65528 bytes, not %lu", v), -1;
 					o->stack_bytes = (unsigned)v & ~7u;
+					o->stack_set = 1;
 				}
 			} else {
 				return sp_usage_error(synopsis, "--call-graph must be dwarf[,BYTES], fp or none, not '%s'",
@@ -217,6 +229,21 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 				return sp_usage_error(synopsis, "--python-lines must be yes or no, not '%s'", optarg), -1;
 			o->python_nolines = !strcmp(optarg, "no");
 			break;
+		case O_STACKS: o->stacks = 1; break;
+		case O_WEIGHT:
+			if (strncmp(optarg, "arg", 3) || optarg[3] < '1' || optarg[3] > '6' || optarg[4])
+				return sp_usage_error(synopsis, "--weight needs an argument arg1 .. arg6, not '%s'",
+						      optarg), -1;
+			o->weight_arg = optarg[3] - '0';
+			break;
+		case O_EVERY:
+			if (sp_opt_uint("--every", optarg, &v) < 0)
+				return -1;
+			if (v < 1 || v > UINT32_MAX)
+				return sp_usage_error(synopsis, "--every needs a number of hits >= 1, not '%s'", optarg),
+				       -1;
+			o->every = (unsigned)v;
+			break;
 		case 'q': o->quiet = 1; break;
 		case 'v': o->verbose = 1; break;
 		case 'h': fputs(synopsis, stdout); return 1;
@@ -234,6 +261,22 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		return sp_usage_error(synopsis, "nothing to profile: give -p PID or a command"), -1;
 	if (!o->freq && !o->ntraces)
 		return sp_usage_error(synopsis, "-F 0 samples nothing: it is for --trace alone"), -1;
+	if ((o->weight_arg || o->every) && !o->stacks)
+		return sp_usage_error(synopsis, "--weight and --every are for --stacks"), -1;
+	if (o->stacks) {
+		if (!o->ntraces)
+			return sp_usage_error(synopsis, "--stacks needs --trace PROBE: the stacks are its hits'"), -1;
+		if (o->offcpu)
+			return sp_usage_error(synopsis, "--stacks makes its own profile: not with --off-cpu or --wall"),
+			       -1;
+		if (o->cg != SP_CG_DWARF)
+			return sp_usage_error(synopsis, "--stacks unwinds the hits' stack copies: it needs "
+						      "--call-graph dwarf"), -1;
+		if (!o->freq)
+			return sp_usage_error(synopsis, "--stacks needs sampling on (not -F 0): its records of "
+						      "the target's mappings unwind the hits; CPU samples are not written"),
+			       -1;
+	}
 	return 0;
 }
 
@@ -314,8 +357,10 @@ static int cmd_pcollect(int argc, char **argv)
 		return SP_EXIT_ERROR;
 	}
 
-	struct sp_perfev_opts po = { c.o.freq, c.o.cg, c.o.stack_bytes, !c.o.no_kernel, 0, !c.o.pid, 0 };
+	struct sp_perfev_opts po = { c.o.freq, c.o.cg, c.o.stack_bytes, !c.o.no_kernel, 0, !c.o.pid, 0, 0 };
 	po.offcpu = c.o.offcpu;
+	if (c.o.stacks) /* a hit with a stack copy is ~stack_bytes: room for bursts */
+		po.probe_ring_bytes = (c.o.buffer_mib ? c.o.buffer_mib : 32) << 20;
 	po.ring_bytes = (c.o.buffer_mib ? c.o.buffer_mib : c.o.cg == SP_CG_DWARF ? 8 : 1) << 20;
 	if (!(c.ev = sp_perfev_new(&po, &err))) {
 		sp_error_e(&err);
@@ -331,7 +376,7 @@ static int cmd_pcollect(int argc, char **argv)
 	c.p = sp_profile_new();
 	static const char *const values[] = { "samples", "period" };
 	sp_profile_set_values(c.p, 2, values); /* --off-cpu/--wall: one ns column, set by sp_offcpu_new */
-	const char *event = c.o.offcpu == 1 ? "off-cpu" : c.o.offcpu == 2 ? "wall-clock" : "cpu-clock";
+	const char *event = c.o.offcpu == 1 ? "off-cpu" : c.o.offcpu == 2 ? "wall-clock" : c.o.stacks ? "probe-hits" : "cpu-clock";
 	sp_meta_add(c.p, "source", "pcollect");
 	sp_meta_add(c.p, "event", event);
 	char buf[64];
@@ -359,8 +404,12 @@ static int cmd_pcollect(int argc, char **argv)
 		sp_meta_add(c.p, "trace", c.o.traces[i]);
 	if (c.o.offcpu)
 		c.off = sp_offcpu_new(c.p, c.sink, c.o.offcpu == 2);
-	if (!(c.eng = sp_collect_new(c.p, c.off ? sp_offcpu_sink(c.off) : c.sink, &co, &err))) {
+	if (c.o.stacks)
+		c.hs = sp_hitstacks_new(c.p, c.sink, 0, c.o.weight_arg, c.o.every); /* probes: trace setup */
+	if (!(c.eng = sp_collect_new(c.p, c.off ? sp_offcpu_sink(c.off) : c.hs ? sp_hitstacks_sink(c.hs) : c.sink, &co,
+				     &err))) {
 		sp_offcpu_free(c.off);
+		sp_hitstacks_free(c.hs);
 		sp_error_e(&err);
 		sp_perfev_free(c.ev);
 		sp_stream_writer_free(c.w);
@@ -583,6 +632,13 @@ static int cmd_pcollect(int argc, char **argv)
 				 (double)os->preempted_ns / 1e9, (unsigned long long)os->unknown,
 				 (unsigned long long)os->on_cpu);
 		}
+		if (c.hs) {
+			const struct sp_hitstacks_stats *hst = sp_hitstacks_stats(c.hs);
+			sp_error("--stacks: %llu probe entries, %llu stacks written (%llu left out by --every), "
+				 "weight %llu; %llu CPU samples not written", (unsigned long long)hst->hits,
+				 (unsigned long long)hst->written, (unsigned long long)hst->skipped,
+				 (unsigned long long)hst->weight, (unsigned long long)hst->cpu);
+		}
 	}
 	if (c.o.verbose)
 		pcollect_python_summary(&c);
@@ -613,6 +669,7 @@ out:
 	pcollect_trace_release(&c);
 	sp_collect_free(c.eng);
 	sp_offcpu_free(c.off);
+	sp_hitstacks_free(c.hs);
 	sp_stream_writer_free(c.w);
 	sp_profile_free(c.p);
 	return rc;

@@ -302,6 +302,7 @@ static int decide(struct sp_speedscope_writer *w, const struct sp_sample *smp, s
 		if (col_is_ns(p, i, smp->event))
 			ns = i;
 	int period = col_named(p, "period"), samples = col_named(p, "samples"), bytes = col_named(p, "bytes");
+	int calls = col_named(p, "calls");
 	switch (w->o.weight) {
 	case SP_SSW_COUNT:
 		w->col = samples >= 0 ? samples : 0;
@@ -320,6 +321,12 @@ static int decide(struct sp_speedscope_writer *w, const struct sp_sample *smp, s
 			w->col = ns;
 			w->unit = "nanoseconds";
 			w->timed = w->has_time;
+		} else if (bytes >= 0 || calls >= 0) {
+			/* probe hits (pcollect --stacks): their times are not
+			 * durations; bytes (allocations) or a count of calls */
+			w->col = bytes >= 0 ? bytes : calls;
+			if (bytes >= 0)
+				w->unit = "bytes";
 		} else if (w->has_time) {
 			w->col = -1;
 			w->unit = "nanoseconds";

@@ -252,7 +252,7 @@ static int map_ring(struct sp_perfev *ev, struct ring *r, int fd, struct sp_err 
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t pages = 1;
 	/* A uprobe hit is ~200 bytes: 2 MiB hold 10,000, drained every 10 ms. */
-	size_t want = r->probe ? (2u << 20) : ev->o.ring_bytes;
+	size_t want = r->probe ? (ev->o.probe_ring_bytes ? ev->o.probe_ring_bytes : 2u << 20) : ev->o.ring_bytes;
 	while (pages * 2 * page <= want)
 		pages *= 2;
 	/* Users other than root are limited by kernel.perf_event_mlock_kb:

@@ -44,6 +44,7 @@ struct sp_perfev_opts {
 	 * The switch happens in the kernel, so this needs kernel sampling
 	 * (root, CAP_PERFMON or kernel.perf_event_paranoid <= 1). */
 	int offcpu;
+	size_t probe_ring_bytes; /* per CPU for uprobe hits; 0: 2 MiB */
 };
 
 /* x86-64 registers in DWARF numbering: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip. */

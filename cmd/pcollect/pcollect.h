@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "collect.h"
+#include "hitstack.h"
 #include "offcpu.h"
 #include "perfev.h"
 #include "stream.h"
@@ -30,6 +31,10 @@ struct opts {
 	double trace_budget; /* share of a CPU above which tracing warns */
 	enum sp_pymode python; /* --python */
 	int python_nolines;    /* --python-lines=no */
+	int stacks;          /* --stacks: a profile of the probes' hits (lib/hitstack.h) */
+	int weight_arg;      /* --weight argN: N, 0 none */
+	unsigned every;      /* --every N, 0 = 1 */
+	int stack_set;       /* --call-graph dwarf,BYTES given */
 };
 
 struct coll {
@@ -52,6 +57,8 @@ struct coll {
 	uint64_t trace_h0;
 	int budget_warned;
 	uint8_t *stackbuf;   /* a sample's stack with return addresses fixed */
+	struct sp_hitstacks *hs;          /* --stacks */
+	struct sp_perf_handler engine_hd; /* --stacks: the engine's callbacks */
 };
 
 /* target.c: -p's process or thread.  check: it exists and is not a

@@ -8,6 +8,8 @@
 #include "cmd.h"
 #include "pcollect.h"
 
+#define SP_HIT_STACK 4096 /* --stacks: bytes of stack per hit by default */
+
 /* The executable to probe: the process's (attach), or COMMAND found
  * through PATH as execvp will find it (launch).  Returns a malloc'd path
  * or NULL (err set). */
@@ -87,7 +89,12 @@ int pcollect_trace_setup(struct coll *c, const char *cmd)
 				 "--trace-returns turns them on for code that does not throw", c->probes.cxx_eh);
 	}
 	for (size_t i = 0; i < c->probes.n; i++) {
-		const struct sp_uprobe *u = &c->probes.v[i];
+		struct sp_uprobe *u = &c->probes.v[i];
+		/* --stacks: the stack to unwind, 4 KiB unless --call-graph dwarf,BYTES
+		 * says: a hit's record is that big, and a hot allocator fills the ring. */
+		unsigned want = c->o.stack_set || c->o.stack_bytes < SP_HIT_STACK ? c->o.stack_bytes : SP_HIT_STACK;
+		if (c->hs && u->stack_bytes < want)
+			u->stack_bytes = want;
 		if (sp_perfev_add_uprobe(c->ev, u->path, u->offset, 0, (uint32_t)(2 * i), u->stack_bytes, &err) < 0 ||
 		    (u->ret && sp_perfev_add_uprobe(c->ev, u->path, u->offset, 1, (uint32_t)(2 * i + 1), 8, &err) < 0)) {
 			sp_error_e(&err);
@@ -117,12 +124,34 @@ static void fixed_sample(void *ctx, const struct sp_perf_sample *s)
 	engine_sample(ctx, s);
 }
 
+/* --stacks: the hit to the tracer (trace events, open calls), then its
+ * stack, with the return addresses fixed, to the engine as a sample. */
+static void stacks_hit(void *ctx, const struct sp_perf_uprobe *u)
+{
+	struct coll *c = ctx;
+	size_t probe = u->cookie / 2;
+	uint64_t before = sp_tracer_probe_hits(c->tracer, probe);
+	sp_tracer_hit(c->tracer, u);
+	if (sp_tracer_probe_hits(c->tracer, probe) == before)
+		return; /* another process's */
+	const uint8_t *stack = NULL;
+	if (u->has_regs && u->stack_len && u->stack_len <= 65536 &&
+	    sp_tracer_fix_stack(c->tracer, (int)u->tid, u->regs[SP_REG_SP], u->stack, u->stack_len, c->stackbuf))
+		stack = c->stackbuf;
+	sp_hitstacks_hit(c->hs, &c->engine_hd, u, stack);
+}
+
 void pcollect_trace_handler(struct coll *c, struct sp_perf_handler *hd)
 {
 	hd->uprobe = sp_tracer_hit;
 	hd->uprobe_ctx = c->tracer;
 	if (!c->tracer)
 		return;
+	if (c->hs) {
+		c->engine_hd = *hd;
+		hd->uprobe = stacks_hit;
+		hd->uprobe_ctx = c;
+	}
 	engine_sample = hd->sample;
 	sample_coll = c;
 	c->stackbuf = sp_xmalloc(65536);

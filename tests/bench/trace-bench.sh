@@ -8,6 +8,8 @@
 #     instruction); the difference per call is the cost of the hits of
 #     one call.  Next to perf probe -x BIN tick + perf record -e
 #     probe_BIN:tick when perf probe works here (it needs tracefs).
+#     And --stacks --weight arg1 (an allocation profile's probe: a 4 KiB
+#     stack copy per hit, unwound by pcollect) on tick:entry.
 #  2. Slowdown at 1k and 10k hits/s: fixed CPU work calling tick() at that
 #     rate, its CPU time under each configuration over its CPU time alone.
 #
@@ -60,6 +62,7 @@ run() { # run NAME MODE ARGS... -> median of the program's numbers
 		call) "$PC" -q -F 0 --trace tick -o "$W/x.sp" -- "$W/tb" "$@" ;;
 		values) "$PC" -q -F 0 --trace 'tick(arg1,arg2,ret)' -o "$W/x.sp" -- "$W/tb" "$@" ;;
 		point) "$PC" -q -F 0 --trace "$point" -o "$W/x.sp" -- "$W/tb" "$@" ;;
+		stacks) "$PC" -q --trace 'tick:entry(arg1)' --stacks --weight arg1 -o "$W/x.sp" -- "$W/tb" "$@" ;;
 		perf) perf record -q -e "$ev" -o "$W/p.data" -- "$W/tb" "$@" ;;
 		esac 2> /dev/null
 	done
@@ -68,7 +71,7 @@ run() { # run NAME MODE ARGS... -> median of the program's numbers
 say "== pcollect --trace: cost per hit (CPU time of $CALLS back-to-back calls of tick(), median of $RUNS)"
 base=$(run alone cost "$CALLS" | sed -n 's/^cost \([0-9.]*\).*/\1/p' | median)
 say "$(printf '  %-34s %9.1f ns per call' 'no probe' "$base")"
-names="entry call values point"
+names="entry call values point stacks"
 [ $have_perf = 1 ] && names="$names perf"
 for n in $names; do
 	c=$(run $n cost "$CALLS" | sed -n 's/^cost \([0-9.]*\).*/\1/p' | median)
@@ -77,6 +80,7 @@ for n in $names; do
 	call) label="tick (entry + return: 2 hits)"; hits=2 ;;
 	values) label="tick(arg1,arg2,ret) (2 hits)"; hits=2 ;;
 	point) label="$point (point, 1 hit)"; hits=1 ;;
+	stacks) label="tick:entry --stacks --weight (1 hit)"; hits=1 ;;
 	perf) label="perf probe + perf record (1 hit)"; hits=1 ;;
 	esac
 	say "$(awk -v l="$label" -v c="$c" -v b="$base" -v h=$hits 'BEGIN { printf "  %-34s %9.1f ns per call, %.2f us per hit\n", l, c, (c - b) / h / 1000 }')"

@@ -1,0 +1,144 @@
+/* Unit tests of lib/hitstack: a probe hit goes to the engine's sample
+ * callback (a fake one here, which writes a sample into the sink it was
+ * given, as the engine does), and comes back weighed by the argument, in
+ * the profile's own columns; the engine's CPU samples are dropped;
+ * --every N keeps the 1st, N+1th... hit of each probe, times N. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hitstack.h"
+
+static int failed;
+
+#define CHECK(cond, name)                                                          \
+	do {                                                                       \
+		if (cond)                                                          \
+			printf("ok - %s\n", name);                                 \
+		else {                                                             \
+			printf("not ok - %s (%s:%d)\n", name, __FILE__, __LINE__); \
+			failed = 1;                                                \
+		}                                                                  \
+	} while (0)
+
+struct got {
+	struct sp_sink sink;
+	double v[16][2];
+	uint32_t tid[16];
+	int n;
+};
+
+static int g_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *e)
+{
+	(void)p;
+	(void)e;
+	struct got *g = (struct got *)s;
+	if (g->n < 16) {
+		g->v[g->n][0] = smp->values[0];
+		g->v[g->n][1] = smp->values[1];
+		g->tid[g->n] = smp->thread;
+		g->n++;
+	}
+	return 0;
+}
+
+/* The fake engine: a sample of the raw sample's tid (as thread) into the
+ * sink, values 1 and the period, as collect.c writes them. */
+struct fake {
+	struct sp_sink *sink;
+	struct sp_profile *p;
+	uint64_t last_sp, last_stack0;
+};
+
+static void f_sample(void *ctx, const struct sp_perf_sample *s)
+{
+	struct fake *f = ctx;
+	struct sp_sample smp;
+	struct sp_err err;
+	memset(&smp, 0, sizeof smp);
+	smp.thread = s->tid;
+	smp.values[0] = 1;
+	smp.values[1] = (double)s->period;
+	f->last_sp = s->regs[SP_REG_SP];
+	f->last_stack0 = s->stack_len ? s->stack[0] : 0;
+	f->sink->sample(f->sink, f->p, &smp, &err);
+}
+
+static void hit(struct sp_hitstacks *h, struct sp_perf_handler *eng, uint32_t cookie, uint32_t tid, uint64_t rdi,
+		const uint8_t *stack, const uint8_t *fixed)
+{
+	struct sp_perf_uprobe u;
+	memset(&u, 0, sizeof u);
+	u.cookie = cookie;
+	u.pid = 100;
+	u.tid = tid;
+	u.has_regs = 1;
+	u.regs[5] = rdi; /* rdi: arg1 */
+	u.regs[4] = 7;   /* rsi: arg2 */
+	u.regs[SP_REG_SP] = 0x7000;
+	u.stack = stack;
+	u.stack_len = 8;
+	sp_hitstacks_hit(h, eng, &u, fixed);
+}
+
+int main(void)
+{
+	uint8_t stack[8] = { 1 }, fixed[8] = { 2 };
+	/* weight arg1 */
+	struct sp_profile *p = sp_profile_new();
+	struct got g;
+	memset(&g, 0, sizeof g);
+	g.sink.sample = g_sample;
+	struct sp_hitstacks *h = sp_hitstacks_new(p, &g.sink, 1, 1, 1);
+	CHECK(sp_profile_nvalues(p) == 2 && !strcmp(sp_profile_value_name(p, 0), "bytes") &&
+		      !strcmp(sp_profile_value_name(p, 1), "calls"),
+	      "weight: columns bytes, calls");
+	CHECK(!strcmp(sp_value_unit(p, 0, 0), "bytes") && !strcmp(sp_value_unit(p, 1, 0), "samples"),
+	      "weight: units bytes, samples");
+	struct fake f = { sp_hitstacks_sink(h), p, 0, 0 };
+	struct sp_perf_handler eng;
+	memset(&eng, 0, sizeof eng);
+	eng.ctx = &f;
+	eng.sample = f_sample;
+	hit(h, &eng, 0, 11, 1000, stack, NULL);
+	CHECK(g.n == 1 && g.v[0][0] == 1000 && g.v[0][1] == 1 && g.tid[0] == 11, "a hit: bytes = arg1, calls = 1");
+	CHECK(f.last_sp == 0x7000 && f.last_stack0 == 1, "the engine gets the hit's registers and stack");
+	hit(h, &eng, 0, 11, 24, stack, fixed);
+	CHECK(g.n == 2 && g.v[1][0] == 24 && f.last_stack0 == 2, "a fixed stack is the one unwound");
+	hit(h, &eng, 1, 11, 5, stack, NULL);
+	CHECK(g.n == 2, "return hits make no sample");
+	hit(h, &eng, 4, 12, 300, stack, NULL); /* probe 2: beyond the count given */
+	CHECK(g.n == 3 && g.v[2][0] == 300, "probes beyond the count given grow the table");
+	/* the engine's own sample (cpu-clock): dropped */
+	struct sp_perf_sample cpu;
+	memset(&cpu, 0, sizeof cpu);
+	cpu.tid = 11;
+	cpu.period = 10101010;
+	f_sample(&f, &cpu);
+	CHECK(g.n == 3 && sp_hitstacks_stats(h)->cpu == 1, "CPU samples are dropped, counted");
+	CHECK(sp_hitstacks_stats(h)->written == 3 && sp_hitstacks_stats(h)->weight == 1324 &&
+		      sp_hitstacks_stats(h)->hits == 3,
+	      "stats: 3 hits, 3 written, weight 1324");
+	sp_hitstacks_free(h);
+	sp_profile_free(p);
+
+	/* no weight, every 3: hits 0, 3, 6 of each probe, counted 3 times */
+	p = sp_profile_new();
+	memset(&g, 0, sizeof g);
+	g.sink.sample = g_sample;
+	h = sp_hitstacks_new(p, &g.sink, 0, 0, 3);
+	CHECK(sp_profile_nvalues(p) == 1 && !strcmp(sp_profile_value_name(p, 0), "calls") &&
+		      !strcmp(sp_value_unit(p, 0, 0), "samples"),
+	      "no weight: one column, calls");
+	f.sink = sp_hitstacks_sink(h);
+	f.p = p;
+	for (int i = 0; i < 7; i++)
+		hit(h, &eng, 0, 11, 50, stack, NULL);
+	hit(h, &eng, 2, 11, 50, stack, NULL); /* another probe: its own count */
+	CHECK(g.n == 4 && g.v[0][0] == 3 && g.v[3][0] == 3, "every 3: 3 of 7 hits kept, and the other probe's 1st");
+	CHECK(sp_hitstacks_stats(h)->skipped == 4, "every 3: 4 skipped");
+	sp_hitstacks_free(h);
+	sp_profile_free(p);
+	sp_hitstacks_free(NULL);
+	return failed;
+}
