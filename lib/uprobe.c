@@ -78,12 +78,24 @@ static int parse_values(struct spec *p, const char *s, size_t n, const char *who
 			len--;
 		int arg = 0;
 		if (p->vars) {
-			for (size_t i = 0; i < len; i++)
-				if (!(isalnum((unsigned char)c[i]) || c[i] == '_'))
-					return sp_err_set(err, "--trace '%s': '%.*s' is not a variable name (struct "
-							  "members are not supported yet)", whole, (int)len, c);
+			/* VAR, VAR.MEMBER or VAR->MEMBER: one level of member. */
+			size_t i = 0, sep = 0;
+			while (i < len && (isalnum((unsigned char)c[i]) || c[i] == '_'))
+				i++;
+			if (i && i < len && (c[i] == '.' || (c[i] == '-' && i + 1 < len && c[i + 1] == '>'))) {
+				sep = i;
+				i += c[i] == '.' ? 1 : 2;
+				size_t m = i;
+				while (i < len && (isalnum((unsigned char)c[i]) || c[i] == '_'))
+					i++;
+				if (i == m)
+					i = len + 1;
+			}
 			if (!len)
 				return sp_err_set(err, "--trace '%s': an empty variable name", whole);
+			if (i != len || !i || isdigit((unsigned char)c[0]) || (sep && isdigit((unsigned char)c[sep + (c[sep] == '.' ? 1 : 2)])))
+				return sp_err_set(err, "--trace '%s': '%.*s' is not a variable name, VAR.MEMBER or "
+						  "VAR->MEMBER (one level of struct member)", whole, (int)len, c);
 		} else if (len == 4 && c[0] == 'a' && c[1] == 'r' && c[2] == 'g' && c[3] >= '1' && c[3] <= '6')
 			arg = c[3] - '0';
 		else if (!(len == 3 && !memcmp(c, "ret", 3)))
@@ -575,15 +587,64 @@ static int var_type(Dwarf_Die *var, const char *what, int *size, int *sgn, struc
 	return 0;
 }
 
+/* MEMBER of the struct that var (a DIE with a type) is (arrow = 0) or
+ * points to (arrow = 1): its offset, size and signedness; 0 or -1 (err). */
+static int member_of(Dwarf_Die *var, int arrow, const char *member, const char *what, int64_t *moff, int *size,
+		     int *sgn, struct sp_err *err)
+{
+	Dwarf_Attribute ta;
+	Dwarf_Die type, st;
+	if (!dwarf_attr_integrate(var, DW_AT_type, &ta) || !dwarf_formref_die(&ta, &type) ||
+	    dwarf_peel_type(&type, &st) != 0)
+		return sp_err_set(err, "cannot read %s: its type is unknown", what);
+	if (arrow) {
+		if (dwarf_tag(&st) != DW_TAG_pointer_type)
+			return sp_err_set(err, "cannot read %s: '->' needs a pointer to a struct, and it is not a "
+					  "pointer (use '.')", what);
+		if (!dwarf_attr_integrate(&st, DW_AT_type, &ta) || !dwarf_formref_die(&ta, &type) ||
+		    dwarf_peel_type(&type, &st) != 0)
+			return sp_err_set(err, "cannot read %s: it points to void or an unknown type", what);
+	} else if (dwarf_tag(&st) == DW_TAG_pointer_type)
+		return sp_err_set(err, "cannot read %s: it is a pointer: use '->'", what);
+	int tag = dwarf_tag(&st);
+	if (tag != DW_TAG_structure_type && tag != DW_TAG_union_type && tag != DW_TAG_class_type)
+		return sp_err_set(err, "cannot read %s: it is not a struct, union or class", what);
+	if (dwarf_hasattr(&st, DW_AT_declaration))
+		return sp_err_set(err, "cannot read %s: its struct is only declared in this compilation unit", what);
+	Dwarf_Die m;
+	if (dwarf_child(&st, &m) == 0) {
+		do {
+			const char *name = dwarf_diename(&m);
+			if (dwarf_tag(&m) != DW_TAG_member || !name || strcmp(name, member))
+				continue;
+			Dwarf_Attribute la;
+			Dwarf_Word off = 0;
+			if (dwarf_hasattr(&m, DW_AT_bit_size) || dwarf_hasattr(&m, DW_AT_data_bit_offset))
+				return sp_err_set(err, "cannot read %s: it is a bit-field", what);
+			if (dwarf_attr_integrate(&m, DW_AT_data_member_location, &la) && dwarf_formudata(&la, &off) != 0)
+				return sp_err_set(err, "cannot read %s: its member offset is a location expression, "
+						  "not a constant", what);
+			*moff = (int64_t)off;
+			return var_type(&m, what, size, sgn, err);
+		} while (dwarf_siblingof(&m, &m) == 0);
+	}
+	return sp_err_set(err, "cannot read %s: its struct has no member %s", what, member);
+}
+
 /* Where variable k of probe u lives at address a: a register, a register
  * plus an offset (its value or its address), or the frame base plus an
  * offset; the frame base must be the CFA, found from the CFI at a. */
 static int resolve_var(Dwarf *dw, Dwarf_CFI *cfi, Dwarf_Addr a, struct sp_uprobe *u, int k, const char *where,
 		       struct sp_err *err)
 {
-	const char *var = u->vname[k];
-	char what[160];
-	snprintf(what, sizeof what, "%s at %s", var, where);
+	char what[160], var[128];
+	snprintf(what, sizeof what, "%s at %s", u->vname[k], where);
+	/* VAR, VAR.MEMBER, VAR->MEMBER (parse_values checked the form) */
+	snprintf(var, sizeof var, "%s", u->vname[k]);
+	size_t vl = strcspn(var, ".-");
+	int member = var[vl] ? (var[vl] == '.' ? 1 : 2) : 0;
+	const char *mname = var + vl + member;
+	var[vl] = 0;
 	Dwarf_Die cu, *scopes = NULL;
 	if (!dwarf_addrdie(dw, a, &cu))
 		return sp_err_set(err, "cannot read %s: no DWARF for address 0x%llx", what, (unsigned long long)a);
@@ -615,7 +676,11 @@ static int resolve_var(Dwarf *dw, Dwarf_CFI *cfi, Dwarf_Addr a, struct sp_uprobe
 		rc = sp_err_set(err, "cannot read %s: no variable or parameter %s is in scope there", what, var);
 		goto out;
 	}
-	if ((rc = var_type(&found, what, &u->vsize[k], &u->vsigned[k], err)) < 0)
+	if (member) {
+		if ((rc = member_of(&found, member == 2, mname, what, &u->vmoff[k], &u->vsize[k], &u->vsigned[k],
+				    err)) < 0)
+			goto out;
+	} else if ((rc = var_type(&found, what, &u->vsize[k], &u->vsigned[k], err)) < 0)
 		goto out;
 	if (!dwarf_attr_integrate(&found, DW_AT_location, &la) || dwarf_getlocation_addr(&la, a, &ex, &len, 1) < 1) {
 		rc = sp_err_set(err, "cannot read %s: it is optimised out there", what);
@@ -673,9 +738,19 @@ static int resolve_var(Dwarf *dw, Dwarf_CFI *cfi, Dwarf_Addr a, struct sp_uprobe
 				"plus an offset or the frame base plus an offset", what, op, len > 1 ? ", ..." : "");
 		goto out;
 	}
+	if (member == 1) {
+		/* a struct: its member is memory at the struct's address + offset */
+		if (u->vkind[k] != SP_UV_MEM) {
+			rc = sp_err_set(err, "cannot read %s: the struct %s is in registers there, not in memory",
+					what, var);
+			goto out;
+		}
+		u->voff[k] += u->vmoff[k];
+	} else if (member == 2)
+		u->vderef[k] = 1;
 	if (u->vkind[k] == SP_UV_MEM) {
 		/* The stack copy starts at SP: enough of it for this variable. */
-		int64_t need = u->vreg[k] == 7 ? u->voff[k] + u->vsize[k] : 2048;
+		int64_t need = u->vreg[k] == 7 ? u->voff[k] + (u->vderef[k] ? 8 : u->vsize[k]) : 2048;
 		if (need > 8192)
 			need = 8192;
 		if (need > (int64_t)u->stack_bytes)
