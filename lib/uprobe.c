@@ -631,6 +631,87 @@ static int member_of(Dwarf_Die *var, int arrow, const char *member, const char *
 	return sp_err_set(err, "cannot read %s: its struct has no member %s", what, member);
 }
 
+/* A location expression resolve_var can read: a register, a register plus
+ * an offset (value or memory), the frame base plus an offset. */
+static int loc_readable(const Dwarf_Op *ex, size_t len)
+{
+	if (!len || len > 2)
+		return 0;
+	uint8_t op = ex[0].atom;
+	if (len == 2 && (ex[1].atom != DW_OP_stack_value || !((op >= DW_OP_breg0 && op <= DW_OP_breg16) ||
+							      op == DW_OP_bregx)))
+		return 0;
+	return (op >= DW_OP_reg0 && op <= DW_OP_reg16) || (op == DW_OP_regx && ex[0].number <= 16) ||
+	       (op >= DW_OP_breg0 && op <= DW_OP_breg16) || (op == DW_OP_bregx && ex[0].number <= 16) ||
+	       op == DW_OP_fbreg;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* The lines of the source file at address a where a line probe would find
+ * the variable with location la readable: lines whose probe address (the
+ * first is_stmt row of a run of that line) lies in a range of its location
+ * list with a readable expression.  Appended to out as "12, 14-16"; nothing
+ * when there are none. */
+static void avail_lines(Dwarf_Die *cu, Dwarf_Attribute *la, Dwarf_Addr a, struct sp_buf *out)
+{
+	enum { MAXR = 256, MAXL = 512 };
+	Dwarf_Addr lo[MAXR], hi[MAXR], base, start, end;
+	Dwarf_Op *ex;
+	size_t len, nr = 0;
+	ptrdiff_t off = 0;
+	while (nr < MAXR && (off = dwarf_getlocations(la, off, &base, &start, &end, &ex, &len)) > 0)
+		if (start < end && loc_readable(ex, len)) {
+			lo[nr] = start;
+			hi[nr++] = end;
+		}
+	Dwarf_Line *at = dwarf_getsrc_die(cu, a);
+	const char *want = at ? dwarf_linesrc(at, NULL, NULL) : NULL;
+	Dwarf_Lines *lines;
+	size_t nl;
+	if (!nr || !want || dwarf_getsrclines(cu, &lines, &nl) != 0)
+		return;
+	int got[MAXL], ng = 0, prev_line = -1;
+	for (size_t i = 0; i < nl && ng < MAXL; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		int ln;
+		bool stmt = false, endseq = false;
+		Dwarf_Addr la_;
+		const char *src = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+		if (!l || !src || dwarf_lineno(l, &ln) || dwarf_lineaddr(l, &la_) || dwarf_lineendsequence(l, &endseq)) {
+			prev_line = -1;
+			continue;
+		}
+		dwarf_linebeginstatement(l, &stmt);
+		int same = !endseq && !strcmp(src, want);
+		if (same && stmt && ln != prev_line)
+			for (size_t r = 0; r < nr; r++)
+				if (la_ >= lo[r] && la_ < hi[r]) {
+					got[ng++] = ln;
+					break;
+				}
+		prev_line = same ? ln : -1;
+	}
+	qsort(got, (size_t)ng, sizeof *got, cmp_int);
+	char x[32];
+	for (int i = 0, first = 1; i < ng;) {
+		int j = i;
+		while (j + 1 < ng && got[j + 1] <= got[j] + 1)
+			j++;
+		if (got[j] == got[i])
+			snprintf(x, sizeof x, "%s%d", first ? "" : ", ", got[i]);
+		else
+			snprintf(x, sizeof x, "%s%d-%d", first ? "" : ", ", got[i], got[j]);
+		sp_buf_adds(out, x);
+		first = 0;
+		i = j + 1;
+	}
+}
+
 /* Where variable k of probe u lives at address a: a register, a register
  * plus an offset (its value or its address), or the frame base plus an
  * offset; the frame base must be the CFA, found from the CFI at a. */
@@ -683,7 +764,19 @@ static int resolve_var(Dwarf *dw, Dwarf_CFI *cfi, Dwarf_Addr a, struct sp_uprobe
 	} else if ((rc = var_type(&found, what, &u->vsize[k], &u->vsigned[k], err)) < 0)
 		goto out;
 	if (!dwarf_attr_integrate(&found, DW_AT_location, &la) || dwarf_getlocation_addr(&la, a, &ex, &len, 1) < 1) {
-		rc = sp_err_set(err, "cannot read %s: it is optimised out there", what);
+		struct sp_buf lines = SP_BUF_INIT;
+		if (dwarf_attr_integrate(&found, DW_AT_location, &la))
+			avail_lines(&cu, &la, a, &lines);
+		sp_buf_cstr(&lines);
+		if (lines.len)
+			rc = sp_err_set(err, "cannot read %s: it is optimised out there; lines where a probe can "
+					"read it: %s", what, lines.p);
+		else
+			rc = sp_err_set(err, "cannot read %s: it is optimised out there%s", what,
+					dwarf_hasattr_integrate(&found, DW_AT_const_value)
+						? ": the compiler made it a constant, with no location"
+						: ", and at every line (no location a line probe can read)");
+		sp_buf_release(&lines);
 		goto out;
 	}
 	uint8_t op = len ? ex[0].atom : 0;
