@@ -938,8 +938,64 @@ static int resolve_line(struct sp_uprobe_set *s, const struct spec *p, const cha
 	return added;
 }
 
+/* FUNC+OFF must start an instruction.  Decoding x86-64 instruction
+ * lengths is not done here: an offset is accepted when it is the address of
+ * a row of the DWARF line table (a row starts an instruction), refused
+ * otherwise, naming the nearest row offsets.  *dw is opened on first use
+ * (NULL: no DWARF).  Returns 0 or -1 with err set. */
+static int check_boundary(Elf *e, Dwarf **dw, int *dw_tried, const char *spec, const char *path, const char *fn,
+			  uint64_t start, uint64_t size, uint64_t off, struct sp_err *err)
+{
+	if (!off)
+		return 0;
+	if (!*dw_tried) {
+		*dw = dwarf_begin_elf(e, DWARF_C_READ, NULL);
+		*dw_tried = 1;
+	}
+	Dwarf_Die cu;
+	Dwarf_Lines *lines;
+	size_t nl;
+	if (!*dw || !dwarf_addrdie(*dw, start, &cu) || dwarf_getsrclines(&cu, &lines, &nl) != 0)
+		return sp_err_set(err, "--trace '%s': cannot check that offset %llu into %s is an instruction "
+				  "boundary: %s has no DWARF line table for it (build it with -g); only %s+0 is "
+				  "accepted there", spec, (unsigned long long)off, fn, path, fn);
+	uint64_t want = start + off, below = 0, above = 0;
+	int has_below = 0, has_above = 0;
+	for (size_t i = 0; i < nl; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		Dwarf_Addr a;
+		bool endseq = false;
+		if (!l || dwarf_lineaddr(l, &a) || dwarf_lineendsequence(l, &endseq) || endseq)
+			continue;
+		if (a == want)
+			return 0;
+		if (a >= start && a < want && (!has_below || a > below)) {
+			below = a;
+			has_below = 1;
+		}
+		if (a > want && (!size || a < start + size) && (!has_above || a < above)) {
+			above = a;
+			has_above = 1;
+		}
+	}
+	char near[96];
+	if (has_below && has_above)
+		snprintf(near, sizeof near, "; the nearest are +%llu and +%llu", (unsigned long long)(below - start),
+			 (unsigned long long)(above - start));
+	else if (has_below || has_above)
+		snprintf(near, sizeof near, "; the nearest is +%llu",
+			 (unsigned long long)((has_below ? below : above) - start));
+	else
+		near[0] = 0;
+	return sp_err_set(err, "--trace '%s': offset %llu into %s is not the start of a line's code in the DWARF "
+			  "line table, so it may not be an instruction boundary: refused%s", spec,
+			  (unsigned long long)off, fn, near);
+}
+
 int sp_uprobe_resolve(struct sp_uprobe_set *s, const char *spec, const char *exe, int pid, struct sp_err *err)
 {
+	Dwarf *dw = NULL;
+	int dw_tried = 0;
 	struct spec p;
 	struct symtab t;
 	char *path = NULL;
@@ -1004,6 +1060,9 @@ int sp_uprobe_resolve(struct sp_uprobe_set *s, const char *spec, const char *exe
 				   (unsigned long long)p.off, f->dem ? f->dem : f->raw, (unsigned long long)f->size);
 			goto out;
 		}
+		if (p.has_off && check_boundary(t.e, &dw, &dw_tried, spec, path, f->dem ? f->dem : f->raw, f->value,
+						f->size, p.off, err) < 0)
+			goto out;
 		uint64_t off;
 		if (file_offset(t.e, f->value + p.off, &off) < 0) {
 			sp_err_set(err, "--trace '%s': %s in %s is not in a loaded segment", spec, f->raw, path);
@@ -1033,6 +1092,8 @@ int sp_uprobe_resolve(struct sp_uprobe_set *s, const char *spec, const char *exe
 	}
 	added = (int)matched;
 out:
+	if (dw)
+		dwarf_end(dw);
 	spec_release(&p);
 	symtab_release(&t);
 	free(path);

@@ -10,7 +10,8 @@
  *    libssl.so.3, looked up in the process's mappings (attach) or in the
  *    executable's DT_NEEDED list and the system library directories.
  *  - +OFF: a probe at that byte offset into the function: a point event
- *    (no return probe).
+ *    (no return probe).  OFF must be 0 or the address of a DWARF line
+ *    table row (an instruction boundary); others are refused.
  *  - :entry: entry only, no return probe.
  *  - FILE.c:LINE (FILE ending in a C/C++ source suffix): the addresses of
  *    that line from the executable's DWARF line table, every inlined copy;
