@@ -33,8 +33,11 @@ preport --latency --by arg1 --json "$T/m.sp" > "$T/got.json" 2>&1
 expect_grep "preport --by arg1 over the inputs: groups by arg1" '"by": "arg1"' "$T/want.json"
 expect_eq "pmerge a b | preport --latency --by arg1 = preport --latency --by arg1 a b" "$T/want.json" "$T/got.json"
 # samples still merged by time beside them
-sp-dump "$T/m.sp" | sed -n 's/^\(sample\|trace entry\|trace exit\) t=\([0-9]*\) .*/\2/p' > "$T/t"
+times() { for f in "$@"; do sp-dump "$f"; done | sed -n 's/^\(sample\|trace entry\|trace exit\) t=\([0-9]*\) .*/\2/p'; }
+times "$T/m.sp" > "$T/t"
+times "$T/a.sp" "$T/b.sp" | sort -n > "$T/t0"
 if awk 'NR > 1 && $1 < prev { bad = 1 } { prev = $1 } END { exit bad }' "$T/t"; then
 	ok "merged: samples and trace events in time order ($(wc -l < "$T/t") records)"
 else notok "merged: records out of time order"; fi
+expect_eq "merged: exactly the inputs' sample and trace times" "$T/t0" "$T/t"
 exit 0
