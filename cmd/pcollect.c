@@ -59,7 +59,8 @@ static const char synopsis[] =
 	"                          one ns column; each thread adds up to the time it lived\n"
 	"      --trace=PROBE       trace calls exactly with uprobes (repeatable):\n"
 	"                          [LIB:]FUNC[+OFF][:entry][(arg1,..,arg6,ret)], FUNC a\n"
-	"                          name, a C++ name or a glob; or FILE.c:LINE[(VAR,..)];\n"
+	"                          name, a C++ name or a glob; or FILE.c:LINE[(VAR,..)],\n"
+	"                          VAR a variable, var.member or ptr->member;\n"
 	"                          see pcollect(1)\n"
 	"      --trace-returns     return probes in C++ code with exception tables too\n"
 	"      --trace-budget=PCT  warn when tracing costs more than PCT %% of a CPU\n"
@@ -612,6 +613,9 @@ static int cmd_pcollect(int argc, char **argv)
 			sp_error("the kernel throttled sampling %llu times (kernel.perf_cpu_time_max_percent): "
 				 "fewer samples than asked for", (unsigned long long)st->throttled);
 	}
+	if (c.tracer && sp_tracer_stats(c.tracer)->unread && !c.o.quiet)
+		sp_error("%llu recorded values could not be read (memory outside the stack copy, or the process "
+			 "was gone): those hits lack them", (unsigned long long)sp_tracer_stats(c.tracer)->unread);
 	if (c.o.verbose) {
 		const struct sp_collect_stats *cs = sp_collect_stats(c.eng);
 		struct rusage ru;

@@ -265,8 +265,18 @@ out:
  * buffer per input; the records go to disk, not to memory.  Each input is
  * taken to be in time order, as pcollect and pfold -b write them (one that
  * is not keeps its own order, and a note says so).  A record without a
- * timestamp keeps its place after its input's previous record. */
+ * timestamp keeps its place after its input's previous record.
+ * A sample record has the fixed size rsz; a trace record carries all of
+ * sp_trace (call id, flags, recorded values) in trace_rec_len bytes:
+ *   0 type, 4 kind, 8 frame, 12 thread, 20 stack, 24 time, 32 call,
+ *   40 flags, 44 nvalues, 48 vname[nvalues] (4 each), then value[] (8). */
 enum { REC_SAMPLE = 1, REC_TRACE = 2 };
+enum { TRACE_HEAD = 48, TRACE_MAX = TRACE_HEAD + 12 * SP_TRACE_VALUES + 4 };
+
+static size_t trace_rec_len(uint32_t nvalues)
+{
+	return (TRACE_HEAD + 12 * (size_t)nvalues + 7) & ~(size_t)7;
+}
 
 struct spill {
 	int fd;
@@ -304,8 +314,9 @@ static int spill_add(struct spill *sp, struct sp_profile *p, int type, const voi
 		if (sp->rsz < 32)
 			sp->rsz = 32;
 	}
-	uint8_t r[24 + 8 * SP_MAX_VALUES];
-	memset(r, 0, sp->rsz);
+	uint8_t r[24 + 8 * SP_MAX_VALUES > TRACE_MAX ? 24 + 8 * SP_MAX_VALUES : TRACE_MAX];
+	size_t len = sp->rsz;
+	memset(r, 0, sizeof r);
 	uint32_t t32 = (uint32_t)type;
 	memcpy(r, &t32, 4);
 	uint64_t time;
@@ -323,6 +334,13 @@ static int spill_add(struct spill *sp, struct sp_profile *p, int type, const voi
 		memcpy(r + 12, &t->thread, 4);
 		memcpy(r + 20, &t->stack, 4);
 		time = t->time;
+		uint32_t nv = t->nvalues > SP_TRACE_VALUES ? SP_TRACE_VALUES : t->nvalues;
+		memcpy(r + 32, &t->call, 8);
+		memcpy(r + 40, &t->flags, 4);
+		memcpy(r + 44, &nv, 4);
+		memcpy(r + TRACE_HEAD, t->vname, 4 * (size_t)nv);
+		memcpy(r + TRACE_HEAD + 4 * nv, t->value, 8 * (size_t)nv);
+		len = trace_rec_len(nv);
 	}
 	/* a sample's time at 16 (its values from 24); a trace's at 24 */
 	memcpy(r + (type == REC_SAMPLE ? 16 : 24), &time, 8);
@@ -331,7 +349,7 @@ static int spill_add(struct spill *sp, struct sp_profile *p, int type, const voi
 			sp->unordered = 1;
 		sp->last = time;
 	}
-	sp_buf_add(&sp->buf, r, sp->rsz);
+	sp_buf_add(&sp->buf, r, len);
 	return sp->buf.len >= (1u << 16) ? spill_flush(sp, err) : 0;
 }
 
@@ -343,12 +361,17 @@ struct cursor {
 	uint32_t seg;
 };
 
+/* Refill c's buffer after the bytes [pos, n) it still holds (the start of
+ * a record), which move to its front. */
 static int cursor_fill(struct spill *sp, struct cursor *c, size_t cap, struct sp_err *err)
 {
-	size_t want = c->end - c->off < cap ? (size_t)(c->end - c->off) : cap;
+	size_t keep = c->n - c->pos;
+	memmove(c->buf, c->buf + c->pos, keep);
+	size_t room = cap - keep;
+	size_t want = c->end - c->off < room ? (size_t)(c->end - c->off) : room;
 	size_t got = 0;
 	while (got < want) {
-		ssize_t r = pread(sp->fd, c->buf + got, want - got, (off_t)(c->off + got));
+		ssize_t r = pread(sp->fd, c->buf + keep + got, want - got, (off_t)(c->off + got));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -357,8 +380,42 @@ static int cursor_fill(struct spill *sp, struct cursor *c, size_t cap, struct sp
 	}
 	c->off += got;
 	c->pos = 0;
-	c->n = got;
+	c->n = keep + got;
 	return 0;
+}
+
+/* Bytes of the record at r, of which avail are at hand (0: not enough to
+ * tell yet). */
+static size_t rec_len(const struct spill *sp, const uint8_t *r, size_t avail)
+{
+	uint32_t type, nv;
+	if (avail < 4)
+		return 0;
+	memcpy(&type, r, 4);
+	if (type == REC_SAMPLE)
+		return sp->rsz;
+	if (avail < TRACE_HEAD)
+		return 0;
+	memcpy(&nv, r + 44, 4);
+	return trace_rec_len(nv);
+}
+
+/* Make the record at c->pos whole in the buffer.  Returns 1 when there is
+ * one, 0 at the segment's end, -1 with err set. */
+static int cursor_ready(struct spill *sp, struct cursor *c, size_t cap, struct sp_err *err)
+{
+	for (;;) {
+		size_t avail = c->n - c->pos, need = rec_len(sp, c->buf + c->pos, avail);
+		if (need && need <= avail)
+			return 1;
+		if (c->off >= c->end) {
+			if (avail)
+				return sp_err_set(err, "reading a temporary file: a record cut short");
+			return 0;
+		}
+		if (cursor_fill(sp, c, cap, err) < 0)
+			return -1;
+	}
 }
 
 static uint64_t rec_time(const uint8_t *r)
@@ -411,6 +468,8 @@ static int spill_merge(struct spill *sp, struct sp_profile *p, struct sp_sink *o
 	size_t cap = ((4u << 20) / k) / sp->rsz * sp->rsz;
 	if (cap < 16 * sp->rsz)
 		cap = 16 * sp->rsz;
+	if (cap < 16 * (size_t)TRACE_MAX)
+		cap = 16 * (size_t)TRACE_MAX;
 	struct cursor *cs = sp_xcalloc(k, sizeof *cs);
 	struct cursor **h = sp_xcalloc(k, sizeof *h);
 	int rc = 0;
@@ -421,8 +480,12 @@ static int spill_merge(struct spill *sp, struct sp_profile *p, struct sp_sink *o
 		if (cs[i].off == cs[i].end)
 			continue;
 		cs[i].buf = sp_xmalloc(cap);
-		if ((rc = cursor_fill(sp, &cs[i], cap, err)) < 0)
+		if ((rc = cursor_ready(sp, &cs[i], cap, err)) <= 0) {
+			if (rc == 0)
+				continue;
 			break;
+		}
+		rc = 0;
 		cs[i].key = 0;
 		cursor_key(&cs[i]);
 		h[nh++] = &cs[i];
@@ -445,25 +508,31 @@ static int spill_merge(struct spill *sp, struct sp_profile *p, struct sp_sink *o
 			rc = out->sample(out, p, &smp, err);
 		} else if (out->trace) {
 			struct sp_trace t;
+			memset(&t, 0, sizeof t);
 			memcpy(&t.kind, r + 4, 4);
 			memcpy(&t.frame, r + 8, 4);
 			memcpy(&t.thread, r + 12, 4);
 			memcpy(&t.stack, r + 20, 4);
 			memcpy(&t.time, r + 24, 8);
+			memcpy(&t.call, r + 32, 8);
+			memcpy(&t.flags, r + 40, 4);
+			memcpy(&t.nvalues, r + 44, 4);
+			memcpy(t.vname, r + TRACE_HEAD, 4 * (size_t)t.nvalues);
+			memcpy(t.value, r + TRACE_HEAD + 4 * t.nvalues, 8 * (size_t)t.nvalues);
 			rc = out->trace(out, p, &t, err);
 		}
 		if (rc < 0)
 			break;
-		c->pos += sp->rsz;
-		if (c->pos >= c->n) {
-			if (c->off >= c->end) {
-				h[0] = h[--nh]; /* this input is done */
-				heap_down(h, nh, 0);
-				continue;
-			}
-			if ((rc = cursor_fill(sp, c, cap, err)) < 0)
+		c->pos += rec_len(sp, r, c->n - c->pos);
+		if ((rc = cursor_ready(sp, c, cap, err)) <= 0) {
+			if (rc < 0)
 				break;
+			rc = 0;
+			h[0] = h[--nh]; /* this input is done */
+			heap_down(h, nh, 0);
+			continue;
 		}
+		rc = 0;
 		cursor_key(c);
 		heap_down(h, nh, 0);
 	}

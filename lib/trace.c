@@ -2,6 +2,7 @@
 #include "trace.h"
 
 #include <stdlib.h>
+#include <sys/uio.h>
 
 /* SysV x86-64 integer arguments 1..6 in DWARF register numbers:
  * rdi rsi rdx rcx r8 r9. */
@@ -137,6 +138,21 @@ static void abandon(struct sp_tracer *t, struct tthread *th, size_t i, uint64_t 
 	emit(t, &tr);
 }
 
+/* n bytes at address at of the hit's process into *v: from the stack copy
+ * when they lie there (the memory at the hit), else from the live process
+ * (its memory now, when the hit is read: it may have changed since). */
+static int deref(const struct sp_perf_uprobe *h, uint64_t at, size_t n, uint64_t *v)
+{
+	uint64_t sp = h->regs[SP_REG_SP];
+	*v = 0;
+	if (h->stack && at >= sp && at - sp + n <= h->stack_len) {
+		memcpy(v, h->stack + (at - sp), n);
+		return 0;
+	}
+	struct iovec l = { v, n }, r = { (void *)(uintptr_t)at, n };
+	return process_vm_readv(h->pid, &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
 static void values(struct sp_tracer *t, const struct sp_uprobe *u, uint32_t probe, const struct sp_perf_uprobe *h,
 		   int at_exit, struct sp_trace *tr)
 {
@@ -151,10 +167,17 @@ static void values(struct sp_tracer *t, const struct sp_uprobe *u, uint32_t prob
 				v += (uint64_t)u->voff[k];
 			} else if (u->vkind[k] == SP_UV_MEM) {
 				uint64_t at = v + (uint64_t)u->voff[k], sp = h->regs[SP_REG_SP];
-				if (!h->stack || at < sp || at - sp + (uint64_t)u->vsize[k] > h->stack_len)
+				uint64_t sz = u->vderef[k] ? 8 : (uint64_t)u->vsize[k];
+				if (!h->stack || at < sp || at - sp + sz > h->stack_len) {
+					t->st.unread++;
 					continue; /* not in the copy: not recorded */
+				}
 				v = 0;
-				memcpy(&v, h->stack + (at - sp), (size_t)u->vsize[k]);
+				memcpy(&v, h->stack + (at - sp), (size_t)sz);
+			}
+			if (u->vderef[k] && deref(h, v + (uint64_t)u->vmoff[k], (size_t)u->vsize[k], &v) < 0) {
+				t->st.unread++;
+				continue;
 			}
 			int bits = 8 * u->vsize[k];
 			if (bits < 64) {

@@ -36,6 +36,8 @@ struct sp_tracer_stats {
 	uint64_t foreign;     /* hits of other processes running the same binary */
 	uint64_t filtered;    /* hits of threads the thread filter drops */
 	uint64_t open;        /* calls still open at the end */
+	uint64_t unread;      /* values not recorded: memory outside the stack
+			       * copy, or gone from the process (VAR->MEMBER) */
 };
 
 struct sp_tracer;

@@ -78,12 +78,24 @@ static int parse_values(struct spec *p, const char *s, size_t n, const char *who
 			len--;
 		int arg = 0;
 		if (p->vars) {
-			for (size_t i = 0; i < len; i++)
-				if (!(isalnum((unsigned char)c[i]) || c[i] == '_'))
-					return sp_err_set(err, "--trace '%s': '%.*s' is not a variable name (struct "
-							  "members are not supported yet)", whole, (int)len, c);
+			/* VAR, VAR.MEMBER or VAR->MEMBER: one level of member. */
+			size_t i = 0, sep = 0;
+			while (i < len && (isalnum((unsigned char)c[i]) || c[i] == '_'))
+				i++;
+			if (i && i < len && (c[i] == '.' || (c[i] == '-' && i + 1 < len && c[i + 1] == '>'))) {
+				sep = i;
+				i += c[i] == '.' ? 1 : 2;
+				size_t m = i;
+				while (i < len && (isalnum((unsigned char)c[i]) || c[i] == '_'))
+					i++;
+				if (i == m)
+					i = len + 1;
+			}
 			if (!len)
 				return sp_err_set(err, "--trace '%s': an empty variable name", whole);
+			if (i != len || !i || isdigit((unsigned char)c[0]) || (sep && isdigit((unsigned char)c[sep + (c[sep] == '.' ? 1 : 2)])))
+				return sp_err_set(err, "--trace '%s': '%.*s' is not a variable name, VAR.MEMBER or "
+						  "VAR->MEMBER (one level of struct member)", whole, (int)len, c);
 		} else if (len == 4 && c[0] == 'a' && c[1] == 'r' && c[2] == 'g' && c[3] >= '1' && c[3] <= '6')
 			arg = c[3] - '0';
 		else if (!(len == 3 && !memcmp(c, "ret", 3)))
@@ -575,15 +587,145 @@ static int var_type(Dwarf_Die *var, const char *what, int *size, int *sgn, struc
 	return 0;
 }
 
+/* MEMBER of the struct that var (a DIE with a type) is (arrow = 0) or
+ * points to (arrow = 1): its offset, size and signedness; 0 or -1 (err). */
+static int member_of(Dwarf_Die *var, int arrow, const char *member, const char *what, int64_t *moff, int *size,
+		     int *sgn, struct sp_err *err)
+{
+	Dwarf_Attribute ta;
+	Dwarf_Die type, st;
+	if (!dwarf_attr_integrate(var, DW_AT_type, &ta) || !dwarf_formref_die(&ta, &type) ||
+	    dwarf_peel_type(&type, &st) != 0)
+		return sp_err_set(err, "cannot read %s: its type is unknown", what);
+	if (arrow) {
+		if (dwarf_tag(&st) != DW_TAG_pointer_type)
+			return sp_err_set(err, "cannot read %s: '->' needs a pointer to a struct, and it is not a "
+					  "pointer (use '.')", what);
+		if (!dwarf_attr_integrate(&st, DW_AT_type, &ta) || !dwarf_formref_die(&ta, &type) ||
+		    dwarf_peel_type(&type, &st) != 0)
+			return sp_err_set(err, "cannot read %s: it points to void or an unknown type", what);
+	} else if (dwarf_tag(&st) == DW_TAG_pointer_type)
+		return sp_err_set(err, "cannot read %s: it is a pointer: use '->'", what);
+	int tag = dwarf_tag(&st);
+	if (tag != DW_TAG_structure_type && tag != DW_TAG_union_type && tag != DW_TAG_class_type)
+		return sp_err_set(err, "cannot read %s: it is not a struct, union or class", what);
+	if (dwarf_hasattr(&st, DW_AT_declaration))
+		return sp_err_set(err, "cannot read %s: its struct is only declared in this compilation unit", what);
+	Dwarf_Die m;
+	if (dwarf_child(&st, &m) == 0) {
+		do {
+			const char *name = dwarf_diename(&m);
+			if (dwarf_tag(&m) != DW_TAG_member || !name || strcmp(name, member))
+				continue;
+			Dwarf_Attribute la;
+			Dwarf_Word off = 0;
+			if (dwarf_hasattr(&m, DW_AT_bit_size) || dwarf_hasattr(&m, DW_AT_data_bit_offset))
+				return sp_err_set(err, "cannot read %s: it is a bit-field", what);
+			if (dwarf_attr_integrate(&m, DW_AT_data_member_location, &la) && dwarf_formudata(&la, &off) != 0)
+				return sp_err_set(err, "cannot read %s: its member offset is a location expression, "
+						  "not a constant", what);
+			*moff = (int64_t)off;
+			return var_type(&m, what, size, sgn, err);
+		} while (dwarf_siblingof(&m, &m) == 0);
+	}
+	return sp_err_set(err, "cannot read %s: its struct has no member %s", what, member);
+}
+
+/* A location expression resolve_var can read: a register, a register plus
+ * an offset (value or memory), the frame base plus an offset. */
+static int loc_readable(const Dwarf_Op *ex, size_t len)
+{
+	if (!len || len > 2)
+		return 0;
+	uint8_t op = ex[0].atom;
+	if (len == 2 && (ex[1].atom != DW_OP_stack_value || !((op >= DW_OP_breg0 && op <= DW_OP_breg16) ||
+							      op == DW_OP_bregx)))
+		return 0;
+	return (op >= DW_OP_reg0 && op <= DW_OP_reg16) || (op == DW_OP_regx && ex[0].number <= 16) ||
+	       (op >= DW_OP_breg0 && op <= DW_OP_breg16) || (op == DW_OP_bregx && ex[0].number <= 16) ||
+	       op == DW_OP_fbreg;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* The lines of the source file at address a where a line probe would find
+ * the variable with location la readable: lines whose probe address (the
+ * first is_stmt row of a run of that line) lies in a range of its location
+ * list with a readable expression.  Appended to out as "12, 14-16"; nothing
+ * when there are none. */
+static void avail_lines(Dwarf_Die *cu, Dwarf_Attribute *la, Dwarf_Addr a, struct sp_buf *out)
+{
+	enum { MAXR = 256, MAXL = 512 };
+	Dwarf_Addr lo[MAXR], hi[MAXR], base, start, end;
+	Dwarf_Op *ex;
+	size_t len, nr = 0;
+	ptrdiff_t off = 0;
+	while (nr < MAXR && (off = dwarf_getlocations(la, off, &base, &start, &end, &ex, &len)) > 0)
+		if (start < end && loc_readable(ex, len)) {
+			lo[nr] = start;
+			hi[nr++] = end;
+		}
+	Dwarf_Line *at = dwarf_getsrc_die(cu, a);
+	const char *want = at ? dwarf_linesrc(at, NULL, NULL) : NULL;
+	Dwarf_Lines *lines;
+	size_t nl;
+	if (!nr || !want || dwarf_getsrclines(cu, &lines, &nl) != 0)
+		return;
+	int got[MAXL], ng = 0, prev_line = -1;
+	for (size_t i = 0; i < nl && ng < MAXL; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		int ln;
+		bool stmt = false, endseq = false;
+		Dwarf_Addr la_;
+		const char *src = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+		if (!l || !src || dwarf_lineno(l, &ln) || dwarf_lineaddr(l, &la_) || dwarf_lineendsequence(l, &endseq)) {
+			prev_line = -1;
+			continue;
+		}
+		dwarf_linebeginstatement(l, &stmt);
+		int same = !endseq && !strcmp(src, want);
+		if (same && stmt && ln != prev_line)
+			for (size_t r = 0; r < nr; r++)
+				if (la_ >= lo[r] && la_ < hi[r]) {
+					got[ng++] = ln;
+					break;
+				}
+		prev_line = same ? ln : -1;
+	}
+	qsort(got, (size_t)ng, sizeof *got, cmp_int);
+	char x[32];
+	for (int i = 0, first = 1; i < ng;) {
+		int j = i;
+		while (j + 1 < ng && got[j + 1] <= got[j] + 1)
+			j++;
+		if (got[j] == got[i])
+			snprintf(x, sizeof x, "%s%d", first ? "" : ", ", got[i]);
+		else
+			snprintf(x, sizeof x, "%s%d-%d", first ? "" : ", ", got[i], got[j]);
+		sp_buf_adds(out, x);
+		first = 0;
+		i = j + 1;
+	}
+}
+
 /* Where variable k of probe u lives at address a: a register, a register
  * plus an offset (its value or its address), or the frame base plus an
  * offset; the frame base must be the CFA, found from the CFI at a. */
 static int resolve_var(Dwarf *dw, Dwarf_CFI *cfi, Dwarf_Addr a, struct sp_uprobe *u, int k, const char *where,
 		       struct sp_err *err)
 {
-	const char *var = u->vname[k];
-	char what[160];
-	snprintf(what, sizeof what, "%s at %s", var, where);
+	char what[160], var[128];
+	snprintf(what, sizeof what, "%s at %s", u->vname[k], where);
+	/* VAR, VAR.MEMBER, VAR->MEMBER (parse_values checked the form) */
+	snprintf(var, sizeof var, "%s", u->vname[k]);
+	size_t vl = strcspn(var, ".-");
+	int member = var[vl] ? (var[vl] == '.' ? 1 : 2) : 0;
+	const char *mname = var + vl + member;
+	var[vl] = 0;
 	Dwarf_Die cu, *scopes = NULL;
 	if (!dwarf_addrdie(dw, a, &cu))
 		return sp_err_set(err, "cannot read %s: no DWARF for address 0x%llx", what, (unsigned long long)a);
@@ -615,10 +757,26 @@ static int resolve_var(Dwarf *dw, Dwarf_CFI *cfi, Dwarf_Addr a, struct sp_uprobe
 		rc = sp_err_set(err, "cannot read %s: no variable or parameter %s is in scope there", what, var);
 		goto out;
 	}
-	if ((rc = var_type(&found, what, &u->vsize[k], &u->vsigned[k], err)) < 0)
+	if (member) {
+		if ((rc = member_of(&found, member == 2, mname, what, &u->vmoff[k], &u->vsize[k], &u->vsigned[k],
+				    err)) < 0)
+			goto out;
+	} else if ((rc = var_type(&found, what, &u->vsize[k], &u->vsigned[k], err)) < 0)
 		goto out;
 	if (!dwarf_attr_integrate(&found, DW_AT_location, &la) || dwarf_getlocation_addr(&la, a, &ex, &len, 1) < 1) {
-		rc = sp_err_set(err, "cannot read %s: it is optimised out there", what);
+		struct sp_buf lines = SP_BUF_INIT;
+		if (dwarf_attr_integrate(&found, DW_AT_location, &la))
+			avail_lines(&cu, &la, a, &lines);
+		sp_buf_cstr(&lines);
+		if (lines.len)
+			rc = sp_err_set(err, "cannot read %s: it is optimised out there; lines where a probe can "
+					"read it: %s", what, lines.p);
+		else
+			rc = sp_err_set(err, "cannot read %s: it is optimised out there%s", what,
+					dwarf_hasattr_integrate(&found, DW_AT_const_value)
+						? ": the compiler made it a constant, with no location"
+						: ", and at every line (no location a line probe can read)");
+		sp_buf_release(&lines);
 		goto out;
 	}
 	uint8_t op = len ? ex[0].atom : 0;
@@ -673,9 +831,19 @@ static int resolve_var(Dwarf *dw, Dwarf_CFI *cfi, Dwarf_Addr a, struct sp_uprobe
 				"plus an offset or the frame base plus an offset", what, op, len > 1 ? ", ..." : "");
 		goto out;
 	}
+	if (member == 1) {
+		/* a struct: its member is memory at the struct's address + offset */
+		if (u->vkind[k] != SP_UV_MEM) {
+			rc = sp_err_set(err, "cannot read %s: the struct %s is in registers there, not in memory",
+					what, var);
+			goto out;
+		}
+		u->voff[k] += u->vmoff[k];
+	} else if (member == 2)
+		u->vderef[k] = 1;
 	if (u->vkind[k] == SP_UV_MEM) {
 		/* The stack copy starts at SP: enough of it for this variable. */
-		int64_t need = u->vreg[k] == 7 ? u->voff[k] + u->vsize[k] : 2048;
+		int64_t need = u->vreg[k] == 7 ? u->voff[k] + (u->vderef[k] ? 8 : u->vsize[k]) : 2048;
 		if (need > 8192)
 			need = 8192;
 		if (need > (int64_t)u->stack_bytes)
@@ -770,8 +938,64 @@ static int resolve_line(struct sp_uprobe_set *s, const struct spec *p, const cha
 	return added;
 }
 
+/* FUNC+OFF must start an instruction.  Decoding x86-64 instruction
+ * lengths is not done here: an offset is accepted when it is the address of
+ * a row of the DWARF line table (a row starts an instruction), refused
+ * otherwise, naming the nearest row offsets.  *dw is opened on first use
+ * (NULL: no DWARF).  Returns 0 or -1 with err set. */
+static int check_boundary(Elf *e, Dwarf **dw, int *dw_tried, const char *spec, const char *path, const char *fn,
+			  uint64_t start, uint64_t size, uint64_t off, struct sp_err *err)
+{
+	if (!off)
+		return 0;
+	if (!*dw_tried) {
+		*dw = dwarf_begin_elf(e, DWARF_C_READ, NULL);
+		*dw_tried = 1;
+	}
+	Dwarf_Die cu;
+	Dwarf_Lines *lines;
+	size_t nl;
+	if (!*dw || !dwarf_addrdie(*dw, start, &cu) || dwarf_getsrclines(&cu, &lines, &nl) != 0)
+		return sp_err_set(err, "--trace '%s': cannot check that offset %llu into %s is an instruction "
+				  "boundary: %s has no DWARF line table for it (build it with -g); only %s+0 is "
+				  "accepted there", spec, (unsigned long long)off, fn, path, fn);
+	uint64_t want = start + off, below = 0, above = 0;
+	int has_below = 0, has_above = 0;
+	for (size_t i = 0; i < nl; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		Dwarf_Addr a;
+		bool endseq = false;
+		if (!l || dwarf_lineaddr(l, &a) || dwarf_lineendsequence(l, &endseq) || endseq)
+			continue;
+		if (a == want)
+			return 0;
+		if (a >= start && a < want && (!has_below || a > below)) {
+			below = a;
+			has_below = 1;
+		}
+		if (a > want && (!size || a < start + size) && (!has_above || a < above)) {
+			above = a;
+			has_above = 1;
+		}
+	}
+	char near[96];
+	if (has_below && has_above)
+		snprintf(near, sizeof near, "; the nearest are +%llu and +%llu", (unsigned long long)(below - start),
+			 (unsigned long long)(above - start));
+	else if (has_below || has_above)
+		snprintf(near, sizeof near, "; the nearest is +%llu",
+			 (unsigned long long)((has_below ? below : above) - start));
+	else
+		near[0] = 0;
+	return sp_err_set(err, "--trace '%s': offset %llu into %s is not the start of a line's code in the DWARF "
+			  "line table, so it may not be an instruction boundary: refused%s", spec,
+			  (unsigned long long)off, fn, near);
+}
+
 int sp_uprobe_resolve(struct sp_uprobe_set *s, const char *spec, const char *exe, int pid, struct sp_err *err)
 {
+	Dwarf *dw = NULL;
+	int dw_tried = 0;
 	struct spec p;
 	struct symtab t;
 	char *path = NULL;
@@ -836,6 +1060,9 @@ int sp_uprobe_resolve(struct sp_uprobe_set *s, const char *spec, const char *exe
 				   (unsigned long long)p.off, f->dem ? f->dem : f->raw, (unsigned long long)f->size);
 			goto out;
 		}
+		if (p.has_off && check_boundary(t.e, &dw, &dw_tried, spec, path, f->dem ? f->dem : f->raw, f->value,
+						f->size, p.off, err) < 0)
+			goto out;
 		uint64_t off;
 		if (file_offset(t.e, f->value + p.off, &off) < 0) {
 			sp_err_set(err, "--trace '%s': %s in %s is not in a loaded segment", spec, f->raw, path);
@@ -865,6 +1092,8 @@ int sp_uprobe_resolve(struct sp_uprobe_set *s, const char *spec, const char *exe
 	}
 	added = (int)matched;
 out:
+	if (dw)
+		dwarf_end(dw);
 	spec_release(&p);
 	symtab_release(&t);
 	free(path);

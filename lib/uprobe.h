@@ -10,12 +10,14 @@
  *    libssl.so.3, looked up in the process's mappings (attach) or in the
  *    executable's DT_NEEDED list and the system library directories.
  *  - +OFF: a probe at that byte offset into the function: a point event
- *    (no return probe).
+ *    (no return probe).  OFF must be 0 or the address of a DWARF line
+ *    table row (an instruction boundary); others are refused.
  *  - :entry: entry only, no return probe.
  *  - FILE.c:LINE (FILE ending in a C/C++ source suffix): the addresses of
  *    that line from the executable's DWARF line table, every inlined copy;
  *    point events.  FILE.c:LINE(var,...) records local variables and
- *    parameters of integer type there, by their DWARF location at each
+ *    parameters of integer type there (or one level of struct member:
+ *    var.member of a struct in memory, var->member of a pointer), by their DWARF location at each
  *    address: a register, or memory at a register or the frame base (CFA)
  *    plus an offset, read from the stack copied with the hit; any other
  *    location is an error that says why.
@@ -64,6 +66,11 @@ struct sp_uprobe {
 	int64_t voff[SP_UPROBE_MAX_VALUES];
 	int vsize[SP_UPROBE_MAX_VALUES];      /* bytes (1, 2, 4, 8) */
 	int vsigned[SP_UPROBE_MAX_VALUES];
+	/* VAR->MEMBER: the variable is a pointer (8 bytes where vkind says);
+	 * the value is vsize bytes at that pointer + vmoff, read from the
+	 * stack copy when it lies there, else from the live process. */
+	int vderef[SP_UPROBE_MAX_VALUES];
+	int64_t vmoff[SP_UPROBE_MAX_VALUES];
 	unsigned stack_bytes;                 /* user stack to copy with each hit */
 	const char *spec;  /* the --trace argument it came from (borrowed) */
 };

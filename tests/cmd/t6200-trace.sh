@@ -197,7 +197,7 @@ if t6_build loc t62-locals.c -O2 -g -fomit-frame-pointer; then
 	expect_rc "a variable not in scope: exit 2" 2 $rc
 	expect_grep "a variable not in scope: one sentence why" "cannot read nosuch at t62-locals.c:$L: no variable or parameter nosuch is in scope there" "$T/x.err"
 	pcollect -F 0 --trace "t62-locals.c:$L(r->fd)" -o "$T/x.sp" -- "$T/loc" > /dev/null 2> "$T/x.err"; rc=$?
-	expect_rc "a struct member: refused (not supported yet), exit 2" 2 $rc
+	expect_rc "r->fd where r is known only by its entry value (DW_OP_entry_value): refused, exit 2" 2 $rc
 fi
 
 # ---- bad probes: one sentence, exit 2, nothing run
