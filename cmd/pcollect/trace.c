@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -170,7 +171,8 @@ void pcollect_trace_start(struct coll *c, int pid)
 
 /* Every half second: hits per second of the target, times the cost of a hit,
  * against the budget (a fraction of one CPU). */
-void pcollect_trace_tick(struct coll *c, double now)
+/* The rate since the last check, at least min_dt seconds ago. */
+static void budget_check(struct coll *c, double now, double min_dt)
 {
 	if (!c->tracer || c->budget_warned)
 		return;
@@ -181,7 +183,7 @@ void pcollect_trace_tick(struct coll *c, double now)
 		return;
 	}
 	double dt = now - c->trace_t0;
-	if (dt < 0.5)
+	if (dt < min_dt || dt <= 0)
 		return;
 	double rate = (double)(hits - c->trace_h0) / dt;
 	double cost = c->hit_ns > 0 ? c->hit_ns : 2000; /* ns; the notes' emulated-instruction cost */
@@ -198,8 +200,15 @@ void pcollect_trace_tick(struct coll *c, double now)
 	c->trace_h0 = hits;
 }
 
+void pcollect_trace_tick(struct coll *c, double now) { budget_check(c, now, 0.5); }
+
 void pcollect_trace_finish(struct coll *c)
 {
+	/* A target that ran less than the tick's half second is judged on
+	 * what it ran. */
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	budget_check(c, (double)ts.tv_sec + (double)ts.tv_nsec / 1e9, 0.01);
 	if (!c->tracer)
 		return;
 	const struct sp_tracer_stats *st = sp_tracer_stats(c->tracer);
