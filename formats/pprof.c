@@ -740,7 +740,9 @@ static int read_location(struct pprof_read *pr, struct pb b, const unsigned char
 		fr.kind = (uint8_t)(i + 1 < nl ? SP_KIND_INLINED : mkind);
 		if (fr.kind == SP_KIND_NATIVE && !module && fr.file) {
 			size_t fl = sp_str_len(pr->p, fr.file);
-			if (fl > 3 && !memcmp(sp_str(pr->p, fr.file) + fl - 3, ".py", 3))
+			const char *fs = sp_str(pr->p, fr.file);
+			/* a .py, or CPython's "<frozen importlib._bootstrap>" */
+			if ((fl > 3 && !memcmp(fs + fl - 3, ".py", 3)) || (fl > 2 && fs[0] == '<' && fs[fl - 1] == '>'))
 				fr.kind = SP_KIND_PYTHON;
 		}
 		pr->lframes[pr->nlf++] = sp_frame_intern(pr->p, &fr);

@@ -1416,7 +1416,10 @@ static int rd_frames(struct rd *r, const cJSON *frames, size_t off)
 		if (cJSON_IsString(file) && *file->valuestring) {
 			size_t fl = strlen(file->valuestring);
 			fr.file = sp_str_intern(r->p, file->valuestring, fl);
-			if (fl > 3 && !strcmp(file->valuestring + fl - 3, ".py"))
+			/* Python's files: a .py, or code CPython names in angle
+			 * brackets ("<frozen importlib._bootstrap>", "<string>") */
+			if ((fl > 3 && !strcmp(file->valuestring + fl - 3, ".py")) ||
+			    (fl > 2 && file->valuestring[0] == '<' && file->valuestring[fl - 1] == '>'))
 				fr.kind = SP_KIND_PYTHON;
 		}
 		if (cJSON_IsNumber(line) && line->valuedouble > 0 && line->valuedouble < 4294967296.0)
