@@ -74,10 +74,10 @@ $(BA)/bin/sp-dump: tests/sp-dump.c $(BA)/libstackpipe.a $(HDRS)
 	@mkdir -p $(BA)/bin
 	$(CC) $(ALL_CFLAGS) -O1 $(ASAN) -o $@ $< $(BA)/libstackpipe.a $(LIBS)
 
-$(B)/tests/%: tests/unit/%.c $(B)/libstackpipe.a $(HDRS)
+$(B)/tests/%: tests/unit/%.c tests/unit/unit.h $(B)/libstackpipe.a $(HDRS)
 	@mkdir -p $(B)/tests
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libstackpipe.a $(LIBS)
-$(BA)/tests/%: tests/unit/%.c $(BA)/libstackpipe.a $(HDRS)
+$(BA)/tests/%: tests/unit/%.c tests/unit/unit.h $(BA)/libstackpipe.a $(HDRS)
 	@mkdir -p $(BA)/tests
 	$(CC) $(ALL_CFLAGS) -O1 $(ASAN) -o $@ $< $(BA)/libstackpipe.a $(LIBS)
 

@@ -27,17 +27,7 @@
 #include "procmaps.h"
 #include "profile.h"
 
-static int failed;
-
-#define CHECK(cond, name)                                                  \
-	do {                                                               \
-		if (cond)                                                  \
-			printf("ok - %s\n", name);                         \
-		else {                                                     \
-			printf("not ok - %s (%s:%d)\n", name, __FILE__, __LINE__); \
-			failed = 1;                                        \
-		}                                                          \
-	} while (0)
+#include "unit.h"
 
 /* ---- the child's work ---- */
 
@@ -349,7 +339,7 @@ int main(void)
 	printf("# live: %ld of %ld samples under outer_fn;middle_fn;inner_fn; offline: %ld of %ld\n", deep, all, odeep,
 	       oall);
 	CHECK(all >= 50, "collect: the live engine wrote samples (>= 50)");
-	CHECK(deep * 10 >= all * 8, "collect: >= 80% of the live samples unwound through outer_fn;middle_fn;inner_fn");
+	CHECK(deep * 10 >= all * 8, "collect: >= 80%% of the live samples unwound through outer_fn;middle_fn;inner_fn");
 	CHECK(a && b && !strcmp(a, b), "collect: offline replay gives the live engine's folded stacks exactly");
 	CHECK(sp_collect_stats(off.c)->samples == sp_collect_stats(live.c)->samples,
 	      "collect: offline and live count the same samples");

@@ -9,17 +9,7 @@
 #include "input.h"
 #include "profile.h"
 
-static int failed;
-
-#define CHECK(cond, name)                                                  \
-	do {                                                               \
-		if (cond)                                                  \
-			printf("ok - %s\n", name);                         \
-		else {                                                     \
-			printf("not ok - %s (%s:%d)\n", name, __FILE__, __LINE__); \
-			failed = 1;                                        \
-		}                                                          \
-	} while (0)
+#include "unit.h"
 
 static void test_buf(void)
 {

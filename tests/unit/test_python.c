@@ -20,16 +20,7 @@
 #include "profile.h"
 #include "python.h"
 
-static int failed;
-
-#define CHECK(cond, ...)                                          \
-	do {                                                      \
-		printf((cond) ? "ok - " : "not ok - ");           \
-		printf(__VA_ARGS__);                              \
-		putchar('\n');                                    \
-		if (!(cond))                                      \
-			failed = 1;                               \
-	} while (0)
+#include "unit.h"
 
 static const char prog[] = "import os\n"
 			   "def h():\n"

@@ -9,17 +9,7 @@
 
 #include "stream.h"
 
-static int failed;
-
-#define CHECK(cond, name)                                                          \
-	do {                                                                       \
-		if (cond)                                                          \
-			printf("ok - %s\n", name);                                 \
-		else {                                                             \
-			printf("not ok - %s (%s:%d)\n", name, __FILE__, __LINE__); \
-			failed = 1;                                                \
-		}                                                                  \
-	} while (0)
+#include "unit.h"
 
 /* A sink that renders everything it receives as text, to compare. */
 struct text {
@@ -171,7 +161,6 @@ static int read_mem(const char *buf, size_t len, struct text *got, struct sp_err
 	sp_input_close(in);
 	return rc;
 }
-
 
 static int vals_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *e)
 {

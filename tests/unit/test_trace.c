@@ -7,17 +7,7 @@
 #include "latency.h"
 #include "stream.h"
 
-static int failed;
-
-#define CHECK(cond, name)                                                          \
-	do {                                                                       \
-		if (cond)                                                          \
-			printf("ok - %s\n", name);                                 \
-		else {                                                             \
-			printf("not ok - %s (%s:%d)\n", name, __FILE__, __LINE__); \
-			failed = 1;                                                \
-		}                                                                  \
-	} while (0)
+#include "unit.h"
 
 struct got {
 	struct sp_sink sink;
