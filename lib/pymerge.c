@@ -13,6 +13,7 @@ struct pyproc {
 	enum sp_python_state state;
 	struct sp_python *py;
 	int announced;
+	int nonblocking; /* exact mode, but ptrace was refused */
 };
 
 struct merged {
@@ -43,6 +44,10 @@ struct sp_pymerge {
 	size_t msgpos;
 	struct sp_pymerge_stats st;
 	uint32_t eval; /* string id of "_PyEval_EvalFrameDefault" */
+	/* exact mode */
+	struct sp_pystop *stop; /* NULL: non-blocking */
+	char *why;              /* why not exact, NULL when exact */
+	int npy;                /* the stopped thread's Python frames, in pyfr */
 };
 
 struct sp_pymerge *sp_pymerge_new(struct sp_profile *p, enum sp_pymode mode, int lines)
@@ -72,6 +77,8 @@ void sp_pymerge_free(struct sp_pymerge *m)
 	free(m->nat);
 	free(m->out);
 	sp_buf_release(&m->msgs);
+	sp_pystop_free(m->stop);
+	free(m->why);
 	free(m);
 }
 
@@ -120,8 +127,20 @@ static struct pyproc *proc_get(struct sp_pymerge *m, int pid)
 	return pp;
 }
 
+void sp_pymerge_set_exact(struct sp_pymerge *m, int exact, size_t stack_max, const char *why)
+{
+	sp_pystop_free(m->stop);
+	m->stop = exact ? sp_pystop_new(stack_max) : NULL;
+	free(m->why);
+	m->why = why && !exact ? sp_xstrndup(why, strlen(why)) : NULL;
+}
+
+struct sp_pystop *sp_pymerge_stopper(struct sp_pymerge *m) { return m->stop; }
+
 void sp_pymerge_exit(struct sp_pymerge *m, int pid)
 {
+	if (m->stop)
+		sp_pystop_release(m->stop, pid);
 	int found;
 	uint32_t i = sp_u64map_get(&m->procidx, (uint64_t)(uint32_t)pid, &found);
 	if (found && i) {
@@ -145,9 +164,12 @@ static struct sp_python *reader(struct sp_pymerge *m, int pid, uint64_t serial, 
 		sp_python_free(pp->py);
 		pp->py = NULL;
 		pp->state = SP_PY_NOT;
+		if (pp->serial && m->stop)
+			sp_pystop_release(m->stop, pid); /* exec: its threads are let go */
 		pp->serial = serial;
 		pp->gen = UINT64_MAX;
 		pp->announced = 0;
+		pp->nonblocking = 0;
 	}
 	if (pp->state == SP_PY_NOT && pp->gen != gen) {
 		pp->gen = gen;
@@ -168,8 +190,15 @@ static struct sp_python *reader(struct sp_pymerge *m, int pid, uint64_t serial, 
 	if (pp->state != SP_PY_READY)
 		return NULL;
 	if (!pp->announced) {
-		char buf[64];
-		snprintf(buf, sizeof buf, "Python %s: Python frames merged", sp_python_version(pp->py));
+		char buf[512];
+		if (m->stop)
+			snprintf(buf, sizeof buf, "Python %s: Python frames merged, exact (each sampled thread is "
+				 "stopped while its stack is copied)", sp_python_version(pp->py));
+		else if (m->why)
+			snprintf(buf, sizeof buf, "Python %s: Python frames merged, non-blocking: %s",
+				 sp_python_version(pp->py), m->why);
+		else
+			snprintf(buf, sizeof buf, "Python %s: Python frames merged", sp_python_version(pp->py));
 		say(m, pid, buf);
 		pp->announced = 1;
 	}
@@ -288,6 +317,46 @@ size_t sp_pymerge_frames(struct sp_profile *p, enum sp_pymode mode, const uint32
 	return o.n;
 }
 
+static uint32_t merge(struct sp_pymerge *m, uint32_t node, int npy, int truncated, int exact);
+
+int sp_pymerge_stop(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid,
+		    uint64_t time, struct sp_pystop_copy *out)
+{
+	if (!m->stop || m->mode == SP_PY_OFF || !maps)
+		return 0;
+	struct sp_python *py = reader(m, pid, serial, maps);
+	struct pyproc *pp = proc_get(m, pid);
+	if (!py || pp->nonblocking)
+		return 0;
+	struct sp_err err;
+	err.msg[0] = 0;
+	enum sp_pystop_rc rc = sp_pystop_stop(m->stop, pid, tid, out, &err);
+	if (rc == SP_PYSTOP_DENIED) {
+		pp->nonblocking = 1;
+		char buf[sizeof err.msg + 128];
+		snprintf(buf, sizeof buf, "no exact Python stacks (%s): its Python frames are read after each sample, "
+			 "without stopping the thread (non-blocking)", err.msg);
+		say(m, pid, buf);
+		return 0;
+	}
+	if (rc != SP_PYSTOP_OK) {
+		m->st.moved++;
+		return 0;
+	}
+	/* Stopped: the live frames are the copy's. */
+	m->npy = sp_python_stack(py, tid, NULL, m->pyfr, m->entry, MAX_PY);
+	sp_pystop_cont(m->stop);
+	m->st.exact++;
+	if (out->stop_ns > time)
+		m->st.delay_ns += out->stop_ns - time;
+	return 1;
+}
+
+uint32_t sp_pymerge_stopped(struct sp_pymerge *m, uint32_t node, int truncated)
+{
+	return merge(m, node, m->npy, truncated, 1);
+}
+
 uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid,
 			   const struct sp_py_cstack *cs, uint32_t node, int truncated)
 {
@@ -312,6 +381,13 @@ uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const
 				npy = again;
 		}
 	}
+	return merge(m, node, npy, truncated, 0);
+}
+
+/* The merged node of native stack node and the Python frames in m->pyfr,
+ * m->entry (npy of them, -1: unreadable); exact: read while stopped. */
+static uint32_t merge(struct sp_pymerge *m, uint32_t node, int npy, int truncated, int exact)
+{
 	if (npy < 0) {
 		m->st.failed++;
 		return node;
@@ -332,8 +408,10 @@ uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const
 		const struct merged *e = &m->ents[idx - 1];
 		if (e->hash == h && e->native == node && e->npy == (uint32_t)npy && (e->truncated & 1) == (truncated != 0) &&
 		    !memcmp(m->arena + e->off, m->key, (size_t)npy * sizeof *m->key)) {
-			if (e->truncated & 2) /* counts disagreed when it was merged */
+			if (e->truncated & 2) { /* counts disagreed when it was merged */
 				m->st.disagree++;
+				m->st.exact_disagree += (uint64_t)(exact != 0);
+			}
 			return e->node;
 		}
 		key = sp_mix64(key + 1);
@@ -345,6 +423,7 @@ uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const
 	size_t n = sp_pymerge_frames(m->p, m->mode, m->nat, nn, m->pyfr, m->entry, npy, truncated, &m->out, NULL,
 				     &m->capout, &disagree);
 	m->st.disagree += (uint64_t)disagree;
+	m->st.exact_disagree += (uint64_t)(disagree && exact);
 	uint32_t out = 0;
 	for (size_t i = 0; i < n; i++)
 		out = sp_node_intern(m->p, out, m->out[i]);
