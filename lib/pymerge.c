@@ -19,7 +19,8 @@ struct pyproc {
 struct merged {
 	uint64_t hash;
 	uint32_t native, npy, off, node;
-	int truncated; /* bit 0: the native stack was; bit 1: the counts disagreed */
+	int truncated; /* bit 0: the native stack was; bit 1: the counts disagreed;
+			* bit 2: on a native stack cut short */
 };
 
 struct sp_pymerge {
@@ -262,7 +263,7 @@ size_t sp_pymerge_frames(struct sp_profile *p, enum sp_pymode mode, const uint32
 	size_t ne = 0;
 	for (size_t i = 0; i < nn; i++)
 		ne += sp_frame_get(p, nat[i])->name == eval;
-	*disagree = (int)ne != ng;
+	*disagree = (int)ne != ng ? (truncated ? 2 : 1) : 0;
 	if (!ne) {
 		/* Nowhere to put them (no eval-loop symbol): Python on top of
 		 * the native root. */
@@ -410,7 +411,7 @@ static uint32_t merge(struct sp_pymerge *m, uint32_t node, int npy, int truncate
 		    !memcmp(m->arena + e->off, m->key, (size_t)npy * sizeof *m->key)) {
 			if (e->truncated & 2) { /* counts disagreed when it was merged */
 				m->st.disagree++;
-				m->st.exact_disagree += (uint64_t)(exact != 0);
+				m->st.exact_disagree += (uint64_t)(exact && !(e->truncated & 4));
 			}
 			return e->node;
 		}
@@ -422,8 +423,8 @@ static uint32_t merge(struct sp_pymerge *m, uint32_t node, int npy, int truncate
 	uint32_t nn = sp_node_frames(m->p, node, &m->nat, &m->capnat);
 	size_t n = sp_pymerge_frames(m->p, m->mode, m->nat, nn, m->pyfr, m->entry, npy, truncated, &m->out, NULL,
 				     &m->capout, &disagree);
-	m->st.disagree += (uint64_t)disagree;
-	m->st.exact_disagree += (uint64_t)(disagree && exact);
+	m->st.disagree += (uint64_t)(disagree != 0);
+	m->st.exact_disagree += (uint64_t)(disagree == 1 && exact);
 	uint32_t out = 0;
 	for (size_t i = 0; i < n; i++)
 		out = sp_node_intern(m->p, out, m->out[i]);
@@ -437,7 +438,7 @@ static uint32_t merge(struct sp_pymerge *m, uint32_t node, int npy, int truncate
 	}
 	memcpy(m->arena + m->narena, m->key, (size_t)npy * sizeof *m->key);
 	m->ents[m->nents++] = (struct merged){ h, node, (uint32_t)npy, (uint32_t)m->narena, out,
-					      (truncated != 0) | (disagree ? 2 : 0) };
+					      (truncated != 0) | (disagree ? 2 : 0) | (disagree == 2 ? 4 : 0) };
 	m->narena += (size_t)npy;
 	int found;
 	*sp_u64map_slot(&m->mergeidx, key, &found) = (uint32_t)m->nents;

@@ -70,8 +70,9 @@ uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const
  * Python frames py[0..npy) (innermost first, entry marks as python.h
  * gives them) into *out (root first; *out, *src and *cap grown as
  * needed).  src (may be NULL): (*src)[i] = the index in nat of out[i], -1
- * for a Python frame.  *disagree: the counts of eval frames and Python
- * groups differ.  Returns the number of frames in *out. */
+ * for a Python frame.  *disagree: 0 when the counts of eval frames and
+ * Python groups agree, 1 when they differ, 2 when they differ on a native
+ * stack cut short (its outer eval frames are missing, not wrong).  Returns the number of frames in *out. */
 size_t sp_pymerge_frames(struct sp_profile *p, enum sp_pymode mode, const uint32_t *nat, size_t nn,
 			 const uint32_t *py, const uint8_t *entry, int npy, int truncated, uint32_t **out,
 			 int32_t **src, size_t *cap, int *disagree);

@@ -95,7 +95,10 @@ void pcollect_python_sampling(struct coll *c)
 		return;
 	char why[256];
 	not_exact(c, why, sizeof why);
-	sp_pymerge_set_exact(m, !why[0], c->o.stack_bytes, why[0] ? why : NULL);
+	/* The stopped thread's stack is read by us, not copied by the kernel
+	 * at each sample: 64 KiB (the kernel's most) unless told otherwise,
+	 * so deep Python recursion unwinds to its root. */
+	sp_pymerge_set_exact(m, !why[0], c->o.stack_set ? c->o.stack_bytes : 65536, why[0] ? why : NULL);
 }
 
 void pcollect_python_poll(struct coll *c)
