@@ -266,6 +266,8 @@ static void h_comm(void *ctx, uint32_t pid, uint32_t tid, const char *comm, int 
 	struct sp_collect *c = ctx;
 	if (exec)
 		sp_procs_exec(c->procs, (int)pid);
+	if (exec && c->py)
+		sp_pymerge_exit(c->py, (int)pid); /* a new image: its reader, and its seized threads, go */
 	thread_set(c, (int)pid, (int)tid, comm);
 }
 

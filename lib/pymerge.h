@@ -96,7 +96,8 @@ int sp_pymerge_stop(struct sp_pymerge *m, int pid, uint64_t serial, const struct
 		    uint64_t time, struct sp_pystop_copy *out);
 uint32_t sp_pymerge_stopped(struct sp_pymerge *m, uint32_t node, int truncated);
 
-/* The process exited: its reader goes. */
+/* The process exited or exec'd: its reader goes (exact mode: its
+ * threads are let go). */
 void sp_pymerge_exit(struct sp_pymerge *m, int pid);
 
 /* The next queued message ("process 123: Python 3.9 is not supported

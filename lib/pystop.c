@@ -39,7 +39,7 @@ struct sp_pystop {
 	struct pthr *t;
 	size_t n, cap;
 	struct sp_u64map idx; /* tid -> index + 1 (0: removed) */
-	struct sp_u64map denied; /* pid -> 1: ptrace refused */
+	struct sp_u64map denied; /* pid -> 1: ptrace refused; 2: a thread was seized */
 	struct exited *ex;
 	size_t nex, capex;
 	struct pthr *cur; /* stopped now */
@@ -289,16 +289,22 @@ enum sp_pystop_rc sp_pystop_stop(struct sp_pystop *ps, int pid, int tid, struct 
 	int found;
 	struct pthr *t = find(ps, tid);
 	if (!t) {
-		if (sp_u64map_get(&ps->denied, (uint64_t)(uint32_t)pid, &found))
+		uint32_t *seen = sp_u64map_slot(&ps->denied, (uint64_t)(uint32_t)pid, &found);
+		if (*seen == 1)
 			return SP_PYSTOP_DENIED;
 		if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0) {
 			int e = errno;
-			if (e == ESRCH)
+			/* A process we could trace refuses us once it exits (its
+			 * memory is gone): that is not a denial. */
+			if (e == ESRCH || *seen == 2) {
+				ps->st.gone++;
 				return SP_PYSTOP_GONE;
+			}
 			sp_snap_denied(pid, e, err);
-			*sp_u64map_slot(&ps->denied, (uint64_t)(uint32_t)pid, &found) = 1;
+			*seen = 1;
 			return SP_PYSTOP_DENIED;
 		}
+		*seen = 2;
 		t = add(ps, pid, tid);
 		ps->st.seized++;
 	}

@@ -154,6 +154,23 @@ if start_py "$py" "$PROGS/t612-life.py"; then
 		notok "${L}short-lived threads: $n threads, $ex exact samples, $exd disagree"; grep 'python:' "$T/l.err" | sed 's/^/  /'; fi
 else notok "${L}t612-life.py did not start"; kill -9 -- -$TPID 2> /dev/null; fi
 
+# exec: the threads are let go at once, while pcollect runs on.
+if start_py "$py" -c 'import os, time
+print("ready", flush=True)
+e = time.time() + 1.5
+while time.time() < e: pass
+os.execv("/bin/sleep", ["sleep", "60"])'; then
+	pcollect -q -p $TPID -d 60 -o "$T/e.sp" 2> /dev/null & CP=$!
+	for _ in $(seq 100); do [ "$(cat /proc/$TPID/comm 2> /dev/null)" = sleep ] && break; sleep 0.1; done
+	sleep 1
+	tr=$(sed -n 's/^TracerPid:[[:space:]]*//p' /proc/$TPID/status)
+	if [ "$(cat /proc/$TPID/comm)" = sleep ] && [ "$tr" = 0 ] && kill -0 $CP 2> /dev/null; then
+		ok "${L}exec: the process is let go at its exec (TracerPid 0) while pcollect runs on"
+	else notok "${L}exec: comm $(cat /proc/$TPID/comm), TracerPid $tr"; fi
+	kill -9 -- -$TPID 2> /dev/null; wait $TPID 2> /dev/null
+	wait $CP
+else notok "${L}exec: the program did not start"; kill -9 -- -$TPID 2> /dev/null; fi
+
 # Launch mode: the command's own status passes through.
 pcollect -q -o "$T/x.sp" -- "$py" -c 'import sys, time
 e = time.time() + 0.5
