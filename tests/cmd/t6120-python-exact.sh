@@ -69,7 +69,11 @@ for entry in "${pys[@]}"; do
 
 	# --- attach: whole stacks ---
 	if ! start_py "$py" "$PROGS/t61-shapes.py"; then notok "${L}attach: t61-shapes.py did not start"; kill -9 -- -$TPID 2> /dev/null; continue; fi
-	pcollect -v -p $TPID -d 3 -o "$T/a.sp" 2> "$T/a.err"; rc=$?
+	# Until the target used 2 s of CPU (three rounds of its shapes), however loaded the machine.
+	c0=$(t6_cpu $TPID)
+	pcollect -v -p $TPID -o "$T/a.sp" 2> "$T/a.err" & CP=$!
+	for _ in $(seq 600); do [ $(($(t6_cpu $TPID) - c0)) -ge 200 ] && break; sleep 0.1; done
+	kill -INT $CP; wait $CP; rc=$?
 	expect_rc "${L}attach: exit status" 0 $rc
 	if let_go $TPID; then ok "${L}attach: afterwards no thread of the target is stopped, and nothing traces it"; else
 		notok "${L}attach: target threads: $(states $TPID); $(grep TracerPid /proc/$TPID/status)"; fi
