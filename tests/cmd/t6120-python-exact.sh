@@ -128,10 +128,12 @@ else notok "${L}t61-shapes.py did not start"; kill -9 -- -$TPID 2> /dev/null; fi
 
 # Signals, short-lived threads, the target's exit mid-run.
 if start_py "$py" "$PROGS/t612-life.py"; then
+	c0=$(t6_cpu $TPID)
 	pcollect -v -p $TPID -d 120 -o "$T/l.sp" 2> "$T/l.err" & CP=$!
 	sleep 1
 	for i in $(seq 200); do kill -s RTMIN $TPID; [ $((i % 20)) = 0 ] && sleep 0.05; done
-	sleep 1
+	# until the target used 1.5 s of CPU while sampled, however loaded the machine
+	for _ in $(seq 600); do [ $(($(t6_cpu $TPID) - c0)) -ge 150 ] && break; sleep 0.1; done
 	kill -TERM $TPID; wait $TPID; trc=$?
 	# pcollect ends on its own once the target is gone.
 	for _ in $(seq 100); do kill -0 $CP 2> /dev/null || break; sleep 0.1; done
