@@ -69,6 +69,10 @@ static const char synopsis[] =
 	"                          in place of the interpreter's eval-loop frames), only\n"
 	"                          (Python frames alone) or off\n"
 	"      --python-lines=no   one frame per Python function, not per line\n"
+	"      --python-sampling=HOW  exact (default at -F 100 or less: each sampled\n"
+	"                          Python thread is stopped while its stack and Python\n"
+	"                          frames are read) or nonblocking (read just after\n"
+	"                          the sample, without stopping it)\n"
 	"      --stacks            a profile of the --trace probes' hits: the user stack\n"
 	"                          at each entry, in a \"calls\" column (CPU samples are\n"
 	"                          not written); needs --call-graph dwarf\n"
@@ -109,7 +113,7 @@ static void on_task(void *ctx, int pid, int tid) { sp_collect_add_task(ctx, pid,
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
 	enum { O_CG = 256, O_LINES, O_NOINLINE, O_NOKERNEL, O_BUFFER, O_NORENAME, O_OFFCPU, O_WALL, O_TRACE,
-	       O_TRACE_RETURNS, O_TRACE_BUDGET, O_PYTHON, O_PYLINES, O_STACKS, O_WEIGHT, O_EVERY };
+	       O_TRACE_RETURNS, O_TRACE_BUDGET, O_PYTHON, O_PYLINES, O_PYSAMPLING, O_STACKS, O_WEIGHT, O_EVERY };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -129,6 +133,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "trace-budget", required_argument, NULL, O_TRACE_BUDGET },
 		{ "python", required_argument, NULL, O_PYTHON },
 		{ "python-lines", required_argument, NULL, O_PYLINES },
+		{ "python-sampling", required_argument, NULL, O_PYSAMPLING },
 		{ "stacks", no_argument, NULL, O_STACKS },
 		{ "weight", required_argument, NULL, O_WEIGHT },
 		{ "every", required_argument, NULL, O_EVERY },
@@ -230,6 +235,15 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 				return sp_usage_error(synopsis, "--python-lines must be yes or no, not '%s'", optarg), -1;
 			o->python_nolines = !strcmp(optarg, "no");
 			break;
+		case O_PYSAMPLING:
+			if (!strcmp(optarg, "exact"))
+				o->python_sampling = 1;
+			else if (!strcmp(optarg, "nonblocking"))
+				o->python_sampling = 2;
+			else
+				return sp_usage_error(synopsis, "--python-sampling must be exact or nonblocking, not '%s'",
+						      optarg), -1;
+			break;
 		case O_STACKS: o->stacks = 1; break;
 		case O_WEIGHT:
 			if (strncmp(optarg, "arg", 3) || optarg[3] < '1' || optarg[3] > '6' || optarg[4])
@@ -264,6 +278,17 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		return sp_usage_error(synopsis, "-F 0 samples nothing: it is for --trace alone"), -1;
 	if ((o->weight_arg || o->every) && !o->stacks)
 		return sp_usage_error(synopsis, "--weight and --every are for --stacks"), -1;
+	if (o->python_sampling == 1) {
+		if (o->python == SP_PY_OFF)
+			return sp_usage_error(synopsis, "--python-sampling=exact is for Python frames: not with --python=off"),
+			       -1;
+		if (o->cg != SP_CG_DWARF)
+			return sp_usage_error(synopsis, "--python-sampling=exact unwinds the stopped thread's stack copy: "
+						      "it needs --call-graph dwarf"), -1;
+		if (o->offcpu || o->stacks)
+			return sp_usage_error(synopsis, "--python-sampling=exact stops threads at CPU samples: not with "
+						      "--off-cpu, --wall or --stacks"), -1;
+	}
 	if (o->stacks) {
 		if (!o->ntraces)
 			return sp_usage_error(synopsis, "--stacks needs --trace PROBE: the stacks are its hits'"), -1;
@@ -358,8 +383,9 @@ static int cmd_pcollect(int argc, char **argv)
 		return SP_EXIT_ERROR;
 	}
 
-	struct sp_perfev_opts po = { c.o.freq, c.o.cg, c.o.stack_bytes, !c.o.no_kernel, 0, !c.o.pid, 0, 0 };
+	struct sp_perfev_opts po = { c.o.freq, c.o.cg, c.o.stack_bytes, !c.o.no_kernel, 0, !c.o.pid, 0, 0, 0 };
 	po.offcpu = c.o.offcpu;
+	po.wakeup_each = pcollect_python_exact(&c);
 	if (c.o.stacks) /* a hit with a stack copy is ~stack_bytes: room for bursts */
 		po.probe_ring_bytes = (c.o.buffer_mib ? c.o.buffer_mib : 32) << 20;
 	po.ring_bytes = (c.o.buffer_mib ? c.o.buffer_mib : c.o.cg == SP_CG_DWARF ? 8 : 1) << 20;
@@ -418,6 +444,8 @@ static int cmd_pcollect(int argc, char **argv)
 		free(c.o.traces);
 		return SP_EXIT_ERROR;
 	}
+
+	pcollect_python_sampling(&c);
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
@@ -516,6 +544,7 @@ static int cmd_pcollect(int argc, char **argv)
 	while (!stop_signal && !c.write_failed) {
 		sp_perfev_wait(c.ev, round_ms);
 		sp_perfev_read(c.ev, &hd, 0);
+		pcollect_python_poll(&c);
 		pcollect_python_messages(&c);
 		if (sp_collect_error(c.eng, &c.werr) || (c.off && sp_offcpu_error(c.off, &c.werr)) ||
 		    (c.tracer && sp_tracer_error(c.tracer, &c.werr)))
@@ -536,7 +565,7 @@ static int cmd_pcollect(int argc, char **argv)
 			}
 		}
 		if (ch.pid) {
-			if (waitpid(ch.pid, &child_status, WNOHANG) == ch.pid) {
+			if (pcollect_wait_child(&c, ch.pid, &child_status, WNOHANG) == ch.pid) {
 				child_done = 1;
 				break;
 			}
@@ -552,6 +581,7 @@ static int cmd_pcollect(int argc, char **argv)
 	}
 	sp_perfev_disable(c.ev);
 	sp_perfev_read(c.ev, &hd, 1);
+	pcollect_python_release(&c); /* the seized threads go, before anything else */
 	pcollect_python_messages(&c);
 	pcollect_python_meta(&c);
 	if (!c.write_failed && (sp_collect_error(c.eng, &c.werr) || (c.tracer && sp_tracer_error(c.tracer, &c.werr))))
@@ -564,13 +594,13 @@ static int cmd_pcollect(int argc, char **argv)
 		status_line(&c, 0, 1);
 	if (ch.pid && !child_done) {
 		/* Stopped by -d or a signal: end the command we started. */
-		if (waitpid(ch.pid, &child_status, WNOHANG) != ch.pid) {
+		if (pcollect_wait_child(&c, ch.pid, &child_status, WNOHANG) != ch.pid) {
 			kill(ch.pid, SIGTERM);
 			double until = mono_s() + 2;
-			while (waitpid(ch.pid, &child_status, WNOHANG) != ch.pid) {
+			while (pcollect_wait_child(&c, ch.pid, &child_status, WNOHANG) != ch.pid) {
 				if (mono_s() > until) {
 					kill(ch.pid, SIGKILL);
-					waitpid(ch.pid, &child_status, 0);
+					pcollect_wait_child(&c, ch.pid, &child_status, 0);
 					break;
 				}
 				usleep(10000);

@@ -266,6 +266,8 @@ static void h_comm(void *ctx, uint32_t pid, uint32_t tid, const char *comm, int 
 	struct sp_collect *c = ctx;
 	if (exec)
 		sp_procs_exec(c->procs, (int)pid);
+	if (exec && c->py)
+		sp_pymerge_exit(c->py, (int)pid); /* a new image: its reader, and its seized threads, go */
 	thread_set(c, (int)pid, (int)tid, comm);
 }
 
@@ -418,10 +420,22 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 		u = pr->user;
 		sp_unwind_sync(u, pr->maps);
 	}
+	/* Exact Python samples: the thread is stopped now and its stack
+	 * copied with its Python frames (pymerge.h); that copy stands for the
+	 * sample's.  The kernel frames of the sample go with it only when the
+	 * thread is still in a system call. */
+	struct sp_pystop_copy stopped;
+	int exact = cg == SP_CG_DWARF && s->has_regs && c->py &&
+		    sp_pymerge_stop(c->py, pr->pid, pr->serial, pr->maps, (int)s->tid, s->time, &stopped);
+	if (exact && !stopped.in_syscall)
+		n = nk = 0;
 	if (cg == SP_CG_DWARF && s->has_regs) {
 		/* flags 0: memory outside the stack copy is never read, live or not */
 		struct sp_unwind_result r =
-			sp_unwind_stack(u, (int)s->tid, s->regs, s->stack, s->stack_len, 0, pcs + n, MAX_PCS - (int)n);
+			exact ? sp_unwind_stack(u, (int)s->tid, stopped.regs, stopped.stack, stopped.len, 0, pcs + n,
+						MAX_PCS - (int)n)
+			      : sp_unwind_stack(u, (int)s->tid, s->regs, s->stack, s->stack_len, 0, pcs + n,
+						MAX_PCS - (int)n);
 		n += (uint32_t)r.n;
 		c->st.truncated += (uint64_t)r.truncated;
 		truncated = r.truncated != 0;
@@ -441,7 +455,9 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 	struct sp_sample smp;
 	memset(&smp, 0, sizeof smp);
 	smp.stack = stack_node(c, pr, u, pcs, nk, n);
-	if (c->py) {
+	if (exact) {
+		smp.stack = sp_pymerge_stopped(c->py, smp.stack, truncated);
+	} else if (c->py) {
 		struct sp_py_cstack cs = { s->has_regs ? s->stack : NULL, s->regs[SP_REG_SP], s->stack_len };
 		smp.stack = sp_pymerge_sample(c->py, pr->pid, pr->serial, pr->maps, (int)s->tid, &cs, smp.stack,
 					      truncated);

@@ -163,6 +163,8 @@ struct sp_perfev *sp_perfev_new(const struct sp_perfev_opts *o, struct sp_err *e
 	 * timeout as well, so a quiet target is still read regularly. */
 	a->watermark = 1;
 	a->wakeup_watermark = (uint32_t)(o->ring_bytes / 4 > (512u << 10) ? (512u << 10) : o->ring_bytes / 4);
+	if (o->wakeup_each)
+		a->wakeup_watermark = 1;
 	if (o->offcpu) {
 		/* Every switch out is a sample (period 1; cpu-clock turns its
 		 * frequency into a period of 1e9/freq ns, never 1, which is how

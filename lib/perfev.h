@@ -45,6 +45,9 @@ struct sp_perfev_opts {
 	 * (root, CAP_PERFMON or kernel.perf_event_paranoid <= 1). */
 	int offcpu;
 	size_t probe_ring_bytes; /* per CPU for uprobe hits; 0: 2 MiB */
+	int wakeup_each;         /* wake the reader at every sample, not at a quarter
+				  * of the ring (exact Python sampling stops the
+				  * sampled thread as soon as it can) */
 };
 
 /* x86-64 registers in DWARF numbering: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip. */

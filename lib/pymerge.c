@@ -13,12 +13,14 @@ struct pyproc {
 	enum sp_python_state state;
 	struct sp_python *py;
 	int announced;
+	int nonblocking; /* exact mode, but ptrace was refused */
 };
 
 struct merged {
 	uint64_t hash;
 	uint32_t native, npy, off, node;
-	int truncated; /* bit 0: the native stack was; bit 1: the counts disagreed */
+	int truncated; /* bit 0: the native stack was; bit 1: the counts disagreed;
+			* bit 2: on a native stack cut short */
 };
 
 struct sp_pymerge {
@@ -43,6 +45,10 @@ struct sp_pymerge {
 	size_t msgpos;
 	struct sp_pymerge_stats st;
 	uint32_t eval; /* string id of "_PyEval_EvalFrameDefault" */
+	/* exact mode */
+	struct sp_pystop *stop; /* NULL: non-blocking */
+	char *why;              /* why not exact, NULL when exact */
+	int npy;                /* the stopped thread's Python frames, in pyfr */
 };
 
 struct sp_pymerge *sp_pymerge_new(struct sp_profile *p, enum sp_pymode mode, int lines)
@@ -72,6 +78,8 @@ void sp_pymerge_free(struct sp_pymerge *m)
 	free(m->nat);
 	free(m->out);
 	sp_buf_release(&m->msgs);
+	sp_pystop_free(m->stop);
+	free(m->why);
 	free(m);
 }
 
@@ -120,8 +128,20 @@ static struct pyproc *proc_get(struct sp_pymerge *m, int pid)
 	return pp;
 }
 
+void sp_pymerge_set_exact(struct sp_pymerge *m, int exact, size_t stack_max, const char *why)
+{
+	sp_pystop_free(m->stop);
+	m->stop = exact ? sp_pystop_new(stack_max) : NULL;
+	free(m->why);
+	m->why = why && !exact ? sp_xstrndup(why, strlen(why)) : NULL;
+}
+
+struct sp_pystop *sp_pymerge_stopper(struct sp_pymerge *m) { return m->stop; }
+
 void sp_pymerge_exit(struct sp_pymerge *m, int pid)
 {
+	if (m->stop)
+		sp_pystop_release(m->stop, pid);
 	int found;
 	uint32_t i = sp_u64map_get(&m->procidx, (uint64_t)(uint32_t)pid, &found);
 	if (found && i) {
@@ -145,9 +165,12 @@ static struct sp_python *reader(struct sp_pymerge *m, int pid, uint64_t serial, 
 		sp_python_free(pp->py);
 		pp->py = NULL;
 		pp->state = SP_PY_NOT;
+		if (pp->serial && m->stop)
+			sp_pystop_release(m->stop, pid); /* exec: its threads are let go */
 		pp->serial = serial;
 		pp->gen = UINT64_MAX;
 		pp->announced = 0;
+		pp->nonblocking = 0;
 	}
 	if (pp->state == SP_PY_NOT && pp->gen != gen) {
 		pp->gen = gen;
@@ -168,8 +191,15 @@ static struct sp_python *reader(struct sp_pymerge *m, int pid, uint64_t serial, 
 	if (pp->state != SP_PY_READY)
 		return NULL;
 	if (!pp->announced) {
-		char buf[64];
-		snprintf(buf, sizeof buf, "Python %s: Python frames merged", sp_python_version(pp->py));
+		char buf[512];
+		if (m->stop)
+			snprintf(buf, sizeof buf, "Python %s: Python frames merged, exact (each sampled thread is "
+				 "stopped while its stack is copied)", sp_python_version(pp->py));
+		else if (m->why)
+			snprintf(buf, sizeof buf, "Python %s: Python frames merged, non-blocking: %s",
+				 sp_python_version(pp->py), m->why);
+		else
+			snprintf(buf, sizeof buf, "Python %s: Python frames merged", sp_python_version(pp->py));
 		say(m, pid, buf);
 		pp->announced = 1;
 	}
@@ -233,7 +263,7 @@ size_t sp_pymerge_frames(struct sp_profile *p, enum sp_pymode mode, const uint32
 	size_t ne = 0;
 	for (size_t i = 0; i < nn; i++)
 		ne += sp_frame_get(p, nat[i])->name == eval;
-	*disagree = (int)ne != ng;
+	*disagree = (int)ne != ng ? (truncated ? 2 : 1) : 0;
 	if (!ne) {
 		/* Nowhere to put them (no eval-loop symbol): Python on top of
 		 * the native root. */
@@ -288,6 +318,46 @@ size_t sp_pymerge_frames(struct sp_profile *p, enum sp_pymode mode, const uint32
 	return o.n;
 }
 
+static uint32_t merge(struct sp_pymerge *m, uint32_t node, int npy, int truncated, int exact);
+
+int sp_pymerge_stop(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid,
+		    uint64_t time, struct sp_pystop_copy *out)
+{
+	if (!m->stop || m->mode == SP_PY_OFF || !maps)
+		return 0;
+	struct sp_python *py = reader(m, pid, serial, maps);
+	struct pyproc *pp = proc_get(m, pid);
+	if (!py || pp->nonblocking)
+		return 0;
+	struct sp_err err;
+	err.msg[0] = 0;
+	enum sp_pystop_rc rc = sp_pystop_stop(m->stop, pid, tid, out, &err);
+	if (rc == SP_PYSTOP_DENIED) {
+		pp->nonblocking = 1;
+		char buf[sizeof err.msg + 128];
+		snprintf(buf, sizeof buf, "no exact Python stacks (%s): its Python frames are read after each sample, "
+			 "without stopping the thread (non-blocking)", err.msg);
+		say(m, pid, buf);
+		return 0;
+	}
+	if (rc != SP_PYSTOP_OK) {
+		m->st.moved++;
+		return 0;
+	}
+	/* Stopped: the live frames are the copy's. */
+	m->npy = sp_python_stack(py, tid, NULL, m->pyfr, m->entry, MAX_PY);
+	sp_pystop_cont(m->stop);
+	m->st.exact++;
+	if (out->stop_ns > time)
+		m->st.delay_ns += out->stop_ns - time;
+	return 1;
+}
+
+uint32_t sp_pymerge_stopped(struct sp_pymerge *m, uint32_t node, int truncated)
+{
+	return merge(m, node, m->npy, truncated, 1);
+}
+
 uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid,
 			   const struct sp_py_cstack *cs, uint32_t node, int truncated)
 {
@@ -312,6 +382,13 @@ uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const
 				npy = again;
 		}
 	}
+	return merge(m, node, npy, truncated, 0);
+}
+
+/* The merged node of native stack node and the Python frames in m->pyfr,
+ * m->entry (npy of them, -1: unreadable); exact: read while stopped. */
+static uint32_t merge(struct sp_pymerge *m, uint32_t node, int npy, int truncated, int exact)
+{
 	if (npy < 0) {
 		m->st.failed++;
 		return node;
@@ -332,8 +409,10 @@ uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const
 		const struct merged *e = &m->ents[idx - 1];
 		if (e->hash == h && e->native == node && e->npy == (uint32_t)npy && (e->truncated & 1) == (truncated != 0) &&
 		    !memcmp(m->arena + e->off, m->key, (size_t)npy * sizeof *m->key)) {
-			if (e->truncated & 2) /* counts disagreed when it was merged */
+			if (e->truncated & 2) { /* counts disagreed when it was merged */
 				m->st.disagree++;
+				m->st.exact_disagree += (uint64_t)(exact && !(e->truncated & 4));
+			}
 			return e->node;
 		}
 		key = sp_mix64(key + 1);
@@ -344,7 +423,8 @@ uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const
 	uint32_t nn = sp_node_frames(m->p, node, &m->nat, &m->capnat);
 	size_t n = sp_pymerge_frames(m->p, m->mode, m->nat, nn, m->pyfr, m->entry, npy, truncated, &m->out, NULL,
 				     &m->capout, &disagree);
-	m->st.disagree += (uint64_t)disagree;
+	m->st.disagree += (uint64_t)(disagree != 0);
+	m->st.exact_disagree += (uint64_t)(disagree == 1 && exact);
 	uint32_t out = 0;
 	for (size_t i = 0; i < n; i++)
 		out = sp_node_intern(m->p, out, m->out[i]);
@@ -358,7 +438,7 @@ uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const
 	}
 	memcpy(m->arena + m->narena, m->key, (size_t)npy * sizeof *m->key);
 	m->ents[m->nents++] = (struct merged){ h, node, (uint32_t)npy, (uint32_t)m->narena, out,
-					      (truncated != 0) | (disagree ? 2 : 0) };
+					      (truncated != 0) | (disagree ? 2 : 0) | (disagree == 2 ? 4 : 0) };
 	m->narena += (size_t)npy;
 	int found;
 	*sp_u64map_slot(&m->mergeidx, key, &found) = (uint32_t)m->nents;

@@ -32,6 +32,7 @@
 
 #include "procmaps.h"
 #include "profile.h"
+#include "pystop.h"
 #include "python.h"
 
 enum sp_pymode {
@@ -46,6 +47,12 @@ struct sp_pymerge_stats {
 	uint64_t failed;    /* Python frames unreadable (the thread moved or died) */
 	uint64_t processes; /* Python processes seen */
 	uint64_t from_cstack;
+	/* exact mode (sp_pymerge_set_exact) */
+	uint64_t exact;     /* samples taken from the stopped thread */
+	uint64_t exact_disagree; /* of which the counts differed (a truncated stack) */
+	uint64_t moved;     /* threads found off the CPU, or gone, at their stop:
+			     * merged non-blocking from the sample's own copy */
+	uint64_t delay_ns;  /* total time from the kernel's samples to the stops */
 };
 
 struct sp_pymerge;
@@ -63,13 +70,34 @@ uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const
  * Python frames py[0..npy) (innermost first, entry marks as python.h
  * gives them) into *out (root first; *out, *src and *cap grown as
  * needed).  src (may be NULL): (*src)[i] = the index in nat of out[i], -1
- * for a Python frame.  *disagree: the counts of eval frames and Python
- * groups differ.  Returns the number of frames in *out. */
+ * for a Python frame.  *disagree: 0 when the counts of eval frames and
+ * Python groups agree, 1 when they differ, 2 when they differ on a native
+ * stack cut short (its outer eval frames are missing, not wrong).  Returns the number of frames in *out. */
 size_t sp_pymerge_frames(struct sp_profile *p, enum sp_pymode mode, const uint32_t *nat, size_t nn,
 			 const uint32_t *py, const uint8_t *entry, int npy, int truncated, uint32_t **out,
 			 int32_t **src, size_t *cap, int *disagree);
 
-/* The process exited: its reader goes. */
+/* Exact samples (pystop.h): each sample of a thread of a Python process
+ * stops the thread, copies its registers and stack and reads its Python
+ * frames, then resumes it; stack_max: bytes of stack to copy.  why: NULL
+ * when exact, else the reason it is not, said once per Python process. */
+void sp_pymerge_set_exact(struct sp_pymerge *m, int exact, size_t stack_max, const char *why);
+/* Exact mode: the stopper, NULL otherwise (for its poll and waitpid). */
+struct sp_pystop *sp_pymerge_stopper(struct sp_pymerge *m);
+
+/* Exact mode, for a sample (taken at time, CLOCK_MONOTONIC ns) of thread
+ * tid of process pid: 1 when the thread was stopped, copied into *out
+ * (valid until the next call) and resumed, its Python frames read while
+ * it was stopped; the caller unwinds out and passes the node to
+ * sp_pymerge_stopped.  0: take the sample's own stack to
+ * sp_pymerge_sample (not a Python process, or the thread left the CPU or
+ * exited since the sample, or ptrace was refused: a message says why). */
+int sp_pymerge_stop(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid,
+		    uint64_t time, struct sp_pystop_copy *out);
+uint32_t sp_pymerge_stopped(struct sp_pymerge *m, uint32_t node, int truncated);
+
+/* The process exited or exec'd: its reader goes (exact mode: its
+ * threads are let go). */
 void sp_pymerge_exit(struct sp_pymerge *m, int pid);
 
 /* The next queued message ("process 123: Python 3.9 is not supported

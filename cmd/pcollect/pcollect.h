@@ -31,6 +31,7 @@ struct opts {
 	double trace_budget; /* share of a CPU above which tracing warns */
 	enum sp_pymode python; /* --python */
 	int python_nolines;    /* --python-lines=no */
+	int python_sampling;   /* --python-sampling: 0 by the rate, 1 exact, 2 nonblocking */
 	int stacks;          /* --stacks: a profile of the probes' hits (lib/hitstack.h) */
 	int weight_arg;      /* --weight argN: N, 0 none */
 	unsigned every;      /* --every N, 0 = 1 */
@@ -102,6 +103,18 @@ void pcollect_trace_release(struct coll *c);
 void pcollect_python_messages(struct coll *c);
 void pcollect_python_meta(struct coll *c);
 void pcollect_python_summary(struct coll *c);
+/* Exact or non-blocking Python samples (--python-sampling, and by default
+ * by the rate), once the engine exists. */
+void pcollect_python_sampling(struct coll *c);
+/* Non-zero when Python samples will be exact (known before sampling
+ * starts, the rate as asked). */
+int pcollect_python_exact(const struct coll *c);
+/* Exact mode: pass on what the seized threads reported (each round), and
+ * let them go (at the end). */
+void pcollect_python_poll(struct coll *c);
+void pcollect_python_release(struct coll *c);
+/* waitpid for the launched command, which exact mode may have reaped. */
+int pcollect_wait_child(struct coll *c, int pid, int *status, int options);
 
 /* pcollect --snapshot with pcollect's argv; returns the exit status. */
 int pcollect_snapshot(int argc, char **argv);

@@ -1,5 +1,6 @@
 /* python.c — pcollect's wiring of the Python step (lib/pymerge.h). */
 #include <stdio.h>
+#include <sys/wait.h>
 
 #include "cmd.h"
 #include "pcollect.h"
@@ -24,6 +25,13 @@ void pcollect_python_meta(struct coll *c)
 	sp_meta_add(c->p, "python-samples", buf);
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)st->disagree);
 	sp_meta_add(c->p, "python-disagree", buf);
+	sp_meta_add(c->p, "python-sampling", sp_pymerge_stopper(m) ? "exact" : "nonblocking");
+	if (sp_pymerge_stopper(m)) {
+		snprintf(buf, sizeof buf, "%llu", (unsigned long long)st->exact);
+		sp_meta_add(c->p, "python-exact", buf);
+		snprintf(buf, sizeof buf, "%llu", (unsigned long long)st->exact_disagree);
+		sp_meta_add(c->p, "python-exact-disagree", buf);
+	}
 	c->sink->meta(c->sink, c->p, &c->werr);
 }
 
@@ -38,4 +46,79 @@ void pcollect_python_summary(struct coll *c)
 		 "copy in %llu",
 		 (unsigned long long)st->samples, (unsigned long long)st->disagree, (unsigned long long)st->failed,
 		 (unsigned long long)st->from_cstack);
+	struct sp_pystop *ps = sp_pymerge_stopper(m);
+	if (!ps)
+		return;
+	const struct sp_pystop_stats *ss = sp_pystop_stats(ps);
+	sp_error("python: exact: %llu samples from stopped threads (%llu of them disagree; %llu threads seized), stopped %.0f us on "
+		 "average, %.0f us at most, %.2f ms after the kernel's sample on average; %llu merged non-blocking "
+		 "(%llu threads off the CPU by then, %llu gone, %llu slow to stop); %llu signals passed on",
+		 (unsigned long long)st->exact, (unsigned long long)st->exact_disagree, (unsigned long long)ss->seized,
+		 ss->stops ? (double)ss->stopped_ns / (double)ss->stops / 1e3 : 0, (double)ss->max_ns / 1e3,
+		 st->exact ? (double)st->delay_ns / (double)st->exact / 1e6 : 0, (unsigned long long)st->moved,
+		 (unsigned long long)ss->asleep, (unsigned long long)ss->gone, (unsigned long long)ss->late,
+		 (unsigned long long)ss->signals);
+}
+
+/* Why Python samples are not exact, into why (size n); "" when they are. */
+static void not_exact(const struct coll *c, char *why, size_t n)
+{
+	why[0] = 0;
+	if (c->o.python == SP_PY_OFF)
+		snprintf(why, n, "--python=off");
+	else if (c->o.python_sampling == 2)
+		snprintf(why, n, "--python-sampling=nonblocking");
+	else if (c->o.python_sampling == 1)
+		; /* checked with the options */
+	else if (c->o.cg != SP_CG_DWARF)
+		snprintf(why, n, "exact stacks unwind the stopped thread's stack copy, which needs "
+			 "--call-graph dwarf");
+	else if (c->o.offcpu || c->o.stacks)
+		snprintf(why, n, "%s samples are not CPU samples that a stop could stand for",
+			 c->o.offcpu == 1 ? "--off-cpu" : c->o.offcpu ? "--wall" : "--stacks");
+	else if (c->o.freq > 100)
+		snprintf(why, n, "-F %u is above 100 Hz, where stopping each sampled thread would slow "
+			 "it down by more than 5 %% (--python-sampling=exact stops them anyway)", c->o.freq);
+}
+
+int pcollect_python_exact(const struct coll *c)
+{
+	char why[256];
+	not_exact(c, why, sizeof why);
+	return !why[0];
+}
+
+void pcollect_python_sampling(struct coll *c)
+{
+	struct sp_pymerge *m = sp_collect_python(c->eng);
+	if (!m)
+		return;
+	char why[256];
+	not_exact(c, why, sizeof why);
+	/* The stopped thread's stack is read by us, not copied by the kernel
+	 * at each sample: 64 KiB (the kernel's most) unless told otherwise,
+	 * so deep Python recursion unwinds to its root. */
+	sp_pymerge_set_exact(m, !why[0], c->o.stack_set ? c->o.stack_bytes : 65536, why[0] ? why : NULL);
+}
+
+void pcollect_python_poll(struct coll *c)
+{
+	struct sp_pymerge *m = sp_collect_python(c->eng);
+	if (m && sp_pymerge_stopper(m))
+		sp_pystop_poll(sp_pymerge_stopper(m));
+}
+
+void pcollect_python_release(struct coll *c)
+{
+	struct sp_pymerge *m = sp_collect_python(c->eng);
+	if (m && sp_pymerge_stopper(m))
+		sp_pystop_detach_all(sp_pymerge_stopper(m));
+}
+
+int pcollect_wait_child(struct coll *c, int pid, int *status, int options)
+{
+	struct sp_pymerge *m = c->eng ? sp_collect_python(c->eng) : NULL;
+	if (m && sp_pymerge_stopper(m))
+		return sp_pystop_waitpid(sp_pymerge_stopper(m), pid, status, options);
+	return (int)waitpid(pid, status, options);
 }

@@ -45,3 +45,19 @@ t6_alive() {
 
 # t6_cpu PID: user+system CPU ticks of the process.
 t6_cpu() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null; }
+
+# t6_pythons: the CPython interpreters to test, "label path" each, into the
+# array pys: pyenv's newest of each 3.8 .. 3.13 and Debian's /usr/bin/python3
+# (a skip line for each one missing).  PYROOT is pyenv's root.
+t6_pythons() {
+	local v p
+	PYROOT=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
+	pys=()
+	for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
+		p=$(ls -d "$PYROOT"/versions/$v.*/bin/python3 2>/dev/null | sort -V | tail -1)
+		if [ -n "$p" ]; then pys+=("$v $p"); else skip "python $v" "pyenv has no Python $v installed"; fi
+	done
+	if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import sys; sys.exit(not (3, 8) <= sys.version_info[:2] <= (3, 13))'; then
+		pys+=("debian /usr/bin/python3")
+	else skip "python debian" "/usr/bin/python3 is missing or not 3.8-3.13"; fi
+}

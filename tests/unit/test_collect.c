@@ -287,7 +287,7 @@ int main(void)
 		_exit(0);
 	}
 	close(go[0]);
-	struct sp_perfev_opts po = { 499, SP_CG_DWARF, 16384, 0, 1 << 20, 0, 0, 0 };
+	struct sp_perfev_opts po = { 499, SP_CG_DWARF, 16384, 0, 1 << 20, 0, 0, 0, 0 };
 	struct sp_err err;
 	memset(&err, 0, sizeof err);
 	struct sp_perfev *ev = sp_perfev_new(&po, &err);
