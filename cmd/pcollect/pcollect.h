@@ -32,7 +32,8 @@ struct opts {
 	enum sp_pymode python; /* --python */
 	int python_nolines;    /* --python-lines=no */
 	int stacks;          /* --stacks: a profile of the probes' hits (lib/hitstack.h) */
-	int weight_arg;      /* --weight argN: N, 0 none */
+	int weight[2];       /* --weight argN[*argM]: N and M, 0 none */
+	int live;            /* --live: stacks of the blocks not freed (lib/hitstack.h) */
 	unsigned every;      /* --every N, 0 = 1 */
 	int stack_set;       /* --call-graph dwarf,BYTES given */
 };

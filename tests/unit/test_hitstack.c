@@ -89,7 +89,7 @@ int main(void)
 	struct got g;
 	memset(&g, 0, sizeof g);
 	g.sink.sample = g_sample;
-	struct sp_hitstacks *h = sp_hitstacks_new(p, &g.sink, 1, 1, 1);
+	struct sp_hitstacks *h = sp_hitstacks_new(p, &g.sink, 1, &(struct sp_hitstacks_opts){ { 1, 0 }, 1, 0 });
 	CHECK(sp_profile_nvalues(p) == 2 && !strcmp(sp_profile_value_name(p, 0), "bytes") &&
 		      !strcmp(sp_profile_value_name(p, 1), "calls"),
 	      "weight: columns bytes, calls");
@@ -126,7 +126,7 @@ int main(void)
 	p = sp_profile_new();
 	memset(&g, 0, sizeof g);
 	g.sink.sample = g_sample;
-	h = sp_hitstacks_new(p, &g.sink, 0, 0, 3);
+	h = sp_hitstacks_new(p, &g.sink, 0, &(struct sp_hitstacks_opts){ { 0, 0 }, 3, 0 });
 	CHECK(sp_profile_nvalues(p) == 1 && !strcmp(sp_profile_value_name(p, 0), "calls") &&
 		      !strcmp(sp_value_unit(p, 0, 0), "samples"),
 	      "no weight: one column, calls");
