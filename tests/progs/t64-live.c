@@ -8,12 +8,15 @@
  *   t64-live weights N SIZE: via_calloc callocs N blocks of 4 x SIZE/4,
  *   via_realloc reallocs N 16-byte blocks to SIZE, via_mmap maps N
  *   anonymous regions of 2*SIZE (all freed).
+ *   t64-live cost N: N back-to-back malloc(64) + free pairs (for
+ *   tests/bench/trace-bench.sh): ns of CPU time per pair.
  * Prints what it did, one line per function: NAME calls C bytes B.
  * noinline: the functions stay in the stacks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 static void *volatile keep;
 
@@ -79,7 +82,16 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "live";
 	long n = argc > 2 ? atol(argv[2]) : 1000;
 	size_t size = argc > 3 ? (size_t)atol(argv[3]) : 1000;
-	if (!strcmp(mode, "live")) {
+	if (!strcmp(mode, "cost")) {
+		/* CPU time: a probe's trap is charged to the process as system time */
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+		for (long i = 0; i < n; i++)
+			free(need(malloc(64)));
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+		printf("cost %.1f ns per call\n",
+		       ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / (double)n);
+	} else if (!strcmp(mode, "live")) {
 		leak_a(3 * n, size);
 		leak_b(n, size);
 		tidy(n, size);
