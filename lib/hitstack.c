@@ -225,6 +225,26 @@ static int blk_del(struct sp_hitstacks *h, uint64_t addr)
 	return 1;
 }
 
+/* Hit u as a sample of the engine, whose sink (s_sample) gets it back. */
+static void unwind(struct sp_hitstacks *h, const struct sp_perf_handler *engine, const struct sp_perf_uprobe *u,
+		   const uint8_t *stack)
+{
+	struct sp_perf_sample s;
+	memset(&s, 0, sizeof s);
+	s.pid = u->pid;
+	s.tid = u->tid;
+	s.time = u->time;
+	s.period = 1;
+	s.ip = u->ip;
+	s.has_regs = u->has_regs;
+	memcpy(s.regs, u->regs, sizeof s.regs);
+	s.stack = stack ? stack : u->stack;
+	s.stack_len = u->stack_len;
+	h->in_hit = 1;
+	engine->sample(engine->ctx, &s);
+	h->in_hit = 0;
+}
+
 static struct hthread *thread_of(struct sp_hitstacks *h, uint32_t tid)
 {
 	int found;
@@ -286,21 +306,8 @@ static void live_hit(struct sp_hitstacks *h, const struct sp_perf_handler *engin
 	if (h->count[probe]++ % h->o.every) {
 		h->st.skipped++;
 	} else if (engine->sample) {
-		struct sp_perf_sample s;
-		memset(&s, 0, sizeof s);
-		s.pid = u->pid;
-		s.tid = u->tid;
-		s.time = u->time;
-		s.period = 1;
-		s.ip = u->ip;
-		s.has_regs = 1;
-		memcpy(s.regs, u->regs, sizeof s.regs);
-		s.stack = stack ? stack : u->stack;
-		s.stack_len = u->stack_len;
 		h->got = 0;
-		h->in_hit = 1;
-		engine->sample(engine->ctx, &s);
-		h->in_hit = 0;
+		unwind(h, engine, u, stack);
 		kept = h->got;
 	}
 	if (!kept && !old)
@@ -335,26 +342,13 @@ void sp_hitstacks_hit(struct sp_hitstacks *h, const struct sp_perf_handler *engi
 		h->st.skipped++;
 		return;
 	}
-	struct sp_perf_sample s;
-	memset(&s, 0, sizeof s);
-	s.pid = u->pid;
-	s.tid = u->tid;
-	s.time = u->time;
-	s.period = 1;
-	s.ip = u->ip;
-	s.has_regs = u->has_regs;
-	memcpy(s.regs, u->regs, sizeof s.regs);
-	s.stack = stack ? stack : u->stack;
-	s.stack_len = u->stack_len;
 	h->weight = 0;
 	if (h->o.weight[0] && u->has_regs) {
 		h->weight = u->regs[arg_reg[h->o.weight[0]]];
 		if (h->o.weight[1])
 			h->weight *= u->regs[arg_reg[h->o.weight[1]]];
 	}
-	h->in_hit = 1;
-	engine->sample(engine->ctx, &s);
-	h->in_hit = 0;
+	unwind(h, engine, u, stack);
 }
 
 int sp_hitstacks_finish(struct sp_hitstacks *h, uint64_t time, struct sp_err *err)

@@ -72,6 +72,7 @@ struct sp_perfev {
 	size_t queued;          /* bytes in the queues */
 	size_t max_queued;
 	uint64_t dropped;       /* samples the drainer dropped: queues full */
+	uint64_t probe_dropped; /* uprobe hits the drainer dropped */
 	int all_hup;
 };
 
@@ -562,7 +563,7 @@ static size_t drain_ring(struct sp_perfev *ev, struct ring *r)
 	if (c)
 		c->len = len;
 	ev->queued += queued;
-	ev->dropped += dropped;
+	*(r->probe ? &ev->probe_dropped : &ev->dropped) += dropped;
 	pthread_mutex_unlock(&ev->lock);
 	return queued;
 }
@@ -990,7 +991,8 @@ uint64_t sp_perfev_read(struct sp_perfev *ev, const struct sp_perf_handler *hd, 
 	}
 	ev->queued -= consumed;
 	ev->st.lost += ev->dropped;
-	ev->dropped = 0;
+	ev->st.probe_lost += ev->probe_dropped;
+	ev->dropped = ev->probe_dropped = 0;
 	pthread_mutex_unlock(&ev->lock);
 	free(v);
 	free(next);

@@ -262,7 +262,8 @@ void pcollect_trace_finish(struct coll *c)
 	const struct sp_perfev_stats *ps = sp_perfev_stats(c->ev);
 	if (!c->o.quiet) {
 		if (ps->probe_lost)
-			sp_error("%llu probe hits lost: the trace buffer was full", (unsigned long long)ps->probe_lost);
+			sp_error("%llu probe hits lost: the trace buffer was full (or pcollect fell a GiB behind)",
+				 (unsigned long long)ps->probe_lost);
 		if (st->orphans)
 			sp_error("%llu returns without their entry (calls begun before the probes were attached) "
 				 "were left out", (unsigned long long)st->orphans);

@@ -45,3 +45,17 @@ t6_alive() {
 
 # t6_cpu PID: user+system CPU ticks of the process.
 t6_cpu() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null; }
+
+# t6_uprobes NAME COMMAND...: skip NAME (loudly) when this machine cannot
+# trace: no uprobe PMU, or no permission for system-wide uprobe events
+# (pcollect --trace main on COMMAND tells); any other failure is left to
+# the tests.
+t6_uprobes() {
+	local name=$1; shift
+	if [ ! -e /sys/bus/event_source/devices/uprobe/type ]; then
+		skip "$name" "this kernel has no uprobe PMU (CONFIG_UPROBE_EVENTS)"; return 1; fi
+	if ! pcollect -q -F 0 --trace main -o "$T/probe.sp" -- "$@" > /dev/null 2> "$T/probe.err" &&
+		grep -q 'needs system-wide uprobe events' "$T/probe.err"; then
+		skip "$name" "$(head -1 "$T/probe.err")"; return 1; fi
+	return 0
+}

@@ -12,12 +12,7 @@
 
 t6_build t64 t64-alloc.c -O2 -fomit-frame-pointer || exit 0
 t6_probe || exit 0
-if [ ! -e /sys/bus/event_source/devices/uprobe/type ]; then
-	skip "pcollect --stacks" "this kernel has no uprobe PMU (CONFIG_UPROBE_EVENTS)"; exit 0; fi
-if ! pcollect -q -F 0 --trace main -o "$T/probe.sp" -- "$T/t64" 1 1 > /dev/null 2> "$T/probe.err"; then
-	if grep -q 'needs system-wide uprobe events' "$T/probe.err"; then
-		skip "pcollect --stacks" "$(head -1 "$T/probe.err")"; exit 0; fi
-fi
+t6_uprobes "pcollect --stacks" "$T/t64" 1 1 || exit 0
 STATIC=1
 if ! gcc -O2 -fomit-frame-pointer -static -o "$T/t64s" "$SP_TOP/tests/progs/t64-alloc.c" 2> "$T/cc.err"; then
 	skip "static build" "no static libc (libc.a): $(head -1 "$T/cc.err")"; STATIC=0; fi

@@ -11,12 +11,7 @@
 
 t6_build t64l t64-live.c -O2 -fomit-frame-pointer || exit 0
 t6_probe || exit 0
-if [ ! -e /sys/bus/event_source/devices/uprobe/type ]; then
-	skip "pcollect --live" "this kernel has no uprobe PMU (CONFIG_UPROBE_EVENTS)"; exit 0; fi
-if ! pcollect -q -F 0 --trace main -o "$T/probe.sp" -- "$T/t64l" live 1 1 > /dev/null 2> "$T/probe.err"; then
-	if grep -q 'needs system-wide uprobe events' "$T/probe.err"; then
-		skip "pcollect --live" "$(head -1 "$T/probe.err")"; exit 0; fi
-fi
+t6_uprobes "pcollect --live" "$T/t64l" live 1 1 || exit 0
 N=1000 SIZE=1000
 # sums FOLDED: bytes of the stacks under main;leak_a, main;leak_b, main;tidy
 sums() {

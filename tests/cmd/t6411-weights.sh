@@ -10,12 +10,7 @@
 
 t6_build t64l t64-live.c -O2 -fomit-frame-pointer || exit 0
 t6_probe || exit 0
-if [ ! -e /sys/bus/event_source/devices/uprobe/type ]; then
-	skip "pcollect --weight" "this kernel has no uprobe PMU (CONFIG_UPROBE_EVENTS)"; exit 0; fi
-if ! pcollect -q -F 0 --trace main -o "$T/probe.sp" -- "$T/t64l" weights 1 4 > /dev/null 2> "$T/probe.err"; then
-	if grep -q 'needs system-wide uprobe events' "$T/probe.err"; then
-		skip "pcollect --weight" "$(head -1 "$T/probe.err")"; exit 0; fi
-fi
+t6_uprobes "pcollect --weight" "$T/t64l" weights 1 4 || exit 0
 within() { awk -v w="$1" -v g="$2" -v p="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(w > 0 && d * 100 <= p * w) }'; }
 wanted() { sed -n "s/^$2 calls \([0-9]*\) bytes \([0-9]*\)$/\\$3/p" "$1"; }
 # under FOLDED FUNC: the values of the stacks through main;FUNC

@@ -64,8 +64,9 @@ static void f_sample(void *ctx, const struct sp_perf_sample *s)
 	f->sink->sample(f->sink, f->p, &smp, &err);
 }
 
-static void hit(struct sp_hitstacks *h, struct sp_perf_handler *eng, uint32_t cookie, uint32_t tid, uint64_t rdi,
-		const uint8_t *stack, const uint8_t *fixed)
+/* A hit of process 100: rdi, rsi, rax, at SP sp, with an 8-byte stack. */
+static void hit_regs(struct sp_hitstacks *h, struct sp_perf_handler *eng, uint32_t cookie, uint32_t tid, uint64_t rdi,
+		     uint64_t rsi, uint64_t rax, uint64_t sp, const uint8_t *stack, const uint8_t *fixed)
 {
 	struct sp_perf_uprobe u;
 	memset(&u, 0, sizeof u);
@@ -74,11 +75,18 @@ static void hit(struct sp_hitstacks *h, struct sp_perf_handler *eng, uint32_t co
 	u.tid = tid;
 	u.has_regs = 1;
 	u.regs[5] = rdi; /* rdi: arg1 */
-	u.regs[4] = 7;   /* rsi: arg2 */
-	u.regs[SP_REG_SP] = 0x7000;
+	u.regs[4] = rsi; /* rsi: arg2 */
+	u.regs[0] = rax;
+	u.regs[SP_REG_SP] = sp;
 	u.stack = stack;
 	u.stack_len = 8;
 	sp_hitstacks_hit(h, eng, &u, fixed);
+}
+
+static void hit(struct sp_hitstacks *h, struct sp_perf_handler *eng, uint32_t cookie, uint32_t tid, uint64_t rdi,
+		const uint8_t *stack, const uint8_t *fixed)
+{
+	hit_regs(h, eng, cookie, tid, rdi, 7, 0, 0x7000, stack, fixed);
 }
 
 /* A live-view hit: entry cookies with arguments rdi, rsi at SP 0x7000,
@@ -87,19 +95,7 @@ static void live(struct sp_hitstacks *h, struct sp_perf_handler *eng, uint32_t c
 		 uint64_t rsi, uint64_t rax)
 {
 	static uint8_t stack[8];
-	struct sp_perf_uprobe u;
-	memset(&u, 0, sizeof u);
-	u.cookie = cookie;
-	u.pid = 100;
-	u.tid = tid;
-	u.has_regs = 1;
-	u.regs[5] = rdi;
-	u.regs[4] = rsi;
-	u.regs[0] = rax;
-	u.regs[SP_REG_SP] = cookie & 1 ? 0x7008 : 0x7000;
-	u.stack = stack;
-	u.stack_len = 8;
-	sp_hitstacks_hit(h, eng, &u, NULL);
+	hit_regs(h, eng, cookie, tid, rdi, rsi, rax, cookie & 1 ? 0x7008 : 0x7000, stack, NULL);
 }
 
 int main(void)
