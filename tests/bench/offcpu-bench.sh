@@ -13,6 +13,8 @@
 # target's CPU from /usr/bin/time, less the target's own).
 #   pcollect --off-cpu (dwarf stacks, and fp)             (a), ours
 #   perf record -e cs -c 1 --switch-events                 (a), perf as the recorder
+#   perf record -a -e cs -c 1 --switch-events              (a), system-wide: per-CPU
+#       events are not switched in and out with the task, per-task ones are
 #   perf record -e sched:sched_switch,sched:sched_wakeup   (b), per task
 #   perf record -a -e sched:sched_switch,sched:sched_wakeup (b), system-wide:
 #       what (b) needs to see a thread come back (its switch in is recorded
@@ -51,6 +53,8 @@ one() { # one NAME: a run -> "ROUNDTRIP_US CPU_US TOTAL_CPU_S"
 	pc-dwarf) $tm "$PC" -q --off-cpu -o "$W/x.sp" -- "$W/blk" "$N" ;;
 	pc-fp) $tm "$PC" -q --off-cpu --call-graph fp -o "$W/x.sp" -- "$W/blk" "$N" ;;
 	perf-switch) $tm perf record -q -e cs -c 1 --switch-events --call-graph dwarf,16384 -o "$W/p.data" -- "$W/blk" "$N" ;;
+	perf-switch-all) $tm perf record -q -a -e cs -c 1 --switch-events --call-graph dwarf,16384 -o "$W/p.data" -- \
+		"$W/blk" "$N" ;;
 	perf-tp) $tm perf record -q -e sched:sched_switch -e sched:sched_wakeup -c 1 --call-graph dwarf,16384 \
 		-o "$W/p.data" -- "$W/blk" "$N" ;;
 	perf-tp-all) $tm perf record -q -a -e sched:sched_switch -e sched:sched_wakeup -c 1 \
@@ -63,7 +67,7 @@ one() { # one NAME: a run -> "ROUNDTRIP_US CPU_US TOTAL_CPU_S"
 say "== off-CPU recording: $N pipe round trips between two threads (4 switches each), median of $RUNS"
 say "$(uptime)"
 names="alone pc-dwarf pc-fp"
-[ $have_perf = 1 ] && names="$names perf-switch perf-tp perf-tp-all"
+[ $have_perf = 1 ] && names="$names perf-switch perf-switch-all perf-tp perf-tp-all"
 for n in $names; do
 	for i in $(seq "$RUNS"); do one $n; done > "$W/r.$n"
 	rt=$(awk '{ print $1 }' "$W/r.$n" | median)
@@ -74,6 +78,7 @@ for n in $names; do
 	pc-dwarf) label="pcollect --off-cpu (switch records)" ;;
 	pc-fp) label="pcollect --off-cpu --call-graph fp" ;;
 	perf-switch) label="perf: cs event + switch records" ;;
+	perf-switch-all) label="perf: cs event + switch records, -a" ;;
 	perf-tp) label="perf: sched tracepoints, per task" ;;
 	perf-tp-all) label="perf: sched tracepoints, system-wide" ;;
 	esac
