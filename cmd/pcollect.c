@@ -269,8 +269,6 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		return sp_usage_error(synopsis, "give either -p PID or a command, not both"), -1;
 	if (!o->pid && optind >= argc)
 		return sp_usage_error(synopsis, "nothing to profile: give -p PID or a command"), -1;
-	if (!o->freq && !o->ntraces)
-		return sp_usage_error(synopsis, "-F 0 samples nothing: it is for --trace alone"), -1;
 	if (o->live) { /* --stacks of the allocator's probes (cmd/pcollect/trace.c) */
 		if (o->ntraces || o->weight[0] || o->stacks)
 			return sp_usage_error(synopsis, "--live probes malloc, calloc, realloc and free itself and "
@@ -281,21 +279,24 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		o->ntraces = 4;
 		o->stacks = 1;
 	}
+	if (!o->freq && !o->ntraces)
+		return sp_usage_error(synopsis, "-F 0 samples nothing: it is for --trace alone"), -1;
 	if ((o->weight[0] || o->every) && !o->stacks)
 		return sp_usage_error(synopsis, "--weight and --every are for --stacks"), -1;
 	if (o->stacks) {
 		if (!o->ntraces)
 			return sp_usage_error(synopsis, "--stacks needs --trace PROBE: the stacks are its hits'"), -1;
+		const char *what = o->live ? "--live" : "--stacks";
 		if (o->offcpu)
-			return sp_usage_error(synopsis, "--stacks makes its own profile: not with --off-cpu or --wall"),
+			return sp_usage_error(synopsis, "%s makes its own profile: not with --off-cpu or --wall", what),
 			       -1;
 		if (o->cg != SP_CG_DWARF)
-			return sp_usage_error(synopsis, "--stacks unwinds the hits' stack copies: it needs "
-						      "--call-graph dwarf"), -1;
+			return sp_usage_error(synopsis, "%s unwinds the hits' stack copies: it needs "
+						      "--call-graph dwarf", what), -1;
 		if (!o->freq)
-			return sp_usage_error(synopsis, "--stacks needs sampling on (not -F 0): its records of "
-						      "the target's mappings unwind the hits; CPU samples are not written"),
-			       -1;
+			return sp_usage_error(synopsis, "%s needs sampling on (not -F 0): its records of the "
+						      "target's mappings unwind the hits; CPU samples are not written",
+					      what), -1;
 	}
 	return 0;
 }

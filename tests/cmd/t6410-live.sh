@@ -56,6 +56,21 @@ if gcc -O2 -fomit-frame-pointer -static -o "$T/t64s" "$SP_TOP/tests/progs/t64-li
 	if within "$wa" "$a" 5 && within "$wb" "$b" 5 && [ "$t" = 0 ]; then
 		ok "--live --every 10: $a and $b bytes scaled (want $wa, $wb), tidy absent"
 	else notok "--live --every 10: leak_a $a (want $wa), leak_b $b (want $wb), tidy $t"; fi
+	# ---- -p: attach to a running program; the blocks of the window, the target left running
+	cp "$T/t64s" "$T/t64loop"
+	if t6_start t64loop loop 60 $SIZE; then
+		pcollect -q -v --live -p $TPID -d 2 -o "$T/p.sp" 2> "$T/p.err"; rc=$?
+		expect_rc "--live -p PID -d 2: exit 0" 0 $rc
+		if t6_alive $TPID; then ok "--live -p: the target runs on"; else notok "--live -p: the target is not running"; fi
+		pfold "$T/p.sp" > "$T/p.bytes" 2>&1
+		read -r a b t < <(sums "$T/p.bytes")
+		if [ "$a" -gt 0 ] && [ $((a % SIZE)) = 0 ] && [ "$t" = 0 ]; then
+			ok "--live -p: $((a / SIZE)) blocks of leak_a in the window, tidy absent"
+		else notok "--live -p: leak_a $a bytes (want a multiple of $SIZE, > 0), tidy $t"; sed 's/^/  /' "$T/p.err" | head -5; fi
+		kill $TPID 2> /dev/null; wait $TPID 2> /dev/null
+	else
+		notok "--live -p: the program did not start"; kill $TPID 2> /dev/null
+	fi
 else
 	skip "--live, static build" "no static libc (libc.a): $(head -1 "$T/cc.err")"
 fi

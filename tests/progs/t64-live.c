@@ -8,6 +8,9 @@
  *   t64-live weights N SIZE: via_calloc callocs N blocks of 4 x SIZE/4,
  *   via_realloc reallocs N 16-byte blocks to SIZE, via_mmap maps N
  *   anonymous regions of 2*SIZE (all freed).
+ *   t64-live loop SECONDS SIZE: prints "ready", then every 10 ms leaks a
+ *   block of SIZE bytes from leak_a and allocates and frees 3 from tidy,
+ *   for SECONDS (attach tests).
  *   t64-live cost N: N back-to-back malloc(64) + free pairs (for
  *   tests/bench/trace-bench.sh): ns of CPU time per pair.
  * Prints what it did, one line per function: NAME calls C bytes B.
@@ -17,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 static void *volatile keep;
 
@@ -82,7 +86,15 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "live";
 	long n = argc > 2 ? atol(argv[2]) : 1000;
 	size_t size = argc > 3 ? (size_t)atol(argv[3]) : 1000;
-	if (!strcmp(mode, "cost")) {
+	if (!strcmp(mode, "loop")) {
+		printf("ready\n");
+		fflush(stdout);
+		for (long i = 0; i < n * 100; i++) {
+			leak_a(1, size);
+			tidy(1, size);
+			usleep(10000);
+		}
+	} else if (!strcmp(mode, "cost")) {
 		/* CPU time: a probe's trap is charged to the process as system time */
 		struct timespec t0, t1;
 		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
