@@ -658,7 +658,7 @@ static int cmd_pcollect(int argc, char **argv)
 				 (double)os->preempted_ns / 1e9, (unsigned long long)os->unknown,
 				 (unsigned long long)os->on_cpu);
 		}
-		if (c.hs) {
+		if (c.hs && !c.o.live) { /* --live: its own line (trace.c) */
 			const struct sp_hitstacks_stats *hst = sp_hitstacks_stats(c.hs);
 			sp_error("--stacks: %llu probe entries, %llu stacks written (%llu left out by --every), "
 				 "weight %llu; %llu CPU samples not written", (unsigned long long)hst->hits,
