@@ -43,7 +43,7 @@ struct sp_hitstacks {
 	struct sp_sample cur;
 	struct sp_u64map thidx;     /* tid -> index + 1 in th */
 	struct hthread *th;
-	size_t nth;
+	size_t nth, capth;
 	struct block *blk;
 	size_t mask, used;
 	struct sp_hitstacks_stats st;
@@ -250,7 +250,10 @@ static struct hthread *thread_of(struct sp_hitstacks *h, uint32_t tid)
 	int found;
 	uint32_t *slot = sp_u64map_slot(&h->thidx, tid, &found);
 	if (!found) {
-		h->th = sp_xrealloc(h->th, (h->nth + 1) * sizeof *h->th);
+		if (h->nth == h->capth) {
+			h->capth = h->capth ? 2 * h->capth : 16;
+			h->th = sp_xrealloc(h->th, h->capth * sizeof *h->th);
+		}
 		memset(&h->th[h->nth], 0, sizeof *h->th);
 		*slot = (uint32_t)++h->nth;
 	}
