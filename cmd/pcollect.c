@@ -77,10 +77,14 @@ static const char synopsis[] =
 	"                          at each entry, in a \"calls\" column (CPU samples are\n"
 	"                          not written); needs --call-graph dwarf\n"
 	"      --weight=argN       with --stacks: weigh each hit by its Nth argument\n"
-	"                          (1-6), in a \"bytes\" column before \"calls\"\n"
-	"                          (malloc's size: an allocation flame graph)\n"
-	"      --every=N           with --stacks: keep every Nth hit of each probe, its\n"
-	"                          values multiplied by N (hot allocators)\n"
+	"                          (1-6), or by a product argN*argM (calloc), in a\n"
+	"                          \"bytes\" column before \"calls\" (malloc's size: an\n"
+	"                          allocation flame graph)\n"
+	"      --every=N           with --stacks or --live: keep every Nth hit of each\n"
+	"                          probe, its values multiplied by N (hot allocators)\n"
+	"      --live              live bytes: the stacks of the blocks malloc, calloc\n"
+	"                          and realloc returned and free did not take back by\n"
+	"                          the end, in columns \"bytes\" and \"blocks\"\n"
 	"  -q, --quiet             no status line, summary or warnings\n"
 	"  -v, --verbose           print a summary at the end\n"
 	"      --snapshot          where is every thread now, and who holds the lock it\n"
@@ -113,7 +117,7 @@ static void on_task(void *ctx, int pid, int tid) { sp_collect_add_task(ctx, pid,
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
 	enum { O_CG = 256, O_LINES, O_NOINLINE, O_NOKERNEL, O_BUFFER, O_NORENAME, O_OFFCPU, O_WALL, O_TRACE,
-	       O_TRACE_RETURNS, O_TRACE_BUDGET, O_PYTHON, O_PYLINES, O_PYSAMPLING, O_STACKS, O_WEIGHT, O_EVERY };
+	       O_TRACE_RETURNS, O_TRACE_BUDGET, O_PYTHON, O_PYLINES, O_PYSAMPLING, O_STACKS, O_WEIGHT, O_EVERY, O_LIVE };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -137,6 +141,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "stacks", no_argument, NULL, O_STACKS },
 		{ "weight", required_argument, NULL, O_WEIGHT },
 		{ "every", required_argument, NULL, O_EVERY },
+		{ "live", no_argument, NULL, O_LIVE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -245,12 +250,16 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 						      optarg), -1;
 			break;
 		case O_STACKS: o->stacks = 1; break;
-		case O_WEIGHT:
-			if (strncmp(optarg, "arg", 3) || optarg[3] < '1' || optarg[3] > '6' || optarg[4])
-				return sp_usage_error(synopsis, "--weight needs an argument arg1 .. arg6, not '%s'",
-						      optarg), -1;
-			o->weight_arg = optarg[3] - '0';
+		case O_WEIGHT: /* argN or argN*argM */
+			if (strncmp(optarg, "arg", 3) || optarg[3] < '1' || optarg[3] > '6' ||
+			    (optarg[4] && (strncmp(optarg + 4, "*arg", 4) || optarg[8] < '1' || optarg[8] > '6' ||
+					   optarg[9])))
+				return sp_usage_error(synopsis, "--weight needs an argument arg1 .. arg6, or a "
+							      "product argN*argM, not '%s'", optarg), -1;
+			o->weight[0] = optarg[3] - '0';
+			o->weight[1] = optarg[4] ? optarg[8] - '0' : 0;
 			break;
+		case O_LIVE: o->live = 1; break;
 		case O_EVERY:
 			if (sp_opt_uint("--every", optarg, &v) < 0)
 				return -1;
@@ -274,9 +283,19 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		return sp_usage_error(synopsis, "give either -p PID or a command, not both"), -1;
 	if (!o->pid && optind >= argc)
 		return sp_usage_error(synopsis, "nothing to profile: give -p PID or a command"), -1;
+	if (o->live) { /* --stacks of the allocator's probes (cmd/pcollect/trace.c) */
+		if (o->ntraces || o->weight[0] || o->stacks)
+			return sp_usage_error(synopsis, "--live probes malloc, calloc, realloc and free itself and "
+						      "weighs blocks by their size: not with --trace, --stacks or --weight"), -1;
+		static const char *const live_traces[] = { "malloc", "calloc", "realloc", "free:entry" };
+		o->traces = sp_xrealloc(o->traces, sizeof live_traces);
+		memcpy(o->traces, live_traces, sizeof live_traces);
+		o->ntraces = 4;
+		o->stacks = 1;
+	}
 	if (!o->freq && !o->ntraces)
 		return sp_usage_error(synopsis, "-F 0 samples nothing: it is for --trace alone"), -1;
-	if ((o->weight_arg || o->every) && !o->stacks)
+	if ((o->weight[0] || o->every) && !o->stacks)
 		return sp_usage_error(synopsis, "--weight and --every are for --stacks"), -1;
 	if (o->python_sampling == 1) {
 		if (o->python == SP_PY_OFF)
@@ -292,16 +311,17 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	if (o->stacks) {
 		if (!o->ntraces)
 			return sp_usage_error(synopsis, "--stacks needs --trace PROBE: the stacks are its hits'"), -1;
+		const char *what = o->live ? "--live" : "--stacks";
 		if (o->offcpu)
-			return sp_usage_error(synopsis, "--stacks makes its own profile: not with --off-cpu or --wall"),
+			return sp_usage_error(synopsis, "%s makes its own profile: not with --off-cpu or --wall", what),
 			       -1;
 		if (o->cg != SP_CG_DWARF)
-			return sp_usage_error(synopsis, "--stacks unwinds the hits' stack copies: it needs "
-						      "--call-graph dwarf"), -1;
+			return sp_usage_error(synopsis, "%s unwinds the hits' stack copies: it needs "
+						      "--call-graph dwarf", what), -1;
 		if (!o->freq)
-			return sp_usage_error(synopsis, "--stacks needs sampling on (not -F 0): its records of "
-						      "the target's mappings unwind the hits; CPU samples are not written"),
-			       -1;
+			return sp_usage_error(synopsis, "%s needs sampling on (not -F 0): its records of the "
+						      "target's mappings unwind the hits; CPU samples are not written",
+					      what), -1;
 	}
 	return 0;
 }
@@ -403,7 +423,8 @@ static int cmd_pcollect(int argc, char **argv)
 	c.p = sp_profile_new();
 	static const char *const values[] = { "samples", "period" };
 	sp_profile_set_values(c.p, 2, values); /* --off-cpu/--wall: one ns column, set by sp_offcpu_new */
-	const char *event = c.o.offcpu == 1 ? "off-cpu" : c.o.offcpu == 2 ? "wall-clock" : c.o.stacks ? "probe-hits" : "cpu-clock";
+	const char *event = c.o.offcpu == 1 ? "off-cpu" : c.o.offcpu == 2 ? "wall-clock" : c.o.live ? "live-bytes"
+			    : c.o.stacks ? "probe-hits" : "cpu-clock";
 	sp_meta_add(c.p, "source", "pcollect");
 	sp_meta_add(c.p, "event", event);
 	char buf[64];
@@ -432,7 +453,8 @@ static int cmd_pcollect(int argc, char **argv)
 	if (c.o.offcpu)
 		c.off = sp_offcpu_new(c.p, c.sink, c.o.offcpu == 2);
 	if (c.o.stacks)
-		c.hs = sp_hitstacks_new(c.p, c.sink, 0, c.o.weight_arg, c.o.every); /* probes: trace setup */
+		c.hs = sp_hitstacks_new(c.p, c.sink, 0,
+					&(struct sp_hitstacks_opts){ { c.o.weight[0], c.o.weight[1] }, c.o.every, c.o.live });
 	if (!(c.eng = sp_collect_new(c.p, c.off ? sp_offcpu_sink(c.off) : c.hs ? sp_hitstacks_sink(c.hs) : c.sink, &co,
 				     &err))) {
 		sp_offcpu_free(c.off);
@@ -666,7 +688,7 @@ static int cmd_pcollect(int argc, char **argv)
 				 (double)os->preempted_ns / 1e9, (unsigned long long)os->unknown,
 				 (unsigned long long)os->on_cpu);
 		}
-		if (c.hs) {
+		if (c.hs && !c.o.live) { /* --live: its own line (trace.c) */
 			const struct sp_hitstacks_stats *hst = sp_hitstacks_stats(c.hs);
 			sp_error("--stacks: %llu probe entries, %llu stacks written (%llu left out by --every), "
 				 "weight %llu; %llu CPU samples not written", (unsigned long long)hst->hits,

@@ -72,6 +72,7 @@ struct sp_perfev {
 	size_t queued;          /* bytes in the queues */
 	size_t max_queued;
 	uint64_t dropped;       /* samples the drainer dropped: queues full */
+	uint64_t probe_dropped; /* uprobe hits the drainer dropped */
 	int all_hup;
 };
 
@@ -284,6 +285,19 @@ static void add_fd(struct sp_perfev *ev, int fd)
 	ev->fds[ev->nfds++] = fd;
 }
 
+/* Event fd (opened on one CPU) is ours to close, and writes into ring r:
+ * the ring's first event maps it, the others redirect into it. */
+static int attach_ring(struct sp_perfev *ev, struct ring *r, int fd, int cpu, struct sp_err *err)
+{
+	add_fd(ev, fd);
+	if (r->fd < 0)
+		return map_ring(ev, r, fd, err);
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) < 0)
+		return sp_err_set(err, "cannot share the %s buffer of CPU %d: %s", r->probe ? "uprobe" : "sample", cpu,
+				  strerror(errno));
+	return 0;
+}
+
 int sp_perfev_add_task(struct sp_perfev *ev, int tid, struct sp_err *err)
 {
 	int found;
@@ -296,62 +310,43 @@ int sp_perfev_add_task(struct sp_perfev *ev, int tid, struct sp_err *err)
 		return 0;
 	}
 	size_t first = ev->nfds;
+	/* Per CPU: the sampling event (cpu-clock, or the context-switch event
+	 * for --off-cpu), then with --wall the context-switch event too. */
 	for (int cpu = 0; cpu < ev->ncpu; cpu++) {
-		long fd = perf_event_open(ev->o.offcpu == 1 ? &ev->cs_attr : &ev->attr, tid, cpu);
-		if (fd < 0 && (errno == EACCES || errno == EPERM) && !ev->attr.exclude_kernel && ev->o.offcpu != 1) {
-			/* Kernel sampling is not allowed: go on in user mode. */
-			ev->attr.exclude_kernel = 1;
-			ev->attr.exclude_callchain_kernel = 1;
-			if (ev->attr.exclude_callchain_user)
-				ev->attr.sample_type &= ~(uint64_t)PERF_SAMPLE_CALLCHAIN;
-			ev->attr.exclude_callchain_user = 0;
-			ev->st.kernel_denied = 1;
-			fd = perf_event_open(&ev->attr, tid, cpu);
-		}
-		if (fd < 0 && errno == ENODEV) {
-			continue; /* an offline CPU */
-		}
-		if (fd < 0) {
-			int e = errno;
-			while (ev->nfds > first)
-				close(ev->fds[--ev->nfds]);
-			if (e == ESRCH) {
-				*slot = 0; /* not followed; keep the key, it is harmless */
-				return 1;
+		for (int k = 0; k < (ev->o.offcpu == 2 ? 2 : 1); k++) {
+			struct perf_event_attr *a = k || ev->o.offcpu == 1 ? &ev->cs_attr : &ev->attr;
+			long fd = perf_event_open(a, tid, cpu);
+			if (fd < 0 && (errno == EACCES || errno == EPERM) && a == &ev->attr && !a->exclude_kernel) {
+				/* Kernel sampling is not allowed: go on in user mode. */
+				a->exclude_kernel = 1;
+				a->exclude_callchain_kernel = 1;
+				if (a->exclude_callchain_user)
+					a->sample_type &= ~(uint64_t)PERF_SAMPLE_CALLCHAIN;
+				a->exclude_callchain_user = 0;
+				ev->st.kernel_denied = 1;
+				fd = perf_event_open(a, tid, cpu);
 			}
-			return open_error(ev, e, tid, err);
-		}
-		add_fd(ev, (int)fd);
-		struct ring *r = &ev->rings[cpu];
-		if (r->fd < 0) {
-			if (map_ring(ev, r, (int)fd, err) < 0)
-				return -1;
-		} else if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) < 0) {
-			return sp_err_set(err, "cannot share the sample buffer of CPU %d: %s", cpu, strerror(errno));
-		}
-		if (ev->enabled)
-			ioctl((int)fd, PERF_EVENT_IOC_ENABLE, 0);
-		if (ev->o.offcpu == 2) {
-			long cfd = perf_event_open(&ev->cs_attr, tid, cpu);
-			if (cfd < 0) {
+			if (fd < 0 && errno == ENODEV && !k)
+				break; /* an offline CPU */
+			if (fd < 0) {
 				int e = errno;
 				while (ev->nfds > first)
 					close(ev->fds[--ev->nfds]);
 				if (e == ESRCH) {
-					*slot = 0;
+					*slot = 0; /* not followed; keep the key, it is harmless */
 					return 1;
 				}
+				if (a == &ev->attr)
+					return open_error(ev, e, tid, err);
 				return sp_err_set(err, "cannot follow the context switches of thread %d: "
 						  "perf_event_open: %s%s", tid, strerror(e),
 						  e == EACCES || e == EPERM ? " (off-CPU profiling needs kernel "
 						  "sampling: root, or kernel.perf_event_paranoid <= 1)" : "");
 			}
-			add_fd(ev, (int)cfd);
-			if (ioctl((int)cfd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) < 0)
-				return sp_err_set(err, "cannot share the sample buffer of CPU %d: %s", cpu,
-						  strerror(errno));
+			if (attach_ring(ev, &ev->rings[cpu], (int)fd, cpu, err) < 0)
+				return -1;
 			if (ev->enabled)
-				ioctl((int)cfd, PERF_EVENT_IOC_ENABLE, 0);
+				ioctl((int)fd, PERF_EVENT_IOC_ENABLE, 0);
 		}
 	}
 	if (ev->nfds == first)
@@ -472,7 +467,8 @@ int sp_perfev_add_uprobe(struct sp_perfev *ev, const char *path, uint64_t offset
 						  ret ? "return " : "", (unsigned long long)offset, path, strerror(e));
 			return open_error(ev, e, -1, err);
 		}
-		add_fd(ev, (int)fd);
+		if (attach_ring(ev, &ev->rings[ev->ncpu + cpu], (int)fd, cpu, err) < 0)
+			return -1;
 		ev->pfds = sp_xrealloc(ev->pfds, (ev->npfds + 1) * sizeof *ev->pfds);
 		ev->pfds[ev->npfds++] = (int)fd;
 		uint64_t id;
@@ -480,13 +476,6 @@ int sp_perfev_add_uprobe(struct sp_perfev *ev, const char *path, uint64_t offset
 			return sp_err_set(err, "uprobe event id: %s", strerror(errno));
 		int found;
 		*sp_u64map_slot(&ev->probe_ids, id, &found) = cookie + 1;
-		struct ring *r = &ev->rings[ev->ncpu + cpu];
-		if (r->fd < 0) {
-			if (map_ring(ev, r, (int)fd, err) < 0)
-				return -1;
-		} else if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) < 0) {
-			return sp_err_set(err, "cannot share the uprobe buffer of CPU %d: %s", cpu, strerror(errno));
-		}
 	}
 	return 0;
 }
@@ -576,7 +565,7 @@ static size_t drain_ring(struct sp_perfev *ev, struct ring *r)
 	if (c)
 		c->len = len;
 	ev->queued += queued;
-	ev->dropped += dropped;
+	*(r->probe ? &ev->probe_dropped : &ev->dropped) += dropped;
 	pthread_mutex_unlock(&ev->lock);
 	return queued;
 }
@@ -1004,7 +993,8 @@ uint64_t sp_perfev_read(struct sp_perfev *ev, const struct sp_perf_handler *hd, 
 	}
 	ev->queued -= consumed;
 	ev->st.lost += ev->dropped;
-	ev->dropped = 0;
+	ev->st.probe_lost += ev->probe_dropped;
+	ev->dropped = ev->probe_dropped = 0;
 	pthread_mutex_unlock(&ev->lock);
 	free(v);
 	free(next);

@@ -113,7 +113,8 @@ struct sp_perfev_stats {
 			     * kernel.perf_event_max_sample_rate when that is lower */
 	int kernel_denied;  /* kernel sampling was asked for and refused: user mode only */
 	uint64_t probe_hits; /* uprobe records delivered (all processes) */
-	uint64_t probe_lost; /* uprobe hits the kernel dropped: a probe ring was full */
+	uint64_t probe_lost; /* uprobe hits dropped: a probe ring was full, or
+			      * the records waiting to be read passed 1 GiB */
 };
 
 struct sp_perfev;

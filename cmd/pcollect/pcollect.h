@@ -33,7 +33,8 @@ struct opts {
 	int python_nolines;    /* --python-lines=no */
 	int python_sampling;   /* --python-sampling: 0 by the rate, 1 exact, 2 nonblocking */
 	int stacks;          /* --stacks: a profile of the probes' hits (lib/hitstack.h) */
-	int weight_arg;      /* --weight argN: N, 0 none */
+	int weight[2];       /* --weight argN[*argM]: N and M, 0 none */
+	int live;            /* --live: stacks of the blocks not freed (lib/hitstack.h) */
 	unsigned every;      /* --every N, 0 = 1 */
 	int stack_set;       /* --call-graph dwarf,BYTES given */
 };

@@ -2,6 +2,7 @@
  * rate against the overhead budget, say what happened. */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,6 +42,26 @@ static char *find_exe(int pid, const char *cmd, struct sp_err *err)
 	return NULL;
 }
 
+/* --live's free probe: free starts with `test %rdi,%rdi; je` (glibc),
+ * an instruction the kernel cannot emulate, so a probe there costs a
+ * single step (3.5 times the trap of an emulated one, trace-bench.sh).
+ * free(NULL) is nothing to the live view: probe the first instruction of
+ * the non-NULL path instead, where rdi is still the argument.  Returns the
+ * offset to add, 0 when the code is not that. */
+static uint64_t past_null_check(const struct sp_uprobe *u)
+{
+	uint8_t b[9];
+	FILE *f = fopen(u->path, "rb");
+	if (!f)
+		return 0;
+	size_t n = fseeko(f, (off_t)u->offset, SEEK_SET) == 0 ? fread(b, 1, sizeof b, f) : 0;
+	fclose(f);
+	if (n < sizeof b || b[0] != 0x48 || b[1] != 0x85 || b[2] != 0xff)
+		return 0;
+	uint64_t skip = b[3] == 0x74 ? 5 : b[3] == 0x0f && b[4] == 0x84 ? 9 : 0;
+	return skip < u->size ? skip : 0;
+}
+
 int pcollect_trace_setup(struct coll *c, const char *cmd)
 {
 	struct sp_err err;
@@ -54,6 +75,26 @@ int pcollect_trace_setup(struct coll *c, const char *cmd)
 	for (size_t i = 0; i < c->o.ntraces; i++) {
 		size_t before = c->probes.n;
 		int n = sp_uprobe_resolve(&c->probes, c->o.traces[i], exe, c->o.pid, &err);
+		if (n < 0 && c->o.live) {
+			/* --live: the executable's own allocator (static), else libc's. */
+			char spec[32];
+			snprintf(spec, sizeof spec, "libc:%s", c->o.traces[i]);
+			n = sp_uprobe_resolve(&c->probes, spec, exe, c->o.pid, &err);
+		}
+		if (c->o.live && n > 0) {
+			static const enum sp_hit_role roles[] = { SP_HIT_MALLOC, SP_HIT_CALLOC, SP_HIT_REALLOC,
+								  SP_HIT_FREE };
+			for (size_t k = before; k < c->probes.n; k++) {
+				/* The return gives the block: a return probe even in
+				 * C++ code (the allocator does not throw); free's entry
+				 * needs no stack. */
+				c->probes.v[k].ret = roles[i] != SP_HIT_FREE;
+				if (roles[i] == SP_HIT_FREE)
+					c->probes.v[k].offset += past_null_check(&c->probes.v[k]);
+				c->probes.v[k].stack_bytes = roles[i] == SP_HIT_FREE ? 8 : c->probes.v[k].stack_bytes;
+				sp_hitstacks_role(c->hs, k, roles[i]);
+			}
+		}
 		if (n < 0) {
 			sp_error_e(&err);
 			free(exe);
@@ -94,7 +135,7 @@ int pcollect_trace_setup(struct coll *c, const char *cmd)
 		/* --stacks: the stack to unwind, 4 KiB unless --call-graph dwarf,BYTES
 		 * says: a hit's record is that big, and a hot allocator fills the ring. */
 		unsigned want = c->o.stack_set || c->o.stack_bytes < SP_HIT_STACK ? c->o.stack_bytes : SP_HIT_STACK;
-		if (c->hs && u->stack_bytes < want)
+		if (c->hs && u->stack_bytes < want && !(c->o.live && !u->ret))
 			u->stack_bytes = want;
 		if (sp_perfev_add_uprobe(c->ev, u->path, u->offset, 0, (uint32_t)(2 * i), u->stack_bytes, &err) < 0 ||
 		    (u->ret && sp_perfev_add_uprobe(c->ev, u->path, u->offset, 1, (uint32_t)(2 * i + 1), 8, &err) < 0)) {
@@ -161,7 +202,10 @@ void pcollect_trace_handler(struct coll *c, struct sp_perf_handler *hd)
 
 void pcollect_trace_start(struct coll *c, int pid)
 {
-	c->tracer = sp_tracer_new(c->p, c->sink, c->eng, &c->probes, pid);
+	/* --live: the calls pair the returns and fix stacks, but millions of
+	 * malloc calls are not written as trace events. */
+	static struct sp_sink no_events;
+	c->tracer = sp_tracer_new(c->p, c->o.live ? &no_events : c->sink, c->eng, &c->probes, pid);
 	sp_tracer_set_sampling(c->tracer, c->o.freq > 0);
 	sp_perfev_enable_uprobes(c->ev);
 	if (c->o.verbose)
@@ -211,11 +255,15 @@ void pcollect_trace_finish(struct coll *c)
 	budget_check(c, (double)ts.tv_sec + (double)ts.tv_nsec / 1e9, 0.01);
 	if (!c->tracer)
 		return;
+	if (c->o.live && !c->write_failed && sp_hitstacks_finish(c->hs, (uint64_t)(ts.tv_sec * 1000000000LL + ts.tv_nsec),
+								  &c->werr) < 0)
+		c->write_failed = 1;
 	const struct sp_tracer_stats *st = sp_tracer_stats(c->tracer);
 	const struct sp_perfev_stats *ps = sp_perfev_stats(c->ev);
 	if (!c->o.quiet) {
 		if (ps->probe_lost)
-			sp_error("%llu probe hits lost: the trace buffer was full", (unsigned long long)ps->probe_lost);
+			sp_error("%llu probe hits lost: the trace buffer was full (or pcollect fell a GiB behind)",
+				 (unsigned long long)ps->probe_lost);
 		if (st->orphans)
 			sp_error("%llu returns without their entry (calls begun before the probes were attached) "
 				 "were left out", (unsigned long long)st->orphans);
@@ -229,6 +277,14 @@ void pcollect_trace_finish(struct coll *c)
 			 (unsigned long long)st->foreign);
 		if (c->hit_ns > 0)
 			sp_error("a probe hit costs at least %.2f us here", c->hit_ns / 1e3);
+		if (c->o.live) {
+			const struct sp_hitstacks_stats *h = sp_hitstacks_stats(c->hs);
+			sp_error("--live: %llu blocks allocated and recorded, %llu freed, %llu live at the end "
+				 "(%llu bytes); %llu frees of blocks not recorded, %llu allocator calls without "
+				 "their return", (unsigned long long)h->allocs, (unsigned long long)h->frees,
+				 (unsigned long long)h->live, (unsigned long long)h->live_bytes,
+				 (unsigned long long)h->unknown, (unsigned long long)h->unpaired);
+		}
 	}
 }
 

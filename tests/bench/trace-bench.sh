@@ -12,8 +12,17 @@
 #     stack copy per hit, unwound by pcollect) on tick:entry.
 #  2. Slowdown at 1k and 10k hits/s: fixed CPU work calling tick() at that
 #     rate, its CPU time under each configuration over its CPU time alone.
+#  3. --live (malloc, calloc, realloc, free probed; a malloc+free pair is
+#     3 hits: malloc's entry with a stack copy, its return, free's entry):
+#     tests/progs/t64-live.c cost N (back-to-back malloc(64)+free, static:
+#     its own allocator, probed in it alone), alone, under --stacks
+#     --weight arg1 on malloc (the allocation profile) and under --live,
+#     --live --every 100; the target's CPU per pair, and pcollect's own
+#     CPU per pair (pcollect's and the target's CPU from /usr/bin/time,
+#     less the target's).
 #
-#   RUNS=5 CALLS=20000 SECONDS_OF_WORK=1 PCOLLECT=bin/pcollect (environment)
+#   RUNS=5 CALLS=20000 SECONDS_OF_WORK=1 PCOLLECT=bin/pcollect (environment);
+#   ONLY=live: section 3 alone
 # Exits non-zero only when a command fails.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,6 +30,7 @@ top=$PWD
 RUNS=${RUNS:-5}
 CALLS=${CALLS:-20000}
 SW=${SECONDS_OF_WORK:-1}
+ONLY=${ONLY:-}
 PC=${PCOLLECT:-$top/bin/pcollect}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
@@ -68,30 +78,71 @@ run() { # run NAME MODE ARGS... -> median of the program's numbers
 	done
 }
 
-say "== pcollect --trace: cost per hit (CPU time of $CALLS back-to-back calls of tick(), median of $RUNS)"
-base=$(run alone cost "$CALLS" | sed -n 's/^cost \([0-9.]*\).*/\1/p' | median)
-say "$(printf '  %-34s %9.1f ns per call' 'no probe' "$base")"
-names="entry call values point stacks"
-[ $have_perf = 1 ] && names="$names perf"
-for n in $names; do
-	c=$(run $n cost "$CALLS" | sed -n 's/^cost \([0-9.]*\).*/\1/p' | median)
-	case $n in
-	entry) label="tick:entry (1 hit per call)"; hits=1 ;;
-	call) label="tick (entry + return: 2 hits)"; hits=2 ;;
-	values) label="tick(arg1,arg2,ret) (2 hits)"; hits=2 ;;
-	point) label="$point (point, 1 hit)"; hits=1 ;;
-	stacks) label="tick:entry --stacks --weight (1 hit)"; hits=1 ;;
-	perf) label="perf probe + perf record (1 hit)"; hits=1 ;;
-	esac
-	say "$(awk -v l="$label" -v c="$c" -v b="$base" -v h=$hits 'BEGIN { printf "  %-34s %9.1f ns per call, %.2f us per hit\n", l, c, (c - b) / h / 1000 }')"
-done
-[ $have_perf = 1 ] || say "  perf probe: not measured here (${why:-perf probe failed}); it needs tracefs"
-
-for hz in 1000 10000; do
-	say "== slowdown at $hz calls/s (fixed work, CPU time over the run alone, median of $RUNS)"
-	b=$(run alone rate $hz "$SW" | sed -n 's/.*cpu \([0-9.]*\).*/\1/p' | median)
+if [ "$ONLY" != live ]; then
+	say "== pcollect --trace: cost per hit (CPU time of $CALLS back-to-back calls of tick(), median of $RUNS)"
+	base=$(run alone cost "$CALLS" | sed -n 's/^cost \([0-9.]*\).*/\1/p' | median)
+	say "$(printf '  %-34s %9.1f ns per call' 'no probe' "$base")"
+	names="entry call values point stacks"
+	[ $have_perf = 1 ] && names="$names perf"
 	for n in $names; do
-		c=$(run $n rate $hz "$SW" | sed -n 's/.*cpu \([0-9.]*\).*/\1/p' | median)
-		say "$(awk -v n=$n -v c="$c" -v b="$b" 'BEGIN { printf "  %-8s %.3f s CPU, x%.3f\n", n, c, c / b }')"
+		c=$(run $n cost "$CALLS" | sed -n 's/^cost \([0-9.]*\).*/\1/p' | median)
+		case $n in
+		entry) label="tick:entry (1 hit per call)"; hits=1 ;;
+		call) label="tick (entry + return: 2 hits)"; hits=2 ;;
+		values) label="tick(arg1,arg2,ret) (2 hits)"; hits=2 ;;
+		point) label="$point (point, 1 hit)"; hits=1 ;;
+		stacks) label="tick:entry --stacks --weight (1 hit)"; hits=1 ;;
+		perf) label="perf probe + perf record (1 hit)"; hits=1 ;;
+		esac
+		say "$(awk -v l="$label" -v c="$c" -v b="$base" -v h=$hits 'BEGIN { printf "  %-34s %9.1f ns per call, %.2f us per hit\n", l, c, (c - b) / h / 1000 }')"
 	done
-done
+	[ $have_perf = 1 ] || say "  perf probe: not measured here (${why:-perf probe failed}); it needs tracefs"
+
+	for hz in 1000 10000; do
+		say "== slowdown at $hz calls/s (fixed work, CPU time over the run alone, median of $RUNS)"
+		b=$(run alone rate $hz "$SW" | sed -n 's/.*cpu \([0-9.]*\).*/\1/p' | median)
+		for n in $names; do
+			c=$(run $n rate $hz "$SW" | sed -n 's/.*cpu \([0-9.]*\).*/\1/p' | median)
+			say "$(awk -v n=$n -v c="$c" -v b="$b" 'BEGIN { printf "  %-8s %.3f s CPU, x%.3f\n", n, c, c / b }')"
+		done
+	done
+fi
+
+say "== pcollect --live: cost per malloc+free pair (static program; CPU per pair, median of $RUNS)"
+if gcc -O2 -fomit-frame-pointer -static -o "$W/tl" tests/progs/t64-live.c 2> "$W/cc.err"; then
+	live_run() { # live_run NAME [CALLS] -> lines "TARGET_NS TOTAL_CPU_S"
+		local i CALLS=${2:-$CALLS}
+		for i in $(seq "$RUNS"); do
+			case $1 in
+			alone) /usr/bin/time -f 'cpu %U %S' -o "$W/t" "$W/tl" cost "$CALLS" ;;
+			alloc) /usr/bin/time -f 'cpu %U %S' -o "$W/t" "$PC" -q --trace 'malloc(arg1)' --stacks --weight arg1 \
+				-o "$W/x.sp" -- "$W/tl" cost "$CALLS" ;;
+			live) /usr/bin/time -f 'cpu %U %S' -o "$W/t" "$PC" -q --live -o "$W/x.sp" -- "$W/tl" cost "$CALLS" ;;
+			every) /usr/bin/time -f 'cpu %U %S' -o "$W/t" "$PC" -q --live --every 100 -o "$W/x.sp" -- \
+				"$W/tl" cost "$CALLS" ;;
+			esac 2> /dev/null | sed -n 's/^cost \([0-9.]*\).*/\1/p' | tr '\n' ' '
+			awk '/^cpu/ { print $2 + $3 }' "$W/t"
+		done
+	}
+	for n in alone alloc live every; do
+		case $n in
+		alone) label="no probe" ;;
+		alloc) label="malloc --stacks --weight arg1" ;;
+		live) label="--live" ;;
+		every) label="--live --every 100" ;;
+		esac
+		live_run $n > "$W/l.$n"
+		t=$(awk '{ print $1 }' "$W/l.$n" | median)
+		# pcollect's CPU: the run's total less the target's loop, less
+		# what a run of one pair costs (start-up, the cost calibration)
+		f=$(live_run $n 1 | awk '{ print $2 }' | median)
+		c=$(awk -v n="$CALLS" -v f="$f" '{ print ($2 - f - $1 * n / 1e9) * 1e9 / n }' "$W/l.$n" | median)
+		if [ $n = alone ]; then
+			say "$(printf '  %-34s %9.1f ns per pair' "$label" "$t")"
+		else
+			say "$(awk -v l="$label" -v t="$t" -v c="$c" 'BEGIN { printf "  %-34s %9.1f ns per pair (target), pcollect %.1f us of CPU per pair\n", l, t, c / 1000 }')"
+		fi
+	done
+else
+	say "  not measured: no static libc ($(head -1 "$W/cc.err"))"
+fi

@@ -12,12 +12,7 @@
 
 t6_build t64 t64-alloc.c -O2 -fomit-frame-pointer || exit 0
 t6_probe || exit 0
-if [ ! -e /sys/bus/event_source/devices/uprobe/type ]; then
-	skip "pcollect --stacks" "this kernel has no uprobe PMU (CONFIG_UPROBE_EVENTS)"; exit 0; fi
-if ! pcollect -q -F 0 --trace main -o "$T/probe.sp" -- "$T/t64" 1 1 > /dev/null 2> "$T/probe.err"; then
-	if grep -q 'needs system-wide uprobe events' "$T/probe.err"; then
-		skip "pcollect --stacks" "$(head -1 "$T/probe.err")"; exit 0; fi
-fi
+t6_uprobes "pcollect --stacks" "$T/t64" 1 1 || exit 0
 STATIC=1
 if ! gcc -O2 -fomit-frame-pointer -static -o "$T/t64s" "$SP_TOP/tests/progs/t64-alloc.c" 2> "$T/cc.err"; then
 	skip "static build" "no static libc (libc.a): $(head -1 "$T/cc.err")"; STATIC=0; fi
@@ -93,10 +88,10 @@ read -r big small < <(sums "$T/d.folded")
 wb=$(wanted "$T/d.out" big_allocs 2) ws=$(wanted "$T/d.out" small_allocs 2)
 if [ -n "$wb" ] && within "$wb" "$big" 1 && within "$ws" "$small" 1; then
 	ok "libc:malloc: bytes under main;big_allocs and main;small_allocs: $big and $small (want $wb, $ws)"
-elif grep -q 'probe hits lost' "$T/d.err"; then
+elif why=$(t6_shared_loss "$T/d.err"); then
 	# libc is shared by every process here: their mallocs hit the same
-	# system-wide probe and can fill its buffer on a busy machine.
-	skip "libc:malloc bytes" "$(grep 'probe hits lost' "$T/d.err" | sed 's/^pcollect: //') (other processes' mallocs; big $big small $small)"
+	# system-wide probe, fill its buffer and make the kernel drop hits.
+	skip "libc:malloc bytes" "$why (big $big small $small)"
 else notok "libc:malloc: big_allocs $big (want $wb), small_allocs $small (want $ws)"; sed 's/^/  /' "$T/d.err" | head -8; fi
 
 # ---- usage errors
