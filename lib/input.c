@@ -395,8 +395,10 @@ size_t sp_input_read(struct sp_input *in, void *dst, size_t n)
 	size_t done = 0;
 	while (done < n) {
 		size_t avail = in->len - in->start;
-		if (!avail && !in->gzip && !in->eof && n - done >= 64 * 1024) {
-			/* nothing buffered: read straight into dst, no copy */
+		if (!avail && !in->gzip && !in->eof && n >= 64 * 1024) {
+			/* a large read and nothing buffered: straight into dst, to
+			 * its end, with no copy and no page of the input's own
+			 * buffer touched */
 			ssize_t r = raw_read(in, (char *)dst + done, n - done);
 			if (r <= 0) {
 				in->eof = 1;
