@@ -4,8 +4,8 @@
  * The calling thread is the reader: it cuts the input into chunks of whole
  * samples (at a blank line, which ends every perf script sample) and queues
  * them; each worker feeds its chunks to its own perf reader (caches kept
- * across chunks) over its own profile and fold, and the folds are merged at
- * the end.  Folded output is sorted by stack text, so it is byte-identical
+ * across chunks) over its own profile and fold (the first worker over the
+ * caller's), and the folds are merged into the caller's at the end.  Folded output is sorted by stack text, so it is byte-identical
  * for any number of workers and any chunk size.
  *
  * Input is read into a fixed ring of buffers (2 * jobs + 1 of them), a pipe
@@ -301,9 +301,16 @@ int sp_perf_fold_parallel(struct sp_input *in, const struct sp_perf_par_opts *po
 	struct pworker *w = sp_xcalloc(nw, sizeof *w);
 	for (unsigned i = 0; i < nw; i++) {
 		w[i].par = &par;
-		w[i].p = sp_profile_new();
-		w[i].fold = sp_fold_new(w[i].p, po->fold);
-		sp_fold_set_lines(w[i].fold, po->lines);
+		if (i == 0) {
+			/* The first worker folds into the caller's fold: one
+			 * merge fewer, and one set of tables fewer to build. */
+			w[i].p = p;
+			w[i].fold = fold;
+		} else {
+			w[i].p = sp_profile_new();
+			w[i].fold = sp_fold_new(w[i].p, po->fold);
+			sp_fold_set_lines(w[i].fold, po->lines);
+		}
 		w[i].o = *o;
 		w[i].o.bad_lines = 0;
 		w[i].o.event_filter = first;
@@ -347,16 +354,11 @@ int sp_perf_fold_parallel(struct sp_input *in, const struct sp_perf_par_opts *po
 			o->warn(o->warn_ctx, &pw->e);
 		}
 	}
-	if (!sp_profile_nvalues(p) && sp_profile_nvalues(w[0].p)) {
-		int nv = sp_profile_nvalues(w[0].p);
-		const char *names[8];
-		for (int i = 0; i < nv && i < 8; i++)
-			names[i] = sp_profile_value_name(w[0].p, i);
-		sp_profile_set_values(p, nv < 8 ? nv : 8, names);
-	}
 	for (unsigned i = 0; i < nw; i++) {
 		o->bad_lines += w[i].o.bad_lines;
 		sp_perf_reader_free(w[i].rd);
+		if (i == 0)
+			continue;
 		sp_fold_merge(fold, w[i].fold);
 		sp_fold_free(w[i].fold);
 		sp_profile_free(w[i].p);

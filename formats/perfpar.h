@@ -21,7 +21,8 @@ struct sp_perf_par_opts {
 };
 
 /* Read perf script text from in (already probed; nothing consumed yet) and
- * add its samples to fold (over p).  o is used as by the perf reader:
+ * add its samples to fold (over p).  One of the worker threads folds into
+ * fold and p directly: the caller must not use them until this returns.  o is used as by the perf reader:
  * warnings go to o->warn in input order with lines counted from the start
  * of in, o->bad_lines is added to.  The folded output of fold is the same
  * as one pass of the perf reader would give.  Returns 0, or -1 (err). */
