@@ -1,20 +1,28 @@
 /* perfpar.h — perf script text folded by several threads (pfold -j), from a
- * regular file (mapped, cut in place) or a pipe (a ring of buffers). */
+ * file or a pipe (read into a ring of buffers). */
 #ifndef SP_PERFPAR_H
 #define SP_PERFPAR_H
 
 #include "fold.h"
 #include "format.h"
 
+/* The default chunk: small, because every page of memory a process touches
+ * for the first time is a page fault, and on the virtual machines this runs
+ * on a fault costs some 30 microseconds (25 times the cost of folding the
+ * page's 4 KB of text); a ring of 2 * jobs + 1 chunks of 256 KB is touched
+ * once and reused, where 4 MB chunks cost 20 MB of faults. */
+#define SP_PERF_CHUNK (256u << 10)
+
 struct sp_perf_par_opts {
 	unsigned jobs;                  /* worker threads (the caller reads) */
-	size_t chunk;                   /* bytes per chunk, 0 = 4 MB */
+	size_t chunk;                   /* bytes per chunk, 0 = SP_PERF_CHUNK */
 	const struct sp_fold_opts *fold; /* for the workers' folds */
 	int lines;                      /* sp_fold_set_lines */
 };
 
 /* Read perf script text from in (already probed; nothing consumed yet) and
- * add its samples to fold (over p).  o is used as by the perf reader:
+ * add its samples to fold (over p).  One of the worker threads folds into
+ * fold and p directly: the caller must not use them until this returns.  o is used as by the perf reader:
  * warnings go to o->warn in input order with lines counted from the start
  * of in, o->bad_lines is added to.  The folded output of fold is the same
  * as one pass of the perf reader would give.  Returns 0, or -1 (err). */
