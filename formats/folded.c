@@ -24,6 +24,10 @@ struct prev_line {
 	struct sp_buf text;
 	uint32_t *ends;  /* ends[i]: offset just past frame i (';' or the end) */
 	uint32_t *nodes; /* nodes[i]: the node of frames 0..i */
+	/* string id -> frame id + 1 of a plain frame (its kind follows from
+	 * its text): one array lookup instead of interning the frame again */
+	uint32_t *fof;
+	size_t nfof;
 	size_t n, cap;
 };
 
@@ -191,6 +195,7 @@ static uint32_t intern_stack(struct sp_profile *p, const char *s, const char *e,
 		const char *fe = sc ? sc : e;
 		size_t n = (size_t)(fe - s);
 		struct sp_frame f = { 0 };
+		uint32_t frame = 0;
 		if (pyspy && ((n > 8 && !memcmp(s, "thread (", 8)) || (n > 8 && !memcmp(s, "process ", 8)))) {
 			/* py-spy's --threads / --subprocesses root frames:
 			 * "thread (TID): NAME", "process PID:\"CMDLINE\"" */
@@ -208,9 +213,20 @@ static uint32_t intern_stack(struct sp_profile *p, const char *s, const char *e,
 			}
 			f.name = sp_str_intern(p, s, n);
 			f.kind = (uint8_t)kind;
+			if (f.name >= pl->nfof) {
+				size_t m = pl->nfof ? pl->nfof : 1024;
+				while (m <= f.name)
+					m *= 2;
+				pl->fof = sp_xrealloc(pl->fof, m * sizeof *pl->fof);
+				memset(pl->fof + pl->nfof, 0, (m - pl->nfof) * sizeof *pl->fof);
+				pl->nfof = m;
+			}
+			if (!pl->fof[f.name])
+				pl->fof[f.name] = sp_frame_intern(p, &f) + 1;
+			frame = pl->fof[f.name];
 		}
 		if (n || sc) {
-			node = sp_node_intern(p, node, sp_frame_intern(p, &f));
+			node = sp_node_intern(p, node, frame ? frame - 1 : sp_frame_intern(p, &f));
 			if (pl->n == pl->cap) {
 				pl->cap = pl->cap ? 2 * pl->cap : 64;
 				pl->ends = sp_xrealloc(pl->ends, pl->cap * sizeof *pl->ends);
@@ -342,6 +358,7 @@ static int read_folded(struct sp_input *in, struct sp_profile *p, struct sp_sink
 	sp_buf_release(&pl.text);
 	free(pl.ends);
 	free(pl.nodes);
+	free(pl.fof);
 	return rc;
 }
 
