@@ -506,6 +506,15 @@
 			return { x: p0.x, y: p0.y, w: p1.x - p0.x, h: p1.y - p0.y };
 		},
 		name: function (i) { return i > 0 && i < n ? D.names[name[i]] : "all"; },
+		/* The widest frame below the root and the deepest frame (benchmarks). */
+		extremes: function () {
+			var wide = n > 1 ? 1 : 0, deep = 0, i;
+			for (i = 1; i < n; i++) {
+				if (depth[i] === 1 && w[i] > w[wide]) wide = i;
+				if (depth[i] > depth[deep] && w[i] > 0) deep = i;
+			}
+			return { widest: wide, deepest: deep };
+		},
 		find: function (t) {
 			for (var i = 1; i < n; i++) if (D.names[name[i]] === t) return i;
 			return -1;
