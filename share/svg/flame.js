@@ -207,6 +207,9 @@
 		}
 		for (k = 0; k < anc.length; k++) one(anc[k], D.xpad, full, "parent");
 		var cols = Math.ceil(D.W), grid = null, groups = [], gid = {};
+		/* a sliver's colour group, per name (a colour is a name's, but in
+		 * a differential graph): no colour string per sliver */
+		var byname = D.diff ? null : new Int32Array(D.names.length).fill(-1);
 		for (k = 0; k < nl; k++) {
 			i = list[k];
 			var px = w[i] * sc, px0 = D.xpad + (x[i] - ox) * sc;
@@ -219,10 +222,12 @@
 			var row0 = depth[i] * cols, id = -1;
 			for (var cc = c0; cc <= c1; cc++) {
 				if (grid[row0 + cc] >= 0) continue;
+				if (id < 0 && byname) id = byname[name[i]];
 				if (id < 0) {
 					var c = colour(i), key = bucket(c);
 					id = gid[key];
 					if (id === undefined) { id = gid[key] = groups.length; groups.push({ fill: c, d: "" }); }
+					if (byname) byname[name[i]] = id;
 				}
 				grid[row0 + cc] = id;
 			}

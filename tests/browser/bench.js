@@ -67,6 +67,7 @@ const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[s.lengt
 	// A person's session: zoom into the widest frame, then the deepest,
 	// reset, search; each timed to the next paint, median of `runs`.
 	const sess = await page.evaluate(async (runs) => {
+		if (!spflame.api.extremes) return null; /* an SVG of an older psvg */
 		const api = spflame.api, ex = api.extremes(), t = { widest: [], deepest: [], reset: [], search: [] };
 		const paint = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
 		const time = async (k, fn) => { const t0 = performance.now(); fn(); await paint(); t[k].push(performance.now() - t0); };
@@ -83,7 +84,8 @@ const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[s.lengt
 		return t;
 	}, runs);
 	const med = (k) => median(sess[k]).toFixed(1);
-	console.log(`session_ms widest ${med('widest')} deepest ${med('deepest')} reset ${med('reset')} search ${med('search')}` +
+	if (!sess) console.log('session_ms - (this SVG\'s script has no api.extremes: made by an older psvg)');
+	else console.log(`session_ms widest ${med('widest')} deepest ${med('deepest')} reset ${med('reset')} search ${med('search')}` +
 		` slowest ${Math.max(...Object.values(sess).flat()).toFixed(1)} (target: every zoom < 100)`);
 	const st = await page.evaluate(() => { spflame.api.reset(); return spflame.api.state(); });
 	console.log(`load_ms ${median(loads)}`);
