@@ -24,6 +24,10 @@ struct prev_line {
 	struct sp_buf text;
 	uint32_t *ends;  /* ends[i]: offset just past frame i (';' or the end) */
 	uint32_t *nodes; /* nodes[i]: the node of frames 0..i */
+	/* string id -> frame id + 1 of a plain frame (its kind follows from
+	 * its text): one array lookup instead of interning the frame again */
+	uint32_t *fof;
+	size_t nfof;
 	size_t n, cap;
 };
 
@@ -142,12 +146,33 @@ static int python_frame(struct sp_profile *p, const char *s, size_t n, struct sp
 	return 1;
 }
 
+/* How many bytes a and b share at their start (at most n), eight at a
+ * time: lines of sorted folded text share most of their frames. */
+static size_t common_prefix(const char *a, const char *b, size_t n)
+{
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, y;
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			return i + (size_t)(__builtin_ctzll(x ^ y) >> 3);
+#else
+			return i + (size_t)(__builtin_clzll(x ^ y) >> 3);
+#endif
+		}
+	}
+	while (i < n && a[i] == b[i])
+		i++;
+	return i;
+}
+
 static uint32_t intern_stack(struct sp_profile *p, const char *s, const char *e, int pyspy, struct prev_line *pl)
 {
 	const char *s0 = s;
-	size_t len = (size_t)(e - s), common = 0, lim = len < pl->text.len ? len : pl->text.len;
-	while (common < lim && s[common] == pl->text.p[common])
-		common++;
+	size_t len = (size_t)(e - s), lim = len < pl->text.len ? len : pl->text.len;
+	size_t common = common_prefix(s, pl->text.p, lim);
 	/* Reuse the frames that end inside the common prefix (at a ';' both
 	 * lines share, or where both end). */
 	size_t keep = 0;
@@ -170,6 +195,7 @@ static uint32_t intern_stack(struct sp_profile *p, const char *s, const char *e,
 		const char *fe = sc ? sc : e;
 		size_t n = (size_t)(fe - s);
 		struct sp_frame f = { 0 };
+		uint32_t frame = 0;
 		if (pyspy && ((n > 8 && !memcmp(s, "thread (", 8)) || (n > 8 && !memcmp(s, "process ", 8)))) {
 			/* py-spy's --threads / --subprocesses root frames:
 			 * "thread (TID): NAME", "process PID:\"CMDLINE\"" */
@@ -187,9 +213,20 @@ static uint32_t intern_stack(struct sp_profile *p, const char *s, const char *e,
 			}
 			f.name = sp_str_intern(p, s, n);
 			f.kind = (uint8_t)kind;
+			if (f.name >= pl->nfof) {
+				size_t m = pl->nfof ? pl->nfof : 1024;
+				while (m <= f.name)
+					m *= 2;
+				pl->fof = sp_xrealloc(pl->fof, m * sizeof *pl->fof);
+				memset(pl->fof + pl->nfof, 0, (m - pl->nfof) * sizeof *pl->fof);
+				pl->nfof = m;
+			}
+			if (!pl->fof[f.name])
+				pl->fof[f.name] = sp_frame_intern(p, &f) + 1;
+			frame = pl->fof[f.name];
 		}
 		if (n || sc) {
-			node = sp_node_intern(p, node, sp_frame_intern(p, &f));
+			node = sp_node_intern(p, node, frame ? frame - 1 : sp_frame_intern(p, &f));
 			if (pl->n == pl->cap) {
 				pl->cap = pl->cap ? 2 * pl->cap : 64;
 				pl->ends = sp_xrealloc(pl->ends, pl->cap * sizeof *pl->ends);
@@ -321,6 +358,7 @@ static int read_folded(struct sp_input *in, struct sp_profile *p, struct sp_sink
 	sp_buf_release(&pl.text);
 	free(pl.ends);
 	free(pl.nodes);
+	free(pl.fof);
 	return rc;
 }
 

@@ -87,21 +87,34 @@ static size_t utf8_ok(const unsigned char *s, size_t n)
 
 /* Bytes -> valid UTF-8 holding only characters XML allows; anything else
  * (invalid UTF-8, NUL, ESC, DEL, other controls) becomes the text "\xHH",
- * and a backslash stays a backslash (names are code, not escapes). */
-static void clean(const char *s, size_t n, struct sp_buf *out)
+ * and a backslash stays a backslash (names are code, not escapes).
+ * Returns the number of characters written. */
+static size_t clean(const char *s, size_t n, struct sp_buf *out)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0;
+	size_t i = 0, chars = 0;
 	while (i < n) {
+		size_t j = i;
+		while (j < n && u[j] >= 0x20 && u[j] < 0x7f) /* printable ASCII: as it is */
+			j++;
+		if (j > i) {
+			sp_buf_add(out, s + i, j - i);
+			chars += j - i;
+			i = j;
+			continue;
+		}
 		size_t k = utf8_ok(u + i, n - i);
 		if (k) {
 			sp_buf_add(out, s + i, k);
+			chars++;
 			i += k;
 		} else {
 			add_hex_byte(out, u[i]);
+			chars += 4;
 			i++;
 		}
 	}
+	return chars;
 }
 
 /* Escape clean text for XML character data or a quoted attribute. */
@@ -127,12 +140,30 @@ static void xml_text(struct sp_buf *out, const char *s, size_t n)
 	sp_buf_release(&c);
 }
 
+/* Bytes a JavaScript string literal holds as they are. */
+static const unsigned char js_plain[256] = {
+	/* printable ASCII but " & < > \ */
+	[' '] = 1, ['!'] = 1, ['#' ... '%'] = 1, ['\'' ... ';'] = 1, ['='] = 1, ['?' ... '['] = 1,
+	[']' ... 0x7f] = 1,
+	/* UTF-8 bytes but 0xe2, which may start U+2028 or U+2029 */
+	[0x80 ... 0xe1] = 1, [0xe3 ... 0xff] = 1,
+};
+
 /* Clean text as a JavaScript string literal, safe inside CDATA and inside
  * an HTML <script> (no '<', '>', '&' at all). */
 static void js_str(struct sp_buf *out, const char *s, size_t n)
 {
 	sp_buf_addc(out, '"');
 	for (size_t i = 0; i < n; i++) {
+		size_t j = i;
+		while (j < n && js_plain[(unsigned char)s[j]])
+			j++;
+		if (j > i) {
+			sp_buf_add(out, s + i, j - i);
+			if (j == n)
+				break;
+			i = j;
+		}
 		unsigned char c = (unsigned char)s[i];
 		if (c == '"' || c == '\\') {
 			sp_buf_addc(out, '\\');
@@ -609,18 +640,17 @@ int sp_palette_write(const struct sp_palette *pal, const char *path, struct sp_e
 static const char T32[] = "0123456789abcdefghijklmnopqrstuv";
 static const char C32[] = "wxyzABCDEFGHIJKLMNOPQRSTUVWXYZ$%";
 
-static void put_var(struct sp_buf *out, uint64_t v)
+/* Write v at p (room for 13 bytes); returns the end. */
+static inline char *var_at(char *p, uint64_t v)
 {
-	char t[16];
-	int n = 0;
-	t[n++] = T32[v & 31];
-	v >>= 5;
-	while (v) {
-		t[n++] = C32[v & 31];
+	int n = (64 - __builtin_clzll(v | 1) + 4) / 5;
+	char *e = p + n;
+	*--e = T32[v & 31];
+	while (e > p) {
 		v >>= 5;
+		*--e = C32[v & 31];
 	}
-	while (n)
-		sp_buf_addc(out, t[--n]);
+	return p + n;
 }
 
 static uint64_t zigzag(int64_t v) { return v < 0 ? ((uint64_t)(-(v + 1)) << 1) | 1 : (uint64_t)v << 1; }
@@ -652,12 +682,14 @@ static void put_hex_colour(struct sp_buf *out, uint32_t c)
 
 /* Largest power of ten (<= 10^6) that keeps every position an exact
  * integer below 2^53; 1 when the values are integers already. */
-static double pick_scale(const struct sp_flame_node *nd, size_t n, int diff)
+static double pick_scale(const struct sp_flame *f, const struct sp_flame_node *nd, size_t n, int diff)
 {
 	double total = n ? nd[0].w : 0;
 	if (diff && n && nd[0].a > total)
 		total = nd[0].a;
 	int integers = 1;
+	if (sp_flame_integral(f) && total < 9007199254740992.0)
+		return 1; /* sums of integers below 2^53 are integers */
 	for (size_t i = 0; i < n && integers; i++)
 		if (nd[i].x != floor(nd[i].x) || nd[i].w != floor(nd[i].w) || nd[i].a != floor(nd[i].a) ||
 		    nd[i].b != floor(nd[i].b))
@@ -830,12 +862,8 @@ static void clean_names(const struct sp_flame *f, struct names *nm)
 		size_t len;
 		const char *s = sp_flame_name(f, (uint32_t)i, &len);
 		nm->off[i] = nm->text.len;
-		clean(s, len, &nm->text);
+		nm->chars[i] = clean(s, len, &nm->text);
 		nm->len[i] = nm->text.len - nm->off[i];
-		size_t c = 0;
-		for (size_t k = nm->off[i]; k < nm->text.len; k++)
-			c += ((unsigned char)nm->text.p[k] & 0xc0) != 0x80;
-		nm->chars[i] = c;
 	}
 }
 
@@ -1109,7 +1137,7 @@ int sp_svg_write(FILE *out, const struct sp_flame *f, const struct sp_svg_opts *
 	/* The data: options, names, colours and every frame.  Everything in
 	 * it is numbers, base-32 digits or js_str() strings, none of which
 	 * can hold "]]>", so it goes into one CDATA section as it is made. */
-	double scale = pick_scale(nd, n, diff);
+	double scale = pick_scale(f, nd, n, diff);
 	sp_buf_adds(&b, "<script type=\"text/ecmascript\"><![CDATA[\nvar spflame={v:1,W:");
 	put_coord(&b, L.W);
 	sp_buf_adds(&b, ",fh:");
@@ -1196,19 +1224,32 @@ int sp_svg_write(FILE *out, const struct sp_flame *f, const struct sp_svg_opts *
 				dmax = nd[i].depth;
 		uint64_t *cur = sp_xcalloc(dmax + 2, sizeof *cur);
 		uint32_t prevdepth = 0;
+		/* integers below 2^53 (scale 1) convert exactly, without llround */
+		int exact = scale == 1 && sp_flame_integral(f);
 		for (size_t i = 1; i < n; i++) {
 			const struct sp_flame_node *d = &nd[i];
-			uint64_t x0 = (uint64_t)llround(d->x * scale), x1 = (uint64_t)llround((d->x + d->w) * scale);
+			uint64_t x0, x1;
+			if (exact) {
+				x0 = (uint64_t)d->x;
+				x1 = (uint64_t)(d->x + d->w);
+			} else {
+				x0 = (uint64_t)llround(d->x * scale);
+				x1 = (uint64_t)llround((d->x + d->w) * scale);
+			}
 			if (x1 < x0)
 				x1 = x0;
-			put_var(&b, prevdepth + 1 - d->depth);
-			put_var(&b, ren[d->name] - 1);
-			put_var(&b, x0 > cur[d->depth] ? x0 - cur[d->depth] : 0);
-			put_var(&b, x1 - x0);
+			if (SP_UNLIKELY(b.cap - b.len < 6 * 13))
+				sp_buf_grow(&b, 6 * 13);
+			char *q = b.p + b.len;
+			q = var_at(q, prevdepth + 1 - d->depth);
+			q = var_at(q, ren[d->name] - 1);
+			q = var_at(q, x0 > cur[d->depth] ? x0 - cur[d->depth] : 0);
+			q = var_at(q, x1 - x0);
 			if (diff) {
-				put_var(&b, (uint64_t)llround((o->show_removed ? d->b : d->a) * scale));
-				put_var(&b, zigzag((int64_t)llround(d->self_delta * scale)));
+				q = var_at(q, (uint64_t)llround((o->show_removed ? d->b : d->a) * scale));
+				q = var_at(q, zigzag((int64_t)llround(d->self_delta * scale)));
 			}
+			b.len = (size_t)(q - b.p);
 			uint64_t x0e = x0 > cur[d->depth] ? x0 : cur[d->depth]; /* as the reader sees it */
 			cur[d->depth] = x0e + (x1 - x0);
 			cur[d->depth + 1] = x0e;

@@ -4,15 +4,20 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* A tree node while building; children are a linked list. */
-struct tnode {
-	uint32_t parent, first, last, next;
-	uint32_t name;
-	uint8_t kind;
-	double x, w, a, b, sa, sb, sw; /* totals, and what ends here */
+/* The tree while building, one array per field (the flame graph of a big
+ * profile has a few hundred thousand nodes: small arrays keep it in cache).
+ * A node's parent has a smaller index.  The a/b columns exist only for a
+ * differential profile; otherwise a = b = w. */
+struct tree {
+	size_t n, cap;
+	uint32_t *parent, *name;
+	uint8_t *kind;
+	double *x, *w, *sw;      /* start, total width, own width */
+	double *a, *b, *sa, *sb; /* diff: totals and own values */
 };
 
-/* One distinct (label, stack) with its values: the flame graph's input. */
+/* One distinct (label, stack) with its values: the flame graph's input
+ * for samples that have a thread label. */
 struct entry {
 	uint64_t key; /* label frame << 32 | stack node */
 	double a, b;
@@ -29,9 +34,15 @@ struct sp_flame {
 	struct sp_sink sink; /* first: the callbacks cast back to us */
 	struct sp_profile *p;
 	struct sp_flame_opts o;
-	int ncols, col, diff;
+	int ncols, col, diff, fraction;
 	uint64_t samples;
 	char unit[32]; /* of the drawn column: "samples", "ns", ... */
+
+	/* Samples without a thread label (most inputs): summed per profile
+	 * stack node, an array lookup instead of a hash. */
+	double *na, *nb; /* nb == na unless diff */
+	uint8_t *nhit;   /* the node is a sample's stack */
+	size_t capn;
 
 	struct sp_u64map emap; /* key -> entry index + 1 */
 	struct entry *ents;
@@ -47,6 +58,7 @@ struct sp_flame {
 	uint32_t *fname;
 	uint8_t *fkind;
 	size_t nfname;
+	int names_shared; /* two profile frames have one display name */
 
 	/* Display names. */
 	struct sp_arena arena;
@@ -61,9 +73,8 @@ struct sp_flame {
 	uint32_t *sfile, *sline;
 	size_t capsrc;
 
-	struct tnode *t;
-	size_t nt, capt;
-	struct sp_u64map cmap; /* parent << 32 | name -> child tnode (flame graph only) */
+	struct tree t;
+	struct sp_u64map cmap; /* parent << 32 | name -> child node (merging by name) */
 
 	struct sp_flame_node *nodes;
 	size_t nnodes;
@@ -75,6 +86,51 @@ struct sp_flame {
 };
 
 static int flame_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err);
+
+static void tree_release(struct tree *t)
+{
+	free(t->parent);
+	free(t->name);
+	free(t->kind);
+	free(t->x);
+	free(t->w);
+	free(t->sw);
+	free(t->a);
+	free(t->b);
+	free(t->sa);
+	free(t->sb);
+	memset(t, 0, sizeof *t);
+}
+
+/* Room for cap nodes; new ones start at zero. */
+static void tree_reserve(struct tree *t, size_t cap, int diff)
+{
+	if (cap <= t->cap)
+		return;
+	size_t old = t->cap, n = cap - old;
+	t->parent = sp_xrealloc(t->parent, cap * sizeof *t->parent);
+	t->name = sp_xrealloc(t->name, cap * sizeof *t->name);
+	t->kind = sp_xrealloc(t->kind, cap * sizeof *t->kind);
+	double **cols[] = { &t->x, &t->w, &t->sw, &t->a, &t->b, &t->sa, &t->sb };
+	for (size_t c = 0; c < sizeof cols / sizeof *cols; c++) {
+		if (c >= 3 && !diff)
+			break;
+		*cols[c] = sp_xrealloc(*cols[c], cap * sizeof **cols[c]);
+		memset(*cols[c] + old, 0, n * sizeof **cols[c]);
+	}
+	t->cap = cap;
+}
+
+static uint32_t tree_push(struct tree *t, uint32_t parent, uint32_t name, uint8_t kind, int diff)
+{
+	if (t->n == t->cap)
+		tree_reserve(t, t->cap ? t->cap * 2 : 1024, diff);
+	uint32_t id = (uint32_t)t->n++;
+	t->parent[id] = parent;
+	t->name[id] = name;
+	t->kind[id] = kind;
+	return id;
+}
 
 struct sp_flame *sp_flame_new(struct sp_profile *p, const struct sp_flame_opts *o)
 {
@@ -109,7 +165,11 @@ void sp_flame_free(struct sp_flame *f)
 	free(f->names);
 	free(f->nlens);
 	free(f->nkinds);
-	free(f->t);
+	tree_release(&f->t);
+	free(f->na);
+	if (f->nb != f->na)
+		free(f->nb);
+	free(f->nhit);
 	free(f->nodes);
 	free(f->frames);
 	sp_buf_release(&f->tmp);
@@ -123,6 +183,7 @@ size_t sp_flame_count(const struct sp_flame *f) { return f->nnodes; }
 const struct sp_flame_node *sp_flame_nodes(const struct sp_flame *f) { return f->nodes; }
 size_t sp_flame_names(const struct sp_flame *f) { return f->nnames; }
 int sp_flame_is_diff(const struct sp_flame *f) { return f->diff; }
+int sp_flame_integral(const struct sp_flame *f) { return !f->fraction; }
 uint64_t sp_flame_samples(const struct sp_flame *f) { return f->samples; }
 double sp_flame_max_delta(const struct sp_flame *f) { return f->maxdelta; }
 
@@ -195,6 +256,8 @@ static int flame_sample(struct sp_sink *s, struct sp_profile *p, const struct sp
 		a = 0;
 	if (!(b > 0))
 		b = 0;
+	if (a != floor(a) || b != floor(b))
+		f->fraction = 1;
 	uint32_t label = sp_label_frame(&f->labels, f->p, smp->thread, f->o.label);
 	f->samples++;
 	if (f->o.flamechart) {
@@ -208,6 +271,30 @@ static int flame_sample(struct sp_sink *s, struct sp_profile *p, const struct sp
 		}
 		f->cs[f->ncs] = (struct csample){ label, smp->stack, *lo, smp->time, f->ncs, a, b };
 		f->ncs++;
+		return 0;
+	}
+	if (!label) {
+		uint32_t node = smp->stack;
+		if (node >= f->capn) {
+			size_t n = f->capn ? f->capn : 1024, want = sp_node_count(p);
+			while (n <= node || n < want)
+				n *= 2;
+			f->na = sp_xrealloc(f->na, n * sizeof *f->na);
+			memset(f->na + f->capn, 0, (n - f->capn) * sizeof *f->na);
+			if (f->diff) {
+				f->nb = sp_xrealloc(f->nb, n * sizeof *f->nb);
+				memset(f->nb + f->capn, 0, (n - f->capn) * sizeof *f->nb);
+			} else {
+				f->nb = f->na;
+			}
+			f->nhit = sp_xrealloc(f->nhit, n);
+			memset(f->nhit + f->capn, 0, n - f->capn);
+			f->capn = n;
+		}
+		f->na[node] += a;
+		if (f->diff)
+			f->nb[node] += b;
+		f->nhit[node] = 1;
 		return 0;
 	}
 	uint64_t key = (uint64_t)label << 32 | smp->stack;
@@ -285,7 +372,10 @@ static uint32_t frame_name(struct sp_flame *f, uint32_t frame, uint8_t *kind)
 			b->len -= 4;
 		}
 	}
+	size_t before = f->nnames;
 	uint32_t id = intern_name(f, b->p ? b->p : "", b->len, k);
+	if (f->nnames == before)
+		f->names_shared = 1;
 	f->fname[frame] = id + 1;
 	f->fkind[frame] = k;
 	const struct sp_frame *fr = sp_frame_get(f->p, frame);
@@ -314,27 +404,17 @@ static uint32_t frame_name(struct sp_flame *f, uint32_t frame, uint8_t *kind)
 	return id;
 }
 
-static uint32_t new_tnode(struct sp_flame *f, uint32_t parent, uint32_t name, uint8_t kind)
+/* A node of the tree: the child of parent named name, made when new (the
+ * map merges frames whose display names are equal). */
+static uint32_t child(struct sp_flame *f, uint32_t parent, uint32_t frame)
 {
-	if (f->nt == f->capt) {
-		f->capt = f->capt ? f->capt * 2 : 1024;
-		f->t = sp_xrealloc(f->t, f->capt * sizeof *f->t);
-	}
-	uint32_t id = (uint32_t)f->nt++;
-	struct tnode *n = &f->t[id];
-	memset(n, 0, sizeof *n);
-	n->parent = parent;
-	n->name = name;
-	n->kind = kind;
-	if (id) {
-		struct tnode *pn = &f->t[parent];
-		if (pn->last)
-			f->t[pn->last].next = id;
-		else
-			pn->first = id;
-		pn->last = id;
-	}
-	return id;
+	uint8_t kind;
+	uint32_t name = frame_name(f, frame, &kind);
+	int found;
+	uint32_t *slot = sp_u64map_slot(&f->cmap, (uint64_t)parent << 32 | name, &found);
+	if (!found)
+		*slot = tree_push(&f->t, parent, name, kind, f->diff); /* the map is apart from the nodes */
+	return *slot;
 }
 
 /* The frames of a (label, stack), root first (or leaf first with reverse),
@@ -363,30 +443,6 @@ static uint32_t path_frames(struct sp_flame *f, uint32_t label, uint32_t node)
 		}
 	}
 	return d;
-}
-
-static void add_along(struct sp_flame *f, uint32_t leaf, double w, double a, double b)
-{
-	f->t[leaf].sa += a;
-	f->t[leaf].sb += b;
-	for (uint32_t n = leaf;; n = f->t[n].parent) {
-		f->t[n].w += w;
-		f->t[n].a += a;
-		f->t[n].b += b;
-		if (!n)
-			break;
-	}
-}
-
-static uint32_t child(struct sp_flame *f, uint32_t parent, uint32_t frame)
-{
-	uint8_t kind;
-	uint32_t name = frame_name(f, frame, &kind);
-	int found;
-	uint32_t *slot = sp_u64map_slot(&f->cmap, (uint64_t)parent << 32 | name, &found);
-	if (!found)
-		*slot = new_tnode(f, parent, name, kind); /* the map is apart from the nodes */
-	return *slot;
 }
 
 /* The tree node of (label, profile stack node), memoised per stack node so
@@ -461,38 +517,113 @@ static uint32_t tree_of(struct sp_flame *f, uint32_t label, uint32_t node, struc
 	return base;
 }
 
+/* Add a sample's own values at tree node cur. */
+static void add_self(struct sp_flame *f, uint32_t cur, double a, double b)
+{
+	struct tree *t = &f->t;
+	t->sw[cur] += f->o.show_removed ? a : b;
+	if (f->diff) {
+		t->sa[cur] += a;
+		t->sb[cur] += b;
+	}
+}
+
+/* The flame graph's tree when every sample without a label has a stack of
+ * the profile whose frames all have names of their own: then the profile's
+ * stack nodes are the tree, and only the nodes on the samples' paths are
+ * copied, in their order (parents first).  Returns 0 when the names of two
+ * frames turn out equal (their nodes must merge: build_graph does it). */
+static int graph_from_nodes(struct sp_flame *f)
+{
+	struct tree *t = &f->t;
+	size_t N = f->capn < sp_node_count(f->p) ? f->capn : sp_node_count(f->p);
+	if (!N)
+		N = 1;
+	uint32_t *tid = sp_xcalloc(N, sizeof *tid); /* profile node -> tree node + 1; 1 = used */
+	const struct sp_node *nd;
+	size_t used = 1;
+	for (size_t i = N; i-- > 1;)
+		if (tid[i] || f->nhit[i]) {
+			tid[i] = 1;
+			tid[sp_node_get(f->p, (uint32_t)i)->parent] = 1;
+			used++;
+		}
+	tree_reserve(t, used, f->diff);
+	tid[0] = 1;
+	for (size_t i = 1; i < N; i++) {
+		if (!tid[i])
+			continue;
+		nd = sp_node_get(f->p, (uint32_t)i);
+		uint8_t kind;
+		uint32_t name = frame_name(f, nd->frame, &kind);
+		if (f->names_shared) {
+			free(tid);
+			t->n = 1;
+			return 0;
+		}
+		tid[i] = tree_push(t, tid[nd->parent] - 1, name, kind, f->diff) + 1;
+	}
+	for (size_t i = 0; i < N; i++)
+		if (f->nhit && f->nhit[i])
+			add_self(f, tid[i] - 1, f->na[i], f->nb[i]);
+	free(tid);
+	return 1;
+}
+
 static void build_graph(struct sp_flame *f)
 {
+	if (!f->nents && !f->o.reverse && (!f->capn || graph_from_nodes(f)))
+		return;
 	struct memo memo;
 	sp_u64map_init(&memo.map);
 	memo.narr = sp_node_count(f->p);
 	memo.arr = sp_xcalloc(memo.narr + 1, sizeof *memo.arr);
-	for (size_t i = 0; i < f->nents; i++) {
-		const struct entry *e = &f->ents[i];
-		uint32_t label = (uint32_t)(e->key >> 32), cur = 0;
-		if (!f->o.reverse) {
-			cur = tree_of(f, label, (uint32_t)e->key, &memo);
+	/* samples without a label (per node), then the others */
+	for (size_t i = 0; i < f->capn + f->nents; i++) {
+		uint32_t label = 0, node, cur = 0;
+		double a, b;
+		if (i < f->capn) {
+			if (!f->nhit[i])
+				continue;
+			node = (uint32_t)i;
+			a = f->na[i];
+			b = f->nb[i];
 		} else {
-			uint32_t d = path_frames(f, label, (uint32_t)e->key);
+			const struct entry *e = &f->ents[i - f->capn];
+			label = (uint32_t)(e->key >> 32);
+			node = (uint32_t)e->key;
+			a = e->a;
+			b = e->b;
+		}
+		if (!f->o.reverse) {
+			cur = tree_of(f, label, node, &memo);
+		} else {
+			uint32_t d = path_frames(f, label, node);
 			for (uint32_t j = 0; j < d; j++)
 				cur = child(f, cur, f->frames[j]);
 		}
-		f->t[cur].sw += f->o.show_removed ? e->a : e->b;
-		f->t[cur].sa += e->a;
-		f->t[cur].sb += e->b;
+		add_self(f, cur, a, b);
 	}
 	sp_u64map_release(&memo.map);
 	free(memo.arr);
-	/* Totals bottom-up: a child's index is above its parent's. */
-	for (size_t id = f->nt; id-- > 0;) {
-		struct tnode *t = &f->t[id];
-		t->w += t->sw;
-		t->a += t->sa;
-		t->b += t->sb;
+}
+
+/* Totals bottom-up: a child's index is above its parent's. */
+static void sum_up(struct sp_flame *f)
+{
+	struct tree *t = &f->t;
+	for (size_t id = t->n; id-- > 0;) {
+		t->w[id] += t->sw[id];
+		if (f->diff) {
+			t->a[id] += t->sa[id];
+			t->b[id] += t->sb[id];
+		}
 		if (id) {
-			f->t[t->parent].w += t->w;
-			f->t[t->parent].a += t->a;
-			f->t[t->parent].b += t->b;
+			t->w[t->parent[id]] += t->w[id];
+			if (f->diff) {
+				t->a[t->parent[id]] += t->a[id];
+				t->b[t->parent[id]] += t->b[id];
+			}
 		}
 	}
 }
@@ -509,8 +640,9 @@ static int csample_cmp(const void *x, const void *y)
 
 static void build_chart(struct sp_flame *f)
 {
+	struct tree *t = &f->t;
 	sp_sort(f->cs, f->ncs, sizeof *f->cs, csample_cmp);
-	uint32_t *path = NULL; /* tnode at depth i+1 of the previous sample */
+	uint32_t *path = NULL; /* tree node at depth i+1 of the previous sample */
 	size_t npath = 0, cappath = 0;
 	double cursor = 0;
 	for (size_t i = 0; i < f->ncs; i++) {
@@ -528,147 +660,194 @@ static void build_chart(struct sp_flame *f)
 			uint32_t name = frame_name(f, f->frames[j], &kind);
 			/* Merge with the previous sample's frame at this depth
 			 * only when it ends where this sample starts. */
-			if (j < npath && f->t[path[j]].name == name && f->t[path[j]].x + f->t[path[j]].w == cursor) {
+			if (j < npath && t->name[path[j]] == name && t->x[path[j]] + t->w[path[j]] == cursor) {
 				cur = path[j];
 				continue;
 			}
-			cur = new_tnode(f, cur, name, kind);
-			f->t[cur].x = cursor;
+			cur = tree_push(t, cur, name, kind, f->diff);
+			t->x[cur] = cursor;
 			path[j] = cur;
 		}
 		npath = d;
-		add_along(f, cur, w, s->a, s->b);
+		/* the running totals along the path (the merge test reads w) */
+		if (f->diff) {
+			t->sa[cur] += s->a;
+			t->sb[cur] += s->b;
+		}
+		for (uint32_t n = cur;; n = t->parent[n]) {
+			t->w[n] += w;
+			if (f->diff) {
+				t->a[n] += s->a;
+				t->b[n] += s->b;
+			}
+			if (!n)
+				break;
+		}
 		cursor += w;
 	}
 	free(path);
 }
 
-static int cmp_name(const struct sp_flame *f, uint32_t x, uint32_t y)
-{
-	size_t nx = f->nlens[x], ny = f->nlens[y];
-	int c = memcmp(f->names[x], f->names[y], nx < ny ? nx : ny);
-	if (c)
-		return c;
-	return nx < ny ? -1 : nx > ny;
-}
-
+/* Name order: bytes, then kind ("f" and "f_[k]"). */
 static const struct sp_flame *sort_f;
-static int child_cmp(const void *x, const void *y)
+static int name_cmp(const void *x, const void *y)
 {
-	const struct tnode *a = &sort_f->t[*(const uint32_t *)x], *b = &sort_f->t[*(const uint32_t *)y];
-	if (sort_f->o.sort == SP_FLAME_SORT_WEIGHT && a->w != b->w)
-		return a->w > b->w ? -1 : 1;
-	int c = cmp_name(sort_f, a->name, b->name);
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	size_t na = sort_f->nlens[a], nb = sort_f->nlens[b];
+	int c = memcmp(sort_f->names[a], sort_f->names[b], na < nb ? na : nb);
 	if (c)
 		return c;
-	return a->kind < b->kind ? -1 : a->kind > b->kind; /* "f" and "f_[k]" */
+	if (na != nb)
+		return na < nb ? -1 : 1;
+	return sort_f->nkinds[a] < sort_f->nkinds[b] ? -1 : sort_f->nkinds[a] > sort_f->nkinds[b];
 }
 
-/* Sort every child list (flame graph only; the chart keeps time order). */
-static void sort_children(struct sp_flame *f)
+/* A sibling's sort key: weight (heaviest first) when sorting by weight,
+ * then its name's rank.  Siblings have different names. */
+struct skey {
+	uint64_t k1;
+	uint32_t k2, id;
+};
+
+static int skey_cmp(const void *x, const void *y)
 {
-	uint32_t *tmp = NULL;
-	size_t cap = 0;
+	const struct skey *a = x, *b = y;
+	if (a->k1 != b->k1)
+		return a->k1 < b->k1 ? -1 : 1;
+	return a->k2 < b->k2 ? -1 : a->k2 > b->k2;
+}
+
+/* Sort the children lists kids[beg[i] .. beg[i + 1]). */
+static void sort_children(struct sp_flame *f, const uint32_t *beg, uint32_t *kids)
+{
+	struct tree *t = &f->t;
+	uint32_t *rank = sp_xmalloc((f->nnames + 1) * sizeof *rank);
+	for (uint32_t i = 0; i < f->nnames; i++)
+		rank[i] = i;
 	sort_f = f;
-	for (size_t i = 0; i < f->nt; i++) {
-		size_t n = 0;
-		for (uint32_t c = f->t[i].first; c; c = f->t[c].next) {
-			if (n == cap) {
-				cap = cap ? cap * 2 : 64;
-				tmp = sp_xrealloc(tmp, cap * sizeof *tmp);
-			}
-			tmp[n++] = c;
-		}
+	sp_sort(rank, f->nnames, sizeof *rank, name_cmp);
+	uint32_t *by = sp_xmalloc((f->nnames + 1) * sizeof *by); /* name -> rank */
+	for (uint32_t r = 0; r < f->nnames; r++)
+		by[rank[r]] = r;
+	free(rank);
+	struct skey *k = NULL;
+	size_t capk = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		size_t n = beg[i + 1] - beg[i];
 		if (n < 2)
 			continue;
-		sp_sort(tmp, n, sizeof *tmp, child_cmp);
-		f->t[i].first = tmp[0];
-		for (size_t k = 0; k + 1 < n; k++)
-			f->t[tmp[k]].next = tmp[k + 1];
-		f->t[tmp[n - 1]].next = 0;
-		f->t[i].last = tmp[n - 1];
+		if (n > capk) {
+			capk = n > 2 * capk ? n : 2 * capk;
+			k = sp_xrealloc(k, capk * sizeof *k);
+		}
+		uint32_t *c = kids + beg[i];
+		for (size_t j = 0; j < n; j++) {
+			uint64_t wb = 0;
+			if (f->o.sort == SP_FLAME_SORT_WEIGHT) {
+				double w = t->w[c[j]] > 0 ? t->w[c[j]] : 0; /* >= 0: its bits order as the value */
+				memcpy(&wb, &w, sizeof wb);
+				wb = ~wb;
+			}
+			k[j] = (struct skey){ wb, by[t->name[c[j]]], c[j] };
+		}
+		if (n <= 16) {
+			for (size_t j = 1; j < n; j++) {
+				struct skey v = k[j];
+				size_t m = j;
+				for (; m > 0 && skey_cmp(&k[m - 1], &v) > 0; m--)
+					k[m] = k[m - 1];
+				k[m] = v;
+			}
+		} else {
+			sp_sort(k, n, sizeof *k, skey_cmp);
+		}
+		for (size_t j = 0; j < n; j++)
+			c[j] = k[j].id;
 	}
-	free(tmp);
+	free(k);
+	free(by);
 }
 
-/* Preorder node array; in the flame graph a frame's own samples come first,
- * then its children left to right. */
+/* The node array in preorder; in the flame graph a frame's own samples come
+ * first, then its children left to right.  Parents come before children in
+ * the tree, so one pass in index order places every node: its position is
+ * its parent's plus the sizes of the subtrees of its earlier siblings. */
 static void emit(struct sp_flame *f)
 {
-	f->nodes = sp_xmalloc(f->nt * sizeof *f->nodes);
-	uint32_t *stack = sp_xmalloc((f->nt + 1) * sizeof *stack);
-	uint32_t *open = sp_xmalloc((f->nt + 1) * sizeof *open); /* output index by depth */
-	uint32_t *depth = sp_xmalloc(f->nt * sizeof *depth);
-	size_t sp = 0, nopen = 0, out = 0;
-	stack[sp++] = 0;
-	depth[0] = 0;
-	uint32_t *kids = NULL;
-	size_t capk = 0;
+	struct tree *t = &f->t;
+	size_t n = t->n;
+	/* children lists: kids[beg[i] .. beg[i + 1]), in index order */
+	uint32_t *beg = sp_xcalloc(n + 1, sizeof *beg), *kids = sp_xmalloc(n * sizeof *kids);
+	for (size_t i = 1; i < n; i++)
+		beg[t->parent[i]]++;
+	for (size_t i = 0, sum = 0; i <= n; i++) {
+		sum += beg[i];
+		beg[i] = (uint32_t)sum; /* the end of i's list, for now */
+	}
+	for (size_t i = n; i-- > 1;)
+		kids[--beg[t->parent[i]]] = (uint32_t)i;
+	beg[n] = n ? (uint32_t)(n - 1) : 0;
+	if (!f->o.flamechart)
+		sort_children(f, beg, kids);
+	uint32_t *size = sp_xmalloc((n + 1) * sizeof *size), *pos = sp_xmalloc((n + 1) * sizeof *pos);
+	for (size_t i = 0; i < n; i++)
+		size[i] = 1;
+	for (size_t i = n; i-- > 1;)
+		size[t->parent[i]] += size[i];
+	f->nodes = sp_xmalloc((n ? n : 1) * sizeof *f->nodes);
 	f->maxdelta = 1;
-	while (sp) {
-		uint32_t id = stack[--sp];
-		struct tnode *t = &f->t[id];
-		uint32_t d = depth[id];
-		while (nopen > d)
-			f->nodes[open[--nopen]].end = (uint32_t)out;
-		open[nopen++] = (uint32_t)out;
-		struct sp_flame_node *n = &f->nodes[out];
-		n->parent = d ? open[d - 1] : 0;
-		n->depth = d;
-		n->name = t->name;
-		n->kind = t->kind;
-		n->x = t->x;
-		n->w = t->w;
-		n->a = t->a;
-		n->b = t->b;
-		n->self_delta = t->sb - t->sa;
-		if (f->diff && fabs(n->self_delta) > f->maxdelta)
-			f->maxdelta = fabs(n->self_delta);
-		if (f->diff && id && t->b == 0 && t->a != 0 && f->t[t->parent].b != 0) {
-			f->removed += t->a;
+	pos[0] = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t at = pos[i];
+		struct sp_flame_node *o = &f->nodes[at];
+		o->parent = i ? pos[t->parent[i]] : 0;
+		o->depth = i ? f->nodes[o->parent].depth + 1 : 0;
+		o->name = t->name[i];
+		o->end = at + size[i];
+		o->kind = t->kind[i];
+		o->x = t->x[i];
+		o->w = t->w[i];
+		o->a = f->diff ? t->a[i] : t->w[i];
+		o->b = f->diff ? t->b[i] : t->w[i];
+		o->self_delta = f->diff ? t->sb[i] - t->sa[i] : 0;
+		if (f->diff && fabs(o->self_delta) > f->maxdelta)
+			f->maxdelta = fabs(o->self_delta);
+		if (f->diff && i && t->b[i] == 0 && t->a[i] != 0 && t->b[t->parent[i]] != 0) {
+			f->removed += t->a[i];
 			f->nremoved++;
 		}
-		out++;
-		/* Children: lay out x (graph), push in reverse for preorder. */
-		size_t nk = 0;
-		double cx = t->x + t->w;
-		for (uint32_t c = t->first; c; c = f->t[c].next) {
-			if (nk == capk) {
-				capk = capk ? capk * 2 : 64;
-				kids = sp_xrealloc(kids, capk * sizeof *kids);
+		/* children: positions, and x in the flame graph */
+		double cx = t->x[i] + t->w[i];
+		for (uint32_t k = beg[i]; k < beg[i + 1]; k++)
+			cx -= t->w[kids[k]];
+		uint32_t next = at + 1;
+		for (uint32_t k = beg[i]; k < beg[i + 1]; k++) {
+			uint32_t c = kids[k];
+			pos[c] = next;
+			next += size[c];
+			if (!f->o.flamechart) {
+				t->x[c] = cx;
+				cx += t->w[c];
 			}
-			kids[nk++] = c;
-			cx -= f->t[c].w;
-		}
-		if (!f->o.flamechart)
-			for (size_t k = 0; k < nk; k++) {
-				f->t[kids[k]].x = cx;
-				cx += f->t[kids[k]].w;
-			}
-		for (size_t k = nk; k-- > 0;) {
-			depth[kids[k]] = d + 1;
-			stack[sp++] = kids[k];
 		}
 	}
-	while (nopen)
-		f->nodes[open[--nopen]].end = (uint32_t)out;
-	f->nnodes = out;
+	f->nnodes = n;
+	free(beg);
 	free(kids);
-	free(stack);
-	free(open);
-	free(depth);
+	free(size);
+	free(pos);
 }
 
 void sp_flame_finish(struct sp_flame *f)
 {
 	if (f->ncols < 0)
 		pick_columns(f, f->p, 0);
-	new_tnode(f, 0, intern_name(f, "all", 3, SP_KIND_SYNTHETIC), SP_KIND_SYNTHETIC);
+	tree_push(&f->t, 0, intern_name(f, "all", 3, SP_KIND_SYNTHETIC), SP_KIND_SYNTHETIC, f->diff);
 	if (f->o.flamechart) {
 		build_chart(f);
 	} else {
 		build_graph(f);
-		sort_children(f);
+		sum_up(f);
 	}
 	emit(f);
 }

@@ -75,6 +75,8 @@ const char *sp_flame_name(const struct sp_flame *f, uint32_t name, size_t *len);
 unsigned sp_flame_name_kind(const struct sp_flame *f, uint32_t name);
 
 int sp_flame_is_diff(const struct sp_flame *f);
+/* Every value added was an integer (so are the sums, below 2^53). */
+int sp_flame_integral(const struct sp_flame *f);
 uint64_t sp_flame_samples(const struct sp_flame *f); /* samples added */
 double sp_flame_max_delta(const struct sp_flame *f); /* largest |self_delta|, >= 1 */
 /* Diff: the total of the first profile under frames whose width is 0 (paths

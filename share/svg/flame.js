@@ -207,6 +207,9 @@
 		}
 		for (k = 0; k < anc.length; k++) one(anc[k], D.xpad, full, "parent");
 		var cols = Math.ceil(D.W), grid = null, groups = [], gid = {};
+		/* a sliver's colour group, per name (a colour is a name's, but in
+		 * a differential graph): no colour string per sliver */
+		var byname = D.diff ? null : new Int32Array(D.names.length).fill(-1);
 		for (k = 0; k < nl; k++) {
 			i = list[k];
 			var px = w[i] * sc, px0 = D.xpad + (x[i] - ox) * sc;
@@ -219,10 +222,12 @@
 			var row0 = depth[i] * cols, id = -1;
 			for (var cc = c0; cc <= c1; cc++) {
 				if (grid[row0 + cc] >= 0) continue;
+				if (id < 0 && byname) id = byname[name[i]];
 				if (id < 0) {
 					var c = colour(i), key = bucket(c);
 					id = gid[key];
 					if (id === undefined) { id = gid[key] = groups.length; groups.push({ fill: c, d: "" }); }
+					if (byname) byname[name[i]] = id;
 				}
 				grid[row0 + cc] = id;
 			}
@@ -506,6 +511,15 @@
 			return { x: p0.x, y: p0.y, w: p1.x - p0.x, h: p1.y - p0.y };
 		},
 		name: function (i) { return i > 0 && i < n ? D.names[name[i]] : "all"; },
+		/* The widest frame below the root and the deepest frame (benchmarks). */
+		extremes: function () {
+			var wide = n > 1 ? 1 : 0, deep = 0, i;
+			for (i = 1; i < n; i++) {
+				if (depth[i] === 1 && w[i] > w[wide]) wide = i;
+				if (depth[i] > depth[deep] && w[i] > 0) deep = i;
+			}
+			return { widest: wide, deepest: deep };
+		},
 		find: function (t) {
 			for (var i = 1; i < n; i++) if (D.names[name[i]] === t) return i;
 			return -1;

@@ -3,7 +3,8 @@
 //   node tests/browser/bench.js FILE.svg [RUNS]
 // Prints "load_ms N", "zoom_ms N" (median over several frames, each zoom
 // timed until the browser has drawn the next frame), "search_ms N",
-// "frames N", "drawn N".
+// "frames N", "drawn N", and "session_ms ..." (zoom into the widest frame,
+// then the deepest, reset, search: medians; printed, never asserted).
 'use strict';
 const fs = require('fs');
 const os = require('os');
@@ -63,6 +64,29 @@ const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[s.lengt
 		await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
 		return performance.now() - t0;
 	});
+	// A person's session: zoom into the widest frame, then the deepest,
+	// reset, search; each timed to the next paint, median of `runs`.
+	const sess = await page.evaluate(async (runs) => {
+		if (!spflame.api.extremes) return null; /* an SVG of an older psvg */
+		const api = spflame.api, ex = api.extremes(), t = { widest: [], deepest: [], reset: [], search: [] };
+		const paint = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+		const time = async (k, fn) => { const t0 = performance.now(); fn(); await paint(); t[k].push(performance.now() - t0); };
+		api.reset();
+		await paint();
+		for (let r = 0; r < runs; r++) {
+			await time('widest', () => api.zoom(ex.widest));
+			await time('deepest', () => api.zoom(ex.deepest));
+			await time('reset', () => api.reset());
+			await time('search', () => api.search('a'));
+			api.reset();
+			await paint();
+		}
+		return t;
+	}, runs);
+	const med = (k) => median(sess[k]).toFixed(1);
+	if (!sess) console.log('session_ms - (this SVG\'s script has no api.extremes: made by an older psvg)');
+	else console.log(`session_ms widest ${med('widest')} deepest ${med('deepest')} reset ${med('reset')} search ${med('search')}` +
+		` slowest ${Math.max(...Object.values(sess).flat()).toFixed(1)} (target: every zoom < 100)`);
 	const st = await page.evaluate(() => { spflame.api.reset(); return spflame.api.state(); });
 	console.log(`load_ms ${median(loads)}`);
 	console.log(`zoom_ms ${median(zooms.map((z) => z.ms)).toFixed(1)}`);
