@@ -40,9 +40,7 @@ struct sp_modfile {
 	Dwfl_Module *offm;
 	int off_tried;
 	/* function symbols by start, as perf chooses them (symbol_at) */
-	struct psym *psyms;
-	size_t npsyms;
-	char *pnames;
+	struct sp_psyms psyms;
 	int psyms_built;
 };
 
@@ -134,8 +132,7 @@ void sp_symbols_free(struct sp_symbols *s)
 		sp_u64map_release(&f->memo);
 		if (f->off)
 			dwfl_end(f->off);
-		free(f->psyms);
-		free(f->pnames);
+		sp_psyms_release(&f->psyms);
 		free(f);
 	}
 	free(s->files);
@@ -481,13 +478,6 @@ static uint32_t frame(struct sp_symbols *s, uint32_t name, uint32_t module, cons
  * a sized one over a zero-sized one, not weak over weak, global over local,
  * fewer leading underscores, the longer name, the first in the table.
  */
-struct psym {
-	uint64_t start, end; /* file addresses */
-	uint32_t name, len;  /* in the file's pnames */
-	uint32_t idx;
-	uint8_t bind;
-};
-
 static int underscores(const char *n)
 {
 	int k = 0;
@@ -496,7 +486,8 @@ static int underscores(const char *n)
 	return k;
 }
 
-static int psym_better(const char *names, const struct psym *a, const struct psym *b)
+/* 1 when a is to be kept over b (same start). */
+static int psym_better(const char *names, const struct sp_psym *a, const struct sp_psym *b)
 {
 	int za = a->end == a->start, zb = b->end == b->start;
 	if (za != zb)
@@ -517,15 +508,20 @@ static int psym_better(const char *names, const struct psym *a, const struct psy
 
 static int psym_cmp(const void *x, const void *y)
 {
-	const struct psym *a = x, *b = y;
+	const struct sp_psym *a = x, *b = y;
 	if (a->start != b->start)
 		return a->start < b->start ? -1 : 1;
 	return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
-static void build_psyms(struct sp_modfile *mf, Dwfl_Module *m, Dwarf_Addr bias)
+void sp_psyms_build(struct sp_psyms *t, void *module, void (*each)(void *ctx, const char *name, uint64_t start),
+		    void *ctx)
 {
-	mf->psyms_built = 1;
+	Dwfl_Module *m = module;
+	memset(t, 0, sizeof *t);
+	Dwarf_Addr bias = 0;
+	if (!dwfl_module_getelf(m, &bias))
+		return;
 	int n = dwfl_module_getsymtab(m);
 	struct sp_buf names = SP_BUF_INIT;
 	size_t cap = 0;
@@ -539,6 +535,7 @@ static void build_psyms(struct sp_modfile *mf, Dwfl_Module *m, Dwarf_Addr bias)
 		if (!nm || !*nm || shndx == SHN_UNDEF || shndx == SHN_ABS)
 			continue;
 		if (type == STT_NOTYPE) {
+			/* assembly labels count, in code sections */
 			int vis = GELF_ST_VISIBILITY(sym.st_other);
 			GElf_Shdr sh;
 			Elf_Scn *scn = elf ? elf_getscn(elf, shndx) : NULL;
@@ -548,12 +545,14 @@ static void build_psyms(struct sp_modfile *mf, Dwfl_Module *m, Dwarf_Addr bias)
 		} else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
 			continue;
 		}
-		if (mf->npsyms == cap) {
+		if (each)
+			each(ctx, nm, addr - bias);
+		if (t->n == cap) {
 			cap = cap ? 2 * cap : 1024;
-			mf->psyms = sp_xrealloc(mf->psyms, cap * sizeof *mf->psyms);
+			t->v = sp_xrealloc(t->v, cap * sizeof *t->v);
 		}
 		size_t len = strlen(nm);
-		struct psym *ps = &mf->psyms[mf->npsyms++];
+		struct sp_psym *ps = &t->v[t->n++];
 		ps->start = addr - bias;
 		ps->end = ps->start + sym.st_size;
 		ps->name = (uint32_t)names.len;
@@ -562,23 +561,46 @@ static void build_psyms(struct sp_modfile *mf, Dwfl_Module *m, Dwarf_Addr bias)
 		ps->bind = (uint8_t)GELF_ST_BIND(sym.st_info);
 		sp_buf_add(&names, nm, len + 1);
 	}
-	mf->pnames = names.p;
-	if (!mf->npsyms)
+	t->names = names.p;
+	if (!t->n)
 		return;
-	sp_sort(mf->psyms, mf->npsyms, sizeof *mf->psyms, psym_cmp);
+	sp_sort(t->v, t->n, sizeof *t->v, psym_cmp);
 	size_t k = 0;
-	for (size_t i = 0; i < mf->npsyms; i++) {
-		if (k && mf->psyms[k - 1].start == mf->psyms[i].start) {
-			if (psym_better(mf->pnames, &mf->psyms[i], &mf->psyms[k - 1]))
-				mf->psyms[k - 1] = mf->psyms[i];
+	for (size_t i = 0; i < t->n; i++) {
+		if (k && t->v[k - 1].start == t->v[i].start) {
+			if (psym_better(t->names, &t->v[i], &t->v[k - 1]))
+				t->v[k - 1] = t->v[i];
 			continue;
 		}
-		mf->psyms[k++] = mf->psyms[i];
+		t->v[k++] = t->v[i];
 	}
-	mf->npsyms = k;
+	t->n = k;
+	/* zero-sized symbols end where the next one starts */
 	for (size_t i = 0; i + 1 < k; i++)
-		if (mf->psyms[i].end == mf->psyms[i].start)
-			mf->psyms[i].end = mf->psyms[i + 1].start;
+		if (t->v[i].end == t->v[i].start)
+			t->v[i].end = t->v[i + 1].start;
+}
+
+const struct sp_psym *sp_psyms_find(const struct sp_psyms *t, uint64_t a)
+{
+	size_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (t->v[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || a >= t->v[lo - 1].end)
+		return NULL;
+	return &t->v[lo - 1];
+}
+
+void sp_psyms_release(struct sp_psyms *t)
+{
+	free(t->v);
+	free(t->names);
+	memset(t, 0, sizeof *t);
 }
 
 /* The function symbol at pc (string id), 0 when pc is in none. */
@@ -587,20 +609,14 @@ static uint32_t symbol_at(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfil
 	Dwarf_Addr bias = 0;
 	if (!dwfl_module_getelf(m, &bias))
 		return 0;
-	if (!mf->psyms_built)
-		build_psyms(mf, m, bias);
-	uint64_t a = pc - bias;
-	size_t lo = 0, hi = mf->npsyms;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (mf->psyms[mid].start <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
+	if (!mf->psyms_built) {
+		sp_psyms_build(&mf->psyms, m, NULL, NULL);
+		mf->psyms_built = 1;
 	}
-	if (!lo || a >= mf->psyms[lo - 1].end)
+	const struct sp_psym *ps = sp_psyms_find(&mf->psyms, pc - bias);
+	if (!ps)
 		return 0;
-	uint32_t name = intern_name(s, mf->pnames + mf->psyms[lo - 1].name);
+	uint32_t name = intern_name(s, mf->psyms.names + ps->name);
 	int found;
 	uint32_t *slot = sp_u64map_slot(&s->startidx, (uint64_t)mf->module << 32 | name, &found);
 	if (!found) {
@@ -608,7 +624,7 @@ static uint32_t symbol_at(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfil
 			s->capstarts = s->capstarts ? 2 * s->capstarts : 256;
 			s->starts = sp_xrealloc(s->starts, s->capstarts * sizeof *s->starts);
 		}
-		s->starts[s->nstarts++] = mf->psyms[lo - 1].start;
+		s->starts[s->nstarts++] = ps->start;
 		*slot = (uint32_t)s->nstarts;
 	}
 	return name;
@@ -846,6 +862,24 @@ void *sp_symbols_file_module(struct sp_symbols *s, const char *path)
 	for (size_t i = 0; i < s->nfiles; i++)
 		if (s->files[i]->fd >= 0 && s->files[i]->path && !strcmp(s->files[i]->path, path))
 			return offline_module(s->files[i]);
+	return NULL;
+}
+
+const struct sp_psyms *sp_symbols_file_psyms(struct sp_symbols *s, const char *path)
+{
+	for (size_t i = 0; i < s->nfiles; i++) {
+		struct sp_modfile *f = s->files[i];
+		if (f->fd < 0 || !f->path || strcmp(f->path, path))
+			continue;
+		Dwfl_Module *m = offline_module(f);
+		if (!m)
+			return NULL;
+		if (!f->psyms_built) {
+			sp_psyms_build(&f->psyms, m, NULL, NULL);
+			f->psyms_built = 1;
+		}
+		return &f->psyms;
+	}
 	return NULL;
 }
 
