@@ -41,6 +41,7 @@ struct sp_modfile {
 	int off_tried;
 	/* function symbols by start, as perf chooses them (symbol_at) */
 	struct sp_psyms psyms;
+	uint32_t *pname; /* per symbol: its interned name + 1, 0 until named */
 	int psyms_built;
 };
 
@@ -88,7 +89,10 @@ struct sp_symbols {
 	struct sp_u64map kmemo;
 	/* JIT maps, one per process that has one */
 	struct jitmap *jits;
-	size_t njits;
+	size_t njits, capjits;
+	struct sp_u64map jitidx; /* pid -> index + 1 (a build has hundreds of processes) */
+	/* the frame of an address in no mapping: "[unknown]", no module */
+	uint32_t nomap_frame; /* + 1, 0 before the first */
 	/* the vdso image, as a file */
 	int vdso_fd, vdso_tried;
 	/* demangler */
@@ -112,6 +116,7 @@ struct sp_symbols *sp_symbols_new(struct sp_profile *p, const struct sp_symbols_
 	sp_u64map_init(&s->filemap);
 	sp_u64map_init(&s->kmemo);
 	sp_u64map_init(&s->startidx);
+	sp_u64map_init(&s->jitidx);
 	s->vdso_fd = -1;
 	s->unknown_name = sp_str_intern(p, "[unknown]", 9);
 	elf_version(EV_CURRENT);
@@ -133,6 +138,7 @@ void sp_symbols_free(struct sp_symbols *s)
 		if (f->off)
 			dwfl_end(f->off);
 		sp_psyms_release(&f->psyms);
+		free(f->pname);
 		free(f);
 	}
 	free(s->files);
@@ -147,6 +153,7 @@ void sp_symbols_free(struct sp_symbols *s)
 	for (size_t i = 0; i < s->njits; i++)
 		free(s->jits[i].v);
 	free(s->jits);
+	sp_u64map_release(&s->jitidx);
 	if (s->vdso_fd >= 0)
 		close(s->vdso_fd);
 	if (s->cxxlib)
@@ -467,6 +474,49 @@ static uint32_t frame(struct sp_symbols *s, uint32_t name, uint32_t module, cons
 
 /* Resolve pc (runtime) in module m into the pool: the inlined chain when
  * DWARF has one, else the symbol. */
+/* A natural merge sort of n elements of type T by the inline comparison
+ * LESS(a, b) (pointers): symbol tables and /proc/kallsyms are runs already
+ * in order, so a few passes without qsort's indirect calls and byte-wise
+ * copies (qsort was a tenth of pfold perf.data for a build's symbols). */
+#define SP_RUNSORT(NAME, T, LESS)                                                                  \
+	static void NAME(T *v, size_t n)                                                           \
+	{                                                                                          \
+		if (n < 2)                                                                         \
+			return;                                                                    \
+		T *tmp = sp_xmalloc(n * sizeof *tmp), *src = v, *dst = tmp;                        \
+		for (;;) {                                                                         \
+			size_t i = 0, runs = 0;                                                    \
+			while (i < n) {                                                            \
+				size_t m = i + 1;                                                  \
+				while (m < n && !LESS(&src[m], &src[m - 1]))                       \
+					m++;                                                       \
+				size_t e = m;                                                      \
+				if (m < n) {                                                       \
+					e = m + 1;                                                 \
+					while (e < n && !LESS(&src[e], &src[e - 1]))               \
+						e++;                                               \
+				}                                                                  \
+				size_t a = i, b = m, o = i;                                        \
+				while (a < m && b < e)                                             \
+					dst[o++] = LESS(&src[b], &src[a]) ? src[b++] : src[a++];   \
+				while (a < m)                                                      \
+					dst[o++] = src[a++];                                       \
+				while (b < e)                                                      \
+					dst[o++] = src[b++];                                       \
+				runs++;                                                            \
+				i = e;                                                             \
+			}                                                                          \
+			T *t = src;                                                                \
+			src = dst;                                                                 \
+			dst = t;                                                                   \
+			if (runs == 1)                                                             \
+				break;                                                             \
+		}                                                                                  \
+		if (src != v)                                                                      \
+			memcpy(v, src, n * sizeof *v);                                            \
+		free(tmp);                                                                         \
+	}
+
 /* ---- function symbols, as perf chooses them ----
  *
  * One sorted table per file, built at its first look-up (libdwfl's
@@ -506,13 +556,8 @@ static int psym_better(const char *names, const struct sp_psym *a, const struct 
 	return a->idx < b->idx;
 }
 
-static int psym_cmp(const void *x, const void *y)
-{
-	const struct sp_psym *a = x, *b = y;
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	return a->idx < b->idx ? -1 : a->idx > b->idx;
-}
+#define PSYM_LESS(a, b) ((a)->start < (b)->start || ((a)->start == (b)->start && (a)->idx < (b)->idx))
+SP_RUNSORT(psym_sort, struct sp_psym, PSYM_LESS)
 
 void sp_psyms_build(struct sp_psyms *t, void *module, void (*each)(void *ctx, const char *name, uint64_t start),
 		    void *ctx)
@@ -564,7 +609,7 @@ void sp_psyms_build(struct sp_psyms *t, void *module, void (*each)(void *ctx, co
 	t->names = names.p;
 	if (!t->n)
 		return;
-	sp_sort(t->v, t->n, sizeof *t->v, psym_cmp);
+	psym_sort(t->v, t->n);
 	size_t k = 0;
 	for (size_t i = 0; i < t->n; i++) {
 		if (k && t->v[k - 1].start == t->v[i].start) {
@@ -616,7 +661,15 @@ static uint32_t symbol_at(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfil
 	const struct sp_psym *ps = sp_psyms_find(&mf->psyms, pc - bias);
 	if (!ps)
 		return 0;
+	/* A function's name once, not once per address sampled in it
+	 * (demangling is most of the cost). */
+	size_t i = (size_t)(ps - mf->psyms.v);
+	if (!mf->pname)
+		mf->pname = sp_xcalloc(mf->psyms.n, sizeof *mf->pname);
+	if (mf->pname[i])
+		return mf->pname[i] - 1;
 	uint32_t name = intern_name(s, mf->psyms.names + ps->name);
+	mf->pname[i] = name + 1;
 	int found;
 	uint32_t *slot = sp_u64map_slot(&s->startidx, (uint64_t)mf->module << 32 | name, &found);
 	if (!found) {
@@ -773,16 +826,18 @@ static void jit_reload(struct sp_symbols *s, struct jitmap *j)
 
 static int jit_lookup(struct sp_symbols *s, int pid, uint64_t pc, uint32_t *out)
 {
-	struct jitmap *j = NULL;
-	for (size_t i = 0; i < s->njits; i++)
-		if (s->jits[i].pid == pid)
-			j = &s->jits[i];
-	if (!j) {
-		s->jits = sp_xrealloc(s->jits, (s->njits + 1) * sizeof *s->jits);
-		j = &s->jits[s->njits++];
-		memset(j, 0, sizeof *j);
-		j->pid = pid;
+	int found;
+	uint32_t *slot = sp_u64map_slot(&s->jitidx, (uint64_t)(uint32_t)pid, &found);
+	if (!found) {
+		if (s->njits == s->capjits) {
+			s->capjits = s->capjits ? 2 * s->capjits : 16;
+			s->jits = sp_xrealloc(s->jits, s->capjits * sizeof *s->jits);
+		}
+		memset(&s->jits[s->njits], 0, sizeof *s->jits);
+		s->jits[s->njits].pid = pid;
+		*slot = (uint32_t)++s->njits;
 	}
+	struct jitmap *j = &s->jits[*slot - 1];
 	for (int attempt = 0; attempt < 2; attempt++) {
 		size_t lo = 0, hi = j->n;
 		while (lo < hi) {
@@ -913,7 +968,12 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
 		*frames = &s->one;
 		return 1;
 	}
-	const struct sp_map *mp = maps ? sp_maps_find(maps, pc) : NULL;
+	const struct sp_map *mp = mp0;
+	if (!mp && s->nomap_frame) {
+		s->one = s->nomap_frame - 1;
+		*frames = &s->one;
+		return 1;
+	}
 	struct sp_frame f = { s->unknown_name, 0, 0, 0, 0, SP_KIND_NATIVE };
 	if (mp && mp->path[0]) {
 		f.module = sp_str_intern(s->p, mp->path, strlen(mp->path));
@@ -924,15 +984,16 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
 			f.name = bare_name(s->p, mp->path);
 	}
 	s->one = sp_frame_intern(s->p, &f);
+	if (!mp)
+		s->nomap_frame = s->one + 1;
 	*frames = &s->one;
 	return 1;
 }
 
-static int ksym_cmp(const void *a, const void *b)
-{
-	const struct ksym *x = a, *y = b;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
+/* stable: of several symbols at one address the first listed is kept, as
+ * qsort (a merge sort in glibc) kept it */
+#define KSYM_LESS(a, b) ((a)->addr < (b)->addr)
+SP_RUNSORT(ksym_sort, struct ksym, KSYM_LESS)
 
 /* /proc/kallsyms has ~100k+ text symbols: they are read into one buffer
  * and sorted; a name becomes a profile string only when it is sampled. */
@@ -987,7 +1048,7 @@ static void load_kallsyms(struct sp_symbols *s)
 	s->kbuf = b.p; /* owned now */
 	if (!nonzero)
 		s->khidden = 1;
-	sp_sort(s->ksyms, s->nksyms, sizeof *s->ksyms, ksym_cmp);
+	ksym_sort(s->ksyms, s->nksyms);
 }
 
 size_t sp_symbols_kernel(struct sp_symbols *s, uint64_t pc, const uint32_t **frames)
