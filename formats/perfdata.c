@@ -984,43 +984,33 @@ static int parse_sample(struct pd *d, const uint8_t *r, uint32_t size, uint64_t 
 			return fail_off(d, off, "callchain of %llu entries in a %u-byte record", (unsigned long long)nr,
 					size);
 		NEED(8 * nr, "callchain");
-		if (nr > d->capcc || !d->ccbuf) { /* never NULL: u = k + nk below */
+		if (2 * nr > d->capcc || !d->ccbuf) { /* kernel part, then user part; never NULL */
 			d->capcc = nr * 2 + 16;
 			d->ccbuf = sp_xrealloc(d->ccbuf, d->capcc * sizeof *d->ccbuf);
 		}
-		/* Split at the PERF_CONTEXT_* markers: kernel then user. */
+		/* Split at the PERF_CONTEXT_* markers: kernel then user, in one
+		 * pass (the user part from ccbuf + nr).  perf script names a
+		 * return address as it is, the engine (for pcollect) looks up
+		 * the call instruction (address - 1): the engine's - 1 is undone
+		 * here, so that a call at the very end of a function names what
+		 * perf names (_dl_start_user, not _start). */
 		uint64_t ctx = 0;
 		uint32_t nk = 0, nu = 0;
-		uint64_t *k = d->ccbuf, *u;
+		uint64_t *k = d->ccbuf, *u = d->ccbuf + nr;
 		for (uint64_t i = 0; i < nr; i++) {
 			uint64_t v = rd64(p + 8 * i);
 			if (v >= CTX_MAX) {
 				ctx = v;
 				continue;
 			}
-			if (ctx == (uint64_t)PERF_CONTEXT_KERNEL)
-				k[nk++] = v;
-		}
-		u = k + nk;
-		ctx = 0;
-		for (uint64_t i = 0; i < nr; i++) {
-			uint64_t v = rd64(p + 8 * i);
-			if (v >= CTX_MAX) {
-				ctx = v;
-				continue;
+			if (ctx == (uint64_t)PERF_CONTEXT_KERNEL) {
+				k[nk] = nk ? v + 1 : v;
+				nk++;
+			} else if (ctx == (uint64_t)PERF_CONTEXT_USER) {
+				u[nu] = nu ? v + 1 : v;
+				nu++;
 			}
-			if (ctx == (uint64_t)PERF_CONTEXT_USER)
-				u[nu++] = v;
 		}
-		/* perf script names a return address as it is, the engine
-		 * (for pcollect) looks up the call instruction (address - 1):
-		 * the engine's - 1 is undone here, so that a call at the very
-		 * end of a function names what perf names (_dl_start_user, not
-		 * _start). */
-		for (uint32_t j = 1; j < nk; j++)
-			k[j]++;
-		for (uint32_t j = 1; j < nu; j++)
-			u[j]++;
 		s->kernel = k;
 		s->nkernel = nk;
 		s->user = u;
@@ -1307,8 +1297,13 @@ static void qsort_runs(struct pd *d, struct qent *q, size_t n)
 		if (runs == 1)
 			break;
 	}
-	if (src != q)
-		memcpy(q, src, n * sizeof *q);
+	if (src != q) { /* the sorted queue is the other buffer now */
+		d->qtmp = d->q;
+		d->q = src;
+		size_t c = d->capq;
+		d->capq = d->capqtmp;
+		d->capqtmp = c;
+	}
 }
 
 static const uint8_t *base(struct pd *d) { return d->pipe ? (const uint8_t *)d->arena.p : d->map; }

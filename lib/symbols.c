@@ -91,6 +91,15 @@ struct sp_symbols {
 	struct jitmap *jits;
 	size_t njits, capjits;
 	struct sp_u64map jitidx; /* pid -> index + 1 (a build has hundreds of processes) */
+	/* The mapping, file and load bias of recent look-ups, by the maps'
+	 * generation (unique across all maps, bumped by every change): the
+	 * addresses of a stack are mostly in one or two files. */
+	struct mapcache {
+		uint64_t gen, start, end, rbias;
+		struct sp_modfile *of; /* NULL: no usable file */
+		const struct sp_map *mp;
+		int bias_ok;
+	} mc[64];
 	/* the frame of an address in no mapping: "[unknown]", no module */
 	uint32_t nomap_frame; /* + 1, 0 before the first */
 	/* the vdso image, as a file */
@@ -944,11 +953,31 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
 	/* The mapping holding pc, its file and load bias: an address in no
 	 * executable mapping (a broken frame-pointer chain into a file's data)
 	 * is not code, as perf names it [unknown] too. */
-	const struct sp_map *mp0 = maps ? sp_maps_find(maps, pc) : NULL;
-	struct sp_modfile *of = mp0 ? sp_symbols_modfile(s, pid, mp0) : NULL;
-	uint64_t rbias;
+	const struct sp_map *mp0 = NULL;
+	struct sp_modfile *of = NULL;
+	uint64_t rbias = 0;
+	int bias_ok = 0;
 	size_t k;
-	if (of && sp_modfile_bias(of, mp0, &rbias) == 0 && (k = resolve_offline(s, of, pc - rbias, frames)))
+	if (maps) {
+		uint64_t gen = sp_maps_generation(maps);
+		struct mapcache *c = &s->mc[(gen * 4 + (pc >> 21)) & 63];
+		if (c->gen == gen && c->mp && pc >= c->start && pc < c->end) {
+			mp0 = c->mp;
+		} else if ((mp0 = sp_maps_find(maps, pc))) {
+			c->gen = gen;
+			c->mp = mp0;
+			c->start = mp0->start;
+			c->end = mp0->end;
+			c->of = sp_symbols_modfile(s, pid, mp0);
+			c->bias_ok = c->of && sp_modfile_bias(c->of, mp0, &c->rbias) == 0;
+		}
+		if (mp0) {
+			of = c->of;
+			rbias = c->rbias;
+			bias_ok = c->bias_ok;
+		}
+	}
+	if (of && bias_ok && (k = resolve_offline(s, of, pc - rbias, frames)))
 		return k;
 	/* Without maps (a caller that has only the unwinder): the module of
 	 * the process's Dwfl. */
@@ -990,13 +1019,46 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
 	return 1;
 }
 
-/* stable: of several symbols at one address the first listed is kept, as
- * qsort (a merge sort in glibc) kept it */
+/* stable (as glibc's qsort, a merge sort, was): of several symbols at one
+ * address the look-up takes the last listed */
 #define KSYM_LESS(a, b) ((a)->addr < (b)->addr)
 SP_RUNSORT(ksym_sort, struct ksym, KSYM_LESS)
 
-/* /proc/kallsyms has ~100k+ text symbols: they are read into one buffer
- * and sorted; a name becomes a profile string only when it is sampled. */
+/* One line of /proc/kallsyms, "ffffffff81000000 T _stext\t[module]": a
+ * text symbol's address and name into the table (its name into names). */
+static void kallsyms_line(struct sp_symbols *s, const char *p, const char *nl, struct sp_buf *names, size_t *cap,
+			  uint64_t *nonzero)
+{
+	uint64_t addr = 0;
+	const char *q = p;
+	for (; q < nl; q++) {
+		unsigned c = (unsigned char)*q, v = c - '0';
+		if (v > 9) {
+			v = (c | 0x20) - 'a';
+			if (v > 5)
+				break;
+			v += 10;
+		}
+		addr = addr << 4 | v;
+	}
+	if (q + 3 >= nl || q[0] != ' ' || q[2] != ' ' || !(q[1] == 't' || q[1] == 'T' || q[1] == 'w' || q[1] == 'W'))
+		return;
+	const char *name = q + 3, *ne = memchr(name, '\t', (size_t)(nl - name));
+	if (!ne)
+		ne = nl;
+	if (addr)
+		(*nonzero)++;
+	if (s->nksyms == *cap) {
+		*cap = *cap ? 2 * *cap : 65536;
+		s->ksyms = sp_xrealloc(s->ksyms, *cap * sizeof *s->ksyms);
+	}
+	s->ksyms[s->nksyms++] = (struct ksym){ addr, (uint32_t)names->len, (uint32_t)(ne - name) };
+	sp_buf_add(names, name, (size_t)(ne - name));
+}
+
+/* /proc/kallsyms has ~100k+ text symbols: it is read through one buffer,
+ * the text symbols' addresses and names kept (not the whole text: 8 MB of
+ * it) and sorted; a name becomes a profile string only when it is sampled. */
 static void load_kallsyms(struct sp_symbols *s)
 {
 	s->kloaded = 1;
@@ -1006,46 +1068,33 @@ static void load_kallsyms(struct sp_symbols *s)
 		s->khidden = 1;
 		return;
 	}
-	struct sp_buf b = SP_BUF_INIT;
+	enum { BUFSZ = 256 << 10 };
+	char *buf = sp_xmalloc(BUFSZ);
+	struct sp_buf names = SP_BUF_INIT;
+	sp_buf_grow(&names, 2 << 20);
+	size_t cap = 0, have = 0;
+	uint64_t nonzero = 0;
 	for (;;) {
-		sp_buf_grow(&b, 1 << 20);
-		ssize_t r = read(fd, b.p + b.len, b.cap - b.len - 1);
-		if (r <= 0)
+		ssize_t r = read(fd, buf + have, BUFSZ - have);
+		if (r <= 0) {
+			if (have) /* a last line without its newline */
+				kallsyms_line(s, buf, buf + have, &names, &cap, &nonzero);
 			break;
-		b.len += (size_t)r;
+		}
+		have += (size_t)r;
+		char *p = buf, *end = buf + have, *nl;
+		while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
+			kallsyms_line(s, p, nl, &names, &cap, &nonzero);
+			p = nl + 1;
+		}
+		have = (size_t)(end - p);
+		if (have == BUFSZ) /* a line longer than the buffer: not kallsyms */
+			have = 0;
+		memmove(buf, p, have);
 	}
 	close(fd);
-	size_t cap = 0;
-	uint64_t nonzero = 0;
-	char *p = b.p, *end = b.p + b.len;
-	while (p < end) {
-		char *nl = memchr(p, '\n', (size_t)(end - p));
-		if (!nl)
-			nl = end;
-		/* "ffffffff81000000 T _stext\t[module]" */
-		uint64_t addr = 0;
-		char *q = p;
-		for (; q < nl; q++) {
-			int v = *q >= '0' && *q <= '9' ? *q - '0' : *q >= 'a' && *q <= 'f' ? *q - 'a' + 10 : -1;
-			if (v < 0)
-				break;
-			addr = addr << 4 | (uint64_t)v;
-		}
-		if (q + 3 < nl && q[0] == ' ' && q[2] == ' ' && strchr("tTwW", q[1])) {
-			char *name = q + 3, *ne = name;
-			while (ne < nl && *ne != '\t')
-				ne++;
-			if (addr)
-				nonzero++;
-			if (s->nksyms == cap) {
-				cap = cap ? 2 * cap : 65536;
-				s->ksyms = sp_xrealloc(s->ksyms, cap * sizeof *s->ksyms);
-			}
-			s->ksyms[s->nksyms++] = (struct ksym){ addr, (uint32_t)(name - b.p), (uint32_t)(ne - name) };
-		}
-		p = nl + 1;
-	}
-	s->kbuf = b.p; /* owned now */
+	free(buf);
+	s->kbuf = names.p; /* owned now */
 	if (!nonzero)
 		s->khidden = 1;
 	ksym_sort(s->ksyms, s->nksyms);
