@@ -1249,17 +1249,14 @@ static int deliver(struct pd *d, const uint8_t *r, uint32_t size, uint64_t off)
 
 /* ---- time order ---- */
 
-static inline int qless(const struct qent *x, const struct qent *y)
-{
-	return x->time < y->time || (x->time == y->time && x->seq < y->seq);
-}
+#define QLESS(x, y) ((x)->time < (y)->time || ((x)->time == (y)->time && (x)->seq < (y)->seq))
+SP_RUNSORT(qent_runsort, struct qent, QLESS)
 
-/* Sort q[0..n) by (time, seq): a natural merge sort.  The queue is made of
- * long ascending runs (each CPU's ring in order, the previous round's
- * leftovers sorted), so finding the runs and merging them costs a few
- * passes with an inlined comparison (qsort's indirect calls were 9 % of
+/* Sort q[0..n) by (time, seq).  The queue is made of long ascending runs
+ * (each CPU's ring in order, the previous round's leftovers sorted), so a
+ * natural merge sort costs a few passes (qsort's indirect calls were 9 % of
  * pfold perf.data). */
-static void qsort_runs(struct pd *d, struct qent *q, size_t n)
+static void qsort_runs(struct pd *d, size_t n)
 {
 	if (n < 2)
 		return;
@@ -1267,39 +1264,10 @@ static void qsort_runs(struct pd *d, struct qent *q, size_t n)
 		d->capqtmp = n;
 		d->qtmp = sp_xrealloc(d->qtmp, n * sizeof *d->qtmp);
 	}
-	struct qent *src = q, *dst = d->qtmp;
-	for (;;) {
-		size_t i = 0, runs = 0;
-		while (i < n) {
-			/* the run [i, m), then [m, e) */
-			size_t m = i + 1;
-			while (m < n && !qless(&src[m], &src[m - 1]))
-				m++;
-			size_t e = m;
-			if (m < n) {
-				e = m + 1;
-				while (e < n && !qless(&src[e], &src[e - 1]))
-					e++;
-			}
-			size_t a = i, b = m, o = i;
-			while (a < m && b < e)
-				dst[o++] = qless(&src[b], &src[a]) ? src[b++] : src[a++];
-			while (a < m)
-				dst[o++] = src[a++];
-			while (b < e)
-				dst[o++] = src[b++];
-			runs++;
-			i = e;
-		}
-		struct qent *t = src;
-		src = dst;
-		dst = t;
-		if (runs == 1)
-			break;
-	}
-	if (src != q) { /* the sorted queue is the other buffer now */
-		d->qtmp = d->q;
-		d->q = src;
+	if (qent_runsort(d->q, n, d->qtmp) != d->q) { /* the sorted queue is the other buffer now */
+		struct qent *t = d->q;
+		d->q = d->qtmp;
+		d->qtmp = t;
 		size_t c = d->capq;
 		d->capq = d->capqtmp;
 		d->capqtmp = c;
@@ -1313,7 +1281,7 @@ static int flush(struct pd *d, uint64_t limit)
 {
 	if (!d->nq)
 		return 0;
-	qsort_runs(d, d->q, d->nq);
+	qsort_runs(d, d->nq);
 	size_t k = 0;
 	while (k < d->nq && d->q[k].time <= limit) {
 		const struct qent *e = &d->q[k];

@@ -483,49 +483,6 @@ static uint32_t frame(struct sp_symbols *s, uint32_t name, uint32_t module, cons
 
 /* Resolve pc (runtime) in module m into the pool: the inlined chain when
  * DWARF has one, else the symbol. */
-/* A natural merge sort of n elements of type T by the inline comparison
- * LESS(a, b) (pointers): symbol tables and /proc/kallsyms are runs already
- * in order, so a few passes without qsort's indirect calls and byte-wise
- * copies (qsort was a tenth of pfold perf.data for a build's symbols). */
-#define SP_RUNSORT(NAME, T, LESS)                                                                  \
-	static void NAME(T *v, size_t n)                                                           \
-	{                                                                                          \
-		if (n < 2)                                                                         \
-			return;                                                                    \
-		T *tmp = sp_xmalloc(n * sizeof *tmp), *src = v, *dst = tmp;                        \
-		for (;;) {                                                                         \
-			size_t i = 0, runs = 0;                                                    \
-			while (i < n) {                                                            \
-				size_t m = i + 1;                                                  \
-				while (m < n && !LESS(&src[m], &src[m - 1]))                       \
-					m++;                                                       \
-				size_t e = m;                                                      \
-				if (m < n) {                                                       \
-					e = m + 1;                                                 \
-					while (e < n && !LESS(&src[e], &src[e - 1]))               \
-						e++;                                               \
-				}                                                                  \
-				size_t a = i, b = m, o = i;                                        \
-				while (a < m && b < e)                                             \
-					dst[o++] = LESS(&src[b], &src[a]) ? src[b++] : src[a++];   \
-				while (a < m)                                                      \
-					dst[o++] = src[a++];                                       \
-				while (b < e)                                                      \
-					dst[o++] = src[b++];                                       \
-				runs++;                                                            \
-				i = e;                                                             \
-			}                                                                          \
-			T *t = src;                                                                \
-			src = dst;                                                                 \
-			dst = t;                                                                   \
-			if (runs == 1)                                                             \
-				break;                                                             \
-		}                                                                                  \
-		if (src != v)                                                                      \
-			memcpy(v, src, n * sizeof *v);                                            \
-		free(tmp);                                                                         \
-	}
-
 /* ---- function symbols, as perf chooses them ----
  *
  * One sorted table per file, built at its first look-up (libdwfl's
@@ -566,7 +523,7 @@ static int psym_better(const char *names, const struct sp_psym *a, const struct 
 }
 
 #define PSYM_LESS(a, b) ((a)->start < (b)->start || ((a)->start == (b)->start && (a)->idx < (b)->idx))
-SP_RUNSORT(psym_sort, struct sp_psym, PSYM_LESS)
+SP_RUNSORT(psym_runsort, struct sp_psym, PSYM_LESS)
 
 void sp_psyms_build(struct sp_psyms *t, void *module, void (*each)(void *ctx, const char *name, uint64_t start),
 		    void *ctx)
@@ -618,7 +575,13 @@ void sp_psyms_build(struct sp_psyms *t, void *module, void (*each)(void *ctx, co
 	t->names = names.p;
 	if (!t->n)
 		return;
-	psym_sort(t->v, t->n);
+	struct sp_psym *tmp = sp_xmalloc(t->n * sizeof *tmp);
+	if (psym_runsort(t->v, t->n, tmp) == tmp) { /* the sorted copy is the table */
+		free(t->v);
+		t->v = tmp;
+	} else {
+		free(tmp);
+	}
 	size_t k = 0;
 	for (size_t i = 0; i < t->n; i++) {
 		if (k && t->v[k - 1].start == t->v[i].start) {
@@ -1022,7 +985,7 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
 /* stable (as glibc's qsort, a merge sort, was): of several symbols at one
  * address the look-up takes the last listed */
 #define KSYM_LESS(a, b) ((a)->addr < (b)->addr)
-SP_RUNSORT(ksym_sort, struct ksym, KSYM_LESS)
+SP_RUNSORT(ksym_runsort, struct ksym, KSYM_LESS)
 
 /* One line of /proc/kallsyms, "ffffffff81000000 T _stext\t[module]": a
  * text symbol's address and name into the table (its name into names). */
@@ -1097,7 +1060,15 @@ static void load_kallsyms(struct sp_symbols *s)
 	s->kbuf = names.p; /* owned now */
 	if (!nonzero)
 		s->khidden = 1;
-	ksym_sort(s->ksyms, s->nksyms);
+	if (s->nksyms) {
+		struct ksym *tmp = sp_xmalloc(s->nksyms * sizeof *tmp);
+		if (ksym_runsort(s->ksyms, s->nksyms, tmp) == tmp) {
+			free(s->ksyms);
+			s->ksyms = tmp;
+		} else {
+			free(tmp);
+		}
+	}
 }
 
 size_t sp_symbols_kernel(struct sp_symbols *s, uint64_t pc, const uint32_t **frames)
