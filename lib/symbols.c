@@ -866,6 +866,12 @@ static Dwfl_Module *offline_module(struct sp_modfile *f)
  * per process as through each process's unwinder. */
 static size_t resolve_offline(struct sp_symbols *s, struct sp_modfile *of, uint64_t vaddr, const uint32_t **frames)
 {
+	int known;
+	uint32_t ei = sp_u64map_get(&of->memo, vaddr, &known); /* first: most addresses are known */
+	if (known && ei) {
+		*frames = s->pool + s->ent[ei - 1].off;
+		return s->ent[ei - 1].n;
+	}
 	Dwfl_Module *om = offline_module(of);
 	Dwarf_Addr obias = 0;
 	if (!om || !dwfl_module_getelf(om, &obias))
