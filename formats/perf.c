@@ -340,8 +340,13 @@ static int mod_is_jit(const char *m, size_t n)
 /* Tidy one function name as stackcollapse-perf.pl does, into out. */
 static void tidy_name(struct perf_state *st, const char *f, size_t n, struct sp_buf *out)
 {
+	sp_perf_tidy_name(f, n, st->o->no_tidy, st->java, out);
+}
+
+void sp_perf_tidy_name(const char *f, size_t n, int no_tidy, int java, struct sp_buf *out)
+{
 	sp_buf_reset(out);
-	if (st->o->no_tidy) {
+	if (no_tidy) {
 		sp_buf_add(out, f, n);
 		return;
 	}
@@ -399,7 +404,7 @@ static void tidy_name(struct perf_state *st, const char *f, size_t n, struct sp_
 	 * does (stackcollapse-perf.pl keeps them). */
 	out->len = sp_rust_tidy(out->p ? out->p : (char *)"", out->len);
 	/* Java: Lorg/mozilla/...;.call -> org/mozilla/...:.call */
-	if (st->java && out->len && out->p[0] == 'L' && memchr(out->p, '/', out->len)) {
+	if (java && out->len && out->p[0] == 'L' && memchr(out->p, '/', out->len)) {
 		memmove(out->p, out->p + 1, out->len - 1);
 		out->len--;
 	}

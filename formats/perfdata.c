@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "format.h"
+#include "perf.h"
 #include "perfdata.h"
 #include "perfev.h"
 #include "symbols.h"
@@ -566,70 +567,24 @@ static int locate(void *ctx, int pid, const struct sp_map *m, char *buf, size_t 
 
 /* ---- perf's names ----
  *
- * perf script names an address after the symbol table it loads (.symtab,
- * from the binary or its debug file, else .dynsym): function symbols and
- * code labels, an address outside every symbol's [start, start + size) is
- * [unknown], and of several symbols at one address it keeps one by these
- * rules, in order: a sized one over a zero-sized one, not weak over weak,
- * global over local, fewer leading underscores, the longer name, the first
- * in the table.  With DWARF callchains it names functions after DWARF, as
- * addr2line does.  libdwfl's own choice differs ("__mprotect" for perf's
- * "mprotect"), so the engine's frames are renamed: each function's name
- * gives its start address, which gives perf's name.
+ * perf script names an address after the symbol table it loads, by the
+ * rules of sp_psyms_build (lib/symbols.h).  With DWARF callchains it names
+ * functions after DWARF, as addr2line does.  libdwfl's own choice differs
+ * ("__mprotect" for perf's "mprotect"), so the engine's frames are renamed:
+ * each function's name gives its start address, which gives perf's name.
  */
-struct psym {
-	uint64_t start, end; /* file virtual addresses */
-	uint32_t name, len;  /* in the table's names */
-	uint32_t idx;
-	uint8_t bind;
-};
 struct modinfo {
-	Dwfl *dwfl;
+	Dwfl *dwfl;                /* our own, when the engine has no module of the file */
 	Dwfl_Module *m;
-	struct psym *v;
-	size_t n;
-	char *names;
+	const struct sp_psyms *ps; /* the engine's table, or &own */
+	struct sp_psyms own;
 	struct sp_u64map byname; /* hash of the engine's spelling -> index + 1 into starts */
 	uint64_t *starts;
 	size_t nstarts, capstarts;
 	int names_built;
+	struct pd *d;
+	struct sp_buf key;
 };
-
-static int underscores(const char *s)
-{
-	int k = 0;
-	while (s[k] == '_')
-		k++;
-	return k;
-}
-
-/* 1 when a is to be kept over b (same start). */
-static int better(const struct modinfo *t, const struct psym *a, const struct psym *b)
-{
-	int za = a->end == a->start, zb = b->end == b->start;
-	if (za != zb)
-		return zb;
-	int wa = a->bind == STB_WEAK, wb = b->bind == STB_WEAK;
-	if (wa != wb)
-		return wb;
-	int ga = a->bind == STB_GLOBAL, gb = b->bind == STB_GLOBAL;
-	if (ga != gb)
-		return ga;
-	int ua = underscores(t->names + a->name), ub = underscores(t->names + b->name);
-	if (ua != ub)
-		return ua < ub;
-	if (a->len != b->len)
-		return a->len > b->len;
-	return a->idx < b->idx;
-}
-
-static int psym_cmp(const void *x, const void *y)
-{
-	const struct psym *a = x, *b = y;
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	return a->idx < b->idx ? -1 : a->idx > b->idx;
-}
 
 static char *demangle(struct pd *d, const char *nm)
 {
@@ -666,119 +621,39 @@ static void engine_spelling(struct pd *d, const char *nm, struct sp_buf *b)
 	free(dm);
 }
 
-/* The module's function symbols as perf chooses them (t->v); with
- * with_names, instead, the engine's spelling of every symbol -> its start
- * (t->byname: demangles the whole table, so only when a frame's name is
- * not one sp_symbols_symbol_start knows). */
-static void modinfo_build(struct pd *d, struct modinfo *t, int with_names)
+/* One symbol into t->byname: the engine's spelling -> its start. */
+static void byname_add(void *ctx, const char *nm, uint64_t start)
 {
-	struct psym *keep_v = t->v;
-	size_t keep_n = t->n;
-	if (with_names) {
-		t->v = NULL;
-		t->n = 0;
-	}
-	Dwarf_Addr bias = 0;
-	if (!dwfl_module_getelf(t->m, &bias))
+	struct modinfo *t = ctx;
+	engine_spelling(t->d, nm, &t->key);
+	uint64_t h = sp_hash(t->key.p ? t->key.p : "", t->key.len);
+	if (h == UINT64_MAX)
+		h--;
+	int found;
+	uint32_t *slot = sp_u64map_slot(&t->byname, h, &found);
+	if (found)
 		return;
-	int n = dwfl_module_getsymtab(t->m);
-	struct sp_buf names = SP_BUF_INIT, key = SP_BUF_INIT;
-	size_t cap = 0;
-	for (int i = 1; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		GElf_Word shndx;
-		Elf *elf = NULL;
-		const char *nm = dwfl_module_getsym_info(t->m, i, &sym, &addr, &shndx, &elf, NULL);
-		int type = GELF_ST_TYPE(sym.st_info);
-		if (!nm || !*nm || shndx == SHN_UNDEF || shndx == SHN_ABS)
-			continue;
-		if (type == STT_NOTYPE) {
-			/* assembly labels count, in code sections */
-			int vis = GELF_ST_VISIBILITY(sym.st_other);
-			GElf_Shdr sh;
-			Elf_Scn *scn = elf ? elf_getscn(elf, shndx) : NULL;
-			if (vis == STV_HIDDEN || vis == STV_INTERNAL || !scn || !gelf_getshdr(scn, &sh) ||
-			    !(sh.sh_flags & SHF_EXECINSTR))
-				continue;
-		} else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
-			continue;
-		}
-		if (t->n == cap) {
-			cap = cap ? 2 * cap : 1024;
-			t->v = sp_xrealloc(t->v, cap * sizeof *t->v);
-		}
-		size_t len = strlen(nm);
-		struct psym *ps = &t->v[t->n++];
-		ps->start = addr - bias;
-		ps->end = ps->start + sym.st_size;
-		ps->name = (uint32_t)names.len;
-		ps->len = (uint32_t)len;
-		ps->idx = (uint32_t)i;
-		ps->bind = (uint8_t)GELF_ST_BIND(sym.st_info);
-		sp_buf_add(&names, nm, len + 1);
-		if (!with_names)
-			continue;
-		engine_spelling(d, nm, &key);
-		uint64_t h = sp_hash(key.p ? key.p : "", key.len);
-		if (h == UINT64_MAX)
-			h--;
-		int found;
-		uint32_t *slot = sp_u64map_slot(&t->byname, h, &found);
-		if (!found) {
-			if (t->nstarts == t->capstarts) {
-				t->capstarts = t->capstarts ? 2 * t->capstarts : 1024;
-				t->starts = sp_xrealloc(t->starts, t->capstarts * sizeof *t->starts);
-			}
-			t->starts[t->nstarts++] = ps->start;
-			*slot = (uint32_t)t->nstarts;
-		}
+	if (t->nstarts == t->capstarts) {
+		t->capstarts = t->capstarts ? 2 * t->capstarts : 1024;
+		t->starts = sp_xrealloc(t->starts, t->capstarts * sizeof *t->starts);
 	}
-	if (with_names) {
-		/* only the names were wanted: the table exists already */
-		sp_buf_release(&key);
-		sp_buf_release(&names);
-		free(t->v);
-		t->v = keep_v;
-		t->n = keep_n;
-		t->names_built = 1;
-		return;
-	}
-	sp_buf_release(&key);
-	t->names = names.p;
-	if (!t->n)
-		return;
-	sp_sort(t->v, t->n, sizeof *t->v, psym_cmp);
-	size_t k = 0;
-	for (size_t i = 0; i < t->n; i++) {
-		if (k && t->v[k - 1].start == t->v[i].start) {
-			if (better(t, &t->v[i], &t->v[k - 1]))
-				t->v[k - 1] = t->v[i];
-			continue;
-		}
-		t->v[k++] = t->v[i];
-	}
-	t->n = k;
-	/* zero-sized symbols end where the next one starts */
-	for (size_t i = 0; i + 1 < t->n; i++)
-		if (t->v[i].end == t->v[i].start)
-			t->v[i].end = t->v[i + 1].start;
+	t->starts[t->nstarts++] = start;
+	*slot = (uint32_t)t->nstarts;
 }
 
-static const struct psym *psym_find(const struct modinfo *t, uint64_t a)
+/* The engine's spelling of every symbol -> its start (t->byname): this
+ * demangles the whole table, so only when a frame's name is not one
+ * sp_symbols_symbol_start knows (a name from DWARF). */
+static void byname_build(struct pd *d, struct modinfo *t)
 {
-	size_t lo = 0, hi = t->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (t->v[mid].start <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
-		return NULL;
-	const struct psym *s = &t->v[lo - 1];
-	return a < s->end ? s : NULL;
+	struct sp_psyms tmp;
+	t->names_built = 1;
+	t->d = d;
+	if (!t->m)
+		return;
+	sp_psyms_build(&tmp, t->m, byname_add, t);
+	sp_psyms_release(&tmp);
+	sp_buf_release(&t->key);
 }
 
 static const Dwfl_Callbacks offline_cb = {
@@ -800,16 +675,20 @@ static struct modinfo *modinfo_get(struct pd *d, uint32_t module)
 	if (found && file) {
 		t = sp_xcalloc(1, sizeof *t);
 		sp_u64map_init(&t->byname);
-		/* The engine's module of the file when it read it (DWARF read
-		 * and decompressed once), else one of our own. */
-		t->m = d->eng ? sp_symbols_file_module(sp_collect_symbols(d->eng), sp_str(d->p, file)) : NULL;
+		/* The engine's module and symbol table of the file when it read
+		 * it (DWARF read and decompressed once), else ones of our own. */
+		struct sp_symbols *es = d->eng ? sp_collect_symbols(d->eng) : NULL;
+		t->m = es ? sp_symbols_file_module(es, sp_str(d->p, file)) : NULL;
+		t->ps = t->m ? sp_symbols_file_psyms(es, sp_str(d->p, file)) : NULL;
 		if (!t->m && (t->dwfl = dwfl_begin(&offline_cb))) {
 			dwfl_report_begin(t->dwfl);
 			t->m = dwfl_report_offline(t->dwfl, sp_str(d->p, module), sp_str(d->p, file), -1);
 			dwfl_report_end(t->dwfl, NULL, NULL);
 		}
-		if (t->m)
-			modinfo_build(d, t, 0);
+		if (t->m && !t->ps) {
+			sp_psyms_build(&t->own, t->m, NULL, NULL);
+			t->ps = &t->own;
+		}
 	}
 	if (t) {
 		d->mods = sp_xrealloc(d->mods, (d->nmods + 1) * sizeof *d->mods);
@@ -820,7 +699,7 @@ static struct modinfo *modinfo_get(struct pd *d, uint32_t module)
 }
 
 /* perf's spelling: demangled, then tidied as pfold tidies perf script text
- * (everything from the first '(' not opening "(anonymous namespace)"). */
+ * (formats/perf.c). */
 static uint32_t perf_name(struct pd *d, const char *nm)
 {
 	char *dm = demangle(d, nm);
@@ -850,28 +729,7 @@ static uint32_t perf_name(struct pd *d, const char *nm)
 		n -= start;
 	}
 	struct sp_buf *b = &d->tname;
-	sp_buf_reset(b);
-	if (d->o->no_tidy) {
-		sp_buf_add(b, f, n);
-	} else {
-		size_t end = n;
-		for (size_t i = 0; i < n; i++) {
-			if (f[i] != '(')
-				continue;
-			if (n - i - 1 >= 20 && !memcmp(f + i + 1, "anonymous namespace)", 20))
-				continue;
-			end = i;
-			break;
-		}
-		for (size_t i = 0; i < end; i++) {
-			char c = f[i];
-			if (c == ';')
-				c = ':';
-			else if (c == '"' || c == '\'')
-				continue;
-			sp_buf_addc(b, c);
-		}
-	}
+	sp_perf_tidy_name(f, n, d->o->no_tidy, 0, b);
 	free(dm);
 	return sp_str_intern(d->p, b->p ? b->p : "", b->len);
 }
@@ -966,7 +824,7 @@ static uint32_t rename_frame(struct pd *d, uint32_t f)
 		if (t && !(have = sp_symbols_symbol_start(sp_collect_symbols(d->eng), fr.module, fr.name, &a)) &&
 		    name[0] != '[') {
 			if (!t->names_built)
-				modinfo_build(d, t, 1);
+				byname_build(d, t);
 			uint64_t h = sp_hash(name, strlen(name));
 			if (h == UINT64_MAX)
 				h--;
@@ -976,9 +834,9 @@ static uint32_t rename_frame(struct pd *d, uint32_t f)
 		}
 		if (have) {
 			uint32_t nm = d->dwarf ? dwarf_function(d, t, a) : 0;
-			const struct psym *s = nm ? NULL : psym_find(t, a);
+			const struct sp_psym *s = nm || !t->ps ? NULL : sp_psyms_find(t->ps, a);
 			if (s)
-				nm = perf_name(d, t->names + s->name);
+				nm = perf_name(d, t->ps->names + s->name);
 			if (nm)
 				fr.name = nm;
 		}
@@ -1126,43 +984,33 @@ static int parse_sample(struct pd *d, const uint8_t *r, uint32_t size, uint64_t 
 			return fail_off(d, off, "callchain of %llu entries in a %u-byte record", (unsigned long long)nr,
 					size);
 		NEED(8 * nr, "callchain");
-		if (nr > d->capcc || !d->ccbuf) { /* never NULL: u = k + nk below */
+		if (2 * nr > d->capcc || !d->ccbuf) { /* kernel part, then user part; never NULL */
 			d->capcc = nr * 2 + 16;
 			d->ccbuf = sp_xrealloc(d->ccbuf, d->capcc * sizeof *d->ccbuf);
 		}
-		/* Split at the PERF_CONTEXT_* markers: kernel then user. */
+		/* Split at the PERF_CONTEXT_* markers: kernel then user, in one
+		 * pass (the user part from ccbuf + nr).  perf script names a
+		 * return address as it is, the engine (for pcollect) looks up
+		 * the call instruction (address - 1): the engine's - 1 is undone
+		 * here, so that a call at the very end of a function names what
+		 * perf names (_dl_start_user, not _start). */
 		uint64_t ctx = 0;
 		uint32_t nk = 0, nu = 0;
-		uint64_t *k = d->ccbuf, *u;
+		uint64_t *k = d->ccbuf, *u = d->ccbuf + nr;
 		for (uint64_t i = 0; i < nr; i++) {
 			uint64_t v = rd64(p + 8 * i);
 			if (v >= CTX_MAX) {
 				ctx = v;
 				continue;
 			}
-			if (ctx == (uint64_t)PERF_CONTEXT_KERNEL)
-				k[nk++] = v;
-		}
-		u = k + nk;
-		ctx = 0;
-		for (uint64_t i = 0; i < nr; i++) {
-			uint64_t v = rd64(p + 8 * i);
-			if (v >= CTX_MAX) {
-				ctx = v;
-				continue;
+			if (ctx == (uint64_t)PERF_CONTEXT_KERNEL) {
+				k[nk] = nk ? v + 1 : v;
+				nk++;
+			} else if (ctx == (uint64_t)PERF_CONTEXT_USER) {
+				u[nu] = nu ? v + 1 : v;
+				nu++;
 			}
-			if (ctx == (uint64_t)PERF_CONTEXT_USER)
-				u[nu++] = v;
 		}
-		/* perf script names a return address as it is, the engine
-		 * (for pcollect) looks up the call instruction (address - 1):
-		 * the engine's - 1 is undone here, so that a call at the very
-		 * end of a function names what perf names (_dl_start_user, not
-		 * _start). */
-		for (uint32_t j = 1; j < nk; j++)
-			k[j]++;
-		for (uint32_t j = 1; j < nu; j++)
-			u[j]++;
 		s->kernel = k;
 		s->nkernel = nk;
 		s->user = u;
@@ -1401,17 +1249,14 @@ static int deliver(struct pd *d, const uint8_t *r, uint32_t size, uint64_t off)
 
 /* ---- time order ---- */
 
-static inline int qless(const struct qent *x, const struct qent *y)
-{
-	return x->time < y->time || (x->time == y->time && x->seq < y->seq);
-}
+#define QLESS(x, y) ((x)->time < (y)->time || ((x)->time == (y)->time && (x)->seq < (y)->seq))
+SP_RUNSORT(qent_runsort, struct qent, QLESS)
 
-/* Sort q[0..n) by (time, seq): a natural merge sort.  The queue is made of
- * long ascending runs (each CPU's ring in order, the previous round's
- * leftovers sorted), so finding the runs and merging them costs a few
- * passes with an inlined comparison (qsort's indirect calls were 9 % of
+/* Sort q[0..n) by (time, seq).  The queue is made of long ascending runs
+ * (each CPU's ring in order, the previous round's leftovers sorted), so a
+ * natural merge sort costs a few passes (qsort's indirect calls were 9 % of
  * pfold perf.data). */
-static void qsort_runs(struct pd *d, struct qent *q, size_t n)
+static void qsort_runs(struct pd *d, size_t n)
 {
 	if (n < 2)
 		return;
@@ -1419,38 +1264,14 @@ static void qsort_runs(struct pd *d, struct qent *q, size_t n)
 		d->capqtmp = n;
 		d->qtmp = sp_xrealloc(d->qtmp, n * sizeof *d->qtmp);
 	}
-	struct qent *src = q, *dst = d->qtmp;
-	for (;;) {
-		size_t i = 0, runs = 0;
-		while (i < n) {
-			/* the run [i, m), then [m, e) */
-			size_t m = i + 1;
-			while (m < n && !qless(&src[m], &src[m - 1]))
-				m++;
-			size_t e = m;
-			if (m < n) {
-				e = m + 1;
-				while (e < n && !qless(&src[e], &src[e - 1]))
-					e++;
-			}
-			size_t a = i, b = m, o = i;
-			while (a < m && b < e)
-				dst[o++] = qless(&src[b], &src[a]) ? src[b++] : src[a++];
-			while (a < m)
-				dst[o++] = src[a++];
-			while (b < e)
-				dst[o++] = src[b++];
-			runs++;
-			i = e;
-		}
-		struct qent *t = src;
-		src = dst;
-		dst = t;
-		if (runs == 1)
-			break;
+	if (qent_runsort(d->q, n, d->qtmp) != d->q) { /* the sorted queue is the other buffer now */
+		struct qent *t = d->q;
+		d->q = d->qtmp;
+		d->qtmp = t;
+		size_t c = d->capq;
+		d->capq = d->capqtmp;
+		d->capqtmp = c;
 	}
-	if (src != q)
-		memcpy(q, src, n * sizeof *q);
 }
 
 static const uint8_t *base(struct pd *d) { return d->pipe ? (const uint8_t *)d->arena.p : d->map; }
@@ -1460,7 +1281,7 @@ static int flush(struct pd *d, uint64_t limit)
 {
 	if (!d->nq)
 		return 0;
-	qsort_runs(d, d->q, d->nq);
+	qsort_runs(d, d->nq);
 	size_t k = 0;
 	while (k < d->nq && d->q[k].time <= limit) {
 		const struct qent *e = &d->q[k];
@@ -1922,8 +1743,7 @@ static int perfdata_read(struct sp_input *in, struct sp_profile *p, struct sp_si
 		struct modinfo *t = d.mods[i];
 		if (t->dwfl)
 			dwfl_end(t->dwfl);
-		free(t->v);
-		free(t->names);
+		sp_psyms_release(&t->own);
 		free(t->starts);
 		sp_u64map_release(&t->byname);
 		free(t);

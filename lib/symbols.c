@@ -40,9 +40,8 @@ struct sp_modfile {
 	Dwfl_Module *offm;
 	int off_tried;
 	/* function symbols by start, as perf chooses them (symbol_at) */
-	struct psym *psyms;
-	size_t npsyms;
-	char *pnames;
+	struct sp_psyms psyms;
+	uint32_t *pname; /* per symbol: its interned name + 1, 0 until named */
 	int psyms_built;
 };
 
@@ -90,7 +89,19 @@ struct sp_symbols {
 	struct sp_u64map kmemo;
 	/* JIT maps, one per process that has one */
 	struct jitmap *jits;
-	size_t njits;
+	size_t njits, capjits;
+	struct sp_u64map jitidx; /* pid -> index + 1 (a build has hundreds of processes) */
+	/* The mapping, file and load bias of recent look-ups, by the maps'
+	 * generation (unique across all maps, bumped by every change): the
+	 * addresses of a stack are mostly in one or two files. */
+	struct mapcache {
+		uint64_t gen, start, end, rbias;
+		struct sp_modfile *of; /* NULL: no usable file */
+		const struct sp_map *mp;
+		int bias_ok;
+	} mc[64];
+	/* the frame of an address in no mapping: "[unknown]", no module */
+	uint32_t nomap_frame; /* + 1, 0 before the first */
 	/* the vdso image, as a file */
 	int vdso_fd, vdso_tried;
 	/* demangler */
@@ -114,6 +125,7 @@ struct sp_symbols *sp_symbols_new(struct sp_profile *p, const struct sp_symbols_
 	sp_u64map_init(&s->filemap);
 	sp_u64map_init(&s->kmemo);
 	sp_u64map_init(&s->startidx);
+	sp_u64map_init(&s->jitidx);
 	s->vdso_fd = -1;
 	s->unknown_name = sp_str_intern(p, "[unknown]", 9);
 	elf_version(EV_CURRENT);
@@ -134,8 +146,8 @@ void sp_symbols_free(struct sp_symbols *s)
 		sp_u64map_release(&f->memo);
 		if (f->off)
 			dwfl_end(f->off);
-		free(f->psyms);
-		free(f->pnames);
+		sp_psyms_release(&f->psyms);
+		free(f->pname);
 		free(f);
 	}
 	free(s->files);
@@ -150,6 +162,7 @@ void sp_symbols_free(struct sp_symbols *s)
 	for (size_t i = 0; i < s->njits; i++)
 		free(s->jits[i].v);
 	free(s->jits);
+	sp_u64map_release(&s->jitidx);
 	if (s->vdso_fd >= 0)
 		close(s->vdso_fd);
 	if (s->cxxlib)
@@ -481,13 +494,6 @@ static uint32_t frame(struct sp_symbols *s, uint32_t name, uint32_t module, cons
  * a sized one over a zero-sized one, not weak over weak, global over local,
  * fewer leading underscores, the longer name, the first in the table.
  */
-struct psym {
-	uint64_t start, end; /* file addresses */
-	uint32_t name, len;  /* in the file's pnames */
-	uint32_t idx;
-	uint8_t bind;
-};
-
 static int underscores(const char *n)
 {
 	int k = 0;
@@ -496,7 +502,8 @@ static int underscores(const char *n)
 	return k;
 }
 
-static int psym_better(const char *names, const struct psym *a, const struct psym *b)
+/* 1 when a is to be kept over b (same start). */
+static int psym_better(const char *names, const struct sp_psym *a, const struct sp_psym *b)
 {
 	int za = a->end == a->start, zb = b->end == b->start;
 	if (za != zb)
@@ -515,17 +522,17 @@ static int psym_better(const char *names, const struct psym *a, const struct psy
 	return a->idx < b->idx;
 }
 
-static int psym_cmp(const void *x, const void *y)
-{
-	const struct psym *a = x, *b = y;
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	return a->idx < b->idx ? -1 : a->idx > b->idx;
-}
+#define PSYM_LESS(a, b) ((a)->start < (b)->start || ((a)->start == (b)->start && (a)->idx < (b)->idx))
+SP_RUNSORT(psym_runsort, struct sp_psym, PSYM_LESS)
 
-static void build_psyms(struct sp_modfile *mf, Dwfl_Module *m, Dwarf_Addr bias)
+void sp_psyms_build(struct sp_psyms *t, void *module, void (*each)(void *ctx, const char *name, uint64_t start),
+		    void *ctx)
 {
-	mf->psyms_built = 1;
+	Dwfl_Module *m = module;
+	memset(t, 0, sizeof *t);
+	Dwarf_Addr bias = 0;
+	if (!dwfl_module_getelf(m, &bias))
+		return;
 	int n = dwfl_module_getsymtab(m);
 	struct sp_buf names = SP_BUF_INIT;
 	size_t cap = 0;
@@ -539,6 +546,7 @@ static void build_psyms(struct sp_modfile *mf, Dwfl_Module *m, Dwarf_Addr bias)
 		if (!nm || !*nm || shndx == SHN_UNDEF || shndx == SHN_ABS)
 			continue;
 		if (type == STT_NOTYPE) {
+			/* assembly labels count, in code sections */
 			int vis = GELF_ST_VISIBILITY(sym.st_other);
 			GElf_Shdr sh;
 			Elf_Scn *scn = elf ? elf_getscn(elf, shndx) : NULL;
@@ -548,12 +556,14 @@ static void build_psyms(struct sp_modfile *mf, Dwfl_Module *m, Dwarf_Addr bias)
 		} else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
 			continue;
 		}
-		if (mf->npsyms == cap) {
+		if (each)
+			each(ctx, nm, addr - bias);
+		if (t->n == cap) {
 			cap = cap ? 2 * cap : 1024;
-			mf->psyms = sp_xrealloc(mf->psyms, cap * sizeof *mf->psyms);
+			t->v = sp_xrealloc(t->v, cap * sizeof *t->v);
 		}
 		size_t len = strlen(nm);
-		struct psym *ps = &mf->psyms[mf->npsyms++];
+		struct sp_psym *ps = &t->v[t->n++];
 		ps->start = addr - bias;
 		ps->end = ps->start + sym.st_size;
 		ps->name = (uint32_t)names.len;
@@ -562,23 +572,52 @@ static void build_psyms(struct sp_modfile *mf, Dwfl_Module *m, Dwarf_Addr bias)
 		ps->bind = (uint8_t)GELF_ST_BIND(sym.st_info);
 		sp_buf_add(&names, nm, len + 1);
 	}
-	mf->pnames = names.p;
-	if (!mf->npsyms)
+	t->names = names.p;
+	if (!t->n)
 		return;
-	sp_sort(mf->psyms, mf->npsyms, sizeof *mf->psyms, psym_cmp);
+	struct sp_psym *tmp = sp_xmalloc(t->n * sizeof *tmp);
+	if (psym_runsort(t->v, t->n, tmp) == tmp) { /* the sorted copy is the table */
+		free(t->v);
+		t->v = tmp;
+	} else {
+		free(tmp);
+	}
 	size_t k = 0;
-	for (size_t i = 0; i < mf->npsyms; i++) {
-		if (k && mf->psyms[k - 1].start == mf->psyms[i].start) {
-			if (psym_better(mf->pnames, &mf->psyms[i], &mf->psyms[k - 1]))
-				mf->psyms[k - 1] = mf->psyms[i];
+	for (size_t i = 0; i < t->n; i++) {
+		if (k && t->v[k - 1].start == t->v[i].start) {
+			if (psym_better(t->names, &t->v[i], &t->v[k - 1]))
+				t->v[k - 1] = t->v[i];
 			continue;
 		}
-		mf->psyms[k++] = mf->psyms[i];
+		t->v[k++] = t->v[i];
 	}
-	mf->npsyms = k;
+	t->n = k;
+	/* zero-sized symbols end where the next one starts */
 	for (size_t i = 0; i + 1 < k; i++)
-		if (mf->psyms[i].end == mf->psyms[i].start)
-			mf->psyms[i].end = mf->psyms[i + 1].start;
+		if (t->v[i].end == t->v[i].start)
+			t->v[i].end = t->v[i + 1].start;
+}
+
+const struct sp_psym *sp_psyms_find(const struct sp_psyms *t, uint64_t a)
+{
+	size_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (t->v[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || a >= t->v[lo - 1].end)
+		return NULL;
+	return &t->v[lo - 1];
+}
+
+void sp_psyms_release(struct sp_psyms *t)
+{
+	free(t->v);
+	free(t->names);
+	memset(t, 0, sizeof *t);
 }
 
 /* The function symbol at pc (string id), 0 when pc is in none. */
@@ -587,20 +626,22 @@ static uint32_t symbol_at(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfil
 	Dwarf_Addr bias = 0;
 	if (!dwfl_module_getelf(m, &bias))
 		return 0;
-	if (!mf->psyms_built)
-		build_psyms(mf, m, bias);
-	uint64_t a = pc - bias;
-	size_t lo = 0, hi = mf->npsyms;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (mf->psyms[mid].start <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
+	if (!mf->psyms_built) {
+		sp_psyms_build(&mf->psyms, m, NULL, NULL);
+		mf->psyms_built = 1;
 	}
-	if (!lo || a >= mf->psyms[lo - 1].end)
+	const struct sp_psym *ps = sp_psyms_find(&mf->psyms, pc - bias);
+	if (!ps)
 		return 0;
-	uint32_t name = intern_name(s, mf->pnames + mf->psyms[lo - 1].name);
+	/* A function's name once, not once per address sampled in it
+	 * (demangling is most of the cost). */
+	size_t i = (size_t)(ps - mf->psyms.v);
+	if (!mf->pname)
+		mf->pname = sp_xcalloc(mf->psyms.n, sizeof *mf->pname);
+	if (mf->pname[i])
+		return mf->pname[i] - 1;
+	uint32_t name = intern_name(s, mf->psyms.names + ps->name);
+	mf->pname[i] = name + 1;
 	int found;
 	uint32_t *slot = sp_u64map_slot(&s->startidx, (uint64_t)mf->module << 32 | name, &found);
 	if (!found) {
@@ -608,7 +649,7 @@ static uint32_t symbol_at(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfil
 			s->capstarts = s->capstarts ? 2 * s->capstarts : 256;
 			s->starts = sp_xrealloc(s->starts, s->capstarts * sizeof *s->starts);
 		}
-		s->starts[s->nstarts++] = mf->psyms[lo - 1].start;
+		s->starts[s->nstarts++] = ps->start;
 		*slot = (uint32_t)s->nstarts;
 	}
 	return name;
@@ -757,16 +798,18 @@ static void jit_reload(struct sp_symbols *s, struct jitmap *j)
 
 static int jit_lookup(struct sp_symbols *s, int pid, uint64_t pc, uint32_t *out)
 {
-	struct jitmap *j = NULL;
-	for (size_t i = 0; i < s->njits; i++)
-		if (s->jits[i].pid == pid)
-			j = &s->jits[i];
-	if (!j) {
-		s->jits = sp_xrealloc(s->jits, (s->njits + 1) * sizeof *s->jits);
-		j = &s->jits[s->njits++];
-		memset(j, 0, sizeof *j);
-		j->pid = pid;
+	int found;
+	uint32_t *slot = sp_u64map_slot(&s->jitidx, (uint64_t)(uint32_t)pid, &found);
+	if (!found) {
+		if (s->njits == s->capjits) {
+			s->capjits = s->capjits ? 2 * s->capjits : 16;
+			s->jits = sp_xrealloc(s->jits, s->capjits * sizeof *s->jits);
+		}
+		memset(&s->jits[s->njits], 0, sizeof *s->jits);
+		s->jits[s->njits].pid = pid;
+		*slot = (uint32_t)++s->njits;
 	}
+	struct jitmap *j = &s->jits[*slot - 1];
 	for (int attempt = 0; attempt < 2; attempt++) {
 		size_t lo = 0, hi = j->n;
 		while (lo < hi) {
@@ -823,6 +866,12 @@ static Dwfl_Module *offline_module(struct sp_modfile *f)
  * per process as through each process's unwinder. */
 static size_t resolve_offline(struct sp_symbols *s, struct sp_modfile *of, uint64_t vaddr, const uint32_t **frames)
 {
+	int known;
+	uint32_t ei = sp_u64map_get(&of->memo, vaddr, &known); /* first: most addresses are known */
+	if (known && ei) {
+		*frames = s->pool + s->ent[ei - 1].off;
+		return s->ent[ei - 1].n;
+	}
 	Dwfl_Module *om = offline_module(of);
 	Dwarf_Addr obias = 0;
 	if (!om || !dwfl_module_getelf(om, &obias))
@@ -849,17 +898,55 @@ void *sp_symbols_file_module(struct sp_symbols *s, const char *path)
 	return NULL;
 }
 
+const struct sp_psyms *sp_symbols_file_psyms(struct sp_symbols *s, const char *path)
+{
+	for (size_t i = 0; i < s->nfiles; i++) {
+		struct sp_modfile *f = s->files[i];
+		if (f->fd < 0 || !f->path || strcmp(f->path, path))
+			continue;
+		Dwfl_Module *m = offline_module(f);
+		if (!m)
+			return NULL;
+		if (!f->psyms_built) {
+			sp_psyms_build(&f->psyms, m, NULL, NULL);
+			f->psyms_built = 1;
+		}
+		return &f->psyms;
+	}
+	return NULL;
+}
+
 size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct sp_maps *maps, int pid,
 		       uint64_t pc, const uint32_t **frames)
 {
 	/* The mapping holding pc, its file and load bias: an address in no
 	 * executable mapping (a broken frame-pointer chain into a file's data)
 	 * is not code, as perf names it [unknown] too. */
-	const struct sp_map *mp0 = maps ? sp_maps_find(maps, pc) : NULL;
-	struct sp_modfile *of = mp0 ? sp_symbols_modfile(s, pid, mp0) : NULL;
-	uint64_t rbias;
+	const struct sp_map *mp0 = NULL;
+	struct sp_modfile *of = NULL;
+	uint64_t rbias = 0;
+	int bias_ok = 0;
 	size_t k;
-	if (of && sp_modfile_bias(of, mp0, &rbias) == 0 && (k = resolve_offline(s, of, pc - rbias, frames)))
+	if (maps) {
+		uint64_t gen = sp_maps_generation(maps);
+		struct mapcache *c = &s->mc[(gen * 4 + (pc >> 21)) & 63];
+		if (c->gen == gen && c->mp && pc >= c->start && pc < c->end) {
+			mp0 = c->mp;
+		} else if ((mp0 = sp_maps_find(maps, pc))) {
+			c->gen = gen;
+			c->mp = mp0;
+			c->start = mp0->start;
+			c->end = mp0->end;
+			c->of = sp_symbols_modfile(s, pid, mp0);
+			c->bias_ok = c->of && sp_modfile_bias(c->of, mp0, &c->rbias) == 0;
+		}
+		if (mp0) {
+			of = c->of;
+			rbias = c->rbias;
+			bias_ok = c->bias_ok;
+		}
+	}
+	if (of && bias_ok && (k = resolve_offline(s, of, pc - rbias, frames)))
 		return k;
 	/* Without maps (a caller that has only the unwinder): the module of
 	 * the process's Dwfl. */
@@ -879,7 +966,12 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
 		*frames = &s->one;
 		return 1;
 	}
-	const struct sp_map *mp = maps ? sp_maps_find(maps, pc) : NULL;
+	const struct sp_map *mp = mp0;
+	if (!mp && s->nomap_frame) {
+		s->one = s->nomap_frame - 1;
+		*frames = &s->one;
+		return 1;
+	}
 	struct sp_frame f = { s->unknown_name, 0, 0, 0, 0, SP_KIND_NATIVE };
 	if (mp && mp->path[0]) {
 		f.module = sp_str_intern(s->p, mp->path, strlen(mp->path));
@@ -890,18 +982,52 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
 			f.name = bare_name(s->p, mp->path);
 	}
 	s->one = sp_frame_intern(s->p, &f);
+	if (!mp)
+		s->nomap_frame = s->one + 1;
 	*frames = &s->one;
 	return 1;
 }
 
-static int ksym_cmp(const void *a, const void *b)
+/* stable (as glibc's qsort, a merge sort, was): of several symbols at one
+ * address the look-up takes the last listed */
+#define KSYM_LESS(a, b) ((a)->addr < (b)->addr)
+SP_RUNSORT(ksym_runsort, struct ksym, KSYM_LESS)
+
+/* One line of /proc/kallsyms, "ffffffff81000000 T _stext\t[module]": a
+ * text symbol's address and name into the table (its name into names). */
+static void kallsyms_line(struct sp_symbols *s, const char *p, const char *nl, struct sp_buf *names, size_t *cap,
+			  uint64_t *nonzero)
 {
-	const struct ksym *x = a, *y = b;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	uint64_t addr = 0;
+	const char *q = p;
+	for (; q < nl; q++) {
+		unsigned c = (unsigned char)*q, v = c - '0';
+		if (v > 9) {
+			v = (c | 0x20) - 'a';
+			if (v > 5)
+				break;
+			v += 10;
+		}
+		addr = addr << 4 | v;
+	}
+	if (q + 3 >= nl || q[0] != ' ' || q[2] != ' ' || !(q[1] == 't' || q[1] == 'T' || q[1] == 'w' || q[1] == 'W'))
+		return;
+	const char *name = q + 3, *ne = memchr(name, '\t', (size_t)(nl - name));
+	if (!ne)
+		ne = nl;
+	if (addr)
+		(*nonzero)++;
+	if (s->nksyms == *cap) {
+		*cap = *cap ? 2 * *cap : 65536;
+		s->ksyms = sp_xrealloc(s->ksyms, *cap * sizeof *s->ksyms);
+	}
+	s->ksyms[s->nksyms++] = (struct ksym){ addr, (uint32_t)names->len, (uint32_t)(ne - name) };
+	sp_buf_add(names, name, (size_t)(ne - name));
 }
 
-/* /proc/kallsyms has ~100k+ text symbols: they are read into one buffer
- * and sorted; a name becomes a profile string only when it is sampled. */
+/* /proc/kallsyms has ~100k+ text symbols: it is read through one buffer,
+ * the text symbols' addresses and names kept (not the whole text: 8 MB of
+ * it) and sorted; a name becomes a profile string only when it is sampled. */
 static void load_kallsyms(struct sp_symbols *s)
 {
 	s->kloaded = 1;
@@ -911,49 +1037,44 @@ static void load_kallsyms(struct sp_symbols *s)
 		s->khidden = 1;
 		return;
 	}
-	struct sp_buf b = SP_BUF_INIT;
+	enum { BUFSZ = 256 << 10 };
+	char *buf = sp_xmalloc(BUFSZ);
+	struct sp_buf names = SP_BUF_INIT;
+	sp_buf_grow(&names, 2 << 20);
+	size_t cap = 0, have = 0;
+	uint64_t nonzero = 0;
 	for (;;) {
-		sp_buf_grow(&b, 1 << 20);
-		ssize_t r = read(fd, b.p + b.len, b.cap - b.len - 1);
-		if (r <= 0)
+		ssize_t r = read(fd, buf + have, BUFSZ - have);
+		if (r <= 0) {
+			if (have) /* a last line without its newline */
+				kallsyms_line(s, buf, buf + have, &names, &cap, &nonzero);
 			break;
-		b.len += (size_t)r;
+		}
+		have += (size_t)r;
+		char *p = buf, *end = buf + have, *nl;
+		while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
+			kallsyms_line(s, p, nl, &names, &cap, &nonzero);
+			p = nl + 1;
+		}
+		have = (size_t)(end - p);
+		if (have == BUFSZ) /* a line longer than the buffer: not kallsyms */
+			have = 0;
+		memmove(buf, p, have);
 	}
 	close(fd);
-	size_t cap = 0;
-	uint64_t nonzero = 0;
-	char *p = b.p, *end = b.p + b.len;
-	while (p < end) {
-		char *nl = memchr(p, '\n', (size_t)(end - p));
-		if (!nl)
-			nl = end;
-		/* "ffffffff81000000 T _stext\t[module]" */
-		uint64_t addr = 0;
-		char *q = p;
-		for (; q < nl; q++) {
-			int v = *q >= '0' && *q <= '9' ? *q - '0' : *q >= 'a' && *q <= 'f' ? *q - 'a' + 10 : -1;
-			if (v < 0)
-				break;
-			addr = addr << 4 | (uint64_t)v;
-		}
-		if (q + 3 < nl && q[0] == ' ' && q[2] == ' ' && strchr("tTwW", q[1])) {
-			char *name = q + 3, *ne = name;
-			while (ne < nl && *ne != '\t')
-				ne++;
-			if (addr)
-				nonzero++;
-			if (s->nksyms == cap) {
-				cap = cap ? 2 * cap : 65536;
-				s->ksyms = sp_xrealloc(s->ksyms, cap * sizeof *s->ksyms);
-			}
-			s->ksyms[s->nksyms++] = (struct ksym){ addr, (uint32_t)(name - b.p), (uint32_t)(ne - name) };
-		}
-		p = nl + 1;
-	}
-	s->kbuf = b.p; /* owned now */
+	free(buf);
+	s->kbuf = names.p; /* owned now */
 	if (!nonzero)
 		s->khidden = 1;
-	sp_sort(s->ksyms, s->nksyms, sizeof *s->ksyms, ksym_cmp);
+	if (s->nksyms) {
+		struct ksym *tmp = sp_xmalloc(s->nksyms * sizeof *tmp);
+		if (ksym_runsort(s->ksyms, s->nksyms, tmp) == tmp) {
+			free(s->ksyms);
+			s->ksyms = tmp;
+		} else {
+			free(tmp);
+		}
+	}
 }
 
 size_t sp_symbols_kernel(struct sp_symbols *s, uint64_t pc, const uint32_t **frames)

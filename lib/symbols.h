@@ -73,6 +73,10 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
  * opened as path (what a locate callback chose), NULL when no file seen so
  * far was opened from path.  Owned by s. */
 void *sp_symbols_file_module(struct sp_symbols *s, const char *path);
+/* The file's function symbols as perf chooses them (see sp_psyms_build),
+ * for the file opened as path; NULL as for sp_symbols_file_module.  Owned
+ * by s. */
+const struct sp_psyms *sp_symbols_file_psyms(struct sp_symbols *s, const char *path);
 /* The file address of the symbol that gave frames of module (string id)
  * the name (string id) name: 1 with *start set, 0 when sp_symbols_user
  * named no frame so from a symbol table. */
@@ -86,6 +90,34 @@ void sp_symbols_load_kernel(struct sp_symbols *s);
 /* Non-zero when /proc/kallsyms hides addresses (kernel frames then show as
  * [unknown]); valid after the first sp_symbols_kernel. */
 int sp_symbols_kernel_hidden(const struct sp_symbols *s);
+
+/* A file's function symbols as perf chooses them, by start: function
+ * symbols and code labels (from .symtab, the debug file's, or .dynsym); an
+ * address outside every symbol's [start, start + size) has no name; a
+ * zero-sized symbol ends where the next begins; of several at one address
+ * perf keeps a sized one over a zero-sized one, not weak over weak, global
+ * over local, fewer leading underscores, the longer name, the first in the
+ * table.  Addresses are file virtual addresses. */
+struct sp_psym {
+	uint64_t start, end;
+	uint32_t name, len; /* in the table's names */
+	uint32_t idx;       /* in the ELF symbol table */
+	uint8_t bind;
+};
+struct sp_psyms {
+	struct sp_psym *v;
+	size_t n;
+	char *names;
+};
+/* Build t (caller-owned, released with sp_psyms_release) from the symbol
+ * table of module (a Dwfl_Module *).  each (may be NULL) is called with
+ * every function symbol taken, before the choice among those at one
+ * address. */
+void sp_psyms_build(struct sp_psyms *t, void *module, void (*each)(void *ctx, const char *name, uint64_t start),
+		    void *ctx);
+/* The symbol holding file address a, NULL when none does. */
+const struct sp_psym *sp_psyms_find(const struct sp_psyms *t, uint64_t a);
+void sp_psyms_release(struct sp_psyms *t);
 
 /* perf's spelling of a demangled C++ (or Rust) name, in place: no clone
  * suffix, parameter list, qualifiers or return type.  Returns the end of

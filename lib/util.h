@@ -32,6 +32,45 @@ struct sp_buf {
 void sp_buf_init(struct sp_buf *b);
 void sp_buf_release(struct sp_buf *b);
 void sp_buf_grow(struct sp_buf *b, size_t extra);
+/* SP_RUNSORT(NAME, T, LESS) defines T *NAME(T *v, size_t n, T *tmp): a
+ * stable natural merge sort of v[0..n) by the inline comparison LESS(a, b)
+ * (pointers), for data made of long ascending runs (symbol tables,
+ * /proc/kallsyms, perf.data's per-CPU streams): a few passes without
+ * qsort's indirect calls and byte-wise copies.  tmp holds n elements; the
+ * sorted data ends in v or in tmp, whichever is returned. */
+#define SP_RUNSORT(NAME, T, LESS)                                                                  \
+	static T *NAME(T *v, size_t n, T *tmp)                                                     \
+	{                                                                                          \
+		T *src = v, *dst = tmp;                                                            \
+		for (;;) {                                                                         \
+			size_t i = 0, runs = 0;                                                    \
+			while (i < n) {                                                            \
+				size_t m = i + 1;                                                  \
+				while (m < n && !LESS(&src[m], &src[m - 1]))                       \
+					m++;                                                       \
+				size_t e = m;                                                      \
+				if (m < n) {                                                       \
+					e = m + 1;                                                 \
+					while (e < n && !LESS(&src[e], &src[e - 1]))               \
+						e++;                                               \
+				}                                                                  \
+				size_t a = i, b = m, o = i;                                        \
+				while (a < m && b < e)                                             \
+					dst[o++] = LESS(&src[b], &src[a]) ? src[b++] : src[a++];   \
+				while (a < m)                                                      \
+					dst[o++] = src[a++];                                       \
+				while (b < e)                                                      \
+					dst[o++] = src[b++];                                       \
+				runs++;                                                            \
+				i = e;                                                             \
+			}                                                                          \
+			T *t = src;                                                                \
+			src = dst;                                                                 \
+			dst = t;                                                                   \
+			if (runs <= 1)                                                             \
+				return src;                                                        \
+		}                                                                                  \
+	}
 /* qsort that accepts an empty (possibly NULL) array: qsort(NULL, 0, ...)
  * is undefined behaviour. */
 static inline void sp_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))

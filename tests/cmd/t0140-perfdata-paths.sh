@@ -1,0 +1,51 @@
+#!/bin/bash
+# perf.data, the engine's short cuts against perf script | pfold: a process
+# that execs another image at the same addresses (the cache of mappings and
+# load biases is keyed by the maps' generation), deep stacks (cached whole)
+# and shallow ones (resolved address by address), and a C++ name with '('
+# inside its template arguments (tidied as pfold tidies perf script text).
+. "$(dirname "$0")/../lib.sh"
+
+if ! command -v perf > /dev/null; then skip perf.data "perf is not installed"; exit 0; fi
+for s in 1 2; do
+	gcc -O2 -g -fno-omit-frame-pointer -no-pie -DSTAGE=$s -o "$T/chain$s" "$SP_TOP/tests/progs/t014-chain.c" ||
+		{ notok "build tests/progs/t014-chain.c"; exit 0; }
+done
+if ! perf record -e cpu-clock -F 999 -g -o "$T/chain.data" -- "$T/chain1" "$T/chain2" > /dev/null 2> "$T/err"; then
+	skip perf.data "perf record is not permitted here: $(tail -1 "$T/err")"; exit 0
+fi
+
+# same NAME DATA: pfold DATA gives what perf script -i DATA | pfold gives,
+# but for frames named by their file by design (pfold(1)): perf's PLT
+# symbols ("x@plt", [FILE] here) and code without a symbol ("[unknown]
+# ([vdso])" in perf script, [[vdso]] folded; [vdso] here) compare equal.
+same() {
+	local norm=':a; s/;([^;]*@plt|\[[^?;][^;]*\] ?)(;| )/;[?]\2/; ta'
+	perf script -i "$2" 2> /dev/null | pfold 2> /dev/null | sed -E "$norm" | sort > "$T/want"
+	pfold "$2" 2> "$T/e" | sed -E "$norm" | sort > "$T/got"
+	local rc=${PIPESTATUS[0]}
+	if [ ! -s "$T/want" ]; then skip "$1" "perf script printed nothing"; return; fi
+	if [ "$rc" = 0 ] && cmp -s <(pfold < "$T/want") <(pfold < "$T/got"); then
+		ok "$1: $(wc -l < "$T/got") stacks as perf script | pfold"
+	else
+		notok "$1 (exit $rc)"; diff "$T/want" "$T/got" | head -6 | sed 's/^/  /'; head -3 "$T/e" | sed 's/^/  /'
+	fi
+}
+
+same "exec of another image at the same addresses, deep and shallow stacks" "$T/chain.data"
+# Both images named, each under its own symbols.
+expect_grep "before the exec: 20 deep_first frames (cached whole)" '^chain1;.*main(;deep_first){20}' "$T/got"
+expect_grep "after the exec: deep_second, not the first image's names" '^chain2;.*main(;deep_second){20}' "$T/got"
+if grep -q '^chain2;.*_first' "$T/got" || grep -q '^chain1;.*_second' "$T/got"; then
+	notok "each image under its own names"; grep -E '^chain2;.*_first|^chain1;.*_second' "$T/got" | head -3 | sed 's/^/  /'
+else ok "each image under its own names"; fi
+
+if command -v g++ > /dev/null; then
+	g++ -O2 -g -fno-omit-frame-pointer -o "$T/tmpl" "$SP_TOP/tests/progs/t014-tmpl.cpp"
+	perf record -e cpu-clock -F 999 -g -o "$T/tmpl.data" "$T/tmpl" > /dev/null 2>&1
+	same "C++: '(' inside template arguments" "$T/tmpl.data"
+	expect_grep "C++: apply<int (*)(int)> named whole" ';apply<int \(\*\)\(int\)>( |;)' "$T/got"
+else
+	skip "C++" "g++ is not installed"
+fi
+exit 0
