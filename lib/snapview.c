@@ -59,7 +59,7 @@ struct sp_snapview {
 	 * stopped (thread i's in pyfr[pyt[i].off ..], pyt[i].n of them) */
 	struct sp_python *py;
 	enum sp_python_state pystate;
-	struct { uint32_t off; int n; } *pyt;
+	struct { uint32_t off; int n; uint32_t name; struct sp_python_wait w; } *pyt;
 	int gil;          /* sp_python_gil_holder while stopped */
 	uint32_t *pyfr;
 	uint8_t *pyen;
@@ -87,6 +87,8 @@ static void py_hook(void *ctx, struct sp_snap *s)
 			c->pyen = sp_xrealloc(c->pyen, c->cappyfr);
 		}
 		int n = sp_python_stack(c->py, s->t[i].tid, NULL, c->pyfr + c->npyfr, c->pyen + c->npyfr, PY_MAX);
+		c->pyt[i].name = sp_python_thread_name(c->py, s->t[i].tid, i == 0);
+		sp_python_wait(c->py, s->t[i].tid, &c->pyt[i].w);
 		if (n > 0) {
 			c->pyt[i].n = n;
 			c->npyfr += (size_t)n;
@@ -378,24 +380,32 @@ static void print_frames(struct sp_snapview *c, const struct tstack *ts, const c
 		fprintf(c->out, "%s(unwinding stopped here)\n", indent);
 }
 
+/* A thread's name: its threading name where Python has one (read while
+ * stopped), else its comm. */
+static const char *tname(const struct sp_snapview *c, const struct sp_snap *s, size_t i)
+{
+	return c->pyt && c->pyt[i].name ? sp_str(c->p, c->pyt[i].name) : s->t[i].name;
+}
+
 static void print_wait(struct sp_snapview *c, const struct sp_snap *s, const struct sp_lock_wait *w, size_t i,
 		       const char *indent)
 {
 	if (w[i].kind == SP_LOCK_JOIN && w[i].owner) {
 		fprintf(c->out, "%swaits for thread %d (%s) to exit (pthread_join)", indent, w[i].owner,
-			s->t[w[i].owner_index].name);
+			tname(c, s, (size_t)w[i].owner_index));
 		return;
 	}
 	fprintf(c->out, "%swaits for %s 0x%llx", indent, sp_lock_kind_name(w[i].kind), (unsigned long long)w[i].addr);
 	if (w[i].owner)
-		fprintf(c->out, " held by %d (%s)", w[i].owner, s->t[w[i].owner_index].name);
+		fprintf(c->out, " held by %d (%s)", w[i].owner, tname(c, s, (size_t)w[i].owner_index));
 	else if (w[i].why[0])
 		fprintf(c->out, ": %s", w[i].why);
 }
 
-static void thread_head(struct sp_snapview *c, const struct sp_snap_thread *t)
+static void thread_head(struct sp_snapview *c, const struct sp_snap *s, size_t i)
 {
-	fprintf(c->out, "%d (%s) %s", t->tid, t->name, state_name(t->state));
+	const struct sp_snap_thread *t = &s->t[i];
+	fprintf(c->out, "%d (%s) %s", t->tid, tname(c, s, i), state_name(t->state));
 	if (t->state != 'R' && t->nr >= 0) {
 		fputs(" in ", c->out);
 		print_syscall(c->out, t);
@@ -430,7 +440,7 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 		if (c->gil == 0)
 			fputs("no thread holds the GIL\n", c->out);
 		else if (c->gil > 0 && g < s->n)
-			fprintf(c->out, "the GIL is held by thread %d (%s)\n", c->gil, s->t[g].name);
+			fprintf(c->out, "the GIL is held by thread %d (%s)\n", c->gil, tname(c, s, g));
 		else
 			fputs("which thread holds the GIL is unknown\n", c->out);
 	}
@@ -443,12 +453,12 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 				len++;
 			}
 		fprintf(c->out, "DEADLOCK: %zu threads wait for each other: %d (%s)", len, s->t[first].tid,
-			s->t[first].name);
+			tname(c, s, first));
 		size_t j = first;
 		do {
 			size_t o = (size_t)w[j].owner_index;
 			fprintf(c->out, "%s %s 0x%llx held by %d (%s)", j == first ? " waits for" : ", which waits for",
-				sp_lock_kind_name(w[j].kind), (unsigned long long)w[j].addr, s->t[o].tid, s->t[o].name);
+				sp_lock_kind_name(w[j].kind), (unsigned long long)w[j].addr, s->t[o].tid, tname(c, s, o));
 			j = o;
 		} while (j != first);
 		fputc('\n', c->out);
@@ -459,7 +469,7 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 			continue;
 		fputc('\n', c->out);
 		fputs("thread ", c->out);
-		thread_head(c, &s->t[i]);
+		thread_head(c, s, i);
 		fputc('\n', c->out);
 		if (s->t[i].kstack[0])
 			fprintf(c->out, "    in the kernel: %s\n", s->t[i].kstack);
@@ -474,7 +484,7 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 			while (g < s->n && s->t[g].tid != c->gil)
 				g++;
 			if (k < ts[i].n && g < s->n)
-				fprintf(c->out, "  waits for the GIL, held by thread %d (%s)\n", c->gil, s->t[g].name);
+				fprintf(c->out, "  waits for the GIL, held by thread %d (%s)\n", c->gil, tname(c, s, g));
 		}
 		if (w[i].kind == SP_LOCK_NONE)
 			continue;
@@ -489,12 +499,12 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 			size_t o = (size_t)w[j].owner_index;
 			if (seen[o]) {
 				fprintf(c->out, "  ... and %d (%s) is already in this chain: DEADLOCK\n", s->t[o].tid,
-					s->t[o].name);
+					tname(c, s, o));
 				break;
 			}
 			seen[o] = 1;
 			fputs(w[j].kind == SP_LOCK_JOIN ? "  thread " : "  owner ", c->out);
-			thread_head(c, &s->t[o]);
+			thread_head(c, s, o);
 			fputs(":\n", c->out);
 			print_frames(c, &ts[o], "      ");
 			if (w[o].kind == SP_LOCK_NONE)
@@ -526,7 +536,8 @@ static int sample_snapshot(struct sp_snapview *c, const struct sp_snap *s, const
 		struct sp_sample smp;
 		memset(&smp, 0, sizeof smp);
 		smp.stack = node;
-		smp.thread = sp_thread_intern(c->p, s->pid, t->tid, sp_str_intern(c->p, t->name, strlen(t->name)));
+		const char *nm = tname(c, s, i);
+		smp.thread = sp_thread_intern(c->p, s->pid, t->tid, sp_str_intern(c->p, nm, strlen(nm)));
 		smp.event = c->event;
 		smp.time = s->time;
 		smp.values[0] = 1;
@@ -615,7 +626,8 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 		unwind_thread(c, &s.t[i], &ts[i]);
 		if (py)
 			py_merge(c, i, &ts[i]);
-		keep[i] = !c->have_re || !regexec(&c->re, s.t[i].name, 0, NULL, 0);
+		keep[i] = !c->have_re || !regexec(&c->re, s.t[i].name, 0, NULL, 0) ||
+			  !regexec(&c->re, tname(c, &s, i), 0, NULL, 0);
 		if (ts[i].n > capnames) {
 			capnames = ts[i].n;
 			names = sp_xrealloc(names, capnames * sizeof *names);
