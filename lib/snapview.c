@@ -387,9 +387,37 @@ static const char *tname(const struct sp_snapview *c, const struct sp_snap *s, s
 	return c->pyt && c->pyt[i].name ? sp_str(c->p, c->pyt[i].name) : s->t[i].name;
 }
 
+/* What thread i waits for in Python terms, when CPython records it:
+ * "RLock 0x..." (the lock object) or a Thread.join. */
+static int py_wait(const struct sp_snapview *c, size_t i)
+{
+	return c->pyt ? (int)c->pyt[i].w.kind : SP_PYWAIT_NONE;
+}
+
 static void print_wait(struct sp_snapview *c, const struct sp_snap *s, const struct sp_lock_wait *w, size_t i,
 		       const char *indent)
 {
+	if (py_wait(c, i) == SP_PYWAIT_JOIN) {
+		const struct sp_python_wait *pw = &c->pyt[i].w;
+		if (w[i].owner)
+			fprintf(c->out, "%swaits for thread %d (%s) to finish (Thread.join)", indent, w[i].owner,
+				tname(c, s, (size_t)w[i].owner_index));
+		else
+			fprintf(c->out, "%swaits in Thread.join for \"%s\": %s", indent,
+				pw->name ? sp_str(c->p, pw->name) : "?", pw->why[0] ? pw->why : "not a thread of this snapshot");
+		return;
+	}
+	if (py_wait(c, i) == SP_PYWAIT_RLOCK) {
+		const struct sp_python_wait *pw = &c->pyt[i].w;
+		fprintf(c->out, "%swaits for RLock 0x%llx", indent, (unsigned long long)pw->obj);
+		if (w[i].owner) {
+			fprintf(c->out, " held by %d (%s)", w[i].owner, tname(c, s, (size_t)w[i].owner_index));
+			if (pw->count > 1)
+				fprintf(c->out, ", %llu times", (unsigned long long)pw->count);
+		} else
+			fprintf(c->out, ": %s", pw->why[0] ? pw->why : "its owner is not a thread of this snapshot");
+		return;
+	}
 	if (w[i].kind == SP_LOCK_JOIN && w[i].owner) {
 		fprintf(c->out, "%swaits for thread %d (%s) to exit (pthread_join)", indent, w[i].owner,
 			tname(c, s, (size_t)w[i].owner_index));
@@ -457,8 +485,10 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 		size_t j = first;
 		do {
 			size_t o = (size_t)w[j].owner_index;
+			int pk = py_wait(c, j);
 			fprintf(c->out, "%s %s 0x%llx held by %d (%s)", j == first ? " waits for" : ", which waits for",
-				sp_lock_kind_name(w[j].kind), (unsigned long long)w[j].addr, s->t[o].tid, tname(c, s, o));
+				pk == SP_PYWAIT_RLOCK ? "RLock" : pk == SP_PYWAIT_JOIN ? "the end of Thread" : sp_lock_kind_name(w[j].kind),
+				(unsigned long long)(pk ? c->pyt[j].w.obj : w[j].addr), s->t[o].tid, tname(c, s, o));
 			j = o;
 		} while (j != first);
 		fputc('\n', c->out);
@@ -486,7 +516,7 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 			if (k < ts[i].n && g < s->n)
 				fprintf(c->out, "  waits for the GIL, held by thread %d (%s)\n", c->gil, tname(c, s, g));
 		}
-		if (w[i].kind == SP_LOCK_NONE)
+		if (w[i].kind == SP_LOCK_NONE && !py_wait(c, i))
 			continue;
 		/* The chain of owners: each one's stack right below. */
 		print_wait(c, s, w, i, "  ");
@@ -503,11 +533,11 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 				break;
 			}
 			seen[o] = 1;
-			fputs(w[j].kind == SP_LOCK_JOIN ? "  thread " : "  owner ", c->out);
+			fputs(w[j].kind == SP_LOCK_JOIN || py_wait(c, j) == SP_PYWAIT_JOIN ? "  thread " : "  owner ", c->out);
 			thread_head(c, s, o);
 			fputs(":\n", c->out);
 			print_frames(c, &ts[o], "      ");
-			if (w[o].kind == SP_LOCK_NONE)
+			if (w[o].kind == SP_LOCK_NONE && !py_wait(c, o))
 				break;
 			fputs("  which ", c->out);
 			print_wait(c, s, w, o, "");
@@ -569,6 +599,37 @@ static void resolve_restart(struct sp_snap_thread *t, const char *const *names, 
 				t->restarted = 1;
 				return;
 			}
+}
+
+/* A Python wait (python.h) is kept when the native stack agrees: the
+ * thread sleeps in futex and, where the interpreter has symbols, inside
+ * rlock_acquire for an RLock (not Lock.acquire's
+ * lock_PyThread_acquire_lock alone).  The owner then stands in w, so
+ * chains and deadlocks follow it as they follow a mutex's. */
+static void py_confirm(struct sp_snapview *c, const struct sp_snap *s, size_t i, const char *const *names, size_t n,
+		       struct sp_lock_wait *w)
+{
+	struct sp_python_wait *pw = &c->pyt[i].w;
+	if (!pw->kind)
+		return;
+	int rlock = 0, lock = 0;
+	for (size_t k = 0; k < n; k++) {
+		rlock |= !strcmp(names[k], "rlock_acquire");
+		lock |= !strcmp(names[k], "lock_PyThread_acquire_lock");
+	}
+	if (s->t[i].nr != SYS_futex || (pw->kind == SP_PYWAIT_RLOCK && lock && !rlock)) {
+		pw->kind = SP_PYWAIT_NONE;
+		return;
+	}
+	w->owner = 0;
+	w->owner_index = -1;
+	for (size_t k = 0; pw->owner && k < s->n; k++)
+		if (s->t[k].tid == pw->owner) {
+			w->owner = pw->owner;
+			w->owner_index = (int)k;
+		}
+	if (pw->owner && !w->owner)
+		snprintf(pw->why, sizeof pw->why, "its owner %d is not a thread of this snapshot (it exited)", pw->owner);
 }
 
 int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
@@ -636,6 +697,8 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 			names[k] = sp_str(c->p, sp_frame_get(c->p, ts[i].frames[k])->name);
 		resolve_restart(&s.t[i], names, ts[i].n);
 		sp_lock_classify(&s, i, names, ts[i].n, &w[i]);
+		if (py)
+			py_confirm(c, &s, i, names, ts[i].n, &w[i]);
 	}
 	int ncyc = sp_lock_cycles(w, s.n, cycle);
 	int rc = 0;
