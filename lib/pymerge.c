@@ -43,6 +43,7 @@ struct sp_pymerge {
 	size_t msgpos;
 	struct sp_pymerge_stats st;
 	uint32_t eval; /* string id of "_PyEval_EvalFrameDefault" */
+	uint32_t take_gil, gil_wait; /* "take_gil"; the frame "[gil wait]" */
 };
 
 struct sp_pymerge *sp_pymerge_new(struct sp_profile *p, enum sp_pymode mode, int lines)
@@ -54,6 +55,8 @@ struct sp_pymerge *sp_pymerge_new(struct sp_profile *p, enum sp_pymode mode, int
 	sp_u64map_init(&m->procidx);
 	sp_u64map_init(&m->mergeidx);
 	m->eval = sp_str_intern(p, "_PyEval_EvalFrameDefault", 24);
+	m->take_gil = sp_str_intern(p, "take_gil", 8);
+	m->gil_wait = sp_frame_named(p, "[gil wait]", 10, SP_KIND_SYNTHETIC);
 	sp_buf_init(&m->msgs);
 	return m;
 }
@@ -288,6 +291,39 @@ size_t sp_pymerge_frames(struct sp_profile *p, enum sp_pymode mode, const uint32
 	return o.n;
 }
 
+/* A thread asleep in the interpreter's take_gil waits for the GIL: its
+ * merged stack m->out[0..n) ends in "[gil wait]" instead of take_gil and
+ * the frames under it (only where the interpreter has symbols).  Returns
+ * the new length. */
+static size_t gil_wait(struct sp_pymerge *m, uint32_t nn, size_t n)
+{
+	uint32_t j = 0;
+	while (j < nn && sp_frame_get(m->p, m->nat[j])->name != m->take_gil)
+		j++;
+	if (j == nn)
+		return n;
+	if (m->mode != SP_PY_ONLY) {
+		size_t k = 0;
+		while (k < n && m->out[k] != m->nat[j])
+			k++;
+		n = k;
+	}
+	if (n == m->capout) {
+		m->capout = m->capout ? 2 * m->capout : 256;
+		m->out = sp_xrealloc(m->out, m->capout * sizeof *m->out);
+	}
+	m->out[n++] = m->gil_wait;
+	return n;
+}
+
+uint32_t sp_pymerge_thread_name(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid)
+{
+	if (m->mode == SP_PY_OFF || !maps)
+		return 0;
+	struct sp_python *py = reader(m, pid, serial, maps);
+	return py ? sp_python_thread_name(py, tid, 0) : 0;
+}
+
 uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid,
 			   const struct sp_py_cstack *cs, uint32_t node, int truncated)
 {
@@ -345,6 +381,7 @@ uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const
 	size_t n = sp_pymerge_frames(m->p, m->mode, m->nat, nn, m->pyfr, m->entry, npy, truncated, &m->out, NULL,
 				     &m->capout, &disagree);
 	m->st.disagree += (uint64_t)disagree;
+	n = gil_wait(m, nn, n);
 	uint32_t out = 0;
 	for (size_t i = 0; i < n; i++)
 		out = sp_node_intern(m->p, out, m->out[i]);

@@ -12,7 +12,9 @@
  * native frames the sample does not show), eval frames without a group
  * kept as they are; a truncated native stack is matched from the leaf
  * instead, the outer groups standing in for the frames the stack copy did
- * not reach.  On 3.11/3.12 a sample whose groups disagree with the frame
+ * not reach.  A thread asleep in the interpreter's take_gil (waiting for
+ * the GIL) gets the leaf "[gil wait]" (kind synthetic) in place of
+ * take_gil and what is under it.  On 3.11/3.12 a sample whose groups disagree with the frame
  * from the stack copy is read again from the live frame.
  *
  * Per process: CPython is looked for when the process is first sampled,
@@ -68,6 +70,10 @@ uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const
 size_t sp_pymerge_frames(struct sp_profile *p, enum sp_pymode mode, const uint32_t *nat, size_t nn,
 			 const uint32_t *py, const uint8_t *entry, int npy, int truncated, uint32_t **out,
 			 int32_t **src, size_t *cap, int *disagree);
+
+/* The threading.Thread name of thread tid of process pid (python.h's
+ * sp_python_thread_name), 0 when it has none. */
+uint32_t sp_pymerge_thread_name(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid);
 
 /* The process exited: its reader goes. */
 void sp_pymerge_exit(struct sp_pymerge *m, int pid);

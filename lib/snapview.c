@@ -558,10 +558,20 @@ static int sample_snapshot(struct sp_snapview *c, const struct sp_snap *s, const
 			continue;
 		const struct sp_snap_thread *t = &s->t[i];
 		uint32_t node = 0;
-		for (size_t k = ts[i].n; k-- > 0;)
-			node = sp_node_intern(c->p, node, ts[i].frames[k]);
+		/* A Python thread asleep in take_gil waits for the GIL: its
+		 * leaf is "[gil wait]" in place of take_gil and what is under
+		 * it, as in sampling (pymerge.h). */
+		size_t top = 0;
 		char leaf[64];
 		state_frame(t, leaf, sizeof leaf);
+		for (size_t k = ts[i].n; c->pyt && k-- > 0;)
+			if (!strcmp(sp_str(c->p, sp_frame_get(c->p, ts[i].frames[k])->name), "take_gil")) {
+				top = k + 1;
+				snprintf(leaf, sizeof leaf, "[gil wait]");
+				break;
+			}
+		for (size_t k = ts[i].n; k-- > top;)
+			node = sp_node_intern(c->p, node, ts[i].frames[k]);
 		node = sp_node_intern(c->p, node, sp_frame_named(c->p, leaf, strlen(leaf), SP_KIND_SYNTHETIC));
 		struct sp_sample smp;
 		memset(&smp, 0, sizeof smp);
