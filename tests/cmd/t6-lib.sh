@@ -45,3 +45,36 @@ t6_alive() {
 
 # t6_cpu PID: user+system CPU ticks of the process.
 t6_cpu() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null; }
+
+# t6_pythons: the CPython interpreters to test, as "label path" in the
+# array pys: pyenv's newest 3.8 to 3.13 and Debian's /usr/bin/python3,
+# each missing one skipped with its reason.
+t6_pythons() {
+	local v p root
+	root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
+	pys=()
+	for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
+		p=$(ls -d "$root"/versions/$v.*/bin/python3 2>/dev/null | sort -V | tail -1)
+		if [ -n "$p" ]; then pys+=("$v $p"); else skip "python $v" "pyenv has no Python $v installed"; fi
+	done
+	if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import sys; sys.exit(not (3, 8) <= sys.version_info[:2] <= (3, 13))'; then
+		pys+=("debian /usr/bin/python3")
+	else skip "python debian" "/usr/bin/python3 is missing or not 3.8-3.13"; fi
+}
+
+# t6_pystart PYTHON PROG ARGS...: run a Python program in the background,
+# in its own process group, and wait (up to 10 s) for its "ready" line
+# (in $T/ready); sets TPID.
+t6_pystart() {
+	: > "$T/ready"
+	setsid "$@" > "$T/ready" 2> /dev/null &
+	TPID=$!
+	for _ in $(seq 100); do
+		grep -q '^ready' "$T/ready" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# t6_pystop: kill the program t6_pystart started (its process group).
+t6_pystop() { kill -9 -- -$TPID 2> /dev/null; wait $TPID 2> /dev/null; return 0; }

@@ -1,0 +1,108 @@
+# t61-shapes2.py MODE — more stack shapes for pcollect's Python frames.
+#   asyncio  two asyncio tasks taking turns, each burning CPU in spin()
+#   exc      spin() inside an except block, and in a finally block while
+#            an exception propagates; functools.reduce calling a lambda
+#   late     a thread ("late-1") started 1.5 s after "ready"
+#   fork     the parent forks a child that runs child_work() for 1 s
+#   exec     before_exec() for 1 s, then exec of this script in mode
+#            "after" (after_exec() for 1 s)
+# Each prints "ready" once running.  asyncio and exc run until killed;
+# late, fork and exec end by themselves after a few seconds.
+import asyncio, functools, os, sys, threading, time
+
+def spin(t=0.02):
+    until = time.thread_time() + t
+    x = 0
+    while time.thread_time() < until:
+        for i in range(500):
+            x += i
+    return x
+
+async def task_a():
+    while True:
+        spin()  # TASK_A
+        await asyncio.sleep(0)
+
+async def task_b():
+    while True:
+        spin()  # TASK_B
+        await asyncio.sleep(0)
+
+async def main_async():
+    print("ready", flush=True)
+    await asyncio.gather(task_a(), task_b())
+
+def in_except():
+    try:
+        raise ValueError("x")
+    except ValueError:
+        spin()  # EXCEPT
+
+def in_finally():
+    try:
+        raise KeyError("x")
+    finally:
+        spin()  # FINALLY
+
+def via_reduce():
+    return functools.reduce(lambda a, b: a + spin(), range(2), 0)  # REDUCE
+
+def late_worker():
+    end = time.time() + 3
+    while time.time() < end:
+        spin()  # LATE
+
+def child_work():
+    end = time.time() + 1
+    while time.time() < end:
+        spin()  # CHILD
+
+def parent_work(t):
+    end = time.time() + t
+    while time.time() < end:
+        spin()  # PARENT
+
+def before_exec():
+    end = time.time() + 1
+    while time.time() < end:
+        spin()  # BEFORE
+
+def after_exec():
+    end = time.time() + 1
+    while time.time() < end:
+        spin()  # AFTER
+
+mode = sys.argv[1]
+if mode == "asyncio":
+    asyncio.run(main_async())
+elif mode == "exc":
+    print("ready", flush=True)
+    while True:
+        in_except()
+        try:
+            in_finally()
+        except KeyError:
+            pass
+        via_reduce()
+elif mode == "late":
+    print("ready", flush=True)
+    parent_work(1.5)
+    t = threading.Thread(target=late_worker, name="late-1")
+    t.start()
+    t.join()
+elif mode == "fork":
+    print("ready", flush=True)
+    parent_work(0.5)
+    pid = os.fork()
+    if pid == 0:
+        child_work()
+        os._exit(0)
+    parent_work(1.5)
+    os.waitpid(pid, 0)
+elif mode == "exec":
+    print("ready", flush=True)
+    before_exec()
+    sys.stdout.flush()
+    os.execv(sys.executable, [sys.executable, sys.argv[0], "after"])
+elif mode == "after":
+    after_exec()
