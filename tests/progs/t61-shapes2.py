@@ -36,16 +36,16 @@ def in_except():
     try:
         raise ValueError("x")
     except ValueError:
-        spin()  # EXCEPT
+        spin(0.1)  # EXCEPT
 
 def in_finally():
     try:
         raise KeyError("x")
     finally:
-        spin()  # FINALLY
+        spin(0.1)  # FINALLY
 
 def via_reduce():
-    return functools.reduce(lambda a, b: a + spin(), range(2), 0)  # REDUCE
+    return functools.reduce(lambda a, b: a + spin(0.1), range(2), 0)  # REDUCE
 
 def late_worker():
     end = time.time() + 3
