@@ -88,7 +88,12 @@ static void py_hook(void *ctx, struct sp_snap *s)
 		}
 		int n = sp_python_stack(c->py, s->t[i].tid, NULL, c->pyfr + c->npyfr, c->pyen + c->npyfr, PY_MAX);
 		c->pyt[i].name = sp_python_thread_name(c->py, s->t[i].tid, i == 0);
-		sp_python_wait(c->py, s->t[i].tid, &c->pyt[i].w);
+		/* Lock owners only for threads asleep in futex (py_confirm):
+		 * the others need not be held stopped for the reads. */
+		if (s->t[i].nr == SYS_futex || s->t[i].nr == SYS_restart_syscall)
+			sp_python_wait(c->py, s->t[i].tid, &c->pyt[i].w);
+		else
+			memset(&c->pyt[i].w, 0, sizeof c->pyt[i].w);
 		if (n > 0) {
 			c->pyt[i].n = n;
 			c->npyfr += (size_t)n;

@@ -22,19 +22,23 @@ t6_probe() {
 	return 0
 }
 
-# t6_start NAME ARGS...: run $T/NAME in the background, in its own process
-# group, and wait (up to 10 s) for it to print "ready"; sets TPID.
-t6_start() {
-	local name=$1; shift
-	: > "$T/$name.ready"
-	setsid "$T/$name" "$@" > "$T/$name.ready" 2>/dev/null &
+# t6_spawn FILE CMD ARGS...: run CMD in the background, in its own process
+# group, its output in FILE, and wait (up to 10 s) for it to print "ready";
+# sets TPID.
+t6_spawn() {
+	local out=$1; shift
+	: > "$out"
+	setsid "$@" > "$out" 2>/dev/null &
 	TPID=$!
 	for _ in $(seq 100); do
-		grep -q '^ready' "$T/$name.ready" && return 0
+		grep -q '^ready' "$out" && return 0
 		sleep 0.1
 	done
 	return 1
 }
+
+# t6_start NAME ARGS...: t6_spawn of $T/NAME, its output in $T/NAME.ready.
+t6_start() { local name=$1; shift; t6_spawn "$T/$name.ready" "$T/$name" "$@"; }
 
 # t6_alive PID: the process exists and is not stopped or a zombie.
 t6_alive() {
@@ -62,18 +66,20 @@ t6_pythons() {
 	else skip "python debian" "/usr/bin/python3 is missing or not 3.8-3.13"; fi
 }
 
-# t6_pystart PYTHON PROG ARGS...: run a Python program in the background,
-# in its own process group, and wait (up to 10 s) for its "ready" line
-# (in $T/ready); sets TPID.
-t6_pystart() {
-	: > "$T/ready"
-	setsid "$@" > "$T/ready" 2> /dev/null &
-	TPID=$!
-	for _ in $(seq 100); do
-		grep -q '^ready' "$T/ready" && return 0
-		sleep 0.1
+# t6_pystart PYTHON PROG ARGS...: t6_spawn of a Python program, its output
+# in $T/ready.
+t6_pystart() { t6_spawn "$T/ready" "$@"; }
+
+# t6_pyblocked PID N: the process has N threads or more, every one asleep
+# in futex (202), clock_nanosleep (230) or select/pselect6 (23, 270:
+# time.sleep before 3.11).
+t6_pyblocked() {
+	local f n=0 b=0
+	for f in /proc/$1/task/*/syscall; do
+		n=$((n + 1))
+		case "$(cut -d' ' -f1 "$f" 2>/dev/null)" in 202|230|23|270) b=$((b + 1)) ;; esac
 	done
-	return 1
+	[ $n -ge $2 ] && [ $b = $n ]
 }
 
 # t6_pystop: kill the program t6_pystart started (its process group).

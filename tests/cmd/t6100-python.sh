@@ -15,16 +15,7 @@
 t6_probe || exit 0
 PROGS=$SP_TOP/tests/progs
 PYROOT=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
-
-# Interpreters: "label path".
-pys=()
-for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
-	p=$(ls -d "$PYROOT"/versions/$v.*/bin/python3 2>/dev/null | sort -V | tail -1)
-	if [ -n "$p" ]; then pys+=("$v $p"); else skip "python $v" "pyenv has no Python $v installed"; fi
-done
-if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import sys; sys.exit(not (3, 8) <= sys.version_info[:2] <= (3, 13))'; then
-	pys+=("debian /usr/bin/python3")
-else skip "python debian" "/usr/bin/python3 is missing or not 3.8-3.13"; fi
+t6_pythons
 [ ${#pys[@]} -gt 0 ] || exit 0
 
 # share NAME FILE: samples whose stack has Python function NAME.

@@ -21,16 +21,7 @@ t6_pythons
 line() { grep -n "# $1\$" "$PROG" | cut -d: -f1; }
 LH=$(line HOLDER) LW=$(line WAITER) LA=$(line ACQUIRER) LG=$(line GETTER) LJ=$(line JOINER) LM=$(line MAIN)
 
-# blocked PID: its 6 threads are asleep in futex (202), clock_nanosleep
-# (230) or select/pselect6 (23, 270: time.sleep before 3.11).
-blocked() {
-	local f n=0 b=0
-	for f in /proc/$1/task/*/syscall; do
-		n=$((n + 1))
-		case "$(cut -d' ' -f1 "$f" 2>/dev/null)" in 202|230|23|270) b=$((b + 1)) ;; esac
-	done
-	[ $n -ge 6 ] && [ $b = $n ]
-}
+blocked() { t6_pyblocked "$1" 6; }
 # tid_of NAME FILE: the tid in FILE's "thread TID (NAME) ..." header.
 tid_of() { sed -n "s/^thread \([0-9]*\) ($1) .*/\1/p" "$2"; }
 # block NAME FILE: the lines of thread NAME's block in a text snapshot.
