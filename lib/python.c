@@ -150,6 +150,7 @@ struct sp_python {
 	struct sp_u64map nameidx;
 	struct sp_u64map seen;  /* tids asked for since the last read */
 	uint64_t names_at;      /* CLOCK_MONOTONIC ns of the last read, 0 never */
+	uint64_t active;        /* threading._active, 0 not found yet */
 	struct sp_u64map typecls; /* type address -> class + 1 (enum tcls) */
 	struct sp_buf scratch;
 };
@@ -472,10 +473,14 @@ enum sp_python_state sp_python_check(struct sp_python *py, struct sp_err *err)
 		live += is_task(py->pid, tid);
 		ts = next;
 	}
-	if (ts || !live)
+	if (ts)
 		return sp_err_set(err, "the memory layout of Python %s does not validate (its thread list does not "
 				       "hold together): native frames only", py->version),
 		       py->state = SP_PY_REFUSED;
+	/* A list of threads none of which lives: a child right after fork
+	 * (its parent's thread states until PyOS_AfterFork_Child). */
+	if (!live)
+		return SP_PY_WAITING;
 	return py->state = SP_PY_READY;
 }
 
@@ -886,20 +891,20 @@ static uint64_t type_flags(struct sp_python *py, uint64_t obj, uint64_t *type)
 	return fl;
 }
 
-/* Is obj a compact str equal to s? */
+/* Is obj a compact str equal to s?  One read for a key that differs (a
+ * dict lookup compares many); the type is checked on a match. */
 static int str_eq(struct sp_python *py, uint64_t obj, const char *s)
 {
 	size_t n = strlen(s);
 	uint8_t h[128];
-	if (py->o.ascii_size + n > sizeof h || !(type_flags(py, obj, NULL) & TPF_UNICODE) ||
-	    rd(py, obj, h, py->o.ascii_size + n) < 0)
+	if (py->o.ascii_size + n > sizeof h || rd(py, obj, h, py->o.ascii_size + n) < 0)
 		return 0;
 	int64_t len;
 	uint32_t state;
 	memcpy(&len, h + py->o.str_length, 8);
 	memcpy(&state, h + py->o.str_state, 4);
 	return len == (int64_t)n && ((state >> 5) & 3) == 3 /* compact, ascii */ &&
-	       !memcmp(h + py->o.ascii_size, s, n);
+	       !memcmp(h + py->o.ascii_size, s, n) && (type_flags(py, obj, NULL) & TPF_UNICODE);
 }
 
 /* A dict's keys table, its entries read into py->scratch. */
@@ -1083,17 +1088,21 @@ static int thread_obj_tid(struct sp_python *py, uint64_t th, uint64_t ident)
 	return t && is_task(py->pid, (uint64_t)t) ? t : 0;
 }
 
-/* The threading module's dict of running threads (ident -> Thread). */
+/* The threading module's dict of running threads (ident -> Thread):
+ * threading._active, the same object for the life of the module, so its
+ * address is kept (and checked to be a dict still). */
 static uint64_t threading_active(struct sp_python *py)
 {
 	uint64_t interp, mods, mod, md;
+	if (py->active && (type_flags(py, py->active, NULL) & TPF_DICT))
+		return py->active;
 	if (rd64(py, py->runtime + py->o.rt_interp_head, &interp) < 0 || !interp ||
 	    rd64(py, interp + py->o.is_modules, &mods) < 0)
 		return 0;
 	mod = dict_get(py, mods, "threading");
 	if (!mod || rd64(py, mod + 16, &md) < 0) /* PyModuleObject.md_dict */
 		return 0;
-	return dict_get(py, md, "_active");
+	return py->active = dict_get(py, md, "_active");
 }
 
 static uint64_t now_ns(void)

@@ -87,7 +87,7 @@ static void py_hook(void *ctx, struct sp_snap *s)
 			c->pyen = sp_xrealloc(c->pyen, c->cappyfr);
 		}
 		int n = sp_python_stack(c->py, s->t[i].tid, NULL, c->pyfr + c->npyfr, c->pyen + c->npyfr, PY_MAX);
-		c->pyt[i].name = sp_python_thread_name(c->py, s->t[i].tid, i == 0);
+		c->pyt[i].name = 0; /* read once the threads run again */
 		/* Lock owners only for threads asleep in futex (py_confirm):
 		 * the others need not be held stopped for the reads. */
 		if (s->t[i].nr == SYS_futex || s->t[i].nr == SYS_restart_syscall)
@@ -692,6 +692,9 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 			return s.interrupted; /* a request to stop, as between snapshots */
 		return -1;
 	}
+	/* Thread names change seldom: read after the threads were let go. */
+	for (size_t i = 0; c->pyt && i < s.n; i++)
+		c->pyt[i].name = sp_python_thread_name(c->py, s.t[i].tid, i == 0);
 	struct tstack *ts = sp_xcalloc(s.n ? s.n : 1, sizeof *ts);
 	struct sp_lock_wait *w = sp_xcalloc(s.n ? s.n : 1, sizeof *w);
 	int *keep = sp_xcalloc(s.n ? s.n : 1, sizeof *keep), *cycle = sp_xcalloc(s.n ? s.n : 1, sizeof *cycle);

@@ -30,21 +30,33 @@ wellformed() {
 	if [ "$3" -ge "${4:-10}" ] && [ $(($2 * 100)) -ge $(($3 * ${5:-80})) ]; then ok "$1: $2 of $3 samples"
 	else notok "$1: $2 of $3 samples (want >= ${5:-80}% of >= ${4:-10})"; return 1; fi
 }
-# noeval NAME FILE [PCT]: at most PCT% (default 5) of the stacks with
-# Python frames keep an eval-loop frame (a sample whose thread moved on
-# before its frames were read keeps one: pcollect(1), Consistency).
+# noeval NAME FILE [PCT]: at most PCT% (default 5) of the stacks in spin
+# keep an eval-loop frame (a sample whose thread moved on before its
+# frames were read keeps one: pcollect(1), Consistency; start-up's imports
+# are not counted).
 noeval() {
 	local e p
-	e=$(count ' \(.*\.py:[0-9]+\)' "$2")
-	p=$(awk '/ \(.*\.py:[0-9]+\)/ && /;_PyEval_EvalFrameDefault/ { s += $NF } END { print s + 0 }' "$2")
-	if [ "$e" -gt 0 ] && [ $((p * 100)) -le $((e * ${3:-5})) ]; then ok "$1: $p of $e samples keep an eval-loop frame (want <= ${3:-5}%)"
-	else notok "$1: $p of $e samples keep _PyEval_EvalFrameDefault (want <= ${3:-5}%)"; fi
+	e=$(count ';spin \(' "$2")
+	p=$(awk '/;spin \(/ && /;_PyEval_EvalFrameDefault/ { s += $NF } END { print s + 0 }' "$2")
+	if [ "$e" -gt 0 ] && [ $((p * 100)) -le $((e * ${3:-5})) ]; then ok "$1: $p of $e samples in spin keep an eval-loop frame (want <= ${3:-5}%)"
+	else notok "$1: $p of $e samples in spin keep _PyEval_EvalFrameDefault (want <= ${3:-5}%)"; fi
 }
 
-for entry in "${pys[@]}"; do
-	v=${entry%% *} py=${entry#* }
-	L="$v: "
-	# --- asyncio ---
+# retry FN: run the checks of FN, and once more when one failed: the
+# Python frames are read after the sample (pcollect(1), Consistency), and
+# on a loaded machine a run can read most of them late.
+retry() {
+	local out
+	out=$("$@")
+	if grep -q '^not ok' <<< "$out"; then
+		echo "# $1 failed once, again:"
+		out=$("$@")
+	fi
+	printf '%s\n' "$out"
+}
+
+# asyncio
+shape_asyncio() {
 	# (launched: the program runs for a given CPU time, so the number of
 	# samples does not depend on the machine's load)
 	if pcollect -F 199 -o "$T/a.sp" -- "$py" "$PROG" asyncio > /dev/null 2>&1; then
@@ -57,7 +69,10 @@ for entry in "${pys[@]}"; do
 			grep ';spin (' "$T/a.folded" | head -2 | cut -c1-600 | sed 's/^/  /'
 		noeval "${L}asyncio" "$T/a.folded"
 	else notok "${L}asyncio: pcollect or the program failed"; fi
-	# --- exception in flight, C calling back into Python ---
+}
+
+# exception in flight, C calling back into Python
+shape_exc() {
 	if pcollect -F 199 -o "$T/e.sp" -- "$py" "$PROG" exc > /dev/null 2>&1; then
 		pfold --weight=count "$T/e.sp" > "$T/e.folded" 2> /dev/null
 		for f in "in_except EXCEPT" "in_finally FINALLY"; do
@@ -77,7 +92,10 @@ for entry in "${pys[@]}"; do
 		# more under load
 		noeval "${L}exception/reduce" "$T/e.folded" 30
 	else notok "${L}exc: pcollect or the program failed"; fi
-	# --- a thread started after attach ---
+}
+
+# a thread started after attach
+shape_late() {
 	rm -f "$T/go"
 	if t6_pystart "$py" "$PROG" late "$T/go"; then
 		pcollect -F 199 -p $TPID -d 6 -o "$T/l.sp" 2> "$T/l.err" &
@@ -93,7 +111,10 @@ for entry in "${pys[@]}"; do
 		wellformed "${L}a thread started after attach: late-1;...;late_worker;spin (its threading name)" $good $all ||
 			grep -o '^[^;]*' "$T/l.folded" | sort | uniq -c | sed 's/^/  /'
 	else notok "${L}late: the program did not start"; t6_pystop; fi
-	# --- fork: the child is followed ---
+}
+
+# fork: the child is followed
+shape_fork() {
 	pcollect -F 199 -o "$T/f.sp" -- "$py" "$PROG" fork > /dev/null 2> "$T/f.err"; rc=$?
 	expect_rc "${L}fork: exit status" 0 $rc
 	pfold --weight=count --pid "$T/f.sp" > "$T/f.folded" 2> /dev/null
@@ -104,7 +125,10 @@ for entry in "${pys[@]}"; do
 		grep -o '^[^;]*' "$T/f.folded" | sort | uniq -c | sed 's/^/  /'
 	if [ "$(grep -c 'Python frames merged' "$T/f.err")" = 2 ]; then ok "${L}fork: Python found in parent and child"
 	else notok "${L}fork: messages"; sed 's/^/  /' "$T/f.err"; fi
-	# --- exec of another Python program ---
+}
+
+# exec of another Python program
+shape_exec() {
 	pcollect -F 199 -o "$T/x.sp" -- "$py" "$PROG" exec > /dev/null 2> "$T/x.err"; rc=$?
 	expect_rc "${L}exec: exit status" 0 $rc
 	pfold --weight=count "$T/x.sp" > "$T/x.folded" 2> /dev/null
@@ -116,5 +140,15 @@ for entry in "${pys[@]}"; do
 	p=$(sed -n 's/^pcollect: process \([0-9]*\): Python.*merged$/\1/p' "$T/x.err" | sort | uniq -c | awk '{ print $1 }')
 	if [ "$p" = 2 ]; then ok "${L}exec: the new image's Python is found anew (same pid, said twice)"
 	else notok "${L}exec: messages"; sed 's/^/  /' "$T/x.err"; fi
+}
+
+for entry in "${pys[@]}"; do
+	v=${entry%% *} py=${entry#* }
+	L="$v: "
+	retry shape_asyncio
+	retry shape_exc
+	retry shape_late
+	retry shape_fork
+	retry shape_exec
 done
 exit 0
