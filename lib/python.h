@@ -84,7 +84,7 @@ int sp_python_gil_holder(struct sp_python *py);
  * threading, threading not imported, or the objects do not validate).
  * Read from threading._active (ident -> Thread) and each Thread's _name;
  * cached per thread, read again when a thread not seen before asks, and
- * at most every 2 s (renames).  fresh: read now (a snapshot). */
+ * every 2 s (renames).  fresh: read now (a snapshot). */
 uint32_t sp_python_thread_name(struct sp_python *py, int tid, int fresh);
 
 /* What a thread blocked in Python code waits for, as far as CPython
