@@ -121,6 +121,8 @@ struct code {
 	uint32_t name, file; /* string ids */
 	int firstline;
 	int nlocalsplus, stacksize; /* slots of a frame running it (3.11+; before: stacksize only) */
+	uint64_t qual_ptr, file_ptr;  /* the str objects it was read from */
+	uint32_t epoch;               /* checked against the target in this epoch */
 	uint32_t lt_off, lt_len; /* line table in py->lt */
 };
 
@@ -151,11 +153,20 @@ struct sp_python {
 	struct sp_u64map seen;  /* tids asked for since the last read */
 	uint64_t names_at;      /* CLOCK_MONOTONIC ns of the last read, 0 never */
 	uint64_t active;        /* threading._active, 0 not found yet */
+	uint32_t epoch;         /* CLOCK_MONOTONIC / 100 ms: cached code objects
+				 * are checked again once per epoch */
 	struct sp_u64map typecls; /* type address -> class + 1 (enum tcls) */
 	struct sp_buf scratch;
 };
 
 /* ---- target memory ---- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
 
 static int rd(struct sp_python *py, uint64_t addr, void *buf, size_t n)
 {
@@ -547,13 +558,29 @@ static const struct code *code_get(struct sp_python *py, uint64_t addr)
 {
 	int found;
 	uint32_t i = sp_u64map_get(&py->codeidx, addr, &found);
-	if (found)
-		return i ? &py->codes[i - 1] : NULL;
+	if (found && i && py->codes[i - 1].epoch == py->epoch)
+		return &py->codes[i - 1];
 	uint8_t b[CODE_BYTES];
 	if (rd(py, addr, b, sizeof b) < 0 || get64(b, 8) != py->code_type)
 		return NULL; /* not cached: a frame being set up may hold anything */
+	if (found && i) {
+		/* Seen in an earlier epoch: the same code object still, or one
+		 * made at the address of a freed one (start-up compiles and
+		 * frees code: a stale entry named frames "<module> (<string>)") */
+		struct code *o = &py->codes[i - 1];
+		int32_t fl;
+		memcpy(&fl, b + py->o.co_firstlineno, 4);
+		if (o->qual_ptr == get64(b, py->o.co_qualname) && o->file_ptr == get64(b, py->o.co_filename) &&
+		    o->firstline == fl) {
+			o->epoch = py->epoch;
+			return o;
+		}
+	}
 	struct code c;
 	memset(&c, 0, sizeof c);
+	c.epoch = py->epoch;
+	c.qual_ptr = get64(b, py->o.co_qualname);
+	c.file_ptr = get64(b, py->o.co_filename);
 	c.name = read_str(py, get64(b, py->o.co_qualname));
 	c.file = read_str(py, get64(b, py->o.co_filename));
 	int32_t first;
@@ -692,7 +719,8 @@ static uint32_t frame_of(struct sp_python *py, uint64_t addr, const struct code 
 				line = l;
 		}
 	}
-	uint64_t key = (addr >> 3) | ((uint64_t)(line & 0xfffff) << 44);
+	/* by the code's entry, not its address: an address can be reused */
+	uint64_t key = (uint64_t)(c - py->codes) | ((uint64_t)(line & 0xfffff) << 44);
 	int found, cacheable = line < 0xfffff;
 	if (cacheable) {
 		uint32_t id = sp_u64map_get(&py->frameidx, key, &found);
@@ -779,6 +807,7 @@ int sp_python_stack(struct sp_python *py, int tid, const struct sp_py_cstack *cs
 {
 	if (py->state != SP_PY_READY)
 		return 0;
+	py->epoch = (uint32_t)(now_ns() / 100000000u) + 1;
 	uint64_t ts = tstate_of(py, tid), cur = 0;
 	if (!ts)
 		return 0;
@@ -1103,13 +1132,6 @@ static uint64_t threading_active(struct sp_python *py)
 	if (!mod || rd64(py, mod + 16, &md) < 0) /* PyModuleObject.md_dict */
 		return 0;
 	return py->active = dict_get(py, md, "_active");
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 /* Read every running Thread's name anew. */
