@@ -26,6 +26,9 @@ struct thr {
 	uint32_t name;   /* string id */
 	uint32_t id;     /* profile thread id for (pid, tid, name) */
 	int keep;        /* the thread filter matched the current name */
+	uint32_t pyname; /* its threading.Thread name (string id), 0 none */
+	uint32_t pyid;   /* profile thread id for (pid, tid, pyname) */
+	int pykeep;      /* the thread filter matched pyname */
 };
 
 struct stack_ent {
@@ -184,6 +187,7 @@ static void thread_set(struct sp_collect *c, int pid, int tid, const char *name)
 			c->thr = sp_xrealloc(c->thr, c->capthr * sizeof *c->thr);
 		}
 		t = &c->thr[c->nthr++];
+		memset(t, 0, sizeof *t);
 		int found;
 		*sp_u64map_slot(&c->thridx, (uint64_t)(uint32_t)tid, &found) = (uint32_t)c->nthr;
 	}
@@ -415,7 +419,18 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 		sp_collect_add_task(c, (int)s->pid, (int)s->tid);
 		t = thread_get(c, (int)s->tid);
 	}
-	if (!t->keep) {
+	struct sp_proc *pr = sp_procs_get(c->procs, (int)s->pid, 1);
+	if (c->py) {
+		/* A Python thread is named by its threading name (a root frame
+		 * as the comm is), and the thread filter matches either. */
+		uint32_t pn = sp_pymerge_thread_name(c->py, pr->pid, pr->serial, pr->maps, (int)s->tid);
+		if (pn != t->pyname) {
+			t->pyname = pn;
+			t->pyid = pn ? sp_thread_intern(c->p, t->pid, t->tid, pn) : 0;
+			t->pykeep = pn && (!c->have_re || regexec(&c->re, sp_str(c->p, pn), 0, NULL, 0) == 0);
+		}
+	}
+	if (!t->keep && !t->pykeep) {
 		c->st.filtered++;
 		return;
 	}
@@ -425,7 +440,6 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 	for (uint32_t i = 0; i < s->nkernel && n < MAX_PCS / 2; i++)
 		pcs[n++] = i ? s->kernel[i] - 1 : s->kernel[i];
 	nk = n;
-	struct sp_proc *pr = sp_procs_get(c->procs, (int)s->pid, 1);
 	struct sp_unwind *u = NULL;
 	enum sp_callgraph cg = c->o.callgraph;
 	if (cg == SP_CG_DWARF) {
@@ -476,7 +490,7 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 		smp.stack = sp_pymerge_sample(c->py, pr->pid, pr->serial, pr->maps, (int)s->tid, &cs, smp.stack,
 					      truncated);
 	}
-	smp.thread = t->id;
+	smp.thread = t->pyname ? t->pyid : t->id;
 	smp.event = c->event;
 	smp.time = s->time;
 	smp.values[0] = 1;

@@ -49,6 +49,7 @@ struct sp_pymerge {
 	struct sp_pystop *stop; /* NULL: non-blocking */
 	char *why;              /* why not exact, NULL when exact */
 	int npy;                /* the stopped thread's Python frames, in pyfr */
+	uint32_t take_gil, gil_wait; /* "take_gil"; the frame "[gil wait]" */
 };
 
 struct sp_pymerge *sp_pymerge_new(struct sp_profile *p, enum sp_pymode mode, int lines)
@@ -60,6 +61,8 @@ struct sp_pymerge *sp_pymerge_new(struct sp_profile *p, enum sp_pymode mode, int
 	sp_u64map_init(&m->procidx);
 	sp_u64map_init(&m->mergeidx);
 	m->eval = sp_str_intern(p, "_PyEval_EvalFrameDefault", 24);
+	m->take_gil = sp_str_intern(p, "take_gil", 8);
+	m->gil_wait = sp_frame_named(p, "[gil wait]", 10, SP_KIND_SYNTHETIC);
 	sp_buf_init(&m->msgs);
 	return m;
 }
@@ -358,6 +361,39 @@ uint32_t sp_pymerge_stopped(struct sp_pymerge *m, uint32_t node, int truncated)
 	return merge(m, node, m->npy, truncated, 1);
 }
 
+/* A thread asleep in the interpreter's take_gil waits for the GIL: its
+ * merged stack m->out[0..n) ends in "[gil wait]" instead of take_gil and
+ * the frames under it (only where the interpreter has symbols).  Returns
+ * the new length. */
+static size_t gil_wait(struct sp_pymerge *m, uint32_t nn, size_t n)
+{
+	uint32_t j = 0;
+	while (j < nn && sp_frame_get(m->p, m->nat[j])->name != m->take_gil)
+		j++;
+	if (j == nn)
+		return n;
+	if (m->mode != SP_PY_ONLY) {
+		size_t k = 0;
+		while (k < n && m->out[k] != m->nat[j])
+			k++;
+		n = k;
+	}
+	if (n == m->capout) {
+		m->capout = m->capout ? 2 * m->capout : 256;
+		m->out = sp_xrealloc(m->out, m->capout * sizeof *m->out);
+	}
+	m->out[n++] = m->gil_wait;
+	return n;
+}
+
+uint32_t sp_pymerge_thread_name(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid)
+{
+	if (m->mode == SP_PY_OFF || !maps)
+		return 0;
+	struct sp_python *py = reader(m, pid, serial, maps);
+	return py ? sp_python_thread_name(py, tid, 0) : 0;
+}
+
 uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid,
 			   const struct sp_py_cstack *cs, uint32_t node, int truncated)
 {
@@ -425,6 +461,7 @@ static uint32_t merge(struct sp_pymerge *m, uint32_t node, int npy, int truncate
 				     &m->capout, &disagree);
 	m->st.disagree += (uint64_t)(disagree != 0);
 	m->st.exact_disagree += (uint64_t)(disagree == 1 && exact);
+	n = gil_wait(m, nn, n);
 	uint32_t out = 0;
 	for (size_t i = 0; i < n; i++)
 		out = sp_node_intern(m->p, out, m->out[i]);

@@ -12,7 +12,9 @@
  * native frames the sample does not show), eval frames without a group
  * kept as they are; a truncated native stack is matched from the leaf
  * instead, the outer groups standing in for the frames the stack copy did
- * not reach.  On 3.11/3.12 a sample whose groups disagree with the frame
+ * not reach.  A thread asleep in the interpreter's take_gil (waiting for
+ * the GIL) gets the leaf "[gil wait]" (kind synthetic) in place of
+ * take_gil and what is under it.  On 3.11/3.12 a sample whose groups disagree with the frame
  * from the stack copy is read again from the live frame.
  *
  * Per process: CPython is looked for when the process is first sampled,
@@ -95,6 +97,10 @@ struct sp_pystop *sp_pymerge_stopper(struct sp_pymerge *m);
 int sp_pymerge_stop(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid,
 		    uint64_t time, struct sp_pystop_copy *out);
 uint32_t sp_pymerge_stopped(struct sp_pymerge *m, uint32_t node, int truncated);
+
+/* The threading.Thread name of thread tid of process pid (python.h's
+ * sp_python_thread_name), 0 when it has none. */
+uint32_t sp_pymerge_thread_name(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid);
 
 /* The process exited or exec'd: its reader goes (exact mode: its
  * threads are let go). */

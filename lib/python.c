@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "python.h"
@@ -38,6 +39,12 @@ struct pyoff {
 	 * per frame; the thread id through the pthread_t in ts_thread_id */
 	int old;          /* 0, or the line table's kind: 1 co_lnotab (3.8, 3.9), 2 co_linetable (3.10) */
 	uint32_t ts_frame, ts_thread_id, fo_back, fo_code, fo_lasti;
+	/* Objects (thread names, lock owners; DWARF of the same builds):
+	 * sys.modules of the interpreter (3.12+: imports.modules), the
+	 * thread's ident (pthread_t), the keys a class's instances share,
+	 * a frame's first local slot, and the code object's slot counts
+	 * (3.11+: co_nlocalsplus; before, the frame's f_valuestack tells). */
+	uint32_t is_modules, ts_ident, ht_cached_keys, fr_locals, co_nlocalsplus, co_stacksize;
 };
 
 /* glibc's struct pthread: the kernel thread id at this offset on x86-64
@@ -54,6 +61,7 @@ static const struct pyoff off38 = {
 	.co_filename = 104, .co_qualname = 112, .co_linetable = 120, .co_firstlineno = 40,
 	.ascii_size = 48, .compact_size = 72, .str_state = 32, .str_length = 16, .bytes_size = 16, .bytes_sval = 32,
 	.rt_gil = 1152,
+	.is_modules = 56, .ts_ident = 176, .ht_cached_keys = 872, .fr_locals = 360, .co_stacksize = 32,
 };
 static const struct pyoff off39 = {
 	.rt_interp_head = 32, .is_threads_head = 8, .ts_next = 8, .ts_interp = 16,
@@ -61,6 +69,7 @@ static const struct pyoff off39 = {
 	.co_filename = 104, .co_qualname = 112, .co_linetable = 120, .co_firstlineno = 40,
 	.ascii_size = 48, .compact_size = 72, .str_state = 32, .str_length = 16, .bytes_size = 16, .bytes_sval = 32,
 	.rt_gil = 352,
+	.is_modules = 856, .ts_ident = 176, .ht_cached_keys = 864, .fr_locals = 360, .co_stacksize = 32,
 };
 static const struct pyoff off310 = {
 	.rt_interp_head = 32, .is_threads_head = 8, .ts_next = 8, .ts_interp = 16,
@@ -68,6 +77,7 @@ static const struct pyoff off310 = {
 	.co_filename = 104, .co_qualname = 112, .co_linetable = 120, .co_firstlineno = 40,
 	.ascii_size = 48, .compact_size = 72, .str_state = 32, .str_length = 16, .bytes_size = 16, .bytes_sval = 32,
 	.rt_gil = 352,
+	.is_modules = 856, .ts_ident = 176, .ht_cached_keys = 872, .fr_locals = 352, .co_stacksize = 32,
 };
 
 static const struct pyoff off311 = {
@@ -77,6 +87,8 @@ static const struct pyoff off311 = {
 	.co_filename = 112, .co_qualname = 128, .co_linetable = 136, .co_firstlineno = 72, .co_code_adaptive = 184,
 	.ascii_size = 48, .compact_size = 72, .str_state = 32, .str_length = 16, .bytes_size = 16, .bytes_sval = 32,
 	.rt_gil = 360,
+	.is_modules = 888, .ts_ident = 152, .ht_cached_keys = 872, .fr_locals = 72, .co_nlocalsplus = 76,
+	.co_stacksize = 68,
 };
 static const struct pyoff off312 = {
 	.rt_interp_head = 40, .is_threads_head = 72, .ts_next = 8, .ts_interp = 16, .ts_native_tid = 144,
@@ -85,6 +97,8 @@ static const struct pyoff off312 = {
 	.co_filename = 112, .co_qualname = 128, .co_linetable = 136, .co_firstlineno = 68, .co_code_adaptive = 192,
 	.ascii_size = 40, .compact_size = 56, .str_state = 32, .str_length = 16, .bytes_size = 16, .bytes_sval = 32,
 	.is_gil = 384,
+	.is_modules = 944, .ts_ident = 136, .ht_cached_keys = 880, .fr_locals = 72, .co_nlocalsplus = 72,
+	.co_stacksize = 64,
 };
 /* 3.13.0's table, checked against _Py_DebugOffsets (which wins). */
 static const struct pyoff off313 = {
@@ -94,6 +108,8 @@ static const struct pyoff off313 = {
 	.co_filename = 112, .co_qualname = 128, .co_linetable = 136, .co_firstlineno = 68, .co_code_adaptive = 200,
 	.ascii_size = 40, .compact_size = 56, .str_state = 32, .str_length = 16, .bytes_size = 16, .bytes_sval = 32,
 	.is_gil = 16,
+	.is_modules = 7656, .ts_ident = 152, .ht_cached_keys = 880, .fr_locals = 72, .co_nlocalsplus = 72,
+	.co_stacksize = 64,
 };
 
 #define FRAME_OWNED_BY_CSTACK 3 /* 3.12+: the shim frame of a C-level eval call */
@@ -104,6 +120,9 @@ static const struct pyoff off313 = {
 struct code {
 	uint32_t name, file; /* string ids */
 	int firstline;
+	int nlocalsplus, stacksize; /* slots of a frame running it (3.11+; before: stacksize only) */
+	uint64_t qual_ptr, file_ptr;  /* the str objects it was read from */
+	uint32_t epoch;               /* checked against the target in this epoch */
 	uint32_t lt_off, lt_len; /* line table in py->lt */
 };
 
@@ -126,9 +145,28 @@ struct sp_python {
 	int dbg_done; /* 3.13: _Py_DebugOffsets read */
 	struct sp_python_stats st;
 	struct sp_buf strbuf;
+	/* threading names: thread i of names[] is (tid, string id); tid ->
+	 * index + 1 in nameidx, valid when names[i].tid matches */
+	struct { int tid; uint32_t name; } *names;
+	size_t nnames, capnames;
+	struct sp_u64map nameidx;
+	struct sp_u64map seen;  /* tids asked for since the last read */
+	uint64_t names_at;      /* CLOCK_MONOTONIC ns of the last read, 0 never */
+	uint64_t active;        /* threading._active, 0 not found yet */
+	uint32_t epoch;         /* CLOCK_MONOTONIC / 100 ms: cached code objects
+				 * are checked again once per epoch */
+	struct sp_u64map typecls; /* type address -> class + 1 (enum tcls) */
+	struct sp_buf scratch;
 };
 
 /* ---- target memory ---- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
 
 static int rd(struct sp_python *py, uint64_t addr, void *buf, size_t n)
 {
@@ -268,6 +306,8 @@ static int debug_offsets_313(struct sp_python *py, struct sp_err *err)
 	o.ts_interp = (uint32_t)d[22];
 	o.ts_current_frame = (uint32_t)d[23];
 	o.ts_native_tid = (uint32_t)d[25];
+	o.is_modules = (uint32_t)d[11];
+	o.ts_ident = (uint32_t)d[24];
 	o.fr_previous = (uint32_t)d[29];
 	o.fr_code = (uint32_t)d[30];
 	o.fr_instr = (uint32_t)d[31];
@@ -324,6 +364,10 @@ struct sp_python *sp_python_open(struct sp_profile *p, int pid, const struct sp_
 	sp_u64map_init(&py->tsidx);
 	sp_buf_init(&py->lt);
 	sp_buf_init(&py->strbuf);
+	sp_buf_init(&py->scratch);
+	sp_u64map_init(&py->nameidx);
+	sp_u64map_init(&py->seen);
+	sp_u64map_init(&py->typecls);
 	uint64_t hex = 0;
 	if (es.version && rd(py, bias + es.version, &hex, 4) == 0 && (hex >> 24) == 3) {
 		py->major = (int)(hex >> 24) & 0xff;
@@ -378,6 +422,11 @@ void sp_python_free(struct sp_python *py)
 	sp_u64map_release(&py->tsidx);
 	sp_buf_release(&py->lt);
 	sp_buf_release(&py->strbuf);
+	sp_buf_release(&py->scratch);
+	sp_u64map_release(&py->nameidx);
+	sp_u64map_release(&py->seen);
+	sp_u64map_release(&py->typecls);
+	free(py->names);
 	free(py->codes);
 	free(py->ts);
 	free(py);
@@ -435,10 +484,14 @@ enum sp_python_state sp_python_check(struct sp_python *py, struct sp_err *err)
 		live += is_task(py->pid, tid);
 		ts = next;
 	}
-	if (ts || !live)
+	if (ts)
 		return sp_err_set(err, "the memory layout of Python %s does not validate (its thread list does not "
 				       "hold together): native frames only", py->version),
 		       py->state = SP_PY_REFUSED;
+	/* A list of threads none of which lives: a child right after fork
+	 * (its parent's thread states until PyOS_AfterFork_Child). */
+	if (!live)
+		return SP_PY_WAITING;
 	return py->state = SP_PY_READY;
 }
 
@@ -505,18 +558,40 @@ static const struct code *code_get(struct sp_python *py, uint64_t addr)
 {
 	int found;
 	uint32_t i = sp_u64map_get(&py->codeidx, addr, &found);
-	if (found)
-		return i ? &py->codes[i - 1] : NULL;
+	if (found && i && py->codes[i - 1].epoch == py->epoch)
+		return &py->codes[i - 1];
 	uint8_t b[CODE_BYTES];
 	if (rd(py, addr, b, sizeof b) < 0 || get64(b, 8) != py->code_type)
 		return NULL; /* not cached: a frame being set up may hold anything */
+	if (found && i) {
+		/* Seen in an earlier epoch: the same code object still, or one
+		 * made at the address of a freed one (start-up compiles and
+		 * frees code: a stale entry named frames "<module> (<string>)") */
+		struct code *o = &py->codes[i - 1];
+		int32_t fl;
+		memcpy(&fl, b + py->o.co_firstlineno, 4);
+		if (o->qual_ptr == get64(b, py->o.co_qualname) && o->file_ptr == get64(b, py->o.co_filename) &&
+		    o->firstline == fl) {
+			o->epoch = py->epoch;
+			return o;
+		}
+	}
 	struct code c;
 	memset(&c, 0, sizeof c);
+	c.epoch = py->epoch;
+	c.qual_ptr = get64(b, py->o.co_qualname);
+	c.file_ptr = get64(b, py->o.co_filename);
 	c.name = read_str(py, get64(b, py->o.co_qualname));
 	c.file = read_str(py, get64(b, py->o.co_filename));
 	int32_t first;
 	memcpy(&first, b + py->o.co_firstlineno, 4);
 	c.firstline = first;
+	int32_t nl = 0, ss = 0;
+	if (py->o.co_nlocalsplus)
+		memcpy(&nl, b + py->o.co_nlocalsplus, 4);
+	memcpy(&ss, b + py->o.co_stacksize, 4);
+	c.nlocalsplus = nl >= 0 && nl < 65536 ? nl : 0;
+	c.stacksize = ss >= 0 && ss < 65536 ? ss : 0;
 	uint64_t lt = get64(b, py->o.co_linetable);
 	int64_t ltn = 0;
 	c.lt_off = (uint32_t)py->lt.len;
@@ -644,7 +719,8 @@ static uint32_t frame_of(struct sp_python *py, uint64_t addr, const struct code 
 				line = l;
 		}
 	}
-	uint64_t key = (addr >> 3) | ((uint64_t)(line & 0xfffff) << 44);
+	/* by the code's entry, not its address: an address can be reused */
+	uint64_t key = (uint64_t)(c - py->codes) | ((uint64_t)(line & 0xfffff) << 44);
 	int found, cacheable = line < 0xfffff;
 	if (cacheable) {
 		uint32_t id = sp_u64map_get(&py->frameidx, key, &found);
@@ -731,6 +807,7 @@ int sp_python_stack(struct sp_python *py, int tid, const struct sp_py_cstack *cs
 {
 	if (py->state != SP_PY_READY)
 		return 0;
+	py->epoch = (uint32_t)(now_ns() / 100000000u) + 1;
 	uint64_t ts = tstate_of(py, tid), cur = 0;
 	if (!ts)
 		return 0;
@@ -812,4 +889,484 @@ int sp_python_gil_holder(struct sp_python *py)
 			return -1;
 	}
 	return -1;
+}
+
+/* ---- objects: dicts, instance attributes, ints ----
+ *
+ * Thread names and lock owners are read from Python objects, whose
+ * layout changed more than the frames': a dict's keys table (3.8-3.10:
+ * dk_size and 24-byte entries; 3.11+: log2 sizes and a kind, 16-byte
+ * entries for str-only keys), and where an instance keeps its attributes
+ * (3.8-3.10: a dict at tp_dictoffset; 3.11: values at obj-32 or a dict at
+ * obj-24; 3.12: one word at obj-24, the values - 1 or a dict; 3.13: values inline after the
+ * object, or a dict at obj-24).  Every value is checked by its type's
+ * flags before it is used. */
+
+#define TPF_INLINE_VALUES (1UL << 2) /* 3.13 */
+#define TPF_MANAGED_DICT (1UL << 4)  /* 3.11+ */
+#define TPF_LONG (1UL << 24)
+#define TPF_UNICODE (1UL << 28)
+#define TPF_DICT (1UL << 29)
+#define MAX_ENTRIES 4096
+
+/* The flags of obj's type (its address in *type); 0 when unreadable. */
+static uint64_t type_flags(struct sp_python *py, uint64_t obj, uint64_t *type)
+{
+	uint64_t t = 0, fl = 0;
+	if (!obj || rd64(py, obj + 8, &t) < 0 || !t || rd64(py, t + 168, &fl) < 0)
+		return 0;
+	if (type)
+		*type = t;
+	return fl;
+}
+
+/* Is obj a compact str equal to s?  One read for a key that differs (a
+ * dict lookup compares many); the type is checked on a match. */
+static int str_eq(struct sp_python *py, uint64_t obj, const char *s)
+{
+	size_t n = strlen(s);
+	uint8_t h[128];
+	if (py->o.ascii_size + n > sizeof h || rd(py, obj, h, py->o.ascii_size + n) < 0)
+		return 0;
+	int64_t len;
+	uint32_t state;
+	memcpy(&len, h + py->o.str_length, 8);
+	memcpy(&state, h + py->o.str_state, 4);
+	return len == (int64_t)n && ((state >> 5) & 3) == 3 /* compact, ascii */ &&
+	       !memcmp(h + py->o.ascii_size, s, n) && (type_flags(py, obj, NULL) & TPF_UNICODE);
+}
+
+/* A dict's keys table, its entries read into py->scratch. */
+struct dkeys {
+	int64_t n;        /* entries */
+	int esize, koff;  /* entry size; the key's offset in it (the value follows) */
+	int hashed;       /* entries start with the key's hash */
+	const uint8_t *e; /* the entries (in py->scratch) */
+};
+
+static int keys_read(struct sp_python *py, uint64_t keys, struct dkeys *k)
+{
+	uint8_t h[40];
+	uint64_t at;
+	memset(k, 0, sizeof *k);
+	if (!keys || rd(py, keys, h, sizeof h) < 0)
+		return -1;
+	if (py->o.old) {
+		int64_t size = (int64_t)get64(h, 8);
+		k->n = (int64_t)get64(h, 32);
+		if (size < 8 || size > (1 << 24) || (size & (size - 1)))
+			return -1;
+		int ix = size <= 0xff ? 1 : size <= 0xffff ? 2 : 4;
+		at = keys + 40 + (uint64_t)(size * ix);
+		k->esize = 24, k->koff = 8, k->hashed = 1;
+	} else {
+		unsigned log2size = h[8], log2ix = h[9], kind = h[10];
+		k->n = (int64_t)get64(h, 24);
+		if (log2size < 3 || log2size > 24 || log2ix > 27 || kind > 2)
+			return -1;
+		at = keys + 32 + ((uint64_t)1 << log2ix);
+		k->hashed = kind == 0;
+		k->esize = k->hashed ? 24 : 16;
+		k->koff = k->hashed ? 8 : 0;
+	}
+	if (k->n < 0 || k->n > MAX_ENTRIES)
+		return -1;
+	sp_buf_reset(&py->scratch);
+	sp_buf_grow(&py->scratch, (size_t)k->n * (size_t)k->esize + 1);
+	if (k->n && rd(py, at, py->scratch.p, (size_t)k->n * (size_t)k->esize) < 0)
+		return -1;
+	k->e = (const uint8_t *)py->scratch.p;
+	return 0;
+}
+
+/* The value of str key s among keys (values: a split table's values, 0
+ * for a combined one); 0 when absent. */
+static uint64_t keys_get(struct sp_python *py, uint64_t keys, uint64_t values, const char *s)
+{
+	struct dkeys k;
+	if (keys_read(py, keys, &k) < 0)
+		return 0;
+	for (int64_t i = 0; i < k.n; i++) {
+		const uint8_t *e = k.e + i * k.esize;
+		uint64_t key = get64(e, (uint32_t)k.koff), v = get64(e, (uint32_t)k.koff + 8);
+		if (!key)
+			continue; /* a deleted entry */
+		/* str_eq reuses no buffer of k's: k.e stays valid */
+		if (!str_eq(py, key, s))
+			continue;
+		if (values && rd64(py, values + 8 * (uint64_t)i, &v) < 0)
+			return 0;
+		return v;
+	}
+	return 0;
+}
+
+/* Where the values of a split table start, given ma_values. */
+static uint64_t values_start(const struct sp_python *py, uint64_t values)
+{
+	return values && py->minor >= 13 ? values + 8 : values;
+}
+
+/* d[s] for a dict d with str keys; 0 when absent or not a dict. */
+static uint64_t dict_get(struct sp_python *py, uint64_t d, const char *s)
+{
+	uint8_t h[48];
+	if (!(type_flags(py, d, NULL) & TPF_DICT) || rd(py, d, h, sizeof h) < 0)
+		return 0;
+	return keys_get(py, get64(h, 32), values_start(py, get64(h, 40)), s);
+}
+
+/* The instance attribute s of obj (its __dict__ or its inline values);
+ * 0 when it has none or it cannot be read. */
+static uint64_t attr_get(struct sp_python *py, uint64_t obj, const char *s)
+{
+	uint64_t type = 0, fl = type_flags(py, obj, &type), w = 0, keys = 0;
+	if (!fl)
+		return 0;
+	if (py->minor >= 11 && (fl & TPF_MANAGED_DICT)) {
+		if (rd64(py, obj - 24, &w) < 0)
+			return 0;
+		if (py->minor == 12 && (w & 1)) { /* tagged (values - 1): the values, not a dict */
+			if (rd64(py, type + py->o.ht_cached_keys, &keys) < 0)
+				return 0;
+			return keys_get(py, keys, w + 1, s);
+		}
+		if (w)
+			return dict_get(py, w, s);
+		uint64_t values = 0;
+		if (py->minor == 11 && rd64(py, obj - 32, &values) == 0 && values) {
+			if (rd64(py, type + py->o.ht_cached_keys, &keys) < 0)
+				return 0;
+			return keys_get(py, keys, values, s);
+		}
+		if (py->minor >= 13 && (fl & TPF_INLINE_VALUES)) {
+			int64_t basic;
+			uint8_t hdr[4];
+			if (rd(py, type + 32, &basic, 8) < 0 || basic < 16 || basic > 4096 ||
+			    rd(py, obj + (uint64_t)basic, hdr, 4) < 0 || !hdr[3] /* valid */ ||
+			    rd64(py, type + py->o.ht_cached_keys, &keys) < 0)
+				return 0;
+			return keys_get(py, keys, obj + (uint64_t)basic + 8, s);
+		}
+		return 0;
+	}
+	int64_t off = 0;
+	if (rd(py, type + 288, &off, 8) < 0 || off <= 0 || off > 4096 || rd64(py, obj + (uint64_t)off, &w) < 0)
+		return 0;
+	return dict_get(py, w, s);
+}
+
+/* An int object's value (small ones: up to two 30-bit digits). */
+static int long_get(struct sp_python *py, uint64_t obj, int64_t *v)
+{
+	uint8_t b[32];
+	if (!(type_flags(py, obj, NULL) & TPF_LONG) || rd(py, obj, b, sizeof b) < 0)
+		return -1;
+	uint64_t tag = get64(b, 16);
+	int64_t nd, neg;
+	if (py->minor >= 12) {
+		nd = (int64_t)(tag >> 3), neg = (tag & 3) == 2;
+	} else {
+		nd = (int64_t)tag < 0 ? -(int64_t)tag : (int64_t)tag, neg = (int64_t)tag < 0;
+	}
+	if (nd > 2)
+		return -1;
+	uint32_t d0, d1;
+	memcpy(&d0, b + 24, 4);
+	memcpy(&d1, b + 28, 4);
+	int64_t x = nd == 0 ? 0 : nd == 1 ? (int64_t)(d0 & 0x3fffffff) : (int64_t)(d0 & 0x3fffffff) | (int64_t)(d1 & 0x3fffffff) << 30;
+	*v = neg ? -x : x;
+	return 0;
+}
+
+/* ---- threading: names and idents ---- */
+
+/* The thread id of the thread whose threading ident (pthread_t) is
+ * ident, from the thread states; 0 when none. */
+static int ident_tid(struct sp_python *py, uint64_t ident)
+{
+	uint64_t interp, ts = 0, v;
+	if (!ident || rd64(py, py->runtime + py->o.rt_interp_head, &interp) < 0 || !interp ||
+	    rd64(py, interp + py->o.is_threads_head, &ts) < 0)
+		return 0;
+	for (int k = 0; ts && k < 4096; k++) {
+		if (rd64(py, ts + py->o.ts_ident, &v) < 0)
+			return 0;
+		if (v == ident) {
+			v = ts_tid(py, ts);
+			return v && v < 0x7fffffff ? (int)v : 0;
+		}
+		if (rd64(py, ts + py->o.ts_next, &ts) < 0)
+			return 0;
+	}
+	return 0;
+}
+
+/* The thread id of a threading.Thread object: its _native_id (3.8+),
+ * else its _ident through the thread states; checked against /proc.
+ * 0 when it has not started, has ended, or does not validate. */
+static int thread_obj_tid(struct sp_python *py, uint64_t th, uint64_t ident)
+{
+	int64_t v = 0;
+	uint64_t o = attr_get(py, th, "_native_id");
+	if (o && long_get(py, o, &v) == 0 && v > 0 && v < 0x7fffffff && is_task(py->pid, (uint64_t)v))
+		return (int)v;
+	if (!ident && (o = attr_get(py, th, "_ident")) && long_get(py, o, &v) == 0 && v > 0)
+		ident = (uint64_t)v;
+	int t = ident_tid(py, ident);
+	return t && is_task(py->pid, (uint64_t)t) ? t : 0;
+}
+
+/* The threading module's dict of running threads (ident -> Thread):
+ * threading._active, the same object for the life of the module, so its
+ * address is kept (and checked to be a dict still). */
+static uint64_t threading_active(struct sp_python *py)
+{
+	uint64_t interp, mods, mod, md;
+	if (py->active && (type_flags(py, py->active, NULL) & TPF_DICT))
+		return py->active;
+	if (rd64(py, py->runtime + py->o.rt_interp_head, &interp) < 0 || !interp ||
+	    rd64(py, interp + py->o.is_modules, &mods) < 0)
+		return 0;
+	mod = dict_get(py, mods, "threading");
+	if (!mod || rd64(py, mod + 16, &md) < 0) /* PyModuleObject.md_dict */
+		return 0;
+	return py->active = dict_get(py, md, "_active");
+}
+
+/* Read every running Thread's name anew. */
+static void names_read(struct sp_python *py)
+{
+	py->names_at = now_ns();
+	py->nnames = 0;
+	sp_u64map_release(&py->seen);
+	sp_u64map_init(&py->seen);
+	uint64_t active = threading_active(py);
+	uint8_t h[48];
+	struct dkeys k;
+	if (!active || rd(py, active, h, sizeof h) < 0 || get64(h, 40) /* split: not this dict */ ||
+	    keys_read(py, get64(h, 32), &k) < 0 || !k.hashed)
+		return;
+	/* The entries, copied: reading the threads reuses the scratch. */
+	size_t ne = (size_t)k.n;
+	uint64_t *ent = sp_xmalloc((ne ? ne : 1) * 2 * sizeof *ent);
+	for (size_t i = 0; i < ne; i++) {
+		ent[2 * i] = get64(k.e + i * 24, 0);       /* hash(ident) == ident */
+		ent[2 * i + 1] = get64(k.e + i * 24, 16);  /* the Thread */
+	}
+	for (size_t i = 0; i < ne; i++) {
+		uint64_t th = ent[2 * i + 1], nm;
+		if (!th || !(nm = attr_get(py, th, "_name")) || !(type_flags(py, nm, NULL) & TPF_UNICODE))
+			continue;
+		int tid = thread_obj_tid(py, th, ent[2 * i]);
+		if (!tid)
+			continue;
+		uint32_t name = read_str(py, nm);
+		if (!sp_str_len(py->p, name) || !strcmp(sp_str(py->p, name), "?"))
+			continue;
+		if (py->nnames == py->capnames) {
+			py->capnames = py->capnames ? 2 * py->capnames : 16;
+			py->names = sp_xrealloc(py->names, py->capnames * sizeof *py->names);
+		}
+		py->names[py->nnames].tid = tid;
+		py->names[py->nnames].name = name;
+		int found;
+		*sp_u64map_slot(&py->nameidx, (uint64_t)(uint32_t)tid, &found) = (uint32_t)++py->nnames;
+	}
+	free(ent);
+}
+
+#define NAMES_REREAD_NS 2000000000ull /* renames are seen within 2 s */
+
+uint32_t sp_python_thread_name(struct sp_python *py, int tid, int fresh)
+{
+	if (py->state != SP_PY_READY)
+		return 0;
+	int found;
+	uint64_t key = (uint64_t)(uint32_t)tid;
+	if (fresh || !py->names_at || now_ns() - py->names_at > NAMES_REREAD_NS) {
+		names_read(py);
+	} else {
+		/* A thread not asked for since the last read: perhaps new. */
+		uint32_t *seen = sp_u64map_slot(&py->seen, key, &found);
+		if (!found) {
+			*seen = 1;
+			uint32_t i = sp_u64map_get(&py->nameidx, key, &found);
+			if (!found || !i || i > py->nnames || py->names[i - 1].tid != tid) {
+				names_read(py);
+				*sp_u64map_slot(&py->seen, key, &found) = 1;
+			}
+		}
+	}
+	uint32_t i = sp_u64map_get(&py->nameidx, key, &found);
+	return found && i && i <= py->nnames && py->names[i - 1].tid == tid ? py->names[i - 1].name : 0;
+}
+
+/* ---- what a blocked thread waits for (snapshots) ---- */
+
+enum tcls { T_OTHER = 0, T_RLOCK, T_CFUNC, T_METHOD };
+
+/* The class of a type, by its tp_name (cached by address). */
+static int type_cls(struct sp_python *py, uint64_t type)
+{
+	int found;
+	uint32_t *slot = sp_u64map_slot(&py->typecls, type, &found);
+	if (found)
+		return (int)*slot - 1;
+	char nm[32];
+	uint64_t at = 0;
+	int cls = T_OTHER;
+	memset(nm, 0, sizeof nm);
+	if (rd64(py, type + 24, &at) == 0 && at && (rd(py, at, nm, 28) == 0 || rd(py, at, nm, 14) == 0)) {
+		nm[sizeof nm - 1] = 0;
+		cls = !strcmp(nm, "_thread.RLock") ? T_RLOCK : !strcmp(nm, "builtin_function_or_method") ? T_CFUNC
+			: !strcmp(nm, "method") ? T_METHOD : T_OTHER;
+	}
+	slot = sp_u64map_slot(&py->typecls, type, &found); /* the map may have grown */
+	*slot = (uint32_t)cls + 1;
+	return cls;
+}
+
+/* The innermost Python frames of thread ts: their addresses and code. */
+static int py_frames(struct sp_python *py, uint64_t ts, uint64_t *fa, const struct code **cc, int max)
+{
+	uint64_t cur = 0;
+	int n = 0;
+	if (py->o.old) {
+		if (rd64(py, ts + py->o.ts_frame, &cur) < 0)
+			return -1;
+	} else if (py->o.ts_cframe) {
+		uint64_t cf;
+		if (rd64(py, ts + py->o.ts_cframe, &cf) < 0 || rd64(py, cf + py->o.cf_current_frame, &cur) < 0)
+			return -1;
+	} else if (rd64(py, ts + py->o.ts_current_frame, &cur) < 0) {
+		return -1;
+	}
+	uint8_t b[112];
+	for (int depth = 0; cur && depth < 64 && n < max; depth++) {
+		uint64_t code, at = cur;
+		if (py->o.old) {
+			if (rd(py, cur, b, sizeof b) < 0)
+				return -1;
+			code = get64(b, py->o.fo_code);
+			cur = get64(b, py->o.fo_back);
+		} else {
+			if (rd(py, cur, b, FRAME_BYTES) < 0)
+				return -1;
+			code = get64(b, py->o.fr_code);
+			cur = get64(b, py->o.fr_previous);
+			if ((py->minor >= 12 && b[py->o.fr_owner] == FRAME_OWNED_BY_CSTACK) ||
+			    get64(b, py->o.fr_instr) < code + py->o.co_code_adaptive)
+				continue;
+		}
+		const struct code *c = code_get(py, code);
+		if (!c)
+			continue;
+		fa[n] = at;
+		cc[n] = c;
+		n++;
+	}
+	return n;
+}
+
+#define MAX_SLOTS 256
+
+/* A frame's slots (locals, cells, then the value stack, live or stale)
+ * into slots[]; returns how many. */
+static int frame_slots(struct sp_python *py, uint64_t fa, const struct code *c, uint64_t *slots)
+{
+	uint64_t first = fa + py->o.fr_locals;
+	int64_t n;
+	if (py->o.old) {
+		uint64_t vs = 0;
+		if (rd64(py, fa + 64, &vs) < 0 || vs < first || vs - first > 8 * 65536)
+			return 0;
+		n = (int64_t)((vs - first) / 8) + c->stacksize;
+	} else {
+		n = (int64_t)c->nlocalsplus + c->stacksize;
+	}
+	if (n > MAX_SLOTS)
+		n = MAX_SLOTS;
+	if (n <= 0 || rd(py, first, slots, (size_t)n * 8) < 0)
+		return 0;
+	return (int)n;
+}
+
+/* An RLock held by another thread than self (an ident): obj itself, or
+ * the self of a bound method (a "with" statement keeps rl.__exit__ on the
+ * value stack).  Fills w, returns 1. */
+static int rlock_of(struct sp_python *py, uint64_t obj, uint64_t self, struct sp_python_wait *w)
+{
+	uint64_t type = 0;
+	for (int hop = 0; hop < 2 && obj; hop++) {
+		if (!type_flags(py, obj, &type))
+			return 0;
+		int cls = type_cls(py, type);
+		if (cls == T_CFUNC || cls == T_METHOD) {
+			if (rd64(py, obj + 24, &obj) < 0) /* m_self, im_self */
+				return 0;
+			continue;
+		}
+		if (cls != T_RLOCK)
+			return 0;
+		uint64_t b[5];
+		if (rd(py, obj, b, sizeof b) < 0 || !b[4] || b[3] == self) /* rlock_owner +24, rlock_count +32 */
+			return 0;
+		w->kind = SP_PYWAIT_RLOCK;
+		w->obj = obj;
+		w->count = b[4];
+		w->owner = ident_tid(py, b[3]);
+		if (!w->owner)
+			snprintf(w->why, sizeof w->why, "held by thread ident 0x%llx, which is not a Python thread of the "
+				 "process (it exited holding the lock)", (unsigned long long)b[3]);
+		return 1;
+	}
+	return 0;
+}
+
+static int code_is(struct sp_python *py, const struct code *c, const char *qual, const char *name)
+{
+	const char *n = sp_str(py->p, c->name), *f = sp_str(py->p, c->file);
+	size_t fl = strlen(f);
+	return (!strcmp(n, qual) || !strcmp(n, name)) && fl >= 12 && !strcmp(f + fl - 12, "threading.py");
+}
+
+int sp_python_wait(struct sp_python *py, int tid, struct sp_python_wait *w)
+{
+	memset(w, 0, sizeof *w);
+	if (py->state != SP_PY_READY)
+		return 0;
+	uint64_t ts = tstate_of(py, tid), self = 0, fa[4];
+	const struct code *cc[4];
+	if (!ts || rd64(py, ts + py->o.ts_ident, &self) < 0)
+		return 0;
+	int n = py_frames(py, ts, fa, cc, 4);
+	if (n <= 0)
+		return 0;
+	/* Thread.join: self of the join frame (3.13: Thread.join waits on
+	 * its handle) or of _wait_for_tstate_lock (3.8-3.12), innermost. */
+	for (int i = 0; i < n && i < 2; i++) {
+		if (!code_is(py, cc[i], "Thread.join", "join") &&
+		    !code_is(py, cc[i], "Thread._wait_for_tstate_lock", "_wait_for_tstate_lock"))
+			continue;
+		uint64_t th = 0, nm;
+		if (rd64(py, fa[i] + py->o.fr_locals, &th) < 0 || !th || !(nm = attr_get(py, th, "_name")) ||
+		    !(type_flags(py, nm, NULL) & TPF_UNICODE))
+			return 0; /* not a Thread as expected */
+		w->kind = SP_PYWAIT_JOIN;
+		w->obj = th;
+		w->name = read_str(py, nm);
+		w->owner = thread_obj_tid(py, th, 0);
+		if (!w->owner)
+			snprintf(w->why, sizeof w->why, "a thread that is no longer running (it has exited or is exiting)");
+		return 1;
+	}
+	/* RLock.acquire: an RLock held by another thread among the innermost
+	 * frame's slots. */
+	uint64_t slots[MAX_SLOTS];
+	int ns = frame_slots(py, fa[0], cc[0], slots);
+	for (int i = ns; i-- > 0;) /* the value stack first */
+		if (slots[i] && rlock_of(py, slots[i], self, w))
+			return 1;
+	return 0;
 }

@@ -79,6 +79,38 @@ int sp_python_stack(struct sp_python *py, int tid, const struct sp_py_cstack *cs
  * threads are stopped. */
 int sp_python_gil_holder(struct sp_python *py);
 
+/* The threading.Thread name of thread tid ("worker-1", "MainThread"), a
+ * string id of the profile; 0 when it has none to read (not started by
+ * threading, threading not imported, or the objects do not validate).
+ * Read from threading._active (ident -> Thread) and each Thread's _name;
+ * cached per thread, read again when a thread not seen before asks, and
+ * every 2 s (renames).  fresh: read now (a snapshot). */
+uint32_t sp_python_thread_name(struct sp_python *py, int tid, int fresh);
+
+/* What a thread blocked in Python code waits for, as far as CPython
+ * records it (read while the threads are stopped). */
+enum sp_pywait_kind {
+	SP_PYWAIT_NONE = 0,
+	SP_PYWAIT_RLOCK, /* an RLock (_thread.RLock) held by another thread */
+	SP_PYWAIT_JOIN,  /* Thread.join */
+};
+struct sp_python_wait {
+	enum sp_pywait_kind kind;
+	uint64_t obj;   /* the RLock, or the Thread joined */
+	int owner;      /* the RLock's owner, the thread joined: tid; 0 unknown */
+	uint64_t count; /* RLock: how many times its owner holds it */
+	uint32_t name;  /* JOIN: the joined Thread's name (string id) */
+	char why[128];  /* owner 0: what is known */
+};
+/* RLOCK: an RLock held by another thread is referenced by the thread's
+ * innermost Python frame (its locals or value stack: "with rl:" keeps
+ * rl.__exit__ there), a candidate the caller confirms with the native
+ * stack (rlock_acquire, or a futex wait where there are no symbols).
+ * JOIN: the innermost frames are threading's Thread.join (3.13) or
+ * _wait_for_tstate_lock (3.8-3.12), whose self is the Thread joined.
+ * Returns 1 when w says something, else 0. */
+int sp_python_wait(struct sp_python *py, int tid, struct sp_python_wait *w);
+
 struct sp_python_stats {
 	uint64_t stacks, frames, reads, failed, code_objects, from_cstack;
 };

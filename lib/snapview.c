@@ -59,7 +59,7 @@ struct sp_snapview {
 	 * stopped (thread i's in pyfr[pyt[i].off ..], pyt[i].n of them) */
 	struct sp_python *py;
 	enum sp_python_state pystate;
-	struct { uint32_t off; int n; } *pyt;
+	struct { uint32_t off; int n; uint32_t name; struct sp_python_wait w; } *pyt;
 	int gil;          /* sp_python_gil_holder while stopped */
 	uint32_t *pyfr;
 	uint8_t *pyen;
@@ -87,6 +87,13 @@ static void py_hook(void *ctx, struct sp_snap *s)
 			c->pyen = sp_xrealloc(c->pyen, c->cappyfr);
 		}
 		int n = sp_python_stack(c->py, s->t[i].tid, NULL, c->pyfr + c->npyfr, c->pyen + c->npyfr, PY_MAX);
+		c->pyt[i].name = 0; /* read once the threads run again */
+		/* Lock owners only for threads asleep in futex (py_confirm):
+		 * the others need not be held stopped for the reads. */
+		if (s->t[i].nr == SYS_futex || s->t[i].nr == SYS_restart_syscall)
+			sp_python_wait(c->py, s->t[i].tid, &c->pyt[i].w);
+		else
+			memset(&c->pyt[i].w, 0, sizeof c->pyt[i].w);
 		if (n > 0) {
 			c->pyt[i].n = n;
 			c->npyfr += (size_t)n;
@@ -378,24 +385,60 @@ static void print_frames(struct sp_snapview *c, const struct tstack *ts, const c
 		fprintf(c->out, "%s(unwinding stopped here)\n", indent);
 }
 
+/* A thread's name: its threading name where Python has one (read while
+ * stopped), else its comm. */
+static const char *tname(const struct sp_snapview *c, const struct sp_snap *s, size_t i)
+{
+	return c->pyt && c->pyt[i].name ? sp_str(c->p, c->pyt[i].name) : s->t[i].name;
+}
+
+/* What thread i waits for in Python terms, when CPython records it:
+ * "RLock 0x..." (the lock object) or a Thread.join. */
+static int py_wait(const struct sp_snapview *c, size_t i)
+{
+	return c->pyt ? (int)c->pyt[i].w.kind : SP_PYWAIT_NONE;
+}
+
 static void print_wait(struct sp_snapview *c, const struct sp_snap *s, const struct sp_lock_wait *w, size_t i,
 		       const char *indent)
 {
+	if (py_wait(c, i) == SP_PYWAIT_JOIN) {
+		const struct sp_python_wait *pw = &c->pyt[i].w;
+		if (w[i].owner)
+			fprintf(c->out, "%swaits for thread %d (%s) to finish (Thread.join)", indent, w[i].owner,
+				tname(c, s, (size_t)w[i].owner_index));
+		else
+			fprintf(c->out, "%swaits in Thread.join for \"%s\": %s", indent,
+				pw->name ? sp_str(c->p, pw->name) : "?", pw->why[0] ? pw->why : "not a thread of this snapshot");
+		return;
+	}
+	if (py_wait(c, i) == SP_PYWAIT_RLOCK) {
+		const struct sp_python_wait *pw = &c->pyt[i].w;
+		fprintf(c->out, "%swaits for RLock 0x%llx", indent, (unsigned long long)pw->obj);
+		if (w[i].owner) {
+			fprintf(c->out, " held by %d (%s)", w[i].owner, tname(c, s, (size_t)w[i].owner_index));
+			if (pw->count > 1)
+				fprintf(c->out, ", %llu times", (unsigned long long)pw->count);
+		} else
+			fprintf(c->out, ": %s", pw->why[0] ? pw->why : "its owner is not a thread of this snapshot");
+		return;
+	}
 	if (w[i].kind == SP_LOCK_JOIN && w[i].owner) {
 		fprintf(c->out, "%swaits for thread %d (%s) to exit (pthread_join)", indent, w[i].owner,
-			s->t[w[i].owner_index].name);
+			tname(c, s, (size_t)w[i].owner_index));
 		return;
 	}
 	fprintf(c->out, "%swaits for %s 0x%llx", indent, sp_lock_kind_name(w[i].kind), (unsigned long long)w[i].addr);
 	if (w[i].owner)
-		fprintf(c->out, " held by %d (%s)", w[i].owner, s->t[w[i].owner_index].name);
+		fprintf(c->out, " held by %d (%s)", w[i].owner, tname(c, s, (size_t)w[i].owner_index));
 	else if (w[i].why[0])
 		fprintf(c->out, ": %s", w[i].why);
 }
 
-static void thread_head(struct sp_snapview *c, const struct sp_snap_thread *t)
+static void thread_head(struct sp_snapview *c, const struct sp_snap *s, size_t i)
 {
-	fprintf(c->out, "%d (%s) %s", t->tid, t->name, state_name(t->state));
+	const struct sp_snap_thread *t = &s->t[i];
+	fprintf(c->out, "%d (%s) %s", t->tid, tname(c, s, i), state_name(t->state));
 	if (t->state != 'R' && t->nr >= 0) {
 		fputs(" in ", c->out);
 		print_syscall(c->out, t);
@@ -430,7 +473,7 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 		if (c->gil == 0)
 			fputs("no thread holds the GIL\n", c->out);
 		else if (c->gil > 0 && g < s->n)
-			fprintf(c->out, "the GIL is held by thread %d (%s)\n", c->gil, s->t[g].name);
+			fprintf(c->out, "the GIL is held by thread %d (%s)\n", c->gil, tname(c, s, g));
 		else
 			fputs("which thread holds the GIL is unknown\n", c->out);
 	}
@@ -443,12 +486,14 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 				len++;
 			}
 		fprintf(c->out, "DEADLOCK: %zu threads wait for each other: %d (%s)", len, s->t[first].tid,
-			s->t[first].name);
+			tname(c, s, first));
 		size_t j = first;
 		do {
 			size_t o = (size_t)w[j].owner_index;
+			int pk = py_wait(c, j);
 			fprintf(c->out, "%s %s 0x%llx held by %d (%s)", j == first ? " waits for" : ", which waits for",
-				sp_lock_kind_name(w[j].kind), (unsigned long long)w[j].addr, s->t[o].tid, s->t[o].name);
+				pk == SP_PYWAIT_RLOCK ? "RLock" : pk == SP_PYWAIT_JOIN ? "the end of Thread" : sp_lock_kind_name(w[j].kind),
+				(unsigned long long)(pk ? c->pyt[j].w.obj : w[j].addr), s->t[o].tid, tname(c, s, o));
 			j = o;
 		} while (j != first);
 		fputc('\n', c->out);
@@ -459,7 +504,7 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 			continue;
 		fputc('\n', c->out);
 		fputs("thread ", c->out);
-		thread_head(c, &s->t[i]);
+		thread_head(c, s, i);
 		fputc('\n', c->out);
 		if (s->t[i].kstack[0])
 			fprintf(c->out, "    in the kernel: %s\n", s->t[i].kstack);
@@ -474,9 +519,9 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 			while (g < s->n && s->t[g].tid != c->gil)
 				g++;
 			if (k < ts[i].n && g < s->n)
-				fprintf(c->out, "  waits for the GIL, held by thread %d (%s)\n", c->gil, s->t[g].name);
+				fprintf(c->out, "  waits for the GIL, held by thread %d (%s)\n", c->gil, tname(c, s, g));
 		}
-		if (w[i].kind == SP_LOCK_NONE)
+		if (w[i].kind == SP_LOCK_NONE && !py_wait(c, i))
 			continue;
 		/* The chain of owners: each one's stack right below. */
 		print_wait(c, s, w, i, "  ");
@@ -489,15 +534,15 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 			size_t o = (size_t)w[j].owner_index;
 			if (seen[o]) {
 				fprintf(c->out, "  ... and %d (%s) is already in this chain: DEADLOCK\n", s->t[o].tid,
-					s->t[o].name);
+					tname(c, s, o));
 				break;
 			}
 			seen[o] = 1;
-			fputs(w[j].kind == SP_LOCK_JOIN ? "  thread " : "  owner ", c->out);
-			thread_head(c, &s->t[o]);
+			fputs(w[j].kind == SP_LOCK_JOIN || py_wait(c, j) == SP_PYWAIT_JOIN ? "  thread " : "  owner ", c->out);
+			thread_head(c, s, o);
 			fputs(":\n", c->out);
 			print_frames(c, &ts[o], "      ");
-			if (w[o].kind == SP_LOCK_NONE)
+			if (w[o].kind == SP_LOCK_NONE && !py_wait(c, o))
 				break;
 			fputs("  which ", c->out);
 			print_wait(c, s, w, o, "");
@@ -518,15 +563,26 @@ static int sample_snapshot(struct sp_snapview *c, const struct sp_snap *s, const
 			continue;
 		const struct sp_snap_thread *t = &s->t[i];
 		uint32_t node = 0;
-		for (size_t k = ts[i].n; k-- > 0;)
-			node = sp_node_intern(c->p, node, ts[i].frames[k]);
+		/* A Python thread asleep in take_gil waits for the GIL: its
+		 * leaf is "[gil wait]" in place of take_gil and what is under
+		 * it, as in sampling (pymerge.h). */
+		size_t top = 0;
 		char leaf[64];
 		state_frame(t, leaf, sizeof leaf);
+		for (size_t k = ts[i].n; c->pyt && k-- > 0;)
+			if (!strcmp(sp_str(c->p, sp_frame_get(c->p, ts[i].frames[k])->name), "take_gil")) {
+				top = k + 1;
+				snprintf(leaf, sizeof leaf, "[gil wait]");
+				break;
+			}
+		for (size_t k = ts[i].n; k-- > top;)
+			node = sp_node_intern(c->p, node, ts[i].frames[k]);
 		node = sp_node_intern(c->p, node, sp_frame_named(c->p, leaf, strlen(leaf), SP_KIND_SYNTHETIC));
 		struct sp_sample smp;
 		memset(&smp, 0, sizeof smp);
 		smp.stack = node;
-		smp.thread = sp_thread_intern(c->p, s->pid, t->tid, sp_str_intern(c->p, t->name, strlen(t->name)));
+		const char *nm = tname(c, s, i);
+		smp.thread = sp_thread_intern(c->p, s->pid, t->tid, sp_str_intern(c->p, nm, strlen(nm)));
 		smp.event = c->event;
 		smp.time = s->time;
 		smp.values[0] = 1;
@@ -558,6 +614,37 @@ static void resolve_restart(struct sp_snap_thread *t, const char *const *names, 
 				t->restarted = 1;
 				return;
 			}
+}
+
+/* A Python wait (python.h) is kept when the native stack agrees: the
+ * thread sleeps in futex and, where the interpreter has symbols, inside
+ * rlock_acquire for an RLock (not Lock.acquire's
+ * lock_PyThread_acquire_lock alone).  The owner then stands in w, so
+ * chains and deadlocks follow it as they follow a mutex's. */
+static void py_confirm(struct sp_snapview *c, const struct sp_snap *s, size_t i, const char *const *names, size_t n,
+		       struct sp_lock_wait *w)
+{
+	struct sp_python_wait *pw = &c->pyt[i].w;
+	if (!pw->kind)
+		return;
+	int rlock = 0, lock = 0;
+	for (size_t k = 0; k < n; k++) {
+		rlock |= !strcmp(names[k], "rlock_acquire");
+		lock |= !strcmp(names[k], "lock_PyThread_acquire_lock");
+	}
+	if (s->t[i].nr != SYS_futex || (pw->kind == SP_PYWAIT_RLOCK && lock && !rlock)) {
+		pw->kind = SP_PYWAIT_NONE;
+		return;
+	}
+	w->owner = 0;
+	w->owner_index = -1;
+	for (size_t k = 0; pw->owner && k < s->n; k++)
+		if (s->t[k].tid == pw->owner) {
+			w->owner = pw->owner;
+			w->owner_index = (int)k;
+		}
+	if (pw->owner && !w->owner)
+		snprintf(pw->why, sizeof pw->why, "its owner %d is not a thread of this snapshot (it exited)", pw->owner);
 }
 
 int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
@@ -605,6 +692,9 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 			return s.interrupted; /* a request to stop, as between snapshots */
 		return -1;
 	}
+	/* Thread names change seldom: read after the threads were let go. */
+	for (size_t i = 0; c->pyt && i < s.n; i++)
+		c->pyt[i].name = sp_python_thread_name(c->py, s.t[i].tid, i == 0);
 	struct tstack *ts = sp_xcalloc(s.n ? s.n : 1, sizeof *ts);
 	struct sp_lock_wait *w = sp_xcalloc(s.n ? s.n : 1, sizeof *w);
 	int *keep = sp_xcalloc(s.n ? s.n : 1, sizeof *keep), *cycle = sp_xcalloc(s.n ? s.n : 1, sizeof *cycle);
@@ -615,7 +705,8 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 		unwind_thread(c, &s.t[i], &ts[i]);
 		if (py)
 			py_merge(c, i, &ts[i]);
-		keep[i] = !c->have_re || !regexec(&c->re, s.t[i].name, 0, NULL, 0);
+		keep[i] = !c->have_re || !regexec(&c->re, s.t[i].name, 0, NULL, 0) ||
+			  !regexec(&c->re, tname(c, &s, i), 0, NULL, 0);
 		if (ts[i].n > capnames) {
 			capnames = ts[i].n;
 			names = sp_xrealloc(names, capnames * sizeof *names);
@@ -624,6 +715,8 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 			names[k] = sp_str(c->p, sp_frame_get(c->p, ts[i].frames[k])->name);
 		resolve_restart(&s.t[i], names, ts[i].n);
 		sp_lock_classify(&s, i, names, ts[i].n, &w[i]);
+		if (py)
+			py_confirm(c, &s, i, names, ts[i].n, &w[i]);
 	}
 	int ncyc = sp_lock_cycles(w, s.n, cycle);
 	int rc = 0;

@@ -22,19 +22,23 @@ t6_probe() {
 	return 0
 }
 
-# t6_start NAME ARGS...: run $T/NAME in the background, in its own process
-# group, and wait (up to 10 s) for it to print "ready"; sets TPID.
-t6_start() {
-	local name=$1; shift
-	: > "$T/$name.ready"
-	setsid "$T/$name" "$@" > "$T/$name.ready" 2>/dev/null &
+# t6_spawn FILE CMD ARGS...: run CMD in the background, in its own process
+# group, its output in FILE, and wait (up to 10 s) for it to print "ready";
+# sets TPID.
+t6_spawn() {
+	local out=$1; shift
+	: > "$out"
+	setsid "$@" > "$out" 2>/dev/null &
 	TPID=$!
 	for _ in $(seq 100); do
-		grep -q '^ready' "$T/$name.ready" && return 0
+		grep -q '^ready' "$out" && return 0
 		sleep 0.1
 	done
 	return 1
 }
+
+# t6_start NAME ARGS...: t6_spawn of $T/NAME, its output in $T/NAME.ready.
+t6_start() { local name=$1; shift; t6_spawn "$T/$name.ready" "$T/$name" "$@"; }
 
 # t6_alive PID: the process exists and is not stopped or a zombie.
 t6_alive() {
@@ -46,9 +50,9 @@ t6_alive() {
 # t6_cpu PID: user+system CPU ticks of the process.
 t6_cpu() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null; }
 
-# t6_pythons: the CPython interpreters to test, "label path" each, into the
-# array pys: pyenv's newest of each 3.8 .. 3.13 and Debian's /usr/bin/python3
-# (a skip line for each one missing).  PYROOT is pyenv's root.
+# t6_pythons: the CPython interpreters to test, as "label path" in the
+# array pys: pyenv's newest 3.8 to 3.13 and Debian's /usr/bin/python3,
+# each missing one skipped with its reason.  PYROOT is pyenv's root.
 t6_pythons() {
 	local v p
 	PYROOT=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
@@ -60,6 +64,27 @@ t6_pythons() {
 	if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import sys; sys.exit(not (3, 8) <= sys.version_info[:2] <= (3, 13))'; then
 		pys+=("debian /usr/bin/python3")
 	else skip "python debian" "/usr/bin/python3 is missing or not 3.8-3.13"; fi
+}
+
+# t6_pystart PYTHON PROG ARGS...: t6_spawn of a Python program, its output
+# in $T/ready.
+t6_pystart() { t6_spawn "$T/ready" "$@"; }
+
+# t6_pyblocked PID N: the process has N threads or more, every one asleep
+# in futex (202), clock_nanosleep (230) or select/pselect6 (23, 270:
+# time.sleep before 3.11).
+t6_pyblocked() {
+	local f n=0 b=0
+	for f in /proc/$1/task/*/syscall; do
+		n=$((n + 1))
+		case "$(cut -d' ' -f1 "$f" 2>/dev/null)" in 202|230|23|270) b=$((b + 1)) ;; esac
+	done
+	[ $n -ge $2 ] && [ $b = $n ]
+}
+
+# t6_pystop: kill the program t6_pystart started (its process group).
+t6_pystop() { kill -9 -- -$TPID 2> /dev/null; wait $TPID 2> /dev/null; return 0; }
+
 # t6_uprobes NAME COMMAND...: skip NAME (loudly) when this machine cannot
 # trace: no uprobe PMU, or no permission for system-wide uprobe events
 # (pcollect --trace main on COMMAND tells); any other failure is left to

@@ -1,5 +1,5 @@
 #!/bin/bash
-# pcollect --snapshot on a hung CPython program (tests/progs/t61-hang.py),
+# pcollect --snapshot on a hung CPython program (tests/progs/t61-locks.py),
 # for each installed 3.8 to 3.13 (pyenv's) and Debian's python3: the
 # Python frames, read while the threads are stopped, stand in place of the
 # eval loop's frames, so each thread's stack names the Python line where it
@@ -10,30 +10,13 @@
 . "$(dirname "$0")/../lib.sh"
 . "$SP_TOP/tests/cmd/t6-lib.sh"
 
-PROG=$SP_TOP/tests/progs/t61-hang.py
-PYROOT=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
-pys=()
-for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
-	p=$(ls -d "$PYROOT"/versions/$v.*/bin/python3 2>/dev/null | sort -V | tail -1)
-	if [ -n "$p" ]; then pys+=("$v $p"); else skip "python $v" "pyenv has no Python $v installed"; fi
-done
-if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import sys; sys.exit(not (3, 8) <= sys.version_info[:2] <= (3, 13))'; then
-	pys+=("debian /usr/bin/python3")
-else skip "python debian" "/usr/bin/python3 is missing or not 3.8-3.13"; fi
+PROG=$SP_TOP/tests/progs/t61-locks.py
+t6_pythons
 [ ${#pys[@]} -gt 0 ] || exit 0
 line() { grep -n "# $1\$" "$PROG" | cut -d: -f1; }
 LH=$(line HOLDER) LW=$(line WAITER) LG=$(line GETTER) LM=$(line MAIN)
 
-# blocked PID: every thread is asleep in futex (202), clock_nanosleep (230)
-# or select/pselect6 (23, 270: time.sleep before 3.11).
-blocked() {
-	local f n=0 b=0
-	for f in /proc/$1/task/*/syscall; do
-		n=$((n + 1))
-		case "$(cut -d' ' -f1 "$f" 2>/dev/null)" in 202|230|23|270) b=$((b + 1)) ;; esac
-	done
-	[ $n -ge 4 ] && [ $b = $n ]
-}
+blocked() { t6_pyblocked "$1" 6; }
 
 for entry in "${pys[@]}"; do
 	v=${entry%% *} py=${entry#* }
@@ -42,7 +25,7 @@ for entry in "${pys[@]}"; do
 	setsid "$py" "$PROG" > "$T/ready" 2> /dev/null &
 	TPID=$!
 	for _ in $(seq 100); do grep -q '^ready' "$T/ready" && blocked $TPID && break; sleep 0.1; done
-	if ! blocked $TPID; then notok "${L}the program did not block (4 threads asleep)"; kill -9 -- -$TPID; continue; fi
+	if ! blocked $TPID; then notok "${L}the program did not block (6 threads asleep)"; kill -9 -- -$TPID; continue; fi
 	pcollect --snapshot -p $TPID > "$T/snap.txt" 2> "$T/snap.err"; rc=$?
 	expect_rc "${L}snapshot: exit status" 0 $rc
 	if [ -s "$T/snap.err" ]; then notok "${L}snapshot: said something"; sed 's/^/  /' "$T/snap.err"; else ok "${L}snapshot: nothing on stderr"; fi
@@ -51,7 +34,7 @@ for entry in "${pys[@]}"; do
 		/^thread / { t++ } 
 		/^ +#[0-9]+ / && index($0, " at " f ":") && !seen[t]++ { sub(/^ +#[0-9]+ +/, ""); print t, $0 }' "$T/snap.txt" > "$T/first"
 	for want in "holder at $PROG:$LH" "waiter at $PROG:$LW" "getter at $PROG:$LG" "<module> at $PROG:$LM"; do
-		if grep -qF " $want" "$T/first"; then ok "${L}snapshot: a thread's innermost own frame is '${want/$PROG/t61-hang.py}'"
+		if grep -qF " $want" "$T/first"; then ok "${L}snapshot: a thread's innermost own frame is '${want/$PROG/t61-locks.py}'"
 		else notok "${L}snapshot: no thread at '$want'"; sed 's/^/  /' "$T/first"; fi
 	done
 	# the wait itself is native, under the Python line
@@ -67,7 +50,7 @@ for entry in "${pys[@]}"; do
 		else notok "${L}snapshot: holder's native frames under its Python line"; fi
 	fi
 	pcollect --snapshot -O folded -p $TPID > "$T/snap.folded" 2> "$T/e"; rc=$?
-	if [ $rc = 0 ] && grep -q ";waiter ($PROG:$LW);" "$T/snap.folded"; then ok "${L}snapshot -O folded: 'waiter (t61-hang.py:$LW)' frames"
+	if [ $rc = 0 ] && grep -q ";waiter ($PROG:$LW);" "$T/snap.folded"; then ok "${L}snapshot -O folded: 'waiter (t61-locks.py:$LW)' frames"
 	else notok "${L}snapshot -O folded (rc $rc)"; head -3 "$T/snap.folded" "$T/e" | cut -c1-300; fi
 	pcollect --snapshot --python=off -p $TPID > "$T/off.txt" 2> "$T/e"; rc=$?
 	if [ $rc = 0 ] && ! grep -q "$PROG" "$T/off.txt" && grep -q '_PyEval_EvalFrameDefault\|python3' "$T/off.txt"; then
