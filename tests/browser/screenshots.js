@@ -5,7 +5,10 @@
 // psvg-flamegraph: the bundled demo recording (share/demo/perf-demo.txt.gz);
 // psvg-zoom-search: the same, zoomed into a thread, searching "^(compress|checksum)$";
 // psvg-diff: FlameGraph's differential test profile (cksum, cycles vs
-// instructions; CDDL, see ../shared/conformance/README.md).
+// instructions; CDDL, see ../shared/conformance/README.md);
+// psvg-python: share/examples/python-merged.sp, made with
+//   pcollect --python-lines=no -o python-merged.sp -- python3.12 tests/progs/t61-shares.py 3
+// (pyenv's 3.12: two threads, Python frames merged with the native ones).
 'use strict';
 const fs = require('fs');
 const os = require('os');
@@ -19,6 +22,9 @@ fs.mkdirSync(out, { recursive: true });
 const demo = path.join(out, 'psvg-flamegraph.svg');
 execFileSync(psvg, ['--title', 'psvg: the stackpipe demo (perf record -g, two threads)', '--weight', 'samples', '-o', demo,
 	path.join(top, 'share/demo/perf-demo.txt.gz')]);
+const py = path.join(out, 'psvg-python.svg');
+execFileSync(psvg, ['--title', 'psvg: Python and native frames in one stack (pcollect, CPython 3.12)', '--colors=python', '-o', py,
+	path.join(top, 'share/examples/python-merged.sp')]);
 const diff = path.join(out, 'psvg-diff.svg');
 execFileSync(psvg, ['--title', 'psvg: differential (cksum: cycles -> instructions)', '-o', diff,
 	path.join(conf, 'inferno/svg-differential/input.folded')]);
@@ -56,6 +62,10 @@ execFileSync(psvg, ['--title', 'psvg: differential (cksum: cycles -> instruction
 	await shot(diff, 'psvg-diff.png', async () => {
 		const b = await page.evaluate(() => spflame.api.box(spflame.api.find('__GI___fread_unlocked')));
 		await page.mouse.move(b.x + Math.min(b.w / 2, 400), b.y + b.h / 2);
+	});
+	await shot(py, 'psvg-python.png', async () => {
+		const b = await page.evaluate(() => spflame.api.box(spflame.api.find('zlib_compress')));
+		await page.mouse.move(b.x + Math.min(b.w / 2, 300), b.y + b.h / 2);
 	});
 	await ctx.close();
 	fs.rmSync(dir, { recursive: true, force: true });
