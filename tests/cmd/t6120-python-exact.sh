@@ -38,11 +38,24 @@ start_py() { # start_py PY PROG ARGS...: in the background, own group, wait for 
 	return 1
 }
 
+# The issue's bound is 3 points of the truth.  Exact samples are of the
+# stop's instant, which lags the kernel's sample by the time pcollect takes
+# to handle it: an ASan pcollect, or any pcollect on a machine busier than
+# its CPUs, lags enough to shift shares (53/37/10 seen under ASan at load
+# 10; the plain build stayed within 2 points at load 3 and at load 10), so
+# there the bound is 6 points, and on a machine loaded beyond four times its
+# CPUs; the line says which.  4 s of CPU per thread: ~800 samples.
+tol=3 why="3 points"
+if [[ $SP_BIN == *asan* ]]; then tol=6 why="6 points: an ASan build handles samples late"
+elif awk -v n="$(nproc)" '{ exit !($1 > 4 * n) }' /proc/loadavg; then
+	tol=6 why="6 points: load average $(cut -d' ' -f1 /proc/loadavg) > 4 x $(nproc) CPUs"
+fi
+
 for entry in "${pys[@]}"; do
 	v=${entry%% *} py=${entry#* }
 	L="$v: "
 	# --- launch: shares, exact ---
-	pcollect -v -o "$T/s.sp" -- "$py" "$PROGS/t61-shares.py" 2 2> "$T/s.err"; rc=$?
+	pcollect -v -o "$T/s.sp" -- "$py" "$PROGS/t61-shares.py" 4 2> "$T/s.err"; rc=$?
 	expect_rc "${L}launch: exit status of the Python program" 0 $rc
 	expect_grep "${L}launch: says the Python frames are merged exactly" \
 		"^pcollect: process [0-9]+: Python 3\.[0-9]+(\.[0-9]+)?: Python frames merged, exact " "$T/s.err"
@@ -54,11 +67,11 @@ for entry in "${pys[@]}"; do
 	pfold --weight=count "$T/s.sp" > "$T/s.folded" 2> /dev/null
 	a=$(share a60 "$T/s.folded") b=$(share b30 "$T/s.folded") c=$(share c10 "$T/s.folded")
 	tot=$((a + b + c))
-	if [ $tot -ge 150 ] && awk -v a=$a -v b=$b -v c=$c -v t=$tot 'BEGIN {
-		exit !(a*100/t >= 54 && a*100/t <= 66 && b*100/t >= 24 && b*100/t <= 36 && c*100/t >= 5 && c*100/t <= 15) }'; then
-		ok "${L}launch: a60/b30/c10 = $((a * 100 / tot))/$((b * 100 / tot))/$((c * 100 / tot)) % of $tot samples (want 60/30/10 +- 6, c10 +- 5)"
+	if [ $tot -ge 150 ] && awk -v a=$a -v b=$b -v c=$c -v t=$tot -v k=$tol 'BEGIN {
+		exit !(a*100/t >= 60-k && a*100/t <= 60+k && b*100/t >= 30-k && b*100/t <= 30+k && c*100/t >= 10-k && c*100/t <= 10+k) }'; then
+		ok "${L}launch: a60/b30/c10 = $(awk -v a=$a -v b=$b -v c=$c -v t=$tot 'BEGIN { printf "%.1f/%.1f/%.1f", a*100/t, b*100/t, c*100/t }') % of $tot samples (want 60/30/10 within $why)"
 	else
-		notok "${L}launch: a60/b30/c10 = $a/$b/$c samples (want 60/30/10 % +- 6)"
+		notok "${L}launch: a60/b30/c10 = $a/$b/$c samples (want 60/30/10 % within $why)"
 		sort -k2 -nr "$T/s.folded" | head -3 | cut -c1-400 | sed 's/^/  /'
 	fi
 	z=$(awk '/;deflate/ {s+=$NF} END {print s+0}' "$T/s.folded")
