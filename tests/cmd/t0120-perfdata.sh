@@ -168,12 +168,17 @@ for cut in 8 20 104 300 $((size / 3)) $((size / 2)) $((size * 2 / 3)) $((size - 
 done
 if [ $bad = 0 ] && [ $kept -ge 3 ]; then ok "file cut at 9 offsets: refused naming the offset; --partial keeps the samples before the cut ($kept cuts kept some)"
 else notok "file cut at 9 offsets: $bad wrong, $kept kept samples"; fi
+# Pipe mode has no size in its header: a cut exactly between two records
+# cannot be told from the end (perf's records are multiples of 8 bytes, and
+# a cut at 2/3 of the size fell on a boundary once under ASan: exit 0).  So
+# the cut is 4 bytes into a record.
 psize=$(stat -c %s "$T/pipe.data")
-head -c $((psize * 2 / 3)) "$T/pipe.data" | pfold > "$T/o" 2> "$T/e"; rc=$?
+pcut=$((psize * 2 / 3 / 8 * 8 + 4))
+head -c $pcut "$T/pipe.data" | pfold > "$T/o" 2> "$T/e"; rc=$?
 got=$(awk '{s+=$NF} END {print s+0}' "$T/o")
 if [ $rc = 2 ] && grep -q '^pfold: -: offset [0-9]*: perf.data truncated.*--partial uses the [0-9]* samples' "$T/e" && [ "$got" = 0 ]; then ok "pipe mode cut: refused, exit 2, offset named"
 else notok "pipe mode cut (exit $rc, total $got)"; head -2 "$T/e"; fi
-head -c $((psize * 2 / 3)) "$T/pipe.data" | pfold --partial > "$T/o" 2> "$T/e"; rc=$?
+head -c $pcut "$T/pipe.data" | pfold --partial > "$T/o" 2> "$T/e"; rc=$?
 got=$(awk '{s+=$NF} END {print s+0}' "$T/o")
 if [ $rc = 0 ] && grep -q '^pfold: -: offset [0-9]*: perf.data truncated.*using the samples before the cut (--partial)' "$T/e" && [ "$got" -gt 0 ]; then ok "pipe mode cut, --partial: exit 0, warned, $got before the cut kept"
 else notok "pipe mode cut --partial (exit $rc, total $got)"; head -2 "$T/e"; fi
