@@ -138,7 +138,7 @@ shape_exec() {
 		good=$(count "$(under $f spin)" "$T/x.folded")
 		wellformed "${L}exec: $f;spin merged" $good $all
 	done
-	p=$(sed -n 's/^pcollect: process \([0-9]*\): Python.*merged$/\1/p' "$T/x.err" | sort | uniq -c | awk '{ print $1 }')
+	p=$(sed -n 's/^pcollect: process \([0-9]*\): Python.*: Python frames merged\b.*/\1/p' "$T/x.err" | sort | uniq -c | awk '{ print $1 }')
 	if [ "$p" = 2 ]; then ok "${L}exec: the new image's Python is found anew (same pid, said twice)"
 	else notok "${L}exec: messages"; sed 's/^/  /' "$T/x.err"; fi
 }
