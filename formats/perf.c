@@ -477,6 +477,8 @@ static void make_frames(struct perf_state *st, const char *pc, size_t pclen, con
  * of "a->b" so that a is nearer the root, so they go in reverse. */
 static inline void push_ids(struct perf_state *st, const uint32_t *ids, size_t n)
 {
+	if (!n) /* (and frames may still be NULL) */
+		return;
 	if (st->nframes + n > st->capframes) {
 		while (st->nframes + n > st->capframes)
 			st->capframes = st->capframes ? st->capframes * 2 : 256;
