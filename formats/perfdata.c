@@ -897,12 +897,6 @@ static int eng_init(struct pd *d)
 	if (!d->eng)
 		return -1;
 	sp_collect_handler(d->eng, &d->h);
-	/* kernel frames to name: read /proc/kallsyms beside the samples */
-	for (size_t i = 0; i < d->nattrs; i++)
-		if (!d->attrs[i].a.exclude_kernel) {
-			sp_collect_prefetch_kernel(d->eng);
-			break;
-		}
 	return 0;
 }
 

@@ -133,12 +133,6 @@ void sp_collect_load_kernel(struct sp_collect *c)
 		sp_symbols_load_kernel(c->syms);
 }
 
-void sp_collect_prefetch_kernel(struct sp_collect *c)
-{
-	if (!c->o.no_kallsyms)
-		sp_symbols_prefetch_kernel(c->syms);
-}
-
 int sp_collect_kernel_hidden(const struct sp_collect *c)
 {
 	return !c->o.no_kallsyms && sp_symbols_kernel_hidden(c->syms);

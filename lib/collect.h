@@ -110,8 +110,6 @@ int sp_collect_load_maps(struct sp_collect *c, int pid, int tid, struct sp_err *
 /* Read /proc/kallsyms now rather than at the first kernel frame (it takes
  * the kernel ~0.1 s to print it: not in the midst of sampling). */
 void sp_collect_load_kernel(struct sp_collect *c);
-/* The same, in a thread of its own while the caller goes on. */
-void sp_collect_prefetch_kernel(struct sp_collect *c);
 /* Non-zero when kernel addresses were hidden (kernel.kptr_restrict). */
 int sp_collect_kernel_hidden(const struct sp_collect *c);
 

@@ -9,7 +9,6 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
@@ -83,8 +82,6 @@ struct sp_symbols {
 	uint32_t one; /* a frame returned without the memo */
 	/* kernel */
 	int kloaded, khidden;
-	int kthread; /* kth is reading kallsyms: ksyms, nksyms, kbuf, khidden are its until joined */
-	pthread_t kth;
 	struct ksym *ksyms;
 	size_t nksyms;
 	char *kbuf;
@@ -139,8 +136,6 @@ void sp_symbols_free(struct sp_symbols *s)
 {
 	if (!s)
 		return;
-	if (s->kthread)
-		pthread_join(s->kth, NULL);
 	for (size_t i = 0; i < s->nfiles; i++) {
 		struct sp_modfile *f = s->files[i];
 		if (f->fd >= 0)
@@ -1033,8 +1028,10 @@ static void kallsyms_line(struct sp_symbols *s, const char *p, const char *nl, s
 /* /proc/kallsyms has ~100k+ text symbols: it is read through one buffer,
  * the text symbols' addresses and names kept (not the whole text: 8 MB of
  * it) and sorted; a name becomes a profile string only when it is sampled. */
-static void read_kallsyms(struct sp_symbols *s)
+static void load_kallsyms(struct sp_symbols *s)
 {
+	s->kloaded = 1;
+	s->kmodule = sp_str_intern(s->p, "[kernel.kallsyms]", 17);
 	int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		s->khidden = 1;
@@ -1080,41 +1077,9 @@ static void read_kallsyms(struct sp_symbols *s)
 	}
 }
 
-static void *kallsyms_thread(void *arg)
-{
-	read_kallsyms(arg);
-	return NULL;
-}
-
-/* The kernel symbols, read now or, when sp_symbols_prefetch_kernel started
- * it, by then. */
-static void load_kallsyms(struct sp_symbols *s)
-{
-	if (!s->kloaded) {
-		s->kloaded = 1;
-		s->kmodule = sp_str_intern(s->p, "[kernel.kallsyms]", 17);
-		read_kallsyms(s);
-	} else if (s->kthread) {
-		pthread_join(s->kth, NULL);
-		s->kthread = 0;
-	}
-}
-
-void sp_symbols_prefetch_kernel(struct sp_symbols *s)
-{
-	if (s->kloaded)
-		return;
-	s->kloaded = 1;
-	s->kmodule = sp_str_intern(s->p, "[kernel.kallsyms]", 17);
-	if (pthread_create(&s->kth, NULL, kallsyms_thread, s) == 0)
-		s->kthread = 1;
-	else
-		read_kallsyms(s);
-}
-
 size_t sp_symbols_kernel(struct sp_symbols *s, uint64_t pc, const uint32_t **frames)
 {
-	if (!s->kloaded || s->kthread)
+	if (!s->kloaded)
 		load_kallsyms(s);
 	int found;
 	uint64_t key = pc == UINT64_MAX ? pc - 1 : pc;
@@ -1141,11 +1106,10 @@ size_t sp_symbols_kernel(struct sp_symbols *s, uint64_t pc, const uint32_t **fra
 	return 1;
 }
 
-void sp_symbols_load_kernel(struct sp_symbols *s) { load_kallsyms(s); }
-
-int sp_symbols_kernel_hidden(struct sp_symbols *s)
+void sp_symbols_load_kernel(struct sp_symbols *s)
 {
-	if (s->kthread)
+	if (!s->kloaded)
 		load_kallsyms(s);
-	return s->khidden;
 }
+
+int sp_symbols_kernel_hidden(const struct sp_symbols *s) { return s->khidden; }

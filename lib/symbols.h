@@ -87,13 +87,9 @@ size_t sp_symbols_kernel(struct sp_symbols *s, uint64_t pc, const uint32_t **fra
 /* Read /proc/kallsyms now (it takes the kernel ~0.1 s to print), rather
  * than at the first kernel frame. */
 void sp_symbols_load_kernel(struct sp_symbols *s);
-/* Start reading /proc/kallsyms in a thread of its own (the kernel takes
- * ~50 ms of system time to print it); the first kernel look-up waits for
- * it. */
-void sp_symbols_prefetch_kernel(struct sp_symbols *s);
 /* Non-zero when /proc/kallsyms hides addresses (kernel frames then show as
  * [unknown]); valid after the first sp_symbols_kernel. */
-int sp_symbols_kernel_hidden(struct sp_symbols *s);
+int sp_symbols_kernel_hidden(const struct sp_symbols *s);
 
 /* A file's function symbols as perf chooses them, by start: function
  * symbols and code labels (from .symtab, the debug file's, or .dynsym); an
