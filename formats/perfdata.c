@@ -525,8 +525,12 @@ static int locate(void *ctx, int pid, const struct sp_map *m, char *buf, size_t 
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	if (!b || !b->len) {
-		if (vdso)
-			return 0;
+		/* no build id recorded for the vdso: perf script then names it
+		 * after its own, as this does when the kernel is this one */
+		if (vdso) {
+			struct utsname u;
+			return !d->osrelease || (uname(&u) == 0 && !strcmp(u.release, d->osrelease)) ? 2 : 0;
+		}
 		uint8_t id[20];
 		size_t il;
 		if (read_build_id(path, id, &il) < 0) {

@@ -61,7 +61,8 @@ struct sp_collect_opts {
 				      * they become "[kernel.kallsyms]" */
 	/* Offline: the file to open for mapping m of process pid (m->path is
 	 * the recorded path, "[vdso]" for the vdso).  Write a NUL-terminated path
-	 * into buf (size n) and return 1 to use it, or return 0 to refuse the
+	 * into buf (size n) and return 1 to use it, return 2 (for "[vdso]") to
+	 * use this machine's vdso, or return 0 to refuse the
 	 * mapping (its frames are named "[unknown]").  NULL: the default rule
 	 * above.  Called once per distinct file. */
 	int (*locate)(void *ctx, int pid, const struct sp_map *m, char *buf, size_t n);

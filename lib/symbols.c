@@ -172,14 +172,15 @@ void sp_symbols_free(struct sp_symbols *s)
 
 /* Code without a symbol is named by its module, "[libz.so.1.2.13]", as
  * stackcollapse-perf.pl names perf's "[unknown] (/usr/lib/.../libz.so.1.2.13)":
- * one frame per module, so a library without symbols still shows as itself. */
+ * one frame per module, so a library without symbols still shows as itself;
+ * the vdso is "[[vdso]]", as they name "[unknown] ([vdso])". */
 static uint32_t bare_name(struct sp_profile *p, const char *path)
 {
 	const char *b = strrchr(path, '/');
 	b = b ? b + 1 : path;
 	size_t n = strlen(b);
-	if (!n || path[0] == '[')
-		return sp_str_intern(p, path[0] == '[' ? path : "[unknown]", path[0] == '[' ? strlen(path) : 9);
+	if (!n)
+		return sp_str_intern(p, "[unknown]", 9);
 	char *t = sp_xcalloc(1, n + 3);
 	t[0] = '[';
 	memcpy(t + 1, b, n);
@@ -317,16 +318,17 @@ struct sp_modfile *sp_symbols_modfile(struct sp_symbols *s, int pid, const struc
 	f->name = sp_xstrndup(path, n);
 	f->fd = -1;
 	sp_u64map_init(&f->memo);
-	if (s->o.offline && s->o.locate) {
-		char buf[4096];
-		buf[0] = 0;
-		if (s->o.locate(s->o.locate_ctx, pid, m, buf, sizeof buf) == 1 && buf[0]) {
-			buf[sizeof buf - 1] = 0;
-			f->fd = open(buf, O_RDONLY | O_CLOEXEC);
-			if (f->fd >= 0)
-				f->path = sp_xstrndup(buf, strlen(buf));
-		}
-	} else if (vdso) {
+	char buf[4096];
+	int how = 0;
+	buf[0] = 0;
+	if (s->o.offline && s->o.locate)
+		how = s->o.locate(s->o.locate_ctx, pid, m, buf, sizeof buf);
+	if (how == 1 && buf[0]) {
+		buf[sizeof buf - 1] = 0;
+		f->fd = open(buf, O_RDONLY | O_CLOEXEC);
+		if (f->fd >= 0)
+			f->path = sp_xstrndup(buf, strlen(buf));
+	} else if (vdso && (!s->o.offline || !s->o.locate || how == 2)) {
 		int fd = vdso_fd(s);
 		if (fd >= 0) {
 			f->fd = dup(fd);
@@ -334,7 +336,7 @@ struct sp_modfile *sp_symbols_modfile(struct sp_symbols *s, int pid, const struc
 			snprintf(pp, sizeof pp, "/proc/self/fd/%d", f->fd);
 			f->path = sp_xstrndup(pp, strlen(pp));
 		}
-	} else {
+	} else if (!(s->o.offline && s->o.locate)) {
 		/* A file deleted since it was mapped is listed as "PATH (deleted)". */
 		char *clean = sp_xstrndup(path, n);
 		if (n > 10 && !strcmp(clean + n - 10, " (deleted)"))
@@ -438,6 +440,24 @@ static uint32_t intern_name(struct sp_symbols *s, const char *name)
 	return id;
 }
 
+/* A PLT entry's name, "NAME@plt" with NAME spelt as intern_name spells
+ * it ("@plt" alone when the relocation names no symbol). */
+static uint32_t plt_name(struct sp_symbols *s, const char *name, size_t len)
+{
+	if (len <= 4)
+		return sp_str_intern(s->p, name, len);
+	char *t = sp_xstrndup(name, len - 4);
+	const char *sp = sp_str(s->p, intern_name(s, t));
+	free(t);
+	size_t n = strlen(sp);
+	char *u = sp_xcalloc(1, n + 5);
+	memcpy(u, sp, n);
+	memcpy(u + n, "@plt", 4);
+	uint32_t id = sp_str_intern(s->p, u, n + 4);
+	free(u);
+	return id;
+}
+
 static const char *die_name(Dwarf_Die *die)
 {
 	Dwarf_Attribute a;
@@ -522,6 +542,89 @@ static int psym_better(const char *names, const struct sp_psym *a, const struct 
 	return a->idx < b->idx;
 }
 
+/* perf 6.1's PLT symbols (dso__synthesize_plt_symbols, learnt from its
+ * behaviour and documentation of the ELF format): one per entry of
+ * .rela.plt (or .rel.plt, linked to .dynsym), in table order, over .plt
+ * from its second entry on, each .plt's sh_entsize long (the first entry
+ * is the resolver's header), named "NAME@plt" after the relocation's
+ * dynamic symbol ("@plt" when it has none, as IRELATIVE relocations), but
+ * for entries a symbol of the file already covers.  perf
+ * 6.1 knows neither .plt.sec nor .plt.got, and neither does this.  Appended
+ * to t (unsorted); returns how many. */
+static size_t psyms_plt(struct sp_psyms *t, struct sp_buf *names, Elf *elf)
+{
+	size_t shstrndx;
+	if (!elf || !t->n || elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return 0;
+	GElf_Shdr rel = { 0 }, pltsh = { 0 }, dsh = { 0 };
+	Elf_Scn *relscn = NULL, *pltscn = NULL, *dynscn = NULL;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		const char *nm = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!nm)
+			continue;
+		if (!relscn && (!strcmp(nm, ".rela.plt") || !strcmp(nm, ".rel.plt")))
+			relscn = scn, rel = sh;
+		else if (!strcmp(nm, ".plt"))
+			pltscn = scn, pltsh = sh;
+		if (sh.sh_type == SHT_DYNSYM)
+			dynscn = scn, dsh = sh;
+	}
+	if (!relscn || !pltscn || !dynscn || (rel.sh_type != SHT_RELA && rel.sh_type != SHT_REL) ||
+	    rel.sh_link != elf_ndxscn(dynscn) || !rel.sh_entsize || !pltsh.sh_entsize)
+		return 0;
+	Elf_Data *rd = elf_getdata(relscn, NULL), *sd = elf_getdata(dynscn, NULL);
+	Elf_Scn *strscn = elf_getscn(elf, dsh.sh_link);
+	if (!rd || !sd || !strscn)
+		return 0;
+	size_t nrel = rel.sh_size / rel.sh_entsize, cap = t->n, added = 0, n0 = t->n;
+	uint64_t at = pltsh.sh_addr + pltsh.sh_entsize;
+	for (size_t i = 0; i < nrel; i++, at += pltsh.sh_entsize) {
+		size_t symidx;
+		if (rel.sh_type == SHT_RELA) {
+			GElf_Rela r;
+			if (!gelf_getrela(rd, (int)i, &r))
+				break;
+			symidx = GELF_R_SYM(r.r_info);
+		} else {
+			GElf_Rel r;
+			if (!gelf_getrel(rd, (int)i, &r))
+				break;
+			symidx = GELF_R_SYM(r.r_info);
+		}
+		/* where a symbol of the file's own covers the entry (the
+		 * zero-sized _init, stretched over .plt), perf's look-up meets
+		 * that symbol first */
+		struct sp_psyms own = { t->v, n0, NULL };
+		if (sp_psyms_find(&own, at))
+			continue;
+		GElf_Sym sym;
+		const char *nm = gelf_getsym(sd, (int)symidx, &sym) ? elf_strptr(elf, dsh.sh_link, sym.st_name) : NULL;
+		if (!nm)
+			nm = "";
+		if (t->n == cap) {
+			cap = 2 * cap;
+			t->v = sp_xrealloc(t->v, cap * sizeof *t->v);
+		}
+		size_t len = strlen(nm);
+		struct sp_psym *ps = &t->v[t->n++];
+		memset(ps, 0, sizeof *ps);
+		ps->start = at;
+		ps->end = at + pltsh.sh_entsize;
+		ps->name = (uint32_t)names->len;
+		ps->len = (uint32_t)len + 4;
+		ps->idx = UINT32_MAX;
+		ps->bind = STB_GLOBAL;
+		ps->plt = 1;
+		sp_buf_add(names, nm, len);
+		sp_buf_add(names, "@plt", 5);
+		added++;
+	}
+	return added;
+}
+
 #define PSYM_LESS(a, b) ((a)->start < (b)->start || ((a)->start == (b)->start && (a)->idx < (b)->idx))
 SP_RUNSORT(psym_runsort, struct sp_psym, PSYM_LESS)
 
@@ -570,6 +673,7 @@ void sp_psyms_build(struct sp_psyms *t, void *module, void (*each)(void *ctx, co
 		ps->len = (uint32_t)len;
 		ps->idx = (uint32_t)i;
 		ps->bind = (uint8_t)GELF_ST_BIND(sym.st_info);
+		ps->plt = 0;
 		sp_buf_add(&names, nm, len + 1);
 	}
 	t->names = names.p;
@@ -596,6 +700,21 @@ void sp_psyms_build(struct sp_psyms *t, void *module, void (*each)(void *ctx, co
 	for (size_t i = 0; i + 1 < k; i++)
 		if (t->v[i].end == t->v[i].start)
 			t->v[i].end = t->v[i + 1].start;
+	/* and the last one, as perf 6.1 ends it ("_fini" of a library) */
+	if (t->v[k - 1].end == t->v[k - 1].start)
+		t->v[k - 1].end = ((t->v[k - 1].start + 4095) & ~(uint64_t)4095) + 4096;
+	Elf *elf = dwfl_module_getelf(m, &bias);
+	size_t plt = psyms_plt(t, &names, elf);
+	t->names = names.p;
+	if (plt) { /* after the symbols' own, in address order */
+		tmp = sp_xmalloc(t->n * sizeof *tmp);
+		if (psym_runsort(t->v, t->n, tmp) == tmp) {
+			free(t->v);
+			t->v = tmp;
+		} else {
+			free(tmp);
+		}
+	}
 }
 
 const struct sp_psym *sp_psyms_find(const struct sp_psyms *t, uint64_t a)
@@ -640,7 +759,8 @@ static uint32_t symbol_at(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfil
 		mf->pname = sp_xcalloc(mf->psyms.n, sizeof *mf->pname);
 	if (mf->pname[i])
 		return mf->pname[i] - 1;
-	uint32_t name = intern_name(s, mf->psyms.names + ps->name);
+	uint32_t name = ps->plt ? plt_name(s, mf->psyms.names + ps->name, ps->len)
+				: intern_name(s, mf->psyms.names + ps->name);
 	mf->pname[i] = name + 1;
 	int found;
 	uint32_t *slot = sp_u64map_slot(&s->startidx, (uint64_t)mf->module << 32 | name, &found);

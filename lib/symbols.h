@@ -29,8 +29,8 @@ struct sp_symbols_opts {
 	int no_inline; /* do not expand inlined functions */
 	/* Offline (a recording, the processes are gone): never open
 	 * /proc/PID/map_files.  locate (may be NULL) chooses the file of a
-	 * mapping: it writes a path into buf and returns 1, or returns 0 to
-	 * refuse the mapping; without it a path is used when its device and
+	 * mapping: it writes a path into buf and returns 1, returns 2 for
+	 * this machine's vdso, or returns 0 to refuse the mapping; without it a path is used when its device and
 	 * inode match the mapping's (or the mapping has none), and the vdso is
 	 * this machine's.  See collect.h. */
 	int offline;
@@ -92,7 +92,9 @@ void sp_symbols_load_kernel(struct sp_symbols *s);
 int sp_symbols_kernel_hidden(const struct sp_symbols *s);
 
 /* A file's function symbols as perf chooses them, by start: function
- * symbols and code labels (from .symtab, the debug file's, or .dynsym); an
+ * symbols and code labels (from .symtab, the debug file's, or .dynsym),
+ * then the entries of .plt named after .rela.plt as perf 6.1 synthesizes
+ * them ("memcpy@plt"; "@plt" for an IRELATIVE one); an
  * address outside every symbol's [start, start + size) has no name; a
  * zero-sized symbol ends where the next begins; of several at one address
  * perf keeps a sized one over a zero-sized one, not weak over weak, global
@@ -103,6 +105,7 @@ struct sp_psym {
 	uint32_t name, len; /* in the table's names */
 	uint32_t idx;       /* in the ELF symbol table */
 	uint8_t bind;
+	uint8_t plt; /* a PLT entry, named "NAME@plt" as perf 6.1 names it */
 };
 struct sp_psyms {
 	struct sp_psym *v;

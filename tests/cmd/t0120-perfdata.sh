@@ -21,10 +21,12 @@ perf record -e cpu-clock,page-faults -F 999 -g -o "$T/ev.data" "$T/pdt" 100 > /d
 perf record -e cpu-clock -F 999 -g -o - "$T/pdt" 200 2>/dev/null > "$T/pipe.data"
 
 # same NAME DATA [pfold options...]: pfold DATA vs perf script -i DATA | pfold,
-# after sorting.  By design, frames perf names from its own synthesized
-# PLT symbols ("memcpy@plt") are [FILE] here: such frames ([...] and
-# ...@plt) compare equal, and at most 5% of the samples may sit on stacks
-# that differ only there.
+# after sorting.  Frames named by their file ([...]) and PLT stubs (...@plt)
+# compare equal after a normalization; at most 5% of the samples may sit on
+# stacks that differ before it, at most 1 % after it.  (Two recordings
+# kept from session 6's flaky runs parted on 23 and 15 page-fault samples at
+# start-up: a stub of libc's PLT, "@plt" in perf 6.1, and the vdso,
+# "[[vdso]]" as perf script | pfold names it; both are named so now.)
 same() {
 	local name=$1 data=$2; shift 2
 	perf script -i "$data" 2>/dev/null | pfold "$@" 2>/dev/null | sort > "$T/want"
@@ -47,9 +49,9 @@ same() {
 		differ=$(diff "$T/wantn" "$T/gotn" | awk '/^>/ {s+=$NF} END {print s+0}')
 		[ "$m" = "$n" ] && close=1
 	else
-		# after the normalization, at most 1 % of the samples may part: an
-		# ASan run saw 1 sample of 713 on another stack (not understood yet;
-		# see the closing notes of session 6)
+		# after the normalization, at most 1 % of the samples may part (an
+		# ASan run saw 1 sample of 713 on another stack before PLT stubs
+		# were named as perf names them)
 		local nd; nd=$(diff "$T/wantn" "$T/gotn" | awk '/^>/ {s+=$NF} END {print s+0}')
 		[ $((nd * 100)) -le "$n" ] && close=1
 	fi
@@ -65,23 +67,6 @@ same "frame pointers (-g), 3 threads" "$T/fp.data"
 BOUND=1 same "dwarf (--call-graph dwarf), no frame pointers, inlined hot()" "$T/dw.data"
 BOUND=1 same "dwarf, C with inlining (tests/progs/inline.c)" "$T/inl.data"
 same "pipe mode (perf record -o -)" "$T/pipe.data"
-# A recording whose page-fault samples part from perf script's by more than
-# 5 % has been seen twice in some 60 runs (18 of 68 samples, and 8 of 66
-# under ASan), never reproduced by hand: the cause is not known yet.  Such a
-# recording is kept in build/ for study and the events are recorded once
-# more; a second one that parts fails the checks below.
-ev_differ() {
-	perf script -i "$T/ev.data" 2>/dev/null | pfold --event-filter page-faults 2>/dev/null | sort > "$T/evw"
-	pfold --event-filter page-faults "$T/ev.data" 2>/dev/null | sort > "$T/evg"
-	local d n; d=$(diff "$T/evw" "$T/evg" | awk '/^>/ {s+=$NF} END {print s+0}')
-	n=$(awk '{s+=$NF} END {print s+0}' "$T/evg")
-	[ $((d * 20)) -gt "$n" ]
-}
-if ev_differ; then
-	mkdir -p "$SP_TOP/build" && cp "$T/ev.data" "$SP_TOP/build/t0120-ev-differ.$$.data"
-	echo "# several events: page-fault samples part from perf script's; kept as build/t0120-ev-differ.$$.data, recorded again"
-	perf record -e cpu-clock,page-faults -F 999 -g -o "$T/ev.data" "$T/pdt" 100 > /dev/null 2>&1
-fi
 same "several events: the first one by default" "$T/ev.data"
 same "several events: --event-filter page-faults" "$T/ev.data" --event-filter page-faults
 same "several events: --event-filter cpu-clock" "$T/ev.data" --event-filter cpu-clock
