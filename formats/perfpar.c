@@ -165,8 +165,10 @@ static void submit(struct par *par, struct chunk *c)
 
 /* Where to cut [p, p+n): just after the last blank line ("\n\n"), else (no
  * blank line: samples not separated, e.g. perf script without -g) before
- * the last line that starts in column 0 and is not the first line.  0 when
- * neither is found. */
+ * the last line that starts in column 0 and is not the first line, unless
+ * a stack line (starting with a tab) is in [p, p+n): then it is one sample
+ * longer than the buffer, and a line in column 0 inside it is a bad line,
+ * not the start of a sample.  0 when no cut is found. */
 size_t sp_perf_cut(const char *p, size_t n)
 {
 	const char *e = p + n;
@@ -178,6 +180,8 @@ size_t sp_perf_cut(const char *p, size_t n)
 			return (size_t)(nl + 1 - p);
 		e = nl;
 	}
+	if (n && (p[0] == '\t' || memmem(p, n, "\n\t", 2)))
+		return 0;
 	e = p + n;
 	while (e > p) {
 		const char *nl = memrchr(p, '\n', (size_t)(e - p));
