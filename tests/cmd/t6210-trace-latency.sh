@@ -32,8 +32,11 @@ read -r own50 own95 own99 < <(sed -n 's/^own p50 \([0-9]*\) p95 \([0-9]*\) p99 \
 for q in 50 95 99; do
 	eval own=\$own$q
 	got=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['probes'][0]['p${q}_us'])" "$T/d.json" 2>/dev/null)
-	# within 5% + 30 us: the program's interval holds the probes' own cost
-	if [ -n "$own" ] && [ -n "$got" ] && awk -v o="$own" -v g="$got" 'BEGIN { o /= 1000; d = g - o; if (d < 0) d = -d; exit !(d <= 0.05 * o + 30) }'; then
+	# the program's interval holds the probes' own cost, and whatever
+	# preemption falls between its clock and the probe (an ASan CI run
+	# under load: p95 traced 2519 us, the program's 2697): traced at most
+	# 5 % + 30 us above, at most 10 % + 30 us below
+	if [ -n "$own" ] && [ -n "$got" ] && awk -v o="$own" -v g="$got" 'BEGIN { o /= 1000; exit !(g <= 1.05 * o + 30 && g >= 0.9 * o - 30) }'; then
 		ok "p$q: traced $got us, the program's own $((own / 1000)) us"
 	else notok "p$q: traced $got us, the program's own ${own:-?} ns"; fi
 done
