@@ -20,11 +20,22 @@ t6_pythons # sets pys and PYROOT
 # share NAME FILE: samples whose stack has Python function NAME.
 share() { awk -v f=";$1 \\\\(" '$0 ~ f {s+=$NF} END {print s+0}' "$2"; }
 
+# Launch at 199 Hz: non-blocking (the frames read after the sample).  Its
+# shares depend on how soon pcollect handles each sample: an ASan build or
+# a busy machine reads late and charges the next function (CI, ASan at load
+# 4-5: c10 19 %, deflate 73 % under b30).  There the launch is sampled
+# exactly (99 Hz, the default mode there), as t6120 does throughout.
+LF=199
+if [[ $SP_BIN == *asan* ]]; then LF=99 lwhy="an ASan build handles samples late"
+elif awk -v n="$(nproc)" '{ exit !($1 > 2 * n) }' /proc/loadavg; then
+	LF=99 lwhy="load average $(cut -d' ' -f1 /proc/loadavg) > 2 x $(nproc) CPUs"
+fi
+[ $LF = 99 ] && echo "# launch: sampled exactly at -F 99, not non-blocking at 199 Hz: $lwhy"
 for entry in "${pys[@]}"; do
 	v=${entry%% *} py=${entry#* }
 	L="$v: "
 	# --- launch: shares ---
-	pcollect -F 199 -o "$T/s.sp" -- "$py" "$PROGS/t61-shares.py" 2 2> "$T/s.err"; rc=$?
+	pcollect -F $LF -o "$T/s.sp" -- "$py" "$PROGS/t61-shares.py" $((LF == 99 ? 4 : 2)) 2> "$T/s.err"; rc=$?
 	expect_rc "${L}launch: exit status of the Python program" 0 $rc
 	expect_grep "${L}launch: says it merges Python frames, with the version" \
 		"^pcollect: process [0-9]+: Python 3\.[0-9]+(\.[0-9]+)?: Python frames merged" "$T/s.err"
