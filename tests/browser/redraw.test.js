@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// flame.js keeps its drawn elements from one view to the next (it sets only
-// the attributes that changed and removes what a view no longer draws).
-// After a walk through several views, each view must be element for element
-// what a fresh page draws for it (loaded with #z=FRAME): no attribute, label
-// or element left over from an earlier view.
+// A view of flame.js depends on the view only, not on the way there: after a
+// walk through several views (zooms, the overview, a search), each view must
+// be element for element what a fresh page draws for it (loaded with
+// #z=FRAME): no attribute, label, element or cached colour group left over
+// from an earlier view.  (A redraw that reuses the previous view's elements
+// was tried and dropped as slower; this guards any such cache.)
 //
 //   node tests/browser/redraw.test.js FILE.svg
 //

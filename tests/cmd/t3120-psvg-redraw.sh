@@ -1,8 +1,8 @@
 #!/bin/bash
 # psvg (issue 13): the heap prepared for a large input changes no byte (file,
-# pipe and a small file of the same stacks agree), and flame.js's redraw,
-# which reuses the elements of the previous view, draws each view exactly as
-# a fresh page does (tests/browser/redraw.test.js, headless Chromium).
+# pipe and a small file of the same stacks agree), and flame.js draws each
+# view after a walk through others exactly as a fresh page draws it
+# (tests/browser/redraw.test.js, headless Chromium).
 . "$(dirname "$0")/../lib.sh"
 
 # ~3 MB of folded text: psvg prepares its heap (sp_heap_prepare) for a file
