@@ -1106,21 +1106,21 @@ int sp_svg_write(FILE *out, const struct sp_flame *f, const struct sp_svg_opts *
 				while (col < cols && row[col] == id)
 					col++;
 				struct sp_buf *pb = &gd[id];
-				/* a line along the row's middle, stroked as wide as
-				 * a frame is tall (flame.js draws runs the same way):
-				 * 2 path commands for a browser to parse, not 5 */
 				sp_buf_addc(pb, 'M');
 				sp_buf_addu64(pb, from);
 				sp_buf_addc(pb, ' ');
-				put_coord(pb, y + (L.fh - 1) / 2);
+				put_coord(pb, y);
 				sp_buf_addc(pb, 'h');
 				sp_buf_addu64(pb, col - from);
+				sp_buf_addc(pb, 'v');
+				put_coord(pb, L.fh - 1);
+				sp_buf_add(pb, "h-", 2);
+				sp_buf_addu64(pb, col - from);
+				sp_buf_addc(pb, 'z');
 			}
 		}
 		for (size_t k = 0; k < ngroups; k++) {
-			sp_buf_adds(&b, "<path class=\"narrow\" fill=\"none\" stroke-width=\"");
-			put_coord(&b, L.fh - 1);
-			sp_buf_adds(&b, "\" stroke=\"");
+			sp_buf_adds(&b, "<path class=\"narrow\" fill=\"");
 			put_hex_colour(&b, gfill[k]);
 			sp_buf_adds(&b, "\" d=\"");
 			sp_buf_add(&b, gd[k].p, gd[k].len);
