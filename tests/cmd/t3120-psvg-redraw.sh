@@ -28,18 +28,7 @@ else
 fi
 
 B=$SP_TOP/tests/browser
-if ! command -v node > /dev/null; then
-	skip "psvg redraw" "node is not installed (make deps runs tests/browser/setup.sh)"
-	exit 0
-fi
-if [ ! -x /usr/bin/chromium ]; then
-	skip "psvg redraw" "/usr/bin/chromium is not installed (make deps: apt-get install chromium)"
-	exit 0
-fi
-if [ ! -d "$B/node_modules/playwright-core" ]; then
-	skip "psvg redraw" "playwright-core is not installed (make deps runs tests/browser/setup.sh: npm ci)"
-	exit 0
-fi
+browser_ready "psvg redraw" || exit 0
 (cd "$B" && timeout 300 node redraw.test.js "$T/file.svg") 2>&1
 [ $? = 124 ] && notok "psvg redraw: the browser run timed out"
 exit 0
