@@ -4,10 +4,12 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "cmd.h"
 #include "flame.h"
 #include "format.h"
+#include "heap.h"
 #include "heatmap.h"
 #include "rolling.h"
 #include "svg.h"
@@ -378,6 +380,23 @@ static int cmd_psvg(int argc, char **argv)
 				 (unsigned long long)bad, bad == 1 ? "" : "s");
 	}
 
+	int nfiles = argc - optind;
+	char *stdin_only[] = { "-" };
+	char **files = nfiles ? argv + optind : stdin_only;
+	if (!nfiles)
+		nfiles = 1;
+	size_t insize = 0;
+	for (int i = 0; i < nfiles; i++) {
+		struct stat st;
+		if (strcmp(files[i], "-") ? stat(files[i], &st) == 0 && S_ISREG(st.st_mode)
+					  : fstat(0, &st) == 0 && S_ISREG(st.st_mode))
+			insize += (size_t)st.st_size;
+		else
+			insize += (size_t)16 << 20; /* a pipe: room for a middling profile */
+	}
+	/* reading, the tree and the writer touch about 4 bytes per input byte */
+	sp_heap_prepare(4 * insize);
+
 	struct sp_profile *p = sp_profile_new();
 	struct sp_flame *fl = sp_flame_new(p, &o.flame);
 	struct sp_sink *sink = sp_flame_sink(fl);
@@ -389,11 +408,6 @@ static int cmd_psvg(int argc, char **argv)
 		o.roll = sp_roll_new(&ro);
 		sink = sp_roll_sink(o.roll);
 	}
-	int nfiles = argc - optind;
-	char *stdin_only[] = { "-" };
-	char **files = nfiles ? argv + optind : stdin_only;
-	if (!nfiles)
-		nfiles = 1;
 	for (int i = 0; i < nfiles && rc == SP_EXIT_OK; i++) {
 		if (o.roll)
 			sp_roll_set_input(o.roll, files[i]);

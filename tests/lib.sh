@@ -41,3 +41,18 @@ expect_grep() {
 	if grep -qE -- "$2" "$3"; then ok "$1"; else
 		notok "$1 (no match for /$2/)"; head -5 "$3" | sed 's/^/  /'; fi
 }
+# browser_ready NAME: node, /usr/bin/chromium and tests/browser's
+# playwright-core are installed; otherwise prints why NAME is skipped, false.
+browser_ready() {
+	local why=
+	if ! command -v node > /dev/null; then
+		why="node is not installed (make deps runs tests/browser/setup.sh: nodejs, npm, chromium)"
+	elif [ ! -x /usr/bin/chromium ]; then
+		why="/usr/bin/chromium is not installed (make deps: apt-get install chromium)"
+	elif [ ! -d "$SP_TOP/tests/browser/node_modules/playwright-core" ]; then
+		why="playwright-core is not installed (make deps runs tests/browser/setup.sh: npm ci)"
+	fi
+	[ -z "$why" ] && return 0
+	skip "$1" "$why"
+	return 1
+}

@@ -157,7 +157,7 @@
 	 * columns of one group become one rectangle of a <path> per group: a
 	 * handful of elements whatever the number of frames.  The frame under
 	 * the pointer is found by position (see frameAt). */
-	var NARROW = 3;
+	var NARROW = 3, drawList = null;
 	function bucket(c) {
 		if (c.charAt(0) === "#") return c.substr(1, 1) + c.substr(3, 1) + c.substr(5, 1);
 		var m = c.match(/\d+/g);
@@ -169,7 +169,9 @@
 		anc.unshift(0);
 		anc.pop();
 		/* the frames to draw, in preorder, and how deep they go */
-		var sc = (D.W - 2 * D.xpad) / w[z], min = D.minpx, list = new Int32Array(end[z] - z), nl = 0;
+		var sc = (D.W - 2 * D.xpad) / w[z], min = D.minpx, nl = 0;
+		if (!drawList) drawList = new Int32Array(n); /* one for every redraw: no 1 MB array per zoom to collect */
+		var list = drawList;
 		var md = anc.length ? depth[anc[anc.length - 1]] + 1 : 0;
 		/* The view is as deep as its frames of a pixel or more: a rare
 		 * deep stack of slivers does not make it tall (zoom shows it). */

@@ -6,18 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 B=$SP_TOP/tests/browser
-if ! command -v node > /dev/null; then
-	skip "psvg browser tests" "node is not installed (make deps runs tests/browser/setup.sh: nodejs, npm, chromium)"
-	exit 0
-fi
-if [ ! -x /usr/bin/chromium ]; then
-	skip "psvg browser tests" "/usr/bin/chromium is not installed (make deps: apt-get install chromium)"
-	exit 0
-fi
-if [ ! -d "$B/node_modules/playwright-core" ]; then
-	skip "psvg browser tests" "playwright-core is not installed (make deps runs tests/browser/setup.sh: npm ci)"
-	exit 0
-fi
+browser_ready "psvg browser tests" || exit 0
 if [ ! -d "$CONF/inferno" ]; then
 	skip "psvg browser tests" "conformance fixtures not found at $CONF"
 	exit 0
