@@ -21,45 +21,47 @@
 /* ---- frame cache: raw (sym, module, flags) -> frame id list ----
  *
  * Every page a process touches for the first time costs a page fault, some
- * 30 microseconds on the virtual machines this runs on, so the cache is
- * compact: records (ids and key text together, read with one cache miss)
- * are packed in an arena that never moves, and the table holds only the
- * hash and a pointer (it was a 24-byte entry per slot at load 1/4, its keys
- * and ids in buffers copied at every doubling: 6,000 of pfold -j2's 19,000
- * page faults on the fresh data of issue 13). */
-
-struct fc_rec {
-	uint32_t key_len;
-	uint16_t nids;
-	uint8_t java;
-	uint32_t ids[]; /* nids of them, then the key's bytes */
-};
+ * 30 microseconds on the virtual machines this runs on, and every probe of
+ * a table larger than the CPU's caches costs a cache miss, so the cache is
+ * one table of 16-byte slots and nothing else on the hit path: a slot holds
+ * the raw text's 128-bit xxh3 hash (96 bits of it: 64 choose the slot and
+ * compare, 32 more compare) and, for the common line that makes one frame,
+ * that frame's id.  Lines that make no frame or several ("a->b" inline
+ * chains) keep their ids in a pool the slot points into.
+ *
+ * The text itself is not kept: keeping and comparing it cost a second
+ * cache miss per frame line (40% of parse_frame's time on the fresh data of
+ * issue 13).  Two different frame texts of one input share those 96 bits
+ * with odds below 2^-56 even for 2^20 distinct texts (the fresh data has
+ * 80,000), as the block cache below trusts its 128-bit hash. */
 
 struct fc_slot {
-	uint64_t hash;
-	struct fc_rec *rec; /* NULL: empty */
+	uint64_t lo;  /* hash bits 0-63 */
+	uint32_t hi;  /* hash bits 64-95 */
+	uint32_t val; /* 0: empty; odd: id << 1 | 1; even: pool offset << 1 */
 };
 
 struct fcache {
 	struct fc_slot *tab;
 	size_t mask, used;
-	struct sp_arena arena;
+	uint32_t *pool; /* at an offset: nids, then the ids */
+	size_t npool, cappool;
 };
-
-static inline const char *fc_key(const struct fc_rec *r) { return (const char *)(r->ids + r->nids); }
 
 static void fc_init(struct fcache *c)
 {
 	c->mask = 4095;
 	c->tab = sp_xcalloc(c->mask + 1, sizeof *c->tab);
 	c->used = 0;
-	sp_arena_init(&c->arena);
+	c->pool = NULL;
+	c->npool = 1; /* offset 0 would be an empty slot */
+	c->cappool = 0;
 }
 
 static void fc_release(struct fcache *c)
 {
 	free(c->tab);
-	sp_arena_release(&c->arena);
+	free(c->pool);
 }
 
 static void fc_grow(struct fcache *c)
@@ -67,10 +69,10 @@ static void fc_grow(struct fcache *c)
 	size_t cap = (c->mask + 1) * 2;
 	struct fc_slot *t = sp_xcalloc(cap, sizeof *t);
 	for (size_t i = 0; i <= c->mask; i++) {
-		if (!c->tab[i].rec)
+		if (!c->tab[i].val)
 			continue;
-		size_t j = c->tab[i].hash & (cap - 1);
-		while (t[j].rec)
+		size_t j = c->tab[i].lo & (cap - 1);
+		while (t[j].val)
 			j = (j + 1) & (cap - 1);
 		t[j] = c->tab[i];
 	}
@@ -94,9 +96,14 @@ struct thr_ent {
 };
 
 /* Whole stacks seen before: the frame ids of a sample (leaf first) -> its
- * node, so a repeated stack costs one hash instead of one probe per frame. */
-struct stack_ent {
-	uint32_t off, len, node;
+ * node, so a repeated stack costs one hash instead of one probe per frame.
+ * Known by 96 bits of their 128-bit xxh3 hash, as the frame cache's texts
+ * are, in 16-byte slots: one cache miss per lookup (a map to a copy of the
+ * ids, compared on every hit, cost three). */
+struct stack_slot {
+	uint64_t lo;
+	uint32_t hi;
+	uint32_t node; /* + 1; 0: empty */
 };
 
 /* Whole sample blocks seen before: the text of a sample's frame lines ->
@@ -125,11 +132,8 @@ struct perf_state {
 	struct block_ent *blocks; /* BLOCK_SETS * BLOCK_WAYS, allocated on first use */
 	int use_node;      /* flush_sample: the stack is `node`, not frames[] */
 	uint32_t node;
-	struct sp_u64map stackmap; /* hash -> index + 1 into sents */
-	struct stack_ent *sents;
-	size_t nsent, capsent;
-	uint32_t *spool;
-	size_t npool, cappool;
+	struct stack_slot *stacks; /* allocated on first use */
+	size_t smask, sused;
 	struct sp_profile *p;
 	struct sp_sink *sink;
 	struct sp_read_opts *o;
@@ -182,38 +186,47 @@ static const uint8_t cls[256] = {
 static inline int is_ws(char c) { return cls[(unsigned char)c] & C_WS; }
 static inline int is_word(char c) { return cls[(unsigned char)c] & C_WORD; }
 
+static void stacks_grow(struct perf_state *st)
+{
+	size_t cap = st->stacks ? (st->smask + 1) * 2 : 4096;
+	struct stack_slot *t = sp_xcalloc(cap, sizeof *t);
+	for (size_t i = 0; st->stacks && i <= st->smask; i++) {
+		if (!st->stacks[i].node)
+			continue;
+		size_t j = st->stacks[i].lo & (cap - 1);
+		while (t[j].node)
+			j = (j + 1) & (cap - 1);
+		t[j] = st->stacks[i];
+	}
+	free(st->stacks);
+	st->stacks = t;
+	st->smask = cap - 1;
+}
+
 static uint32_t stack_node(struct perf_state *st)
 {
 	size_t n = st->nframes;
 	if (!n)
 		return 0;
-	uint64_t h = sp_hash(st->frames, n * sizeof *st->frames);
-	if (h == UINT64_MAX)
-		h--;
-	int found;
-	uint32_t *slot = sp_u64map_slot(&st->stackmap, h, &found);
-	if (found) {
-		const struct stack_ent *e = &st->sents[*slot - 1];
-		if (e->len == n && !memcmp(st->spool + e->off, st->frames, n * sizeof *st->frames))
-			return e->node;
+	if (!st->stacks || (st->sused + 1) * 4 > (st->smask + 1) * 3)
+		stacks_grow(st);
+	XXH128_hash_t h = XXH3_128bits(st->frames, n * sizeof *st->frames);
+	size_t i = h.low64 & st->smask;
+	for (;;) {
+		struct stack_slot *sl = &st->stacks[i];
+		if (!sl->node)
+			break;
+		if (sl->lo == h.low64 && sl->hi == (uint32_t)h.high64)
+			return sl->node - 1;
+		i = (i + 1) & st->smask;
 	}
 	uint32_t node = 0;
-	for (size_t i = n; i > 0; i--)
-		node = sp_node_intern(st->p, node, st->frames[i - 1]);
-	if (found)
-		return node; /* a hash collision: keep the first entry, intern this one */
-	if (st->nsent == st->capsent) {
-		st->capsent = st->capsent ? st->capsent * 2 : 1024;
-		st->sents = sp_xrealloc(st->sents, st->capsent * sizeof *st->sents);
-	}
-	if (st->npool + n > st->cappool) {
-		st->cappool = (st->cappool + n) * 2;
-		st->spool = sp_xrealloc(st->spool, st->cappool * sizeof *st->spool);
-	}
-	memcpy(st->spool + st->npool, st->frames, n * sizeof *st->frames);
-	st->sents[st->nsent] = (struct stack_ent){ (uint32_t)st->npool, (uint32_t)n, node };
-	st->npool += n;
-	*slot = (uint32_t)++st->nsent;
+	for (size_t k = n; k > 0; k--)
+		node = sp_node_intern(st->p, node, st->frames[k - 1]);
+	if (node == UINT32_MAX)
+		return node;
+	st->stacks[i] = (struct stack_slot){ h.low64, (uint32_t)h.high64, node + 1 };
+	st->sused++;
 	return node;
 }
 
@@ -490,23 +503,25 @@ static inline void push_ids(struct perf_state *st, const uint32_t *ids, size_t n
 	st->nframes += n;
 }
 
-/* Cache lookup by the raw text after the address (symbol, offset, module).
- * Returns 1 and pushes the frames on a hit. */
-static int cache_hit(struct perf_state *st, const char *r, size_t n, uint64_t h, size_t *slot)
+/* Cache lookup by the hash of the raw text after the address (symbol,
+ * offset, module).  Returns 1 and pushes the frames on a hit; else *slot is
+ * where the text goes. */
+static inline int cache_hit(struct perf_state *st, XXH128_hash_t h, size_t *slot)
 {
 	struct fcache *c = &st->fc;
-	size_t i = h & c->mask;
+	size_t i = h.low64 & c->mask;
+	uint32_t hi = (uint32_t)h.high64;
 	for (;;) {
 		const struct fc_slot *sl = &c->tab[i];
-		if (!sl->rec)
+		if (!sl->val)
 			break;
-		if (sl->hash == h) {
-			const struct fc_rec *rec = sl->rec;
-			if (rec->key_len == n && rec->java == (unsigned)st->java && mem_eq(fc_key(rec), r, n)) {
-				/* nids is 0 for a skipped "(process name)" frame */
-				push_ids(st, rec->ids, rec->nids);
-				return 1;
-			}
+		if (sl->lo == h.low64 && sl->hi == hi) {
+			uint32_t v = sl->val;
+			if (v & 1)
+				push_ids(st, &(uint32_t){ v >> 1 }, 1);
+			else /* nids is 0 for a skipped "(process name)" frame */
+				push_ids(st, c->pool + (v >> 1) + 1, c->pool[v >> 1]);
+			return 1;
 		}
 		i = (i + 1) & c->mask;
 	}
@@ -514,30 +529,62 @@ static int cache_hit(struct perf_state *st, const char *r, size_t n, uint64_t h,
 	return 0;
 }
 
-static void cache_add(struct perf_state *st, size_t slot, const char *r, size_t n, uint64_t h, const uint32_t *ids,
-		      uint16_t nids)
+static void cache_add(struct perf_state *st, size_t slot, XXH128_hash_t h, const uint32_t *ids, uint16_t nids)
 {
 	struct fcache *c = &st->fc;
-	struct fc_rec *rec = sp_arena_alloc(&c->arena, sizeof *rec + nids * sizeof *ids + n, _Alignof(struct fc_rec));
-	rec->key_len = (uint32_t)n;
-	rec->nids = nids;
-	rec->java = (uint8_t)st->java;
-	if (nids)
-		memcpy(rec->ids, ids, nids * sizeof *ids);
-	memcpy((char *)fc_key(rec), r, n);
-	c->tab[slot] = (struct fc_slot){ h, rec };
+	uint32_t v;
+	if (nids == 1) {
+		if (ids[0] >= (1u << 31))
+			return; /* not kept: too many frames to encode */
+		v = ids[0] << 1 | 1;
+	} else {
+		if (c->npool + 1 + nids >= (1u << 31))
+			return;
+		if (c->npool + 1 + nids > c->cappool) {
+			c->cappool = (c->npool + 1 + nids) * 2;
+			c->pool = sp_xrealloc(c->pool, c->cappool * sizeof *c->pool);
+		}
+		v = (uint32_t)c->npool << 1;
+		c->pool[c->npool++] = nids;
+		memcpy(c->pool + c->npool, ids, nids * sizeof *ids);
+		c->npool += nids;
+	}
+	c->tab[slot] = (struct fc_slot){ h.low64, (uint32_t)h.high64, v };
 	if (++c->used * 4 > c->mask * 3)
 		fc_grow(c);
 }
 
-/* Parse a frame line "   ADDR SYM+OFF (MODULE)" starting at s (leading
- * whitespace allowed).  Returns 1 if it was a frame line, 0 otherwise. */
-static int parse_frame(struct perf_state *st, const char *s, const char *e)
+/* A frame line "   ADDR SYM+OFF (MODULE)" split: the address, the text
+ * after it (raw: symbol, offset, module; trailing blanks cut). */
+struct fsplit {
+	const char *pc, *s, *raw, *e; /* address; its end; raw text; its end */
+};
+
+/* Split the line [s, e) (leading whitespace allowed).  Returns 0 when it is
+ * not a frame line. */
+static inline int frame_split(const char *s, const char *e, struct fsplit *fs)
 {
 	const char *pc, *raw;
 	/* Fast path for perf's own layout, "\t" + the address right-aligned
 	 * in 16 columns + " " + the rest: the same split as the general scan
-	 * below, found with fewer steps.  Anything else goes the general way. */
+	 * below, found without a loop whose exit branch mispredicts. */
+	if (e - s > 17 && s[0] == '\t' && s[17] == ' ') {
+		pc = skip_spaces(s + 1, s + 17);
+		unsigned ok = pc < s + 17;
+		for (int i = 1; i < 17; i++)
+			ok &= (s + i < pc) | (cls[(unsigned char)s[i]] >> 1);
+		if (ok) {
+			s += 17;
+			raw = s + 1;
+			while (e > raw && is_ws(e[-1]))
+				e--;
+			if (raw < e && is_ws(*raw))
+				while (raw < e && is_ws(*raw))
+					raw++;
+			*fs = (struct fsplit){ pc, s, raw, e };
+			return 1;
+		}
+	}
 	const char *a = s;
 	if (a < e && *a == '\t')
 		a++;
@@ -570,15 +617,39 @@ static int parse_frame(struct perf_state *st, const char *s, const char *e)
 		while (raw < e && is_ws(*raw))
 			raw++;
 	}
+	*fs = (struct fsplit){ pc, s, raw, e };
+	return 1;
+}
+
+static inline XXH128_hash_t frame_hash(const struct perf_state *st, const struct fsplit *fs)
+{
+	return XXH3_128bits_withSeed(fs->raw, (size_t)(fs->e - fs->raw), (uint64_t)st->java);
+}
+
+static int parse_split(struct perf_state *st, const struct fsplit *fs, const XXH128_hash_t *hash);
+
+/* Parse a frame line "   ADDR SYM+OFF (MODULE)" starting at s (leading
+ * whitespace allowed).  Returns 1 if it was a frame line, 0 otherwise. */
+static int parse_frame(struct perf_state *st, const char *s, const char *e)
+{
+	struct fsplit fs;
+	if (!frame_split(s, e, &fs))
+		return 0;
+	return parse_split(st, &fs, NULL);
+}
+
+/* The rest of parse_frame, given the split and, when known, the hash. */
+static int parse_split(struct perf_state *st, const struct fsplit *fs, const XXH128_hash_t *hash)
+{
+	const char *pc = fs->pc, *s = fs->s, *e = fs->e;
 	size_t pclen = (size_t)(s - pc);
-	size_t rawn = (size_t)(e - raw);
-	uint64_t h = 0;
+	XXH128_hash_t h = { 0, 0 };
 	size_t slot = 0;
 	int cacheable = !st->dry && !st->skipping;
 	if (cacheable) {
 		/* Fast path: this exact symbol text was seen before. */
-		h = sp_hash_seed(raw, rawn, (uint64_t)st->java);
-		if (cache_hit(st, raw, rawn, h, &slot))
+		h = hash ? *hash : frame_hash(st, fs);
+		if (cache_hit(st, h, &slot))
 			return 1;
 	}
 	/* The module is inside the last " (" ... ")" of the line.  Between the
@@ -643,7 +714,7 @@ static int parse_frame(struct perf_state *st, const char *s, const char *e)
 	if (st->o->addrs && find(fn, (size_t)(fe - fn), "[unknown]", 9))
 		cacheable = 0;
 	if (cacheable)
-		cache_add(st, slot, raw, rawn, h, ids, nids);
+		cache_add(st, slot, h, ids, nids);
 	return 1;
 }
 
@@ -969,25 +1040,52 @@ static int try_block(struct perf_state *st)
 	 * reports it. */
 	uint32_t nlines = 0;
 	st->last_was_frame = 0;
+	/* In batches of lines: each line split and hashed and its cache slot
+	 * prefetched first, then looked up, so that the cache misses of a
+	 * batch overlap instead of coming one after another. */
+	enum { BATCH = 32 };
+	struct {
+		const char *q, *le;
+		int frame;
+		struct fsplit fs;
+		XXH128_hash_t h;
+	} bt[BATCH];
 	for (const char *q = b, *end = b + n; q < end;) {
-		const char *le = memchr(q, '\n', (size_t)(end - q));
-		const char *t = q;
-		while (t < le && is_ws(*t))
-			t++;
-		if (t == le || (t == q && looks_like_event(q, le))) {
-			st->nframes = 0;
-			return 0;
+		int k = 0;
+		for (; k < BATCH && q < end; k++) {
+			const char *le = memchr(q, '\n', (size_t)(end - q));
+			bt[k].q = q;
+			bt[k].le = le;
+			bt[k].frame = frame_split(q, le, &bt[k].fs);
+			if (bt[k].frame) {
+				bt[k].h = frame_hash(st, &bt[k].fs);
+				__builtin_prefetch(&st->fc.tab[bt[k].h.low64 & st->fc.mask]);
+			}
+			q = le + 1;
 		}
-		if (parse_frame(st, q, le)) {
-			st->last_was_frame = 1;
-		} else if (st->last_was_frame && is_srcline(q, le)) {
-			st->last_was_frame = 0;
-		} else {
-			st->nframes = 0;
-			return 0;
+		for (int i = 0; i < k; i++) {
+			const char *lq = bt[i].q, *le = bt[i].le;
+			/* a frame line that starts with a blank is neither blank
+			 * nor an event line */
+			if (!bt[i].frame || !is_ws(*lq)) {
+				const char *t = lq;
+				while (t < le && is_ws(*t))
+					t++;
+				if (t == le || (t == lq && looks_like_event(lq, le))) {
+					st->nframes = 0;
+					return 0;
+				}
+			}
+			if (bt[i].frame && parse_split(st, &bt[i].fs, &bt[i].h)) {
+				st->last_was_frame = 1;
+			} else if (st->last_was_frame && is_srcline(lq, le)) {
+				st->last_was_frame = 0;
+			} else {
+				st->nframes = 0;
+				return 0;
+			}
+			nlines++;
 		}
-		nlines++;
-		q = le + 1;
 	}
 	uint32_t node = stack_node(st);
 	memmove(set + 1, set, (BLOCK_WAYS - 1) * sizeof *set);
@@ -1031,10 +1129,8 @@ void sp_perf_reader_free(struct sp_perf_reader *r)
 	struct perf_state *st = &r->st;
 	fc_release(&st->fc);
 	free(st->frames);
-	sp_u64map_release(&st->stackmap);
-	free(st->sents);
+	free(st->stacks);
 	free(st->blocks);
-	free(st->spool);
 	free(st->thr);
 	sp_buf_release(&st->last_event);
 	sp_buf_release(&st->tmp);

@@ -229,60 +229,35 @@ int sp_err_off(struct sp_err *e, const char *file, uint64_t off, const char *fmt
 
 void sp_u64map_init(struct sp_u64map *m)
 {
-	m->keys = NULL;
-	m->vals = NULL;
+	m->tab = NULL;
 	m->mask = 0;
 	m->used = 0;
 }
 
 void sp_u64map_release(struct sp_u64map *m)
 {
-	free(m->keys);
-	free(m->vals);
+	free(m->tab);
 	sp_u64map_init(m);
 }
 
-static void u64map_rehash(struct sp_u64map *m, size_t cap)
+void sp_u64map_grow(struct sp_u64map *m)
 {
-	uint64_t *ok = m->keys;
-	uint32_t *ov = m->vals;
-	size_t ocap = ok ? m->mask + 1 : 0;
-	m->keys = sp_xmalloc(cap * sizeof *m->keys);
-	memset(m->keys, 0xff, cap * sizeof *m->keys);
-	m->vals = sp_xcalloc(cap, sizeof *m->vals);
+	struct sp_u64slot *old = m->tab;
+	size_t ocap = old ? m->mask + 1 : 0;
+	size_t cap = old ? ocap * 2 : 1024;
+	m->tab = sp_xmalloc(cap * sizeof *m->tab);
+	for (size_t i = 0; i < cap; i++)
+		m->tab[i] = (struct sp_u64slot){ UINT64_MAX, 0, 0 };
 	m->mask = cap - 1;
 	for (size_t i = 0; i < ocap; i++) {
-		if (ok[i] == UINT64_MAX)
+		if (old[i].key == UINT64_MAX)
 			continue;
-		size_t j = sp_mix64(ok[i]) & m->mask;
-		while (m->keys[j] != UINT64_MAX)
+		size_t j = sp_mix64(old[i].key) & m->mask;
+		while (m->tab[j].key != UINT64_MAX)
 			j = (j + 1) & m->mask;
-		m->keys[j] = ok[i];
-		m->vals[j] = ov[i];
+		m->tab[j] = old[i];
 	}
-	free(ok);
-	free(ov);
-}
-
-uint32_t *sp_u64map_slot(struct sp_u64map *m, uint64_t key, int *found)
-{
-	if (!m->keys || (m->used + 1) * 4 > (m->mask + 1) * 3)
-		u64map_rehash(m, m->keys ? (m->mask + 1) * 2 : 1024);
-	size_t i = sp_mix64(key) & m->mask;
-	for (;;) {
-		if (m->keys[i] == key) {
-			*found = 1;
-			return &m->vals[i];
-		}
-		if (m->keys[i] == UINT64_MAX) {
-			m->keys[i] = key;
-			m->vals[i] = 0;
-			m->used++;
-			*found = 0;
-			return &m->vals[i];
-		}
-		i = (i + 1) & m->mask;
-	}
+	free(old);
 }
 
 size_t sp_parse_u64(const char *s, const char *end, uint64_t *out)

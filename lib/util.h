@@ -165,30 +165,56 @@ static inline uint64_t sp_mix64(uint64_t x)
 }
 
 /* Integer id map: 64-bit key -> 32-bit value, open addressing.  Key
- * UINT64_MAX is reserved. */
+ * UINT64_MAX is reserved.  Key and value share a 16-byte slot: a probe of a
+ * map larger than the CPU's caches costs one cache miss, not two. */
+struct sp_u64slot {
+	uint64_t key;
+	uint32_t val, pad;
+};
 struct sp_u64map {
-	uint64_t *keys;
-	uint32_t *vals;
+	struct sp_u64slot *tab;
 	size_t mask, used;
 };
 void sp_u64map_init(struct sp_u64map *m);
 void sp_u64map_release(struct sp_u64map *m);
+void sp_u64map_grow(struct sp_u64map *m);
 /* Returns a pointer to the value slot; *found says whether it existed.  A new
  * slot's value is 0. */
-uint32_t *sp_u64map_slot(struct sp_u64map *m, uint64_t key, int *found);
+static inline uint32_t *sp_u64map_slot(struct sp_u64map *m, uint64_t key, int *found)
+{
+	if (!m->tab || (m->used + 1) * 4 > (m->mask + 1) * 3)
+		sp_u64map_grow(m);
+	size_t i = sp_mix64(key) & m->mask;
+	for (;;) {
+		struct sp_u64slot *s = &m->tab[i];
+		if (s->key == key) {
+			*found = 1;
+			return &s->val;
+		}
+		if (s->key == UINT64_MAX) {
+			s->key = key;
+			s->val = 0;
+			m->used++;
+			*found = 0;
+			return &s->val;
+		}
+		i = (i + 1) & m->mask;
+	}
+}
 static inline uint32_t sp_u64map_get(const struct sp_u64map *m, uint64_t key, int *found)
 {
-	if (!m->keys) {
+	if (!m->tab) {
 		*found = 0;
 		return 0;
 	}
 	size_t i = sp_mix64(key) & m->mask;
 	for (;;) {
-		if (m->keys[i] == key) {
+		const struct sp_u64slot *s = &m->tab[i];
+		if (s->key == key) {
 			*found = 1;
-			return m->vals[i];
+			return s->val;
 		}
-		if (m->keys[i] == UINT64_MAX) {
+		if (s->key == UINT64_MAX) {
 			*found = 0;
 			return 0;
 		}
