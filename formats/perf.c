@@ -51,7 +51,7 @@ struct fcache {
 static void fc_init(struct fcache *c)
 {
 	c->mask = 4095;
-	c->tab = sp_xcalloc(c->mask + 1, sizeof *c->tab);
+	c->tab = sp_xzalloc(c->mask + 1, sizeof *c->tab);
 	c->used = 0;
 	c->pool = NULL;
 	c->npool = 1; /* offset 0 would be an empty slot */
@@ -67,7 +67,7 @@ static void fc_release(struct fcache *c)
 static void fc_grow(struct fcache *c)
 {
 	size_t cap = (c->mask + 1) * 2;
-	struct fc_slot *t = sp_xcalloc(cap, sizeof *t);
+	struct fc_slot *t = sp_xzalloc(cap, sizeof *t);
 	for (size_t i = 0; i <= c->mask; i++) {
 		if (!c->tab[i].val)
 			continue;
@@ -189,7 +189,7 @@ static inline int is_word(char c) { return cls[(unsigned char)c] & C_WORD; }
 static void stacks_grow(struct perf_state *st)
 {
 	size_t cap = st->stacks ? (st->smask + 1) * 2 : 4096;
-	struct stack_slot *t = sp_xcalloc(cap, sizeof *t);
+	struct stack_slot *t = sp_xzalloc(cap, sizeof *t);
 	for (size_t i = 0; st->stacks && i <= st->smask; i++) {
 		if (!st->stacks[i].node)
 			continue;
@@ -1022,7 +1022,7 @@ static int try_block(struct perf_state *st)
 	}
 	XXH128_hash_t hh = XXH3_128bits_withSeed(b, n, (uint64_t)st->java);
 	if (!st->blocks)
-		st->blocks = sp_xcalloc((size_t)BLOCK_SETS * BLOCK_WAYS, sizeof *st->blocks);
+		st->blocks = sp_xzalloc((size_t)BLOCK_SETS * BLOCK_WAYS, sizeof *st->blocks);
 	struct block_ent *set = st->blocks + (hh.low64 & (BLOCK_SETS - 1)) * BLOCK_WAYS;
 	for (int w = 0; w < BLOCK_WAYS; w++) {
 		if (set[w].lo == hh.low64 && set[w].hi == hh.high64 && set[w].len == n) {

@@ -209,8 +209,8 @@ void sp_fold_merge(struct sp_fold *dst, struct sp_fold *src)
 	if (!dst->nvals)
 		dst->nvals = src->nvals;
 	struct remap r = { src->p, dst->p, NULL, NULL };
-	r.frames = sp_xcalloc(sp_frame_count(src->p), sizeof *r.frames);
-	r.nodes = sp_xcalloc(sp_node_count(src->p), sizeof *r.nodes);
+	r.frames = sp_xzalloc(sp_frame_count(src->p), sizeof *r.frames);
+	r.nodes = sp_xzalloc(sp_node_count(src->p), sizeof *r.nodes);
 	for (size_t i = 0; i < src->n; i++) {
 		uint64_t k = src->keys[i];
 		uint32_t label = (uint32_t)(k >> 32), node = (uint32_t)k;

@@ -67,14 +67,14 @@ struct sp_profile *sp_profile_new(void)
 	p->capstrs = 1024;
 	p->strs = sp_xmalloc(p->capstrs * sizeof *p->strs);
 	p->strmask = 2047;
-	p->strtab = sp_xcalloc(p->strmask + 1, sizeof *p->strtab);
+	p->strtab = sp_xzalloc(p->strmask + 1, sizeof *p->strtab);
 	p->strs[0] = (struct str_ent){ "", 0, sp_hash("", 0) };
 	p->nstrs = 1;
 
 	p->capframes = 1024;
 	p->frames = sp_xcalloc(p->capframes, sizeof *p->frames);
 	p->framemask = 2047;
-	p->frametab = sp_xcalloc(p->framemask + 1, sizeof *p->frametab);
+	p->frametab = sp_xzalloc(p->framemask + 1, sizeof *p->frametab);
 	p->nframes = 1; /* frame 0: unused placeholder */
 
 	p->capnodes = 1024;
@@ -114,7 +114,7 @@ void sp_profile_free(struct sp_profile *p)
 static void str_rehash(struct sp_profile *p)
 {
 	size_t cap = (p->strmask + 1) * 2;
-	uint32_t *t = sp_xcalloc(cap, sizeof *t);
+	uint32_t *t = sp_xzalloc(cap, sizeof *t);
 	for (uint32_t id = 1; id < p->nstrs; id++) {
 		size_t i = p->strs[id].hash & (cap - 1);
 		while (t[i])
@@ -187,7 +187,7 @@ static int frame_eq(const struct sp_frame *a, const struct sp_frame *b)
 static void frame_rehash(struct sp_profile *p)
 {
 	size_t cap = (p->framemask + 1) * 2;
-	uint32_t *t = sp_xcalloc(cap, sizeof *t);
+	uint32_t *t = sp_xzalloc(cap, sizeof *t);
 	for (uint32_t id = 1; id < p->nframes; id++) {
 		size_t i = frame_hash(&p->frames[id]) & (cap - 1);
 		while (t[i])

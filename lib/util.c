@@ -30,6 +30,15 @@ void *sp_xcalloc(size_t n, size_t size)
 	return p;
 }
 
+void *sp_xzalloc(size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size)
+		oom(SIZE_MAX);
+	void *p = sp_xmalloc(n * size);
+	memset(p, 0, n * size);
+	return p;
+}
+
 void *sp_xrealloc(void *p, size_t n)
 {
 	p = realloc(p, n ? n : 1);

@@ -21,6 +21,12 @@
  * message, since every caller would otherwise do the same. */
 void *sp_xmalloc(size_t n);
 void *sp_xcalloc(size_t n, size_t size);
+/* calloc for a hash table that is probed (read) before it is written: its
+ * pages are written here, so that no page is first mapped to the kernel's
+ * zero page and then copied at its first store (calloc's fresh pages are
+ * read-mapped that way; in a threaded process each such copy flushes the
+ * TLB of every CPU by interrupt: 5% of pfold -j2's time). */
+void *sp_xzalloc(size_t n, size_t size);
 void *sp_xrealloc(void *p, size_t n);
 char *sp_xstrndup(const char *s, size_t n);
 
