@@ -5,8 +5,10 @@
  * samples (at a blank line, which ends every perf script sample) and queues
  * them; each worker feeds its chunks to its own perf reader (caches kept
  * across chunks) over its own profile and fold (the first worker over the
- * caller's), and the folds are merged into the caller's at the end.  Folded output is sorted by stack text, so it is byte-identical
- * for any number of workers and any chunk size.
+ * caller's), and the other folds are adopted by the caller's, to be
+ * rendered in parallel and merged by text when it is written.  Folded
+ * output is sorted by stack text, so it is byte-identical for any number of
+ * workers and any chunk size.
  *
  * Input is read into a fixed ring of buffers (2 * jobs + 1 of them), a pipe
  * and a file alike; only the partial sample at the end of a buffer is
@@ -363,9 +365,9 @@ int sp_perf_fold_parallel(struct sp_input *in, const struct sp_perf_par_opts *po
 		sp_perf_reader_free(w[i].rd);
 		if (i == 0)
 			continue;
-		sp_fold_merge(fold, w[i].fold);
-		sp_fold_free(w[i].fold);
-		sp_profile_free(w[i].p);
+		/* written with the caller's fold: each renders its own
+		 * text in a thread, and the sorted lines are merged */
+		sp_fold_adopt(fold, w[i].fold, w[i].p);
 	}
 	for (unsigned i = 0; i < par.nring; i++)
 		free(par.ring[i].buf);

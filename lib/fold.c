@@ -2,6 +2,7 @@
 #include "fold.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 struct sp_fold {
@@ -16,6 +17,9 @@ struct sp_fold {
 	struct sp_label_cache labels;
 	uint64_t samples;
 	int lines; /* --lines: "func (file:line)" */
+	struct sp_fold **adopted; /* written with this one (sp_fold_adopt) */
+	struct sp_profile **adopted_p;
+	size_t nadopted;
 };
 
 void sp_fold_set_lines(struct sp_fold *f, int lines) { f->lines = lines; }
@@ -37,6 +41,12 @@ void sp_fold_free(struct sp_fold *f)
 {
 	if (!f)
 		return;
+	for (size_t i = 0; i < f->nadopted; i++) {
+		sp_fold_free(f->adopted[i]);
+		sp_profile_free(f->adopted_p[i]);
+	}
+	free(f->adopted);
+	free(f->adopted_p);
 	sp_u64map_release(&f->map);
 	free(f->keys);
 	free(f->vals);
@@ -45,8 +55,29 @@ void sp_fold_free(struct sp_fold *f)
 }
 
 struct sp_sink *sp_fold_sink(struct sp_fold *f) { return &f->sink; }
-uint64_t sp_fold_samples(const struct sp_fold *f) { return f->samples; }
-uint64_t sp_fold_stacks(const struct sp_fold *f) { return f->n; }
+uint64_t sp_fold_samples(const struct sp_fold *f)
+{
+	uint64_t n = f->samples;
+	for (size_t i = 0; i < f->nadopted; i++)
+		n += sp_fold_samples(f->adopted[i]);
+	return n;
+}
+
+uint64_t sp_fold_stacks(const struct sp_fold *f)
+{
+	uint64_t n = f->n;
+	for (size_t i = 0; i < f->nadopted; i++)
+		n += sp_fold_stacks(f->adopted[i]);
+	return n;
+}
+
+void sp_fold_adopt(struct sp_fold *dst, struct sp_fold *src, struct sp_profile *srcp)
+{
+	dst->adopted = sp_xrealloc(dst->adopted, (dst->nadopted + 1) * sizeof *dst->adopted);
+	dst->adopted_p = sp_xrealloc(dst->adopted_p, (dst->nadopted + 1) * sizeof *dst->adopted_p);
+	dst->adopted[dst->nadopted] = src;
+	dst->adopted_p[dst->nadopted++] = srcp;
+}
 
 uint32_t sp_label_frame(struct sp_label_cache *c, struct sp_profile *p, uint32_t thread, enum sp_fold_label label)
 {
@@ -232,13 +263,12 @@ struct line {
 	size_t entry;
 };
 
-static const char *sort_base;
-
-static int line_cmp(const void *a, const void *b)
+static int line_cmp(const void *a, const void *b, void *base)
 {
 	const struct line *x = a, *y = b;
+	const char *t = base;
 	size_t n = x->len < y->len ? x->len : y->len;
-	int c = memcmp(sort_base + x->off, sort_base + y->off, n);
+	int c = memcmp(t + x->off, t + y->off, n);
 	if (c)
 		return c;
 	return x->len < y->len ? -1 : x->len > y->len;
@@ -294,20 +324,30 @@ static const struct name *name_of(struct names *nm, uint32_t frame, int as_stack
 	return n;
 }
 
-int sp_fold_write(struct sp_fold *f, FILE *out, struct sp_err *err)
+/* One fold's stacks as text, sorted: what writing merges. */
+struct rendered {
+	struct sp_fold *f;
+	char *text;
+	struct line *lines;
+	size_t n, at; /* lines; the next to write */
+	int two, col;
+};
+
+static void render(struct rendered *r)
 {
+	struct sp_fold *f = r->f;
 	struct sp_profile *p = f->p;
-	int two = f->nvals == 2 && !strcmp(sp_profile_value_name(p, 0), "a") &&
-		  !strcmp(sp_profile_value_name(p, 1), "b");
-	int col = 0;
+	r->two = f->nvals == 2 && !strcmp(sp_profile_value_name(p, 0), "a") &&
+		 !strcmp(sp_profile_value_name(p, 1), "b");
+	r->col = 0;
 	if (f->o.weight) {
 		for (int i = 0; i < f->nvals; i++)
 			if (!strcmp(sp_profile_value_name(p, i), f->o.weight))
-				col = i;
+				r->col = i;
 	} else {
 		for (int i = 0; i < f->nvals; i++)
 			if (!strcmp(sp_profile_value_name(p, i), "period"))
-				col = i;
+				r->col = i;
 	}
 	/* Every frame's folded name is made once (stacks share frames), and
 	 * every node's text length is its parent's plus its own frame's, so
@@ -378,21 +418,77 @@ int sp_fold_write(struct sp_fold *f, FILE *out, struct sp_err *err)
 	free(node_len);
 	free(root_frame);
 	names_release(&nm);
-	sort_base = text;
-	sp_sort(lines, f->n, sizeof *lines, line_cmp);
+	if (f->n > 1)
+		qsort_r(lines, f->n, sizeof *lines, line_cmp, text);
+	r->text = text;
+	r->lines = lines;
+	r->n = f->n;
+	r->at = 0;
+}
+
+static void *render_main(void *arg)
+{
+	render(arg);
+	return NULL;
+}
+
+static int text_cmp(const struct rendered *a, const struct rendered *b)
+{
+	const struct line *x = &a->lines[a->at], *y = &b->lines[b->at];
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c = memcmp(a->text + x->off, b->text + y->off, n);
+	if (c)
+		return c;
+	return x->len < y->len ? -1 : x->len > y->len;
+}
+
+/* The folds adopted (sp_fold_adopt) are rendered each by a thread of its
+ * own while the caller renders f, then merged line by line: a stack of
+ * several folds, or text made equal by names, is one line whose values are
+ * the sum.  The output is the same for any number of folds. */
+int sp_fold_write(struct sp_fold *f, FILE *out, struct sp_err *err)
+{
+	size_t k = 1 + f->nadopted;
+	struct rendered *r = sp_xcalloc(k, sizeof *r);
+	pthread_t *th = sp_xcalloc(k, sizeof *th);
+	int *started = sp_xcalloc(k, sizeof *started);
+	r[0].f = f;
+	for (size_t i = 1; i < k; i++) {
+		r[i].f = f->adopted[i - 1];
+		started[i] = pthread_create(&th[i], NULL, render_main, &r[i]) == 0;
+		if (!started[i])
+			render(&r[i]);
+	}
+	render(&r[0]);
+	for (size_t i = 1; i < k; i++)
+		if (started[i])
+			pthread_join(th[i], NULL);
 	struct sp_buf ob = SP_BUF_INIT;
 	int rc = 0;
-	for (size_t i = 0; i < f->n;) {
-		size_t j = i + 1;
-		double a = f->vals[lines[i].entry * (size_t)f->nvals + (two ? 0 : (size_t)col)];
-		double b = two ? f->vals[lines[i].entry * (size_t)f->nvals + 1] : 0;
-		while (j < f->n && !line_cmp(&lines[i], &lines[j])) {
-			a += f->vals[lines[j].entry * (size_t)f->nvals + (two ? 0 : (size_t)col)];
-			if (two)
-				b += f->vals[lines[j].entry * (size_t)f->nvals + 1];
-			j++;
+	for (;;) {
+		/* the smallest next line of all folds */
+		struct rendered *m = NULL;
+		for (size_t i = 0; i < k; i++)
+			if (r[i].at < r[i].n && (!m || text_cmp(&r[i], m) < 0))
+				m = &r[i];
+		if (!m)
+			break;
+		const char *ref = m->text + m->lines[m->at].off;
+		size_t reflen = m->lines[m->at].len;
+		double a = 0, b = 0;
+		int two = m->two;
+		for (size_t i = 0; i < k; i++) {
+			struct rendered *q = &r[i];
+			while (q->at < q->n && q->lines[q->at].len == reflen &&
+			       !memcmp(q->text + q->lines[q->at].off, ref, reflen)) {
+				const double *v = q->f->vals + q->lines[q->at].entry * (size_t)q->f->nvals;
+				a += v[q->two ? 0 : q->col];
+				if (q->two)
+					b += v[1];
+				q->at++;
+			}
 		}
-		sp_buf_add(&ob, text + lines[i].off, lines[i].len);
+		sp_buf_add(&ob, ref, reflen);
 		sp_buf_addc(&ob, ' ');
 		sp_buf_addnum(&ob, a);
 		if (two) {
@@ -407,14 +503,18 @@ int sp_fold_write(struct sp_fold *f, FILE *out, struct sp_err *err)
 			}
 			ob.len = 0;
 		}
-		i = j;
 	}
 	if (!rc && ob.len && fwrite(ob.p, 1, ob.len, out) != ob.len)
 		rc = -1;
 	if (rc)
 		sp_err_set(err, "write error: %s", strerror(errno));
 	sp_buf_release(&ob);
-	free(text);
-	free(lines);
+	for (size_t i = 0; i < k; i++) {
+		free(r[i].text);
+		free(r[i].lines);
+	}
+	free(r);
+	free(th);
+	free(started);
 	return rc;
 }

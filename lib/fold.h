@@ -39,10 +39,15 @@ void sp_fold_free(struct sp_fold *f);
 struct sp_sink *sp_fold_sink(struct sp_fold *f);
 /* Add everything of src (which may use another profile) into dst. */
 void sp_fold_merge(struct sp_fold *dst, struct sp_fold *src);
+/* Take src, a fold of another profile srcp, into dst without merging: both
+ * are freed with dst, and dst is written as if src had been merged into it
+ * (sp_fold_write renders each adopted fold in a thread of its own and merges
+ * the sorted lines).  What pfold -j does with its workers' folds. */
+void sp_fold_adopt(struct sp_fold *dst, struct sp_fold *src, struct sp_profile *srcp);
 /* Write sorted folded lines to out.  Returns 0, or -1 when out failed. */
 int sp_fold_write(struct sp_fold *f, FILE *out, struct sp_err *err);
 uint64_t sp_fold_samples(const struct sp_fold *f); /* samples added */
-uint64_t sp_fold_stacks(const struct sp_fold *f);  /* distinct entries */
+uint64_t sp_fold_stacks(const struct sp_fold *f);  /* entries (adopted folds' too) */
 
 /* The display name of a frame in folded text (with _[k]/_[j] as asked). */
 /* The root frame a sample of thread gets for a label kind ("comm",

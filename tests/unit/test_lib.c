@@ -216,6 +216,44 @@ static void test_fold(void)
 	sp_profile_free(q);
 	sp_fold_free(f);
 
+	/* adopted folds of other profiles are written as if merged: a stack
+	 * in several folds, and text made equal in one, are one line */
+	static const char *const s4[] = { "main", "b2" }, *const s5[] = { "main" };
+	struct sp_profile *pa = sp_profile_new();
+	sp_profile_set_values(pa, 1, one);
+	f = sp_fold_new(pa, &o);
+	t = sp_thread_intern(pa, 42, 43, sp_str_intern(pa, "my prog", 7));
+	sample_into(sp_fold_sink(f), pa, t, s1, 2, 1);
+	sample_into(sp_fold_sink(f), pa, t, s4, 2, 7);
+	struct sp_profile *qs[3];
+	for (int i = 0; i < 3; i++) {
+		qs[i] = sp_profile_new();
+		sp_profile_set_values(qs[i], 1, one);
+		struct sp_fold *a = sp_fold_new(qs[i], &o);
+		uint32_t ta = sp_thread_intern(qs[i], 42, 43, sp_str_intern(qs[i], "my prog", 7));
+		sample_into(sp_fold_sink(a), qs[i], ta, i == 1 ? s3 : s1, 2, 10 * (i + 1));
+		sample_into(sp_fold_sink(a), qs[i], ta, s5, 1, 100);
+		if (i == 2) { /* "main" of another module: another frame, the same text */
+			struct sp_frame fm = { 0 };
+			fm.name = sp_str_intern(qs[i], "main", 4);
+			fm.module = sp_str_intern(qs[i], "/lib/x.so", 9);
+			struct sp_sample sm = { 0 };
+			struct sp_err e2;
+			sm.stack = sp_node_intern(qs[i], 0, sp_frame_intern(qs[i], &fm));
+			sm.thread = ta;
+			sm.values[0] = 1000;
+			sp_fold_sink(a)->sample(sp_fold_sink(a), qs[i], &sm, &e2);
+		}
+		sp_fold_adopt(f, a, qs[i]);
+	}
+	out = fold_to_string(f);
+	CHECK(out && !strcmp(out, "my_prog-42;main 1300\nmy_prog-42;main;b 41\nmy_prog-42;main;b2 7\nmy_prog-42;main;c 20\n"),
+	      "fold: adopted folds are merged by text when written");
+	free(out);
+	CHECK(sp_fold_samples(f) == 9, "fold: adopted folds' samples are counted");
+	sp_fold_free(f);
+	sp_profile_free(pa);
+
 	/* same name from two modules folds into one line */
 	struct sp_fold *h = sp_fold_new(p, &(struct sp_fold_opts){ 0 });
 	struct sp_frame fa = { 0 }, fb = { 0 };
