@@ -1053,7 +1053,7 @@ static int try_block(struct perf_state *st)
 	for (const char *q = b, *end = b + n; q < end;) {
 		int k = 0;
 		for (; k < BATCH && q < end; k++) {
-			const char *le = memchr(q, '\n', (size_t)(end - q));
+			const char *le = sp_find_nl(q, end);
 			bt[k].q = q;
 			bt[k].le = le;
 			bt[k].frame = frame_split(q, le, &bt[k].fs);

@@ -332,7 +332,7 @@ const char *sp_input_line(struct sp_input *in, size_t *len)
 	for (;;) {
 		char *s = in->buf + in->start;
 		size_t avail = in->len - in->start;
-		char *nl = avail > scanned ? memchr(s + scanned, '\n', avail - scanned) : NULL;
+		char *nl = (char *)sp_find_nl(s + scanned, s + avail);
 		if (nl) {
 			*len = (size_t)(nl - s);
 			in->start += *len + 1;
@@ -364,19 +364,14 @@ const char *sp_input_until_blank(struct sp_input *in, size_t max, size_t *len)
 		size_t avail = in->len - in->start;
 		if (avail && s[0] == '\n')
 			return NULL;
-		/* memchr line by line: glibc's memmem is far slower here */
-		const char *q = s + scanned, *e = s + avail;
-		while (q < e) {
-			const char *nl = memchr(q, '\n', (size_t)(e - q));
-			if (!nl || nl + 1 >= e)
-				break;
-			if (nl[1] == '\n') {
-				*len = (size_t)(nl - s) + 1;
-				return s;
-			}
-			q = nl + 1;
+		/* glibc's memmem is far slower here */
+		const char *nl = sp_find_blank(s + scanned, s + avail);
+		if (nl) {
+			*len = (size_t)(nl - s) + 1;
+			return s;
 		}
-		scanned = (size_t)(q - s);
+		/* a pair may start at the last byte */
+		scanned = avail > scanned + 1 ? avail - 1 : scanned;
 		if (avail >= max || !fill(in))
 			return NULL;
 	}

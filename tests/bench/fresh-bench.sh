@@ -54,6 +54,7 @@ cmp -s "$W/noidle.folded" "$W/o.folded" || { echo "MISMATCH: the binary path fol
 # rows: label@bytes@ref MB/s or s@target@command (run by bash -c)
 rows=(
 	"wc -l FILE (the line-scan floor)@$size@-@-@wc -l '$F'"
+	"cat FILE | wc -l (the pipe's floor)@$size@-@-@cat '$F' | wc -l"
 	"pfold < pipe, -j2 (perf script | pfold)@$size@220@880@cat '$F' | '$B/pfold' -j2"
 	"pfold FILE, -j2@$size@220@880@'$B/pfold' -j2 '$F'"
 	"pfold FILE, -j1 (one core)@$size@-@-@taskset -c 0 '$B/pfold' -j1 '$F'"
@@ -95,7 +96,7 @@ for i in "${!rows[@]}"; do
 		else { rs = ref " s"; ratio = sprintf("%.2fx", ref / t); tgs = "<=" tg " s" }
 		printf "%-48s %7.3f %7.3f %7s %9s %7s %7.1f %9s %8s %9s\n", l, t, c, mbs, mbc, xwc, r / 1024, rs, ratio, tgs }'
 done
-txt=$(awk '{print $1}' "$W/t.6" | median); bin=$(awk '{print $1}' "$W/t.7" | median)
+txt=$(awk '{print $1}' "$W/t.7" | median); bin=$(awk '{print $1}' "$W/t.8" | median)
 awk -v a="$txt" -v b="$bin" 'BEGIN {printf "binary path / text path: %.2fx wall (target <= 1.5x)\n", b / a}'
 cat <<EOF
 (medians of $RUNS alternating runs on $(nproc) CPUs; load average $load_end at the end: wall
@@ -103,6 +104,8 @@ cat <<EOF
  MB/CPU-s = bytes per CPU second of all the row's processes, the figure load hides least;
  x wc-l = throughput / wc -l's on the same file in the same rounds (wc -l reads ~4000 MB/s
  on an idle machine of this kind, so x wc-l * 4000 estimates the idle-machine MB/s);
+ cat FILE | wc -l = the bytes moved through a pipe and only counted: no reader of a
+ pipe is faster, and its CPU s (both ends' copies) is part of every pipe row's CPU s;
  inferno = inferno 0.11.21 measured side by side on the same kind of input (issue 13):
  inferno-collapse-perf 0.45 s = 220 MB/s with 2 threads, 33 MB; inferno-flamegraph
  0.12 s, 22 MB, on a 12.9 MB folded file of 104,043 frames (it drops narrow frames, psvg

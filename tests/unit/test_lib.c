@@ -274,8 +274,38 @@ static void test_fold(void)
 	sp_profile_free(p);
 }
 
+/* sp_find_nl and sp_find_blank against a byte loop, on every start and end
+ * of random text of newlines and letters (16-byte steps, their carries). */
+static void test_scan(void)
+{
+	char t[200];
+	unsigned x = 12345;
+	int bad_nl = 0, bad_blank = 0;
+	for (int round = 0; round < 50; round++) {
+		for (size_t i = 0; i < sizeof t; i++) {
+			x = x * 1103515245u + 12345u;
+			t[i] = (x >> 16) % (round % 5 + 2) ? 'a' : '\n';
+		}
+		for (size_t a = 0; a < 40; a++)
+			for (size_t b = a; b <= sizeof t; b += 7) {
+				const char *want = NULL, *wantb = NULL;
+				for (size_t i = a; i < b && !want; i++)
+					if (t[i] == '\n')
+						want = t + i;
+				for (size_t i = a; i + 1 < b && !wantb; i++)
+					if (t[i] == '\n' && t[i + 1] == '\n')
+						wantb = t + i;
+				bad_nl += sp_find_nl(t + a, t + b) != want;
+				bad_blank += sp_find_blank(t + a, t + b) != wantb;
+			}
+	}
+	CHECK(!bad_nl, "scan: sp_find_nl finds the first newline");
+	CHECK(!bad_blank, "scan: sp_find_blank finds the first blank line");
+}
+
 int main(void)
 {
+	test_scan();
 	test_buf();
 	test_intern();
 	test_input();
