@@ -64,13 +64,16 @@ rows=(
 	"binary path: pfold -b | pfilter -v idle | psvg@$size@-@-@cat '$F' | '$B/pfold' -b | '$B/pfilter' -v idle | '$B/psvg'"
 )
 say "$(uptime | sed 's/.*load/load/') at the start; $RUNS rounds of ${#rows[@]} rows"
+TIMEFORMAT='%3R %3U %3S'
 for i in "${!rows[@]}"; do : > "$W/t.$i"; done
 for r in $(seq "$RUNS"); do
 	for i in "${!rows[@]}"; do
 		IFS='@' read -r label bytes ref target cmd <<< "${rows[$i]}"
-		/usr/bin/time -f '%e %U %S %M' -o "$W/time" bash -c "$cmd" > /dev/null 2> "$W/err" ||
+		# bash's time: wall, user and system seconds to the millisecond
+		# (of every process of the row); /usr/bin/time: the peak RSS
+		{ time /usr/bin/time -f '%M' -o "$W/rss" bash -c "$cmd" > /dev/null 2> "$W/err"; } 2> "$W/time" ||
 			{ cat "$W/err" >&2; say "failed: $cmd"; exit 2; }
-		tail -1 "$W/time" >> "$W/t.$i"
+		echo "$(tail -1 "$W/time") $(tail -1 "$W/rss")" >> "$W/t.$i"
 	done
 done
 load_end=$(uptime | sed 's/.*load average: //')
