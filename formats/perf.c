@@ -109,23 +109,27 @@ struct stack_slot {
 /* Whole sample blocks seen before: the text of a sample's frame lines ->
  * its stack node.  perf repeats the same block for every sample of the
  * same stack at the same addresses, so most samples cost one hash of their
- * frame lines.  A block is known by its length and 128-bit xxh3 hash, not
- * by a copy of its text: copying every new block (most of fresh input) and
- * comparing every hit cost a third of pfold's time; two different blocks
- * of one input share a 128-bit hash with odds below 2^-64 even for 2^32
- * distinct blocks.
+ * frame lines.  A block is known by its 128-bit xxh3 hash (which covers its
+ * length), not by a copy of its text: copying every new block (most of
+ * fresh input) and comparing every hit cost a third of pfold's time.
  *
- * The cache is a fixed table of BLOCK_SETS sets of BLOCK_WAYS entries (1 MB),
- * the most recently used first in each set: a block not seen for a while
- * makes room for a new one.  On the fresh data of issue 13 (436k samples,
- * 178k distinct blocks) it keeps 94% of the hits of an unbounded map, which
- * grew to 8 MB per worker, every page of it a page fault (see fcache). */
+ * The cache is a fixed table of BLOCK_SETS sets of BLOCK_WAYS entries, the
+ * most recently used first in each set: a block not seen for a while makes
+ * room for a new one.  On the fresh data of issue 13 (436k samples, 178k
+ * distinct blocks) 32k entries kept 94% of the hits of an unbounded map,
+ * which grew to 8 MB per worker, every page of it a page fault (see
+ * fcache).  An entry is 16 bytes and a set one 64-byte cache line, 512 KB
+ * in all: the probe is the one cache miss most samples cost (it was two,
+ * in 32-byte entries of a 1 MB table; 3% of pfold -j1's CPU time).  The low
+ * 13 bits of the hash choose the set and an entry keeps the high 64: a
+ * false hit needs those 64 bits of another block to agree with one of four
+ * entries, odds of 2^-62 per sample, below 2^-32 over a billion samples. */
 #define BLOCK_WAYS 4
 #define BLOCK_SETS 8192
 struct block_ent {
-	uint64_t lo, hi; /* the 128-bit hash */
-	uint32_t len;    /* 0: empty */
-	uint32_t node, nlines, pad;
+	uint64_t hi;     /* hash bits 64-127 (0 and node 0: empty, never matched in practice) */
+	uint32_t node;
+	uint32_t nlines; /* the block's lines */
 };
 
 struct perf_state {
@@ -1021,11 +1025,17 @@ static int try_block(struct perf_state *st)
 		return flush_sample(st) < 0 ? -1 : 1;
 	}
 	XXH128_hash_t hh = XXH3_128bits_withSeed(b, n, (uint64_t)st->java);
-	if (!st->blocks)
-		st->blocks = sp_xzalloc((size_t)BLOCK_SETS * BLOCK_WAYS, sizeof *st->blocks);
+	if (!st->blocks) {
+		size_t sz = (size_t)BLOCK_SETS * BLOCK_WAYS * sizeof *st->blocks;
+		void *m = NULL;
+		if (posix_memalign(&m, 64, sz))
+			m = sp_xmalloc(sz); /* (not aligned: only slower) */
+		memset(m, 0, sz);
+		st->blocks = m;
+	}
 	struct block_ent *set = st->blocks + (hh.low64 & (BLOCK_SETS - 1)) * BLOCK_WAYS;
 	for (int w = 0; w < BLOCK_WAYS; w++) {
-		if (set[w].lo == hh.low64 && set[w].hi == hh.high64 && set[w].len == n) {
+		if (set[w].hi == hh.high64) {
 			struct block_ent hit = set[w];
 			memmove(set + 1, set, (size_t)w * sizeof *set); /* to the front */
 			set[0] = hit;
@@ -1089,7 +1099,7 @@ static int try_block(struct perf_state *st)
 	}
 	uint32_t node = stack_node(st);
 	memmove(set + 1, set, (BLOCK_WAYS - 1) * sizeof *set);
-	set[0] = (struct block_ent){ hh.low64, hh.high64, (uint32_t)n, node, nlines, 0 };
+	set[0] = (struct block_ent){ hh.high64, node, nlines };
 	sp_input_consume(st->in, n + 1, (uint64_t)nlines + 1);
 	st->use_node = 1;
 	st->node = node;
