@@ -298,6 +298,27 @@ static int attach_ring(struct sp_perfev *ev, struct ring *r, int fd, int cpu, st
 	return 0;
 }
 
+/* Close the fds opened since first, for a thread that could not be
+ * followed on every CPU (it exited meanwhile), except those that became a
+ * ring's own (the first event opened on a CPU maps its ring, and every later
+ * event is redirected into that fd): closed, its number could be reused by
+ * the next open and the redirects would go to another file.  Kept, such an
+ * event of an exited thread records nothing and holds the ring. */
+static void unwind_fds(struct sp_perfev *ev, size_t first)
+{
+	size_t keep = first;
+	for (size_t i = first; i < ev->nfds; i++) {
+		int owner = 0;
+		for (int c = 0; c < ev->ncpu && !owner; c++)
+			owner = ev->rings[c].fd == ev->fds[i];
+		if (owner)
+			ev->fds[keep++] = ev->fds[i];
+		else
+			close(ev->fds[i]);
+	}
+	ev->nfds = keep;
+}
+
 int sp_perfev_add_task(struct sp_perfev *ev, int tid, struct sp_err *err)
 {
 	int found;
@@ -330,8 +351,7 @@ int sp_perfev_add_task(struct sp_perfev *ev, int tid, struct sp_err *err)
 				break; /* an offline CPU */
 			if (fd < 0) {
 				int e = errno;
-				while (ev->nfds > first)
-					close(ev->fds[--ev->nfds]);
+				unwind_fds(ev, first);
 				if (e == ESRCH) {
 					*slot = 0; /* not followed; keep the key, it is harmless */
 					return 1;
