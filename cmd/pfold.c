@@ -191,8 +191,10 @@ static int cmd_pfold(int argc, char **argv)
 		else
 			insize += (size_t)64 << 20; /* a pipe: room for a large recording */
 	}
+#ifdef M_ARENA_MAX /* glibc */
 	if (o.jobs > 1)
 		mallopt(M_ARENA_MAX, 1);
+#endif
 	sp_heap_prepare(insize);
 
 	struct sp_profile *p = sp_profile_new();

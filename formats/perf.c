@@ -127,9 +127,9 @@ struct stack_slot {
 #define BLOCK_WAYS 4
 #define BLOCK_SETS 8192
 struct block_ent {
-	uint64_t hi;     /* hash bits 64-127 (0 and node 0: empty, never matched in practice) */
+	uint64_t hi;     /* hash bits 64-127 */
 	uint32_t node;
-	uint32_t nlines; /* the block's lines */
+	uint32_t nlines; /* the block's lines; 0: an empty entry */
 };
 
 struct perf_state {
@@ -1035,7 +1035,7 @@ static int try_block(struct perf_state *st)
 	}
 	struct block_ent *set = st->blocks + (hh.low64 & (BLOCK_SETS - 1)) * BLOCK_WAYS;
 	for (int w = 0; w < BLOCK_WAYS; w++) {
-		if (set[w].hi == hh.high64) {
+		if (set[w].hi == hh.high64 && set[w].nlines) { /* (an entry holds >= 1 line; 0: empty) */
 			struct block_ent hit = set[w];
 			memmove(set + 1, set, (size_t)w * sizeof *set); /* to the front */
 			set[0] = hit;

@@ -235,6 +235,8 @@ static uint32_t remap_node(struct remap *r, uint32_t id)
 
 void sp_fold_merge(struct sp_fold *dst, struct sp_fold *src)
 {
+	for (size_t i = 0; i < src->nadopted; i++)
+		sp_fold_merge(dst, src->adopted[i]);
 	if (!src->n)
 		return;
 	if (!dst->nvals)
@@ -330,25 +332,12 @@ struct rendered {
 	char *text;
 	struct line *lines;
 	size_t n, at; /* lines; the next to write */
-	int two, col;
 };
 
 static void render(struct rendered *r)
 {
 	struct sp_fold *f = r->f;
 	struct sp_profile *p = f->p;
-	r->two = f->nvals == 2 && !strcmp(sp_profile_value_name(p, 0), "a") &&
-		 !strcmp(sp_profile_value_name(p, 1), "b");
-	r->col = 0;
-	if (f->o.weight) {
-		for (int i = 0; i < f->nvals; i++)
-			if (!strcmp(sp_profile_value_name(p, i), f->o.weight))
-				r->col = i;
-	} else {
-		for (int i = 0; i < f->nvals; i++)
-			if (!strcmp(sp_profile_value_name(p, i), "period"))
-				r->col = i;
-	}
 	/* Every frame's folded name is made once (stacks share frames), and
 	 * every node's text length is its parent's plus its own frame's, so
 	 * the text of all stacks is allocated once at its exact size: grown
@@ -445,9 +434,28 @@ static int text_cmp(const struct rendered *a, const struct rendered *b)
 /* The folds adopted (sp_fold_adopt) are rendered each by a thread of its
  * own while the caller renders f, then merged line by line: a stack of
  * several folds, or text made equal by names, is one line whose values are
- * the sum.  The output is the same for any number of folds. */
+ * the sum.  The output is the same for any number of folds: the value
+ * columns are f's, as sp_fold_merge keeps them (an adopted fold's columns
+ * are added by index, a column it lacks counts 0). */
 int sp_fold_write(struct sp_fold *f, FILE *out, struct sp_err *err)
 {
+	struct sp_profile *p = f->p;
+	int nvals = f->nvals;
+	for (size_t i = 0; i < f->nadopted && !nvals; i++)
+		nvals = f->adopted[i]->nvals;
+	int two = nvals == 2 && !strcmp(sp_profile_value_name(p, 0), "a") &&
+		  !strcmp(sp_profile_value_name(p, 1), "b");
+	int col = 0;
+	if (f->o.weight) {
+		for (int i = 0; i < nvals; i++)
+			if (!strcmp(sp_profile_value_name(p, i), f->o.weight))
+				col = i;
+	} else {
+		for (int i = 0; i < nvals; i++)
+			if (!strcmp(sp_profile_value_name(p, i), "period"))
+				col = i;
+	}
+	int ca = two ? 0 : col, cb = two ? 1 : -1; /* the columns written */
 	size_t k = 1 + f->nadopted;
 	struct rendered *r = sp_xcalloc(k, sizeof *r);
 	pthread_t *th = sp_xcalloc(k, sizeof *th);
@@ -476,15 +484,16 @@ int sp_fold_write(struct sp_fold *f, FILE *out, struct sp_err *err)
 		const char *ref = m->text + m->lines[m->at].off;
 		size_t reflen = m->lines[m->at].len;
 		double a = 0, b = 0;
-		int two = m->two;
 		for (size_t i = 0; i < k; i++) {
 			struct rendered *q = &r[i];
+			int qn = q->f->nvals;
 			while (q->at < q->n && q->lines[q->at].len == reflen &&
 			       !memcmp(q->text + q->lines[q->at].off, ref, reflen)) {
-				const double *v = q->f->vals + q->lines[q->at].entry * (size_t)q->f->nvals;
-				a += v[q->two ? 0 : q->col];
-				if (q->two)
-					b += v[1];
+				const double *v = q->f->vals + q->lines[q->at].entry * (size_t)qn;
+				if (ca < qn)
+					a += v[ca];
+				if (cb >= 0 && cb < qn)
+					b += v[cb];
 				q->at++;
 			}
 		}

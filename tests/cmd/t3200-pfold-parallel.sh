@@ -128,3 +128,27 @@ if [ -z "$bad" ] && grep -q "^pfold: 30 bad lines skipped" "$T/leref"; then
 else
 	notok "a bad line inside long samples:$bad"; diff "$T/leref" "$T/e" | head -4 | sed 's/^/  /'
 fi
+
+# Folded text before perf text: the first file sets the value columns (one
+# value, or a pdiff-style "a b" pair), and the workers' folds of the perf
+# text must be written in those columns, as -j1 writes them (the workers'
+# own profiles have "samples" and "period": adding their periods to the
+# first file's counts made -j2 differ from -j1).
+printf 'prog;fn0 119\nprog;fn1 5\n' > "$T/one.folded"
+printf 'prog;fn0 3 4\nprog;fn1 5 6\n' > "$T/ab.folded"
+for first in one ab; do
+	pfold -j1 "$T/$first.folded" "$T/in.txt" > "$T/mref" 2> /dev/null
+	bad=""
+	for j in 2 3; do
+		for ck in "" 4096; do
+			SP_PFOLD_CHUNK=$ck pfold -j$j "$T/$first.folded" "$T/in.txt" > "$T/o" 2> /dev/null || bad="$bad j$j-c$ck(exit)"
+			cmp -s "$T/mref" "$T/o" || bad="$bad j$j-c$ck"
+		done
+	done
+	cols=$(awk '{print NF}' "$T/mref" | sort -u | tr '\n' ' ')
+	if [ -z "$bad" ] && [ "$(wc -l < "$T/mref")" -gt 5 ]; then
+		ok "$first.folded then perf text: -j2, -j3 as -j1 (columns per line: $cols)"
+	else
+		notok "$first.folded then perf text:$bad"; diff "$T/mref" "$T/o" | head -4 | sed 's/^/  /'
+	fi
+done
