@@ -4,7 +4,6 @@
 #include <malloc.h>
 #include <getopt.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -182,15 +181,7 @@ static int cmd_pfold(int argc, char **argv)
 	 * script text folds into some 0.15 bytes of tables per input byte; the
 	 * workers allocate from the main heap too (one malloc arena), so that
 	 * the advice covers theirs. */
-	size_t insize = 0;
-	for (int i = 0; i < nfiles; i++) {
-		struct stat st;
-		if (strcmp(files[i], "-") ? stat(files[i], &st) == 0 && S_ISREG(st.st_mode)
-					  : fstat(0, &st) == 0 && S_ISREG(st.st_mode))
-			insize += (size_t)st.st_size / 4;
-		else
-			insize += (size_t)64 << 20; /* a pipe: room for a large recording */
-	}
+	size_t insize = sp_heap_input_bytes(files, nfiles, (size_t)256 << 20) / 4; /* a pipe: 64 MB */
 #ifdef M_ARENA_MAX /* glibc */
 	if (o.jobs > 1)
 		mallopt(M_ARENA_MAX, 1);

@@ -385,15 +385,8 @@ static int cmd_psvg(int argc, char **argv)
 	char **files = nfiles ? argv + optind : stdin_only;
 	if (!nfiles)
 		nfiles = 1;
-	size_t insize = 0;
-	for (int i = 0; i < nfiles; i++) {
-		struct stat st;
-		if (strcmp(files[i], "-") ? stat(files[i], &st) == 0 && S_ISREG(st.st_mode)
-					  : fstat(0, &st) == 0 && S_ISREG(st.st_mode))
-			insize += (size_t)st.st_size;
-		else
-			insize += (size_t)16 << 20; /* a pipe: room for a middling profile */
-	}
+	/* a pipe: room for a middling profile (16 MB) */
+	size_t insize = sp_heap_input_bytes(files, nfiles, (size_t)16 << 20);
 	/* reading, the tree and the writer touch about 4 bytes per input byte */
 	sp_heap_prepare(4 * insize);
 

@@ -9,6 +9,8 @@
 #include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -37,3 +39,17 @@ void sp_heap_prepare(size_t want)
 #endif
 }
 
+
+size_t sp_heap_input_bytes(char **files, int nfiles, size_t pipe_bytes)
+{
+	size_t n = 0;
+	for (int i = 0; i < nfiles; i++) {
+		struct stat st;
+		if (strcmp(files[i], "-") ? stat(files[i], &st) == 0 && S_ISREG(st.st_mode)
+					  : fstat(0, &st) == 0 && S_ISREG(st.st_mode))
+			n += (size_t)st.st_size;
+		else
+			n += pipe_bytes;
+	}
+	return n;
+}

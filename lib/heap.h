@@ -14,4 +14,9 @@
  * 8 MiB nothing is done.  Call it once, before the big allocations. */
 void sp_heap_prepare(size_t want);
 
+/* The bytes of the input files ("-": standard input), a file that is not a
+ * regular file (a pipe) counting as pipe_bytes: what a command sizes its
+ * sp_heap_prepare by. */
+size_t sp_heap_input_bytes(char **files, int nfiles, size_t pipe_bytes);
+
 #endif
