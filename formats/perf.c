@@ -274,33 +274,6 @@ static inline const char *skip_spaces(const char *s, const char *e)
 	return s;
 }
 
-/* memcmp(a, b, n) == 0 for the short keys of the caches, without a call. */
-static inline int mem_eq(const char *a, const char *b, size_t n)
-{
-	while (n >= 8) {
-		uint64_t x, y;
-		memcpy(&x, a, 8);
-		memcpy(&y, b, 8);
-		if (x != y)
-			return 0;
-		a += 8;
-		b += 8;
-		n -= 8;
-	}
-	if (n >= 4) {
-		uint32_t x, y, u, v;
-		memcpy(&x, a, 4);
-		memcpy(&y, b, 4);
-		memcpy(&u, a + n - 4, 4);
-		memcpy(&v, b + n - 4, 4);
-		return x == y && u == v;
-	}
-	for (size_t i = 0; i < n; i++)
-		if (a[i] != b[i])
-			return 0;
-	return 1;
-}
-
 /* memmem for the short needles used here: glibc's generic memmem sets up
  * a two-way search on every call, which costs more than these scans. */
 static const char *find(const char *h, size_t n, const char *needle, size_t k)
