@@ -143,7 +143,8 @@ struct perf_state {
 	struct sp_read_opts *o;
 	struct sp_input *in;
 	struct sp_err *err;
-	struct fcache fc;
+	struct fcache fc;    /* raw frame text (name, offset, module) -> frame ids */
+	struct fcache names; /* name (offset cut) and module -> frame ids */
 
 	/* the sample being built */
 	int in_sample;   /* an event line was seen and not yet flushed */
@@ -483,9 +484,8 @@ static inline void push_ids(struct perf_state *st, const uint32_t *ids, size_t n
 /* Cache lookup by the hash of the raw text after the address (symbol,
  * offset, module).  Returns 1 and pushes the frames on a hit; else *slot is
  * where the text goes. */
-static inline int cache_hit(struct perf_state *st, XXH128_hash_t h, size_t *slot)
+static inline int cache_hit(struct perf_state *st, struct fcache *c, XXH128_hash_t h, size_t *slot)
 {
-	struct fcache *c = &st->fc;
 	size_t i = h.low64 & c->mask;
 	uint32_t hi = (uint32_t)h.high64;
 	for (;;) {
@@ -506,9 +506,8 @@ static inline int cache_hit(struct perf_state *st, XXH128_hash_t h, size_t *slot
 	return 0;
 }
 
-static void cache_add(struct perf_state *st, size_t slot, XXH128_hash_t h, const uint32_t *ids, uint16_t nids)
+static void cache_add(struct fcache *c, size_t slot, XXH128_hash_t h, const uint32_t *ids, uint16_t nids)
 {
-	struct fcache *c = &st->fc;
 	uint32_t v;
 	if (nids == 1) {
 		if (ids[0] >= (1u << 31))
@@ -626,7 +625,7 @@ static int parse_split(struct perf_state *st, const struct fsplit *fs, const XXH
 	if (cacheable) {
 		/* Fast path: this exact symbol text was seen before. */
 		h = hash ? *hash : frame_hash(st, fs);
-		if (cache_hit(st, h, &slot))
+		if (cache_hit(st, &st->fc, h, &slot))
 			return 1;
 	}
 	/* The module is inside the last " (" ... ")" of the line.  Between the
@@ -685,13 +684,35 @@ static int parse_split(struct perf_state *st, const struct fsplit *fs, const XXH
 		fe = x - 3;
 	uint32_t ids[MAX_INLINE];
 	uint16_t nids = 0;
-	if (!(fe > fn && fn[0] == '(')) /* perl: "skip process names" */
-		make_frames(st, pc, pclen, fn, (size_t)(fe - fn), mod, (size_t)(me - mod), ids, &nids, MAX_INLINE);
-	push_ids(st, ids, nids);
 	if (st->o->addrs && find(fn, (size_t)(fe - fn), "[unknown]", 9))
-		cacheable = 0;
+		cacheable = 0; /* the name is made of the address */
+	if (fe > fn && fn[0] == '(') {
+		/* perl: "skip process names" */
+	} else if (cacheable) {
+		/* The same function at another address (another offset) makes
+		 * the same frames: the name cache, keyed by the name (offset cut)
+		 * and the module, skips tidying and interning them again (most
+		 * new frame lines of fresh input are a known function's). */
+		XXH128_hash_t hn = XXH3_128bits_withSeed(fn, (size_t)(fe - fn), (uint64_t)st->java);
+		hn = XXH3_128bits_withSeed(mod, (size_t)(me - mod), hn.low64 ^ hn.high64 ^ (uint64_t)(fe - fn));
+		size_t nslot;
+		size_t before = st->nframes;
+		if (cache_hit(st, &st->names, hn, &nslot)) {
+			/* pushed; the line's own entry points to the same ids */
+			nids = (uint16_t)(st->nframes - before);
+			for (uint16_t k = 0; k < nids; k++)
+				ids[k] = st->frames[st->nframes - 1 - k];
+			cache_add(&st->fc, slot, h, ids, nids);
+			return 1;
+		}
+		make_frames(st, pc, pclen, fn, (size_t)(fe - fn), mod, (size_t)(me - mod), ids, &nids, MAX_INLINE);
+		cache_add(&st->names, nslot, hn, ids, nids);
+	} else {
+		make_frames(st, pc, pclen, fn, (size_t)(fe - fn), mod, (size_t)(me - mod), ids, &nids, MAX_INLINE);
+	}
+	push_ids(st, ids, nids);
 	if (cacheable)
-		cache_add(st, slot, h, ids, nids);
+		cache_add(&st->fc, slot, h, ids, nids);
 	return 1;
 }
 
@@ -1092,6 +1113,7 @@ struct sp_perf_reader *sp_perf_reader_new(struct sp_profile *p, struct sp_sink *
 	st->sink = sink;
 	st->o = o;
 	fc_init(&st->fc);
+	fc_init(&st->names);
 	sp_buf_init(&st->last_event);
 	sp_buf_init(&st->tmp);
 	if (sp_profile_nvalues(p) == 0) {
@@ -1111,6 +1133,7 @@ void sp_perf_reader_free(struct sp_perf_reader *r)
 		return;
 	struct perf_state *st = &r->st;
 	fc_release(&st->fc);
+	fc_release(&st->names);
 	free(st->frames);
 	free(st->stacks);
 	free(st->blocks);
@@ -1234,6 +1257,7 @@ const char *sp_perf_first_event(const char *buf, size_t n, struct sp_buf *out)
 	sp_buf_init(&st.last_event);
 	sp_buf_init(&st.tmp);
 	fc_init(&st.fc);
+	fc_init(&st.names);
 	const char *res = NULL;
 	const char *line;
 	size_t len;
@@ -1256,6 +1280,7 @@ const char *sp_perf_first_event(const char *buf, size_t n, struct sp_buf *out)
 		prev_blank = blank;
 	}
 	fc_release(&st.fc);
+	fc_release(&st.names);
 	free(st.frames);
 	free(st.thr);
 	sp_buf_release(&st.last_event);
