@@ -7,11 +7,13 @@
 #include "format.h"
 
 /* The default chunk: small, because every page of memory a process touches
- * for the first time is a page fault, and on the virtual machines this runs
- * on a fault costs some 30 microseconds (25 times the cost of folding the
- * page's 4 KB of text); a ring of 2 * jobs + 1 chunks of 256 KB is touched
- * once and reused, where 4 MB chunks cost 20 MB of faults. */
-#define SP_PERF_CHUNK (256u << 10)
+ * for the first time is a page fault (a ring of 2 * jobs + 1 chunks is
+ * touched once and reused, where 4 MB chunks cost 20 MB of faults), but not
+ * too small: each chunk is a read, a hand-over and, from a pipe, a wake-up
+ * of the writer.  512 KB cost 3-4% less CPU time than 256 KB on the fresh
+ * data of issue 13, from a pipe and from a file (tests/bench/ab-cpu.sh, 15-20
+ * alternating runs). */
+#define SP_PERF_CHUNK (512u << 10)
 
 struct sp_perf_par_opts {
 	unsigned jobs;                  /* worker threads (the caller reads) */
