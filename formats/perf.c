@@ -545,10 +545,25 @@ static inline int frame_split(const char *s, const char *e, struct fsplit *fs)
 	 * in 16 columns + " " + the rest: the same split as the general scan
 	 * below, found without a loop whose exit branch mispredicts. */
 	if (e - s > 17 && s[0] == '\t' && s[17] == ' ') {
+		unsigned ok;
+#ifdef __SSE2__
+		/* the 16 columns: blanks, then hex digits (at least one) */
+		__m128i v = _mm_loadu_si128((const __m128i *)(s + 1));
+		unsigned sp = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')));
+		__m128i lo = _mm_or_si128(v, _mm_set1_epi8(0x20)); /* 'A'-'F' -> 'a'-'f' */
+		__m128i dig = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
+					    _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
+		__m128i af = _mm_and_si128(_mm_cmpgt_epi8(lo, _mm_set1_epi8('a' - 1)),
+					   _mm_cmplt_epi8(lo, _mm_set1_epi8('f' + 1)));
+		unsigned hex = (unsigned)_mm_movemask_epi8(_mm_or_si128(dig, af));
+		ok = (sp | hex) == 0xffff && !(sp & (sp + 1)) && sp != 0xffff;
+		pc = s + 1 + __builtin_popcount(sp);
+#else
 		pc = skip_spaces(s + 1, s + 17);
-		unsigned ok = pc < s + 17;
+		ok = pc < s + 17;
 		for (int i = 1; i < 17; i++)
 			ok &= (s + i < pc) | (cls[(unsigned char)s[i]] >> 1);
+#endif
 		if (ok) {
 			s += 17;
 			raw = s + 1;
