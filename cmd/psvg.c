@@ -4,7 +4,6 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 
 #include "cmd.h"
 #include "flame.h"

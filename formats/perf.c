@@ -95,16 +95,9 @@ struct thr_ent {
 	char comm[THR_COMM];
 };
 
-/* Whole stacks seen before: the frame ids of a sample (leaf first) -> its
- * node, so a repeated stack costs one hash instead of one probe per frame.
- * Known by 96 bits of their 128-bit xxh3 hash, as the frame cache's texts
- * are, in 16-byte slots: one cache miss per lookup (a map to a copy of the
- * ids, compared on every hit, cost three). */
-struct stack_slot {
-	uint64_t lo;
-	uint32_t hi;
-	uint32_t node; /* + 1; 0: empty */
-};
+/* Whole stacks seen before (an fcache keyed by the hash of the frame ids of
+ * a sample, leaf first, whose one id is the stack's node), so a repeated
+ * stack costs one hash instead of one probe per frame. */
 
 /* Whole sample blocks seen before: the text of a sample's frame lines ->
  * its stack node.  perf repeats the same block for every sample of the
@@ -136,8 +129,6 @@ struct perf_state {
 	struct block_ent *blocks; /* BLOCK_SETS * BLOCK_WAYS, allocated on first use */
 	int use_node;      /* flush_sample: the stack is `node`, not frames[] */
 	uint32_t node;
-	struct stack_slot *stacks; /* allocated on first use */
-	size_t smask, sused;
 	struct sp_profile *p;
 	struct sp_sink *sink;
 	struct sp_read_opts *o;
@@ -145,6 +136,7 @@ struct perf_state {
 	struct sp_err *err;
 	struct fcache fc;    /* raw frame text (name, offset, module) -> frame ids */
 	struct fcache names; /* name (offset cut) and module -> frame ids */
+	struct fcache stacks; /* frame ids of a sample -> its node */
 
 	/* the sample being built */
 	int in_sample;   /* an event line was seen and not yet flushed */
@@ -191,47 +183,26 @@ static const uint8_t cls[256] = {
 static inline int is_ws(char c) { return cls[(unsigned char)c] & C_WS; }
 static inline int is_word(char c) { return cls[(unsigned char)c] & C_WORD; }
 
-static void stacks_grow(struct perf_state *st)
-{
-	size_t cap = st->stacks ? (st->smask + 1) * 2 : 4096;
-	struct stack_slot *t = sp_xzalloc(cap, sizeof *t);
-	for (size_t i = 0; st->stacks && i <= st->smask; i++) {
-		if (!st->stacks[i].node)
-			continue;
-		size_t j = st->stacks[i].lo & (cap - 1);
-		while (t[j].node)
-			j = (j + 1) & (cap - 1);
-		t[j] = st->stacks[i];
-	}
-	free(st->stacks);
-	st->stacks = t;
-	st->smask = cap - 1;
-}
+static int fc_find(const struct fcache *c, XXH128_hash_t h, size_t *slot, const uint32_t **ids, uint16_t *nids,
+		   uint32_t *one);
+static void cache_add(struct fcache *c, size_t slot, XXH128_hash_t h, const uint32_t *ids, uint16_t nids);
 
 static uint32_t stack_node(struct perf_state *st)
 {
 	size_t n = st->nframes;
 	if (!n)
 		return 0;
-	if (!st->stacks || (st->sused + 1) * 4 > (st->smask + 1) * 3)
-		stacks_grow(st);
 	XXH128_hash_t h = XXH3_128bits(st->frames, n * sizeof *st->frames);
-	size_t i = h.low64 & st->smask;
-	for (;;) {
-		struct stack_slot *sl = &st->stacks[i];
-		if (!sl->node)
-			break;
-		if (sl->lo == h.low64 && sl->hi == (uint32_t)h.high64)
-			return sl->node - 1;
-		i = (i + 1) & st->smask;
-	}
+	size_t slot;
+	const uint32_t *ids;
+	uint16_t nids;
+	uint32_t one;
+	if (fc_find(&st->stacks, h, &slot, &ids, &nids, &one))
+		return ids[0];
 	uint32_t node = 0;
 	for (size_t k = n; k > 0; k--)
 		node = sp_node_intern(st->p, node, st->frames[k - 1]);
-	if (node == UINT32_MAX)
-		return node;
-	st->stacks[i] = (struct stack_slot){ h.low64, (uint32_t)h.high64, node + 1 };
-	st->sused++;
+	cache_add(&st->stacks, slot, h, &node, 1);
 	return node;
 }
 
@@ -481,10 +452,10 @@ static inline void push_ids(struct perf_state *st, const uint32_t *ids, size_t n
 	st->nframes += n;
 }
 
-/* Cache lookup by the hash of the raw text after the address (symbol,
- * offset, module).  Returns 1 and pushes the frames on a hit; else *slot is
- * where the text goes. */
-static inline int cache_hit(struct perf_state *st, struct fcache *c, XXH128_hash_t h, size_t *slot)
+/* Look h up in c: 1 and its ids (*one holds a single id), or 0 and *slot,
+ * where h goes. */
+static inline int fc_find(const struct fcache *c, XXH128_hash_t h, size_t *slot, const uint32_t **ids, uint16_t *nids,
+			  uint32_t *one)
 {
 	size_t i = h.low64 & c->mask;
 	uint32_t hi = (uint32_t)h.high64;
@@ -494,16 +465,34 @@ static inline int cache_hit(struct perf_state *st, struct fcache *c, XXH128_hash
 			break;
 		if (sl->lo == h.low64 && sl->hi == hi) {
 			uint32_t v = sl->val;
-			if (v & 1)
-				push_ids(st, &(uint32_t){ v >> 1 }, 1);
-			else /* nids is 0 for a skipped "(process name)" frame */
-				push_ids(st, c->pool + (v >> 1) + 1, c->pool[v >> 1]);
+			if (v & 1) {
+				*one = v >> 1;
+				*ids = one;
+				*nids = 1;
+			} else { /* nids is 0 for a skipped "(process name)" frame */
+				*ids = c->pool + (v >> 1) + 1;
+				*nids = (uint16_t)c->pool[v >> 1];
+			}
 			return 1;
 		}
 		i = (i + 1) & c->mask;
 	}
 	*slot = i;
 	return 0;
+}
+
+/* Cache lookup of a frame line by the hash of its raw text (symbol,
+ * offset, module) or of its name and module.  Returns 1 and pushes the
+ * frames on a hit; else *slot is where the text goes. */
+static inline int cache_hit(struct perf_state *st, struct fcache *c, XXH128_hash_t h, size_t *slot)
+{
+	const uint32_t *ids;
+	uint16_t nids;
+	uint32_t one;
+	if (!fc_find(c, h, slot, &ids, &nids, &one))
+		return 0;
+	push_ids(st, ids, nids);
+	return 1;
 }
 
 static void cache_add(struct fcache *c, size_t slot, XXH128_hash_t h, const uint32_t *ids, uint16_t nids)
@@ -711,13 +700,12 @@ static int parse_split(struct perf_state *st, const struct fsplit *fs, const XXH
 		XXH128_hash_t hn = XXH3_128bits_withSeed(fn, (size_t)(fe - fn), (uint64_t)st->java);
 		hn = XXH3_128bits_withSeed(mod, (size_t)(me - mod), hn.low64 ^ hn.high64 ^ (uint64_t)(fe - fn));
 		size_t nslot;
-		size_t before = st->nframes;
-		if (cache_hit(st, &st->names, hn, &nslot)) {
-			/* pushed; the line's own entry points to the same ids */
-			nids = (uint16_t)(st->nframes - before);
-			for (uint16_t k = 0; k < nids; k++)
-				ids[k] = st->frames[st->nframes - 1 - k];
-			cache_add(&st->fc, slot, h, ids, nids);
+		const uint32_t *known;
+		uint32_t one;
+		if (fc_find(&st->names, hn, &nslot, &known, &nids, &one)) {
+			/* the line's own entry gets the same ids */
+			push_ids(st, known, nids);
+			cache_add(&st->fc, slot, h, known, nids);
 			return 1;
 		}
 		make_frames(st, pc, pclen, fn, (size_t)(fe - fn), mod, (size_t)(me - mod), ids, &nids, MAX_INLINE);
@@ -1129,6 +1117,7 @@ struct sp_perf_reader *sp_perf_reader_new(struct sp_profile *p, struct sp_sink *
 	st->o = o;
 	fc_init(&st->fc);
 	fc_init(&st->names);
+	fc_init(&st->stacks);
 	sp_buf_init(&st->last_event);
 	sp_buf_init(&st->tmp);
 	if (sp_profile_nvalues(p) == 0) {
@@ -1149,8 +1138,8 @@ void sp_perf_reader_free(struct sp_perf_reader *r)
 	struct perf_state *st = &r->st;
 	fc_release(&st->fc);
 	fc_release(&st->names);
+	fc_release(&st->stacks);
 	free(st->frames);
-	free(st->stacks);
 	free(st->blocks);
 	free(st->thr);
 	sp_buf_release(&st->last_event);
@@ -1273,6 +1262,7 @@ const char *sp_perf_first_event(const char *buf, size_t n, struct sp_buf *out)
 	sp_buf_init(&st.tmp);
 	fc_init(&st.fc);
 	fc_init(&st.names);
+	fc_init(&st.stacks);
 	const char *res = NULL;
 	const char *line;
 	size_t len;
@@ -1296,6 +1286,7 @@ const char *sp_perf_first_event(const char *buf, size_t n, struct sp_buf *out)
 	}
 	fc_release(&st.fc);
 	fc_release(&st.names);
+	fc_release(&st.stacks);
 	free(st.frames);
 	free(st.thr);
 	sp_buf_release(&st.last_event);

@@ -73,10 +73,17 @@ uint64_t sp_fold_stacks(const struct sp_fold *f)
 
 void sp_fold_adopt(struct sp_fold *dst, struct sp_fold *src, struct sp_profile *srcp)
 {
-	dst->adopted = sp_xrealloc(dst->adopted, (dst->nadopted + 1) * sizeof *dst->adopted);
-	dst->adopted_p = sp_xrealloc(dst->adopted_p, (dst->nadopted + 1) * sizeof *dst->adopted_p);
+	size_t n = dst->nadopted + 1 + src->nadopted;
+	dst->adopted = sp_xrealloc(dst->adopted, n * sizeof *dst->adopted);
+	dst->adopted_p = sp_xrealloc(dst->adopted_p, n * sizeof *dst->adopted_p);
 	dst->adopted[dst->nadopted] = src;
 	dst->adopted_p[dst->nadopted++] = srcp;
+	/* src's own adopted folds become dst's: the list stays flat */
+	for (size_t i = 0; i < src->nadopted; i++) {
+		dst->adopted[dst->nadopted] = src->adopted[i];
+		dst->adopted_p[dst->nadopted++] = src->adopted_p[i];
+	}
+	src->nadopted = 0;
 }
 
 uint32_t sp_label_frame(struct sp_label_cache *c, struct sp_profile *p, uint32_t thread, enum sp_fold_label label)
@@ -265,15 +272,20 @@ struct line {
 	size_t entry;
 };
 
+/* Byte order, a prefix first. */
+static int text_order(const char *a, size_t na, const char *b, size_t nb)
+{
+	int c = memcmp(a, b, na < nb ? na : nb);
+	if (c)
+		return c;
+	return na < nb ? -1 : na > nb;
+}
+
 static int line_cmp(const void *a, const void *b, void *base)
 {
 	const struct line *x = a, *y = b;
 	const char *t = base;
-	size_t n = x->len < y->len ? x->len : y->len;
-	int c = memcmp(t + x->off, t + y->off, n);
-	if (c)
-		return c;
-	return x->len < y->len ? -1 : x->len > y->len;
+	return text_order(t + x->off, x->len, t + y->off, y->len);
 }
 
 /* Folded frame names made once per frame: [1] as stack frames are named
@@ -421,14 +433,11 @@ static void *render_main(void *arg)
 	return NULL;
 }
 
+/* The next lines of a and b, compared. */
 static int text_cmp(const struct rendered *a, const struct rendered *b)
 {
 	const struct line *x = &a->lines[a->at], *y = &b->lines[b->at];
-	size_t n = x->len < y->len ? x->len : y->len;
-	int c = memcmp(a->text + x->off, b->text + y->off, n);
-	if (c)
-		return c;
-	return x->len < y->len ? -1 : x->len > y->len;
+	return text_order(a->text + x->off, x->len, b->text + y->off, y->len);
 }
 
 /* The folds adopted (sp_fold_adopt) are rendered each by a thread of its
