@@ -529,7 +529,7 @@ struct fsplit {
  * not a frame line. */
 static inline int frame_split(const char *s, const char *e, struct fsplit *fs)
 {
-	const char *pc, *raw;
+	const char *pc = NULL, *raw, *a = NULL;
 	/* Fast path for perf's own layout, "\t" + the address right-aligned
 	 * in 16 columns + " " + the rest: the same split as the general scan
 	 * below, found without a loop whose exit branch mispredicts. */
@@ -553,25 +553,18 @@ static inline int frame_split(const char *s, const char *e, struct fsplit *fs)
 		for (int i = 1; i < 17; i++)
 			ok &= (s + i < pc) | (cls[(unsigned char)s[i]] >> 1);
 #endif
-		if (ok) {
-			s += 17;
-			raw = s + 1;
-			while (e > raw && is_ws(e[-1]))
-				e--;
-			if (raw < e && is_ws(*raw))
-				while (raw < e && is_ws(*raw))
-					raw++;
-			*fs = (struct fsplit){ pc, s, raw, e };
-			return 1;
-		}
+		if (ok)
+			a = s + 17; /* the blank after the address */
 	}
-	const char *a = s;
-	if (a < e && *a == '\t')
-		a++;
-	a = skip_spaces(a, e);
-	pc = a;
-	while (a < e && (cls[(unsigned char)*a] & C_HEX))
-		a++;
+	if (!a) {
+		a = s;
+		if (a < e && *a == '\t')
+			a++;
+		a = skip_spaces(a, e);
+		pc = a;
+		while (a < e && (cls[(unsigned char)*a] & C_HEX))
+			a++;
+	}
 	if (a > pc && a < e && *a == ' ') {
 		s = a;
 		raw = a + 1;
