@@ -675,11 +675,12 @@ static int cmd_pcollect(int argc, char **argv)
 		double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 			     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 		sp_error("%llu samples of %zu threads in %zu processes, %.1f s; %llu filtered out, %llu lost, "
-			 "%llu truncated stacks, %.1f frames per sample, %zu distinct stacks; collector CPU %.3f s",
+			 "%llu truncated stacks, %.1f frames per sample, %llu distinct stacks; collector CPU %.3f s",
 			 (unsigned long long)cs->samples, (size_t)cs->threads, (size_t)cs->processes, mono_s() - t0,
 			 (unsigned long long)cs->filtered, (unsigned long long)st->lost,
 			 (unsigned long long)cs->truncated,
-			 cs->samples ? (double)cs->unwound_frames / (double)cs->samples : 0, (size_t)cs->stacks, cpu);
+			 cs->samples ? (double)cs->unwound_frames / (double)cs->samples : 0,
+			 (unsigned long long)sp_stream_writer_stacks(c.w), cpu);
 		if (c.off) {
 			const struct sp_offcpu_stats *os = sp_offcpu_stats(c.off);
 			sp_error("off-CPU: %llu intervals, %.3f s blocked, %.3f s preempted, %llu without a stack "

@@ -275,7 +275,7 @@ static int read_folded(struct sp_input *in, struct sp_profile *p, struct sp_sink
 	size_t len;
 	/* The whole-line cache pays when lines repeat (concatenated profiles);
 	 * after 8192 lines with fewer than 1/16 hits it is left off. */
-	uint64_t sc_lines = 0, sc_hits = 0;
+	uint64_t sc_lines = 0, sc_hits = 0, bad = 0;
 	int sc_off = 0;
 	while ((line = sp_input_line(in, &len))) {
 		const char *s = line, *e = line + len;
@@ -289,6 +289,7 @@ static int read_folded(struct sp_input *in, struct sp_profile *p, struct sp_sink
 		if (!k) {
 			warn_bad(o, in, want == 2 ? "expected \"stack COUNT COUNT\"" : "expected \"stack COUNT\"", line,
 				 len);
+			bad++;
 			continue;
 		}
 		if (!want) {
@@ -350,6 +351,17 @@ static int read_folded(struct sp_input *in, struct sp_profile *p, struct sp_sink
 	}
 	if (!rc && sp_input_failed(in, err))
 		rc = -1;
+	/* Nothing but rejected lines is no profile, as an empty input is not:
+	 * an empty output would pass for one with no samples. */
+	if (!rc && !want) {
+		const char *name = strcmp(sp_input_name(in), "-") ? sp_input_name(in) : "standard input";
+		if (bad)
+			sp_err_set(err, "%s: no valid stack line (%llu line%s rejected)", name,
+				   (unsigned long long)bad, bad == 1 ? "" : "s");
+		else
+			sp_err_set(err, "%s: no valid stack line (only blank lines)", name);
+		rc = -1;
+	}
 	if (!rc && sink->end_input && sink->end_input(sink, p, err) < 0)
 		rc = -1;
 	sp_u64map_release(&sc.map);

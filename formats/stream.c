@@ -80,6 +80,10 @@ struct sp_stream_writer {
 	size_t meta_done;
 	uint64_t last_time;
 	int nvalues;
+	/* stream node ids a sample has used: one bit each */
+	uint64_t *sampled;
+	size_t nsampled;
+	uint64_t stacks;
 };
 
 static int w_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err);
@@ -112,8 +116,11 @@ void sp_stream_writer_free(struct sp_stream_writer *w)
 	free(w->frames.v);
 	free(w->nodes.v);
 	free(w->threads.v);
+	free(w->sampled);
 	free(w);
 }
+
+uint64_t sp_stream_writer_stacks(const struct sp_stream_writer *w) { return w->stacks; }
 
 static int w_drain(struct sp_stream_writer *w, struct sp_err *err)
 {
@@ -266,6 +273,18 @@ static int w_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sam
 	w_header(w, smp->event);
 	w_metas(w);
 	uint32_t node = w_node(w, smp->stack);
+	if (node / 64 >= w->nsampled) {
+		size_t n = w->nsampled ? w->nsampled : 64;
+		while (n <= node / 64)
+			n *= 2;
+		w->sampled = sp_xrealloc(w->sampled, n * sizeof *w->sampled);
+		memset(w->sampled + w->nsampled, 0, (n - w->nsampled) * sizeof *w->sampled);
+		w->nsampled = n;
+	}
+	if (!(w->sampled[node / 64] & (1ull << (node % 64)))) {
+		w->sampled[node / 64] |= 1ull << (node % 64);
+		w->stacks++;
+	}
 	uint32_t thread = w_thread(w, smp->thread);
 	uint32_t event = w_str(w, smp->event);
 	unsigned flags = 0;

@@ -30,6 +30,8 @@ int sp_stream_writer_flush(struct sp_stream_writer *w, struct sp_err *err);
 /* Write the trailer and flush.  Returns 0 or -1 (write error). */
 int sp_stream_writer_finish(struct sp_stream_writer *w, struct sp_err *err);
 void sp_stream_writer_free(struct sp_stream_writer *w);
+/* The distinct stacks of the samples written so far. */
+uint64_t sp_stream_writer_stacks(const struct sp_stream_writer *w);
 
 /* Read every stream in `in` (concatenated streams read as their union). */
 int sp_stream_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sink,

@@ -13,23 +13,51 @@
 
 const char *sp_prog = "stackpipe";
 
+/* Messages quote input (a bad line, a frame name): its control bytes are
+ * written as \xNN so they cannot drive the terminal.  Newlines and tabs
+ * are the messages' own. */
+static void put_escaped(const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if ((c < 32 && c != '\n' && c != '\t') || c == 127)
+			fprintf(stderr, "\\x%02x", c);
+		else
+			fputc(c, stderr);
+	}
+}
+
 void sp_error(const char *fmt, ...)
 {
+	char small[1024], *msg = small;
 	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(small, sizeof small, fmt, ap);
+	va_end(ap);
+	if (n >= (int)sizeof small && (msg = malloc((size_t)n + 1))) {
+		va_start(ap, fmt);
+		vsnprintf(msg, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	} else if (!msg) {
+		msg = small;
+	}
 	fflush(stdout);
 	fprintf(stderr, "%s: ", sp_prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
+	put_escaped(msg);
 	fputc('\n', stderr);
+	if (msg != small)
+		free(msg);
 }
 
 void sp_error_e(const struct sp_err *e)
 {
-	if (e->where[0])
-		fprintf(stderr, "%s: %s: %s\n", sp_prog, e->where, e->msg);
-	else
-		fprintf(stderr, "%s: %s\n", sp_prog, e->msg);
+	fprintf(stderr, "%s: ", sp_prog);
+	if (e->where[0]) {
+		put_escaped(e->where);
+		fputs(": ", stderr);
+	}
+	put_escaped(e->msg);
+	fputc('\n', stderr);
 }
 
 int sp_usage_error(const char *synopsis, const char *fmt, ...)

@@ -18,6 +18,20 @@ if ! command -v go >/dev/null 2>&1; then
 	fi
 fi
 
+# man-db and groff-base: t0150 checks every man page with man --warnings and
+# groff -ww.  Optional: without them t0150 skips, saying so.
+if ! command -v man >/dev/null 2>&1 || ! command -v groff >/dev/null 2>&1; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+		echo "deps: installing: man-db groff-base"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends man-db groff-base >/dev/null 2>&1 ||
+		{ DEBIAN_FRONTEND=noninteractive apt-get update >/dev/null 2>&1 &&
+		  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends man-db groff-base >/dev/null 2>&1; } ||
+		echo "deps: man-db could not be installed: t0150's man page checks will be skipped" >&2
+	else
+		echo "deps: man-db is missing (apt-get install man-db groff-base as root): t0150's man page checks will be skipped" >&2
+	fi
+fi
+
 need=""
 for p in libdw-dev libelf-dev libxxhash-dev libcjson-dev zlib1g-dev pkg-config gcc make clang libclang-rt-14-dev; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || need="$need $p"

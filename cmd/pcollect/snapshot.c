@@ -30,7 +30,7 @@ static const char sp_snapshot_synopsis[] =
 	"  -c, --count=N           take N snapshots (default 1)\n"
 	"  -i, --interval=SECONDS  a snapshot every SECONDS (default 0.1)\n"
 	"  -O, --output-format=F   text (default for one snapshot), folded, or stream (the\n"
-	"                          binary stream, default with -n > 1): one sample per\n"
+	"                          binary stream, default with -c > 1): one sample per\n"
 	"                          thread and snapshot, its state as a leaf frame such as\n"
 	"                          [futex wait], [disk wait] or [running]\n"
 	"  -o, --output=FILE       write to FILE instead of standard output (through a\n"
