@@ -275,7 +275,12 @@ static int mod_is_kernel(const char *m, size_t n)
 	const char *b = memrchr(m, '/', n);
 	b = b ? b + 1 : m;
 	size_t bn = (size_t)(m + n - b);
-	return m[0] == '[' || (n >= 7 && !memcmp(m + n - 7, "vmlinux", 7)) || (bn > 8 && !memcmp(b, "vmlinux-", 8));
+	if (m[0] == '[' || (n >= 7 && !memcmp(m + n - 7, "vmlinux", 7)) || (bn > 8 && !memcmp(b, "vmlinux-", 8)))
+		return 1;
+	/* A kernel module, as inferno: /lib/modules/VERSION/.../mlx5_core.ko
+	 * (compressed: .ko.xz, .ko.zst, .ko.gz) */
+	const char *ko = find(b, bn, ".ko", 3);
+	return ko && (ko + 3 == m + n || ko[3] == '.');
 }
 
 /* m:/tmp/perf-\d+\.map: (perf map files), and perf inject --jit's
