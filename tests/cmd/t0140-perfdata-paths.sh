@@ -42,7 +42,7 @@ else ok "each image under its own names"; fi
 # PLT stubs, named as perf 6.1 names them ("plt_inner@plt"), compared
 # exactly (no normalization): a library without _init before its .plt, as
 # libc, calling an exported function of its own through its PLT; and the
-# program's own .plt, which perf charges to the stretched _init.
+# program's own .plt (perf loads no _init: it is not in a "*text*" section).
 gcc -O2 -g -fno-omit-frame-pointer -shared -fPIC -nostartfiles -DLIB -o "$T/libt014plt.so" "$SP_TOP/tests/progs/t014-plt.c" &&
 	gcc -O2 -g -fno-omit-frame-pointer -o "$T/plt" "$SP_TOP/tests/progs/t014-plt.c" -L"$T" -lt014plt -Wl,-rpath,"$T" ||
 	{ notok "build tests/progs/t014-plt.c"; exit 0; }
