@@ -21,6 +21,9 @@ static const char synopsis[] =
 	"      --tree              the call tree, root first, with total and self shares\n"
 	"      --lines             functions \"func (file:line)\" when the input has source lines\n"
 	"      --min-share=PCT     --tree: leave out subtrees below PCT percent (default 1)\n"
+	"      --callers=FUNC      the direct callers of FUNC (a name, else an extended regular\n"
+	"                          expression), in the table's columns (rows by total)\n"
+	"      --callees=FUNC      the functions FUNC calls directly (both: callers, then callees)\n"
 	"      --latency           durations of traced calls (pcollect --trace): count, min,\n"
 	"                          p50, p90, p95, p99, max and a log2 histogram per\n"
 	"                          function; hit counts of point probes\n"
@@ -79,7 +82,8 @@ static int r_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sam
 
 static int cmd_preport(int argc, char **argv)
 {
-	enum { O_SORT = 256, O_PER_THREAD, O_TREE, O_MINSHARE, O_WEIGHT, O_LINES, O_LATENCY, O_BY, O_JSON };
+	enum { O_SORT = 256, O_PER_THREAD, O_TREE, O_MINSHARE, O_WEIGHT, O_LINES, O_LATENCY, O_BY, O_JSON, O_CALLERS,
+	       O_CALLEES };
 	static const struct option longopts[] = {
 		{ "top", required_argument, NULL, 'n' },
 		{ "sort", required_argument, NULL, O_SORT },
@@ -90,6 +94,8 @@ static int cmd_preport(int argc, char **argv)
 		{ "by", required_argument, NULL, O_BY },
 		{ "json", no_argument, NULL, O_JSON },
 		{ "min-share", required_argument, NULL, O_MINSHARE },
+		{ "callers", required_argument, NULL, O_CALLERS },
+		{ "callees", required_argument, NULL, O_CALLEES },
 		{ "output-format", required_argument, NULL, 'O' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "weight", required_argument, NULL, O_WEIGHT },
@@ -115,7 +121,8 @@ static int cmd_preport(int argc, char **argv)
 	r.sink.sample = r_sample;
 	r.sink.trace = r_trace;
 	int tree = 0, lines = 0, latency = 0;
-	const char *by = NULL;
+	const char *by = NULL, *callers = NULL, *callees = NULL;
+	int sort_set = 0;
 	unsigned long u;
 	char *end;
 	int c;
@@ -127,6 +134,7 @@ static int cmd_preport(int argc, char **argv)
 			o.top = u;
 			break;
 		case O_SORT:
+			sort_set = 1;
 			if (!strcmp(optarg, "total"))
 				o.sort_total = 1;
 			else if (strcmp(optarg, "self"))
@@ -137,6 +145,8 @@ static int cmd_preport(int argc, char **argv)
 		case O_LINES: lines = 1; break;
 		case O_LATENCY: latency = 1; break;
 		case O_BY: by = optarg; break;
+		case O_CALLERS: callers = optarg; break;
+		case O_CALLEES: callees = optarg; break;
 		case O_JSON: o.format = SP_REPORT_JSON; break;
 		case O_MINSHARE:
 			o.min_share = strtod(optarg, &end);
@@ -173,6 +183,14 @@ static int cmd_preport(int argc, char **argv)
 		return sp_usage_error(synopsis, "--by goes with --latency");
 	if (latency && (tree || o.format == SP_REPORT_TSV))
 		return sp_usage_error(synopsis, "--latency prints text or json (not --tree or tsv)");
+	const char *peek = callers ? callers : callees;
+	if (callers && callees && strcmp(callers, callees))
+		return sp_usage_error(synopsis, "--callers and --callees name one function (given '%s' and '%s')",
+				      callers, callees);
+	if (peek && (tree || latency || o.per_thread))
+		return sp_usage_error(synopsis, "--callers/--callees go without --tree, --latency and --per-thread");
+	if (peek && !sort_set)
+		o.sort_total = 1; /* a caller's weight is its total through FUNC */
 	if (latency)
 		r.lat = sp_latency_new(by);
 	int nfiles = argc - optind;
@@ -190,7 +208,7 @@ static int cmd_preport(int argc, char **argv)
 		rc = SP_EXIT_ERROR;
 	FILE *out = of.f;
 	/* One cProfile file: pstats' exact table, not rebuilt stacks. */
-	if (rc == SP_EXIT_OK && nfiles == 1 && !tree && !o.per_thread && !r.weight && !lines &&
+	if (rc == SP_EXIT_OK && nfiles == 1 && !tree && !peek && !o.per_thread && !r.weight && !lines &&
 	    o.format != SP_REPORT_JSON) {
 		struct sp_cprofile_report_opts co = { o.top, o.sort_total, o.format == SP_REPORT_TSV };
 		int k = sp_cprofile_report_file(files[0], format, out, &co, &err);
@@ -222,8 +240,13 @@ static int cmd_preport(int argc, char **argv)
 		}
 	} else if (rc == SP_EXIT_OK) {
 		o.unit = r.have_col ? sp_value_unit(p, r.col, r.event) : "samples";
-		int w = tree ? sp_report_tree(r.agg, &o, out, &err) : sp_report_top(r.agg, &o, out, &err);
-		if (w < 0) {
+		int w = peek   ? sp_report_peek(r.agg, &o, peek, callers != NULL, callees != NULL, out, &err)
+			: tree ? sp_report_tree(r.agg, &o, out, &err)
+			       : sp_report_top(r.agg, &o, out, &err);
+		if (w < 0 && err.code == SP_ERR_NOMATCH) {
+			sp_error("%s %s", callers ? "--callers:" : "--callees:", err.msg);
+			rc = SP_EXIT_ERROR;
+		} else if (w < 0) {
 			sp_outfile_error(&of, &err);
 			rc = SP_EXIT_ERROR;
 		}

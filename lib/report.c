@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <regex.h>
 #include <stdlib.h>
 
 #include "fold.h"
@@ -148,6 +149,18 @@ static const char *thread_name(struct sp_agg *a, uint32_t t)
 	return t ? sp_str(a->p, sp_thread_get(a->p, t)->name) : "";
 }
 
+/* The process name is the root frame of folded text: it is counted the
+ * same way here, so a stream and the folded text of the same program
+ * compare like with like.  Its string id ("a b" spelt "a_b"). */
+static uint32_t root_name(struct sp_agg *a, uint32_t t, struct sp_buf *b)
+{
+	const char *tn = thread_name(a, t);
+	sp_buf_reset(b);
+	for (; *tn; tn++)
+		sp_buf_addc(b, *tn == ' ' ? '_' : *tn);
+	return sp_str_intern(a->p, b->p ? b->p : "", b->len);
+}
+
 /* Statistics of the entries of one thread (all when thread is UINT32_MAX). */
 static void compute(struct sp_agg *a, uint32_t thread, struct fstats *fs)
 {
@@ -164,14 +177,7 @@ static void compute(struct sp_agg *a, uint32_t thread, struct fstats *fs)
 		for (int c = 0; c < a->ncols; c++)
 			fs->total[c] += v[c];
 		if (t && thread == UINT32_MAX) {
-			/* The process name is the root frame of folded text: count
-			 * it the same way here, so a stream and the folded text of
-			 * the same program compare like with like. */
-			const char *tn = thread_name(a, t);
-			sp_buf_reset(&b);
-			for (; *tn; tn++)
-				sp_buf_addc(&b, *tn == ' ' ? '_' : *tn);
-			struct fstat *f = fstat_get(fs, sp_str_intern(a->p, b.p ? b.p : "", b.len));
+			struct fstat *f = fstat_get(fs, root_name(a, t, &b));
 			if (f->seen != i + 1) {
 				f->seen = (uint32_t)(i + 1);
 				for (int c = 0; c < a->ncols; c++)
@@ -258,6 +264,40 @@ static void add_cell(struct sp_buf *b, double v, const char *unit)
 		sp_buf_addnum(b, v);
 }
 
+/* Rows f[0..rows) of a table: text, TSV (after prefix, which ends in a
+ * tab or is empty) or the JSON array's objects. */
+static void add_rows(struct sp_agg *a, const struct sp_report_opts *o, const struct fstat *f, size_t rows,
+		     double total, const char *unit, const char *prefix, struct sp_buf *b)
+{
+	for (size_t i = 0; i < rows; i++) {
+		double sp = pct(f[i].self[0], total), tp = pct(f[i].total[0], total);
+		const char *name = sp_str(a->p, f[i].name);
+		if (o->format == SP_REPORT_TEXT) {
+			struct sp_buf n1 = SP_BUF_INIT, n2 = SP_BUF_INIT;
+			add_cell(&n1, f[i].self[0], unit);
+			add_cell(&n2, f[i].total[0], unit);
+			sp_buf_addf(b, "%7.2f%% %12s %7.2f%% %12s  %s\n", sp, sp_buf_cstr(&n1), tp, sp_buf_cstr(&n2),
+				    name);
+			sp_buf_release(&n1);
+			sp_buf_release(&n2);
+		} else if (o->format == SP_REPORT_TSV) {
+			buf_adds(b, prefix);
+			sp_buf_addnum(b, f[i].self[0]);
+			sp_buf_addf(b, "\t%.4f\t", sp);
+			sp_buf_addnum(b, f[i].total[0]);
+			sp_buf_addf(b, "\t%.4f\t%s\n", tp, name);
+		} else {
+			buf_adds(b, i ? ",\n{\"name\":" : "\n{\"name\":");
+			sp_buf_add_json_str(b, name);
+			buf_adds(b, ",\"self\":");
+			sp_buf_addnum(b, f[i].self[0]);
+			sp_buf_addf(b, ",\"self_share\":%.6g,\"total\":", sp / 100);
+			sp_buf_addnum(b, f[i].total[0]);
+			sp_buf_addf(b, ",\"total_share\":%.6g}", tp / 100);
+		}
+	}
+}
+
 static void top_table(struct sp_agg *a, const struct sp_report_opts *o, uint32_t thread, struct sp_buf *b,
 		      int first)
 {
@@ -268,6 +308,7 @@ static void top_table(struct sp_agg *a, const struct sp_report_opts *o, uint32_t
 		sp_sort(fs.f, fs.n, sizeof *fs.f, cmp_fstat);
 	size_t rows = o->top && o->top < fs.n ? o->top : fs.n;
 	const char *unit = o->unit ? o->unit : "samples";
+	struct sp_buf prefix = SP_BUF_INIT;
 	if (o->format == SP_REPORT_TEXT) {
 		if (thread != UINT32_MAX)
 			sp_buf_addf(b, "%sthread %s\n", first ? "" : "\n", thread ? thread_name(a, thread) : "(none)");
@@ -275,25 +316,9 @@ static void top_table(struct sp_agg *a, const struct sp_report_opts *o, uint32_t
 		sp_buf_addvalue(b, fs.total[0], unit);
 		sp_buf_addf(b, ", %zu functions\n", fs.n);
 		sp_buf_addf(b, "%8s %12s %8s %12s  %s\n", "self%", "self", "total%", "total", "function");
-		for (size_t i = 0; i < rows; i++) {
-			struct sp_buf n1 = SP_BUF_INIT, n2 = SP_BUF_INIT;
-			add_cell(&n1, fs.f[i].self[0], unit);
-			add_cell(&n2, fs.f[i].total[0], unit);
-			sp_buf_addf(b, "%7.2f%% %12s %7.2f%% %12s  %s\n", pct(fs.f[i].self[0], fs.total[0]),
-				    sp_buf_cstr(&n1), pct(fs.f[i].total[0], fs.total[0]), sp_buf_cstr(&n2),
-				    sp_str(a->p, fs.f[i].name));
-			sp_buf_release(&n1);
-			sp_buf_release(&n2);
-		}
 	} else if (o->format == SP_REPORT_TSV) {
-		for (size_t i = 0; i < rows; i++) {
-			if (thread != UINT32_MAX)
-				sp_buf_addf(b, "%s\t", thread ? thread_name(a, thread) : "");
-			sp_buf_addnum(b, fs.f[i].self[0]);
-			sp_buf_addf(b, "\t%.4f\t", pct(fs.f[i].self[0], fs.total[0]));
-			sp_buf_addnum(b, fs.f[i].total[0]);
-			sp_buf_addf(b, "\t%.4f\t%s\n", pct(fs.f[i].total[0], fs.total[0]), sp_str(a->p, fs.f[i].name));
-		}
+		if (thread != UINT32_MAX)
+			sp_buf_addf(&prefix, "%s\t", thread ? thread_name(a, thread) : "");
 	} else {
 		buf_adds(b, first ? "" : ",\n");
 		buf_adds(b, "{");
@@ -307,17 +332,11 @@ static void top_table(struct sp_agg *a, const struct sp_report_opts *o, uint32_t
 		buf_adds(b, ",\"total\":");
 		sp_buf_addnum(b, fs.total[0]);
 		buf_adds(b, ",\"functions\":[");
-		for (size_t i = 0; i < rows; i++) {
-			buf_adds(b, i ? ",\n{\"name\":" : "\n{\"name\":");
-			sp_buf_add_json_str(b, sp_str(a->p, fs.f[i].name));
-			buf_adds(b, ",\"self\":");
-			sp_buf_addnum(b, fs.f[i].self[0]);
-			sp_buf_addf(b, ",\"self_share\":%.6g,\"total\":", pct(fs.f[i].self[0], fs.total[0]) / 100);
-			sp_buf_addnum(b, fs.f[i].total[0]);
-			sp_buf_addf(b, ",\"total_share\":%.6g}", pct(fs.f[i].total[0], fs.total[0]) / 100);
-		}
-		buf_adds(b, "]}");
 	}
+	add_rows(a, o, fs.f, rows, fs.total[0], unit, sp_buf_cstr(&prefix), b);
+	if (o->format == SP_REPORT_JSON)
+		buf_adds(b, "]}");
+	sp_buf_release(&prefix);
 	fstats_release(&fs);
 }
 
@@ -341,6 +360,161 @@ int sp_report_top(struct sp_agg *a, const struct sp_report_opts *o, FILE *out, s
 		buf_adds(&b, o->per_thread ? "]\n" : "\n");
 	int rc = flush(&b, out, err);
 	sp_buf_release(&b);
+	return rc;
+}
+
+/* ---- callers and callees of a function ---- */
+
+/* The rows of one focus function (string id): its direct callers (up = 1)
+ * or callees, each counted once per stack however often the pair recurs
+ * in it.  A caller's self is the weight of the stacks where the focus is
+ * the leaf under it; a callee's, where the callee is the leaf under the
+ * focus.  The caller of a root frame is "(root)" (folded text with no
+ * process name). */
+static void peek_rows(struct sp_agg *a, uint32_t focus, int up, struct fstats *rows)
+{
+	memset(rows, 0, sizeof *rows);
+	sp_u64map_init(&rows->map);
+	uint32_t *memo = NULL, *frames = NULL, *names = NULL;
+	size_t nmemo = 0, capf = 0, capn = 0;
+	struct sp_buf b = SP_BUF_INIT;
+	uint32_t root = sp_str_intern(a->p, "(root)", 6);
+	for (size_t i = 0; i < a->n; i++) {
+		uint32_t t, node;
+		const double *v = sp_agg_get(a, i, &t, &node);
+		uint32_t d = sp_node_frames(a->p, node, &frames, &capf);
+		if (d + 2 > capn) {
+			capn = d + 2;
+			names = sp_xrealloc(names, capn * sizeof *names);
+		}
+		size_t n = 0;
+		names[n++] = t ? root_name(a, t, &b) : root;
+		for (uint32_t j = 0; j < d; j++)
+			names[n++] = display_name(a->p, a->lines, frames[j], &memo, &nmemo, &b);
+		for (size_t k = t ? 0 : 1; k < n; k++) {
+			if (names[k] != focus || (up ? !k : k + 1 == n))
+				continue;
+			size_t other = up ? k - 1 : k + 1;
+			struct fstat *f = fstat_get(rows, names[other]);
+			if (f->seen != i + 1) {
+				f->seen = (uint32_t)(i + 1);
+				f->total[0] += v[0];
+			}
+			if (other + 1 == n || k + 1 == n)
+				f->self[0] += v[0];
+		}
+	}
+	free(memo);
+	free(frames);
+	free(names);
+	sp_buf_release(&b);
+}
+
+int sp_report_peek(struct sp_agg *a, const struct sp_report_opts *o, const char *pattern, int callers,
+		   int callees, FILE *out, struct sp_err *err)
+{
+	struct fstats fs;
+	compute(a, UINT32_MAX, &fs);
+	/* The function named pattern; else every one it matches as an
+	 * extended regular expression. */
+	uint32_t *foci = sp_xmalloc((fs.n ? fs.n : 1) * sizeof *foci);
+	size_t nf = 0;
+	for (size_t i = 0; i < fs.n; i++)
+		if (!strcmp(sp_str(a->p, fs.f[i].name), pattern))
+			foci[nf++] = (uint32_t)i;
+	if (!nf) {
+		regex_t re;
+		int e = regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB);
+		if (e) {
+			char m[128];
+			regerror(e, &re, m, sizeof m);
+			free(foci);
+			fstats_release(&fs);
+			return sp_err_set(err, "'%s': not a function name nor a regular expression: %s", pattern, m);
+		}
+		for (size_t i = 0; i < fs.n; i++)
+			if (!regexec(&re, sp_str(a->p, fs.f[i].name), 0, NULL, 0))
+				foci[nf++] = (uint32_t)i;
+		regfree(&re);
+	}
+	if (!nf) {
+		sp_err_set(err, "no function matches '%s' (of %zu functions)", pattern, fs.n);
+		err->code = SP_ERR_NOMATCH;
+		free(foci);
+		fstats_release(&fs);
+		return -1;
+	}
+	/* foci by total weight, as the table orders by total */
+	sort_total = 1;
+	struct fstat *ff = sp_xmalloc(nf * sizeof *ff);
+	for (size_t i = 0; i < nf; i++)
+		ff[i] = fs.f[foci[i]];
+	sp_sort(ff, nf, sizeof *ff, cmp_fstat);
+	const char *unit = o->unit ? o->unit : "samples";
+	struct sp_buf b = SP_BUF_INIT, prefix = SP_BUF_INIT;
+	if (o->format == SP_REPORT_TEXT) {
+		buf_adds(&b, "total ");
+		sp_buf_addvalue(&b, fs.total[0], unit);
+		sp_buf_addf(&b, ", %zu function%s\n", fs.n, fs.n == 1 ? "" : "s");
+	} else if (o->format == SP_REPORT_TSV) {
+		buf_adds(&b, "of\trelation\tself\tself_pct\ttotal\ttotal_pct\tfunction\n");
+	} else {
+		buf_adds(&b, "{\"unit\":");
+		sp_buf_add_json_str(&b, unit);
+		buf_adds(&b, ",\"total\":");
+		sp_buf_addnum(&b, fs.total[0]);
+		buf_adds(&b, ",\"functions\":[");
+	}
+	for (size_t i = 0; i < nf; i++) {
+		const char *fname = sp_str(a->p, ff[i].name);
+		if (o->format == SP_REPORT_TEXT) {
+			sp_buf_addf(&b, "\n%8s %12s %8s %12s  %s\n", "self%", "self", "total%", "total", "function");
+			add_rows(a, o, &ff[i], 1, fs.total[0], unit, "", &b);
+		} else if (o->format == SP_REPORT_JSON) {
+			buf_adds(&b, i ? ",\n{\"name\":" : "\n{\"name\":");
+			sp_buf_add_json_str(&b, fname);
+			buf_adds(&b, ",\"self\":");
+			sp_buf_addnum(&b, ff[i].self[0]);
+			buf_adds(&b, ",\"total\":");
+			sp_buf_addnum(&b, ff[i].total[0]);
+		}
+		for (int up = 1; up >= 0; up--) {
+			if (up ? !callers : !callees)
+				continue;
+			struct fstats rows;
+			peek_rows(a, ff[i].name, up, &rows);
+			sort_total = o->sort_total;
+			if (rows.n)
+				sp_sort(rows.f, rows.n, sizeof *rows.f, cmp_fstat);
+			size_t nr = o->top && o->top < rows.n ? o->top : rows.n;
+			const char *rel = up ? "callers" : "callees";
+			if (o->format == SP_REPORT_TEXT) {
+				sp_buf_addf(&b, "  %s of %s: %zu%s\n", rel, fname, rows.n,
+					    rows.n ? "" : up ? " (it is only a root)" : " (it is only a leaf)");
+			} else if (o->format == SP_REPORT_TSV) {
+				sp_buf_reset(&prefix);
+				sp_buf_addf(&prefix, "%s\t%s\t", fname, up ? "caller" : "callee");
+			} else {
+				sp_buf_addf(&b, ",\"%s\":[", rel);
+			}
+			add_rows(a, o, rows.f, nr, fs.total[0], unit, sp_buf_cstr(&prefix), &b);
+			if (o->format == SP_REPORT_TEXT && nr < rows.n)
+				sp_buf_addf(&b, "  (%zu more; -n 0 shows all)\n", rows.n - nr);
+			if (o->format == SP_REPORT_JSON)
+				buf_adds(&b, "]");
+			fstats_release(&rows);
+		}
+		if (o->format == SP_REPORT_JSON)
+			buf_adds(&b, "}");
+	}
+	if (o->format == SP_REPORT_JSON)
+		buf_adds(&b, "]}\n");
+	int rc = flush(&b, out, err);
+	sp_buf_release(&b);
+	sp_buf_release(&prefix);
+	free(ff);
+	free(foci);
+	fstats_release(&fs);
 	return rc;
 }
 

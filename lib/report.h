@@ -49,6 +49,15 @@ int sp_report_top(struct sp_agg *a, const struct sp_report_opts *o, FILE *out, s
 /* The call tree with total and self shares, pruned by min_share. */
 int sp_report_tree(struct sp_agg *a, const struct sp_report_opts *o, FILE *out, struct sp_err *err);
 
+/* Callers and/or callees of a function (pprof -peek, speedscope's
+ * sandwich): the function named pattern, else every function pattern
+ * matches (extended regular expression); for each, its own row and one
+ * row per direct caller / callee, in the table's columns (shares of the
+ * whole profile).  Returns 0, or -1 with err (err->code SP_ERR_NOMATCH
+ * when nothing matches, or a write error). */
+int sp_report_peek(struct sp_agg *a, const struct sp_report_opts *o, const char *pattern, int callers,
+		   int callees, FILE *out, struct sp_err *err);
+
 /* Two columns (a, b): per function, share of self and total in a and in b;
  * rows ordered by the largest change.  *max_change gets the largest
  * absolute change in percentage points (may be NULL). */

@@ -193,9 +193,10 @@ char *sp_arena_strndup(struct sp_arena *a, const char *s, size_t n);
 struct sp_err {
 	char msg[480];
 	char where[256]; /* "FILE:LINE" or "FILE: offset N" or "" */
-	int code;        /* 0, or SP_ERR_EMPTY: the input held nothing */
+	int code;        /* 0, or SP_ERR_EMPTY: the input held nothing; SP_ERR_NOMATCH */
 };
 #define SP_ERR_EMPTY 1
+#define SP_ERR_NOMATCH 2 /* a pattern matched nothing */
 int sp_err_set(struct sp_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int sp_err_at(struct sp_err *e, const char *file, uint64_t line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
