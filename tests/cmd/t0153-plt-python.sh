@@ -3,7 +3,7 @@
 # the zero-sized _init before .plt (perf loads no symbol of a section whose
 # name lacks "text": _init is in .init), by one symbol look-up for every
 # path: a pyenv CPython 3.12 (shared libpython, ~1,400 PLT entries) running
-# stdlib work (json, zlib, re), recorded by perf record with frame pointers
+# stdlib work (tests/progs/t015-stdlib.py: json, zlib, re), recorded by perf record with frame pointers
 # and with DWARF, folded by pfold perf.data against perf script | pfold on
 # the same perf.data; and pcollect's own recordings (dwarf, fp) of it.
 # Before the fix: 27 stacks of the DWARF recording ended in "_init" where
@@ -17,13 +17,6 @@ for v in 3.12 3.13 3.11 3.10; do
 	if [ -n "$p" ] && ldd "$p" 2>/dev/null | grep -q libpython; then PY=$p; break; fi
 done
 [ -n "$PY" ] || { skip "PLT stubs" "no pyenv CPython 3.10-3.13 with a shared libpython in $PYROOT/versions"; exit 0; }
-cat > "$T/w.py" <<'EOP'
-import json, re, time, zlib
-d = [{"a": i, "b": str(i) * 3} for i in range(2000)]
-t = time.time()
-while time.time() - t < 1.5:
-    s = json.dumps(d); json.loads(s); zlib.compress(s.encode()); re.findall(r"\d+", s)
-EOP
 # plt FILE: the stacks whose leaf is a PLT stub, "NAME@plt COUNT" summed
 plt() { awk '{ n = split($1, f, ";"); if (f[n] ~ /@plt$/) c[f[n]] += $NF } END { for (k in c) print k, c[k] }' "$1" | sort; }
 noinit() {
@@ -32,10 +25,10 @@ noinit() {
 }
 
 if ! command -v perf > /dev/null; then skip "perf.data" "perf is not installed"
-elif ! perf record -e cpu-clock -F 999 -g -o "$T/fp.data" -- "$PY" "$T/w.py" > /dev/null 2> "$T/rec.err"; then
+elif ! perf record -e cpu-clock -F 999 -g -o "$T/fp.data" -- "$PY" "$SP_TOP/tests/progs/t015-stdlib.py" 1.5 > /dev/null 2> "$T/rec.err"; then
 	skip "perf.data" "perf record is not permitted here: $(tail -1 "$T/rec.err")"
 else
-	perf record -e cpu-clock -F 999 --call-graph dwarf -o "$T/dw.data" -- "$PY" "$T/w.py" > /dev/null 2>&1
+	perf record -e cpu-clock -F 999 --call-graph dwarf -o "$T/dw.data" -- "$PY" "$SP_TOP/tests/progs/t015-stdlib.py" 1.5 > /dev/null 2>&1
 	for m in fp dw; do
 		perf script -i "$T/$m.data" 2> /dev/null | pfold 2> /dev/null | sort > "$T/$m.want"
 		pfold "$T/$m.data" 2> "$T/$m.err" | sort > "$T/$m.got"
@@ -56,7 +49,7 @@ fi
 . "$SP_TOP/tests/cmd/t6-lib.sh"
 t6_probe || exit 0
 for cg in dwarf fp; do
-	pcollect -q -F 999 --python=off --call-graph $cg -o "$T/$cg.sp" -- "$PY" "$T/w.py" > /dev/null 2> "$T/$cg.perr"; rc=$?
+	pcollect -q -F 999 --python=off --call-graph $cg -o "$T/$cg.sp" -- "$PY" "$SP_TOP/tests/progs/t015-stdlib.py" 1.5 > /dev/null 2> "$T/$cg.perr"; rc=$?
 	expect_rc "pcollect --call-graph $cg -- python: exit 0" 0 $rc
 	pfold "$T/$cg.sp" > "$T/$cg.folded" 2>> "$T/$cg.perr"
 	noinit "pcollect --call-graph $cg" "$T/$cg.folded"

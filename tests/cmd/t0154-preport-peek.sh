@@ -54,14 +54,7 @@ PYROOT=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
 PY=$(ls -d "$PYROOT"/versions/3.1[0-3].*/bin/python3 2>/dev/null | sort -V | tail -1)
 [ -n "$PY" ] || { skip "preport --callers on CPython" "no pyenv CPython 3.10-3.13 in $PYROOT/versions"; exit 0; }
 t6_probe || exit 0
-cat > "$T/w.py" <<'EOP'
-import json, re, time, zlib
-d = [{"a": i, "b": str(i) * 3} for i in range(2000)]
-t = time.time()
-while time.time() - t < 1:
-    s = json.dumps(d); json.loads(s); zlib.compress(s.encode()); re.findall(r"\d+", s)
-EOP
-pcollect -q -F 499 --python=off -o "$T/py.sp" -- "$PY" "$T/w.py" > /dev/null 2> "$T/pc.err" ||
+pcollect -q -F 499 --python=off -o "$T/py.sp" -- "$PY" "$SP_TOP/tests/progs/t015-stdlib.py" 1 > /dev/null 2> "$T/pc.err" ||
 	{ notok "pcollect -- python"; head -3 "$T/pc.err" | sed 's/^/  /'; exit 0; }
 pfold --weight=count "$T/py.sp" > "$T/py.folded"
 for F in _PyEval_EvalFrameDefault PyUnicode_New; do
