@@ -24,6 +24,9 @@ static const char synopsis[] =
 	"      --cpu-time          --split: measure calls by their time on CPU, not their span\n"
 	"      --keep-suffixes     compare compiler clones (foo.isra.0, foo.cold) as themselves,\n"
 	"                          not as foo\n"
+	"      --roots=MODE        the root frames (process names): auto (default: matched\n"
+	"                          when A and B are one process each, ./v1 as ./v2), keep,\n"
+	"                          drop, or FROM=TO (A's root FROM read as TO)\n"
 	"      --report[=FMT]      print the functions whose self and total shares changed most\n"
 	"                          (FMT: text, tsv, json) instead of a profile\n"
 	"      --top=N             rows of the report (default 20, 0 = all); -n is\n"
@@ -48,11 +51,12 @@ static const char synopsis[] =
 
 static int cmd_pdiff(int argc, char **argv)
 {
-	enum { O_SPLIT = 256, O_TOP, O_REPORT, O_EXIT, O_THRESHOLD, O_FOLDED, O_GAP, O_CPU, O_KEEPSUF };
+	enum { O_SPLIT = 256, O_TOP, O_REPORT, O_EXIT, O_THRESHOLD, O_FOLDED, O_GAP, O_CPU, O_KEEPSUF, O_ROOTS };
 	static const struct option longopts[] = {
 		{ "normalize", no_argument, NULL, 'n' },
 		{ "strip-hex", no_argument, NULL, 's' },
 		{ "keep-suffixes", no_argument, NULL, O_KEEPSUF },
+		{ "roots", required_argument, NULL, O_ROOTS },
 		{ "split", required_argument, NULL, O_SPLIT },
 		{ "max-gap", required_argument, NULL, O_GAP },
 		{ "cpu-time", no_argument, NULL, O_CPU },
@@ -90,6 +94,10 @@ static int cmd_pdiff(int argc, char **argv)
 		case 'n': o.normalize = 1; break;
 		case 's': o.strip_hex = 1; break;
 		case O_KEEPSUF: o.keep_suffixes = 1; break;
+		case O_ROOTS:
+			if (sp_roots_parse(optarg, &o.roots) < 0)
+				return sp_usage_error(synopsis, "--roots: auto, keep, drop or FROM=TO, not '%s'", optarg);
+			break;
 		case O_SPLIT:
 			if (sp_parse_func_pct(optarg, func, sizeof func, &o.split_pct) < 0)
 				return sp_usage_error(synopsis, "--split: expected FUNC[:PCT] with 0 < PCT < 100, not '%s'",

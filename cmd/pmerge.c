@@ -15,6 +15,8 @@ static const char synopsis[] =
 	"\n"
 	"      --tag               root frame naming each input: its \"host\" metadata, else\n"
 	"                          the file name as given\n"
+	"      --roots=MODE        the root frames (process names): keep (default), drop, or\n"
+	"                          FROM=TO (root FROM of every input read as TO)\n"
 	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
 	"                          speedscope, stream, perf.data, pprof, cprofile, du\n"
 	"                          (default: detect)\n"
@@ -31,9 +33,10 @@ static const char synopsis[] =
 
 static int cmd_pmerge(int argc, char **argv)
 {
-	enum { O_FOLDED = 256, O_TAG };
+	enum { O_FOLDED = 256, O_TAG, O_ROOTS };
 	static const struct option longopts[] = {
 		{ "tag", no_argument, NULL, O_TAG },
+		{ "roots", required_argument, NULL, O_ROOTS },
 		{ "format", required_argument, NULL, 'f' },
 		{ "input-format", required_argument, NULL, 'f' },
 		{ "binary", no_argument, NULL, 'b' },
@@ -58,6 +61,12 @@ static int cmd_pmerge(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "f:bO:o:qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case O_TAG: o.tag = 1; break;
+		case O_ROOTS:
+			/* auto is pdiff's: merged inputs are often different
+			 * programs (hosts), whose roots stay apart */
+			if (sp_roots_parse(optarg, &o.roots) < 0 || o.roots.mode == SP_ROOTS_AUTO)
+				return sp_usage_error(synopsis, "--roots: keep, drop or FROM=TO, not '%s'", optarg);
+			break;
 		case 'q': warn.quiet = 1; break;
 		case 'f':
 			if (!sp_format_find(optarg))

@@ -14,8 +14,18 @@
 
 /* ---- pdiff ---- */
 
+/* What one side's samples say of its root: one process (by pid, named
+ * after its main thread) or several, or roots that are first frames. */
+struct rootinfo {
+	int seen, many, frames; /* frames: samples without a thread */
+	int64_t pid;
+	uint32_t name; /* string id */
+	int main;      /* name is the main thread's (tid == pid) */
+};
+
 struct dsink {
 	struct sp_sink sink;
+	struct rootinfo root[2];
 	struct sp_profile *p;
 	struct sp_agg *agg;
 	struct sp_filter *f;
@@ -25,8 +35,30 @@ struct dsink {
 	char unit[2][32]; /* of each side's column (sp_value_unit), "" until its first sample */
 };
 
+static void note_root(struct rootinfo *r, const struct sp_profile *p, uint32_t thread)
+{
+	if (!thread) {
+		r->frames = 1;
+		return;
+	}
+	const struct sp_thread *t = sp_thread_get(p, thread);
+	if (!r->seen) {
+		r->seen = 1;
+		r->pid = t->pid;
+		r->name = t->name;
+		r->main = t->pid >= 0 && t->tid == t->pid;
+	} else if (r->pid >= 0 ? t->pid != r->pid : t->name != r->name) {
+		r->many = 1;
+	} else if (!r->main && t->pid >= 0 && t->tid == t->pid) {
+		r->name = t->name;
+		r->main = 1;
+	}
+}
+
 static int dadd(struct dsink *d, const struct sp_sample *smp, int side)
 {
+	if (!d->calls)
+		note_root(&d->root[side], d->p, smp->thread);
 	uint32_t node = d->f ? sp_filter_stack(d->f, smp->stack) : smp->stack;
 	if (node == SP_FILTER_DROP)
 		return 0;
@@ -154,6 +186,173 @@ static int write_diff(struct sp_agg *agg, struct sp_profile *p, int binary, doub
 	return rc;
 }
 
+int sp_roots_parse(const char *arg, struct sp_roots_opts *r)
+{
+	memset(r, 0, sizeof *r);
+	const char *eq = strchr(arg, '=');
+	if (!strcmp(arg, "auto"))
+		r->mode = SP_ROOTS_AUTO;
+	else if (!strcmp(arg, "keep"))
+		r->mode = SP_ROOTS_KEEP;
+	else if (!strcmp(arg, "drop"))
+		r->mode = SP_ROOTS_DROP;
+	else if (eq && eq != arg && eq[1]) {
+		static char buf[1024];
+		snprintf(buf, sizeof buf, "%.*s", (int)(eq - arg), arg);
+		r->mode = SP_ROOTS_MAP;
+		r->from = buf;
+		r->to = eq + 1;
+	} else
+		return -1;
+	return 0;
+}
+
+/* The root name (string id) of an entry: its thread's name, or the first
+ * frame's name of its stack (folded text). */
+static uint32_t entry_root(struct sp_profile *p, uint32_t thread, uint32_t node)
+{
+	if (thread)
+		return sp_thread_get(p, thread)->name;
+	uint32_t r = node;
+	while (r && sp_node_get(p, r)->parent)
+		r = sp_node_get(p, r)->parent;
+	return r ? sp_frame_get(p, sp_node_get(p, r)->frame)->name : 0;
+}
+
+/* The one root name of side's entries, 0 when it has several (or none). */
+static uint32_t single_root(struct sp_agg *agg, struct sp_profile *p, const struct rootinfo *ri, int side)
+{
+	if (ri->many || (ri->seen && ri->frames))
+		return 0;
+	if (ri->seen)
+		return ri->name;
+	uint32_t one = 0;
+	for (size_t i = 0; i < sp_agg_count(agg); i++) {
+		uint32_t t, node;
+		const double *v = sp_agg_get(agg, i, &t, &node);
+		if (!v[side])
+			continue;
+		uint32_t r = entry_root(p, t, node);
+		if (one && r != one)
+			return 0;
+		one = r;
+	}
+	return one;
+}
+
+/* node without its first frame (to == 0), or with it renamed to (a string
+ * id); frames/cap are the caller's scratch. */
+static uint32_t node_reroot(struct sp_profile *p, uint32_t node, uint32_t to, uint32_t **frames, size_t *cap)
+{
+	uint32_t d = sp_node_frames(p, node, frames, cap), n = 0;
+	for (uint32_t j = to ? 0 : 1; j < d; j++) {
+		uint32_t f = (*frames)[j];
+		if (j == 0) {
+			struct sp_frame fr = *sp_frame_get(p, f);
+			fr.name = to;
+			f = sp_frame_intern(p, &fr);
+		}
+		n = sp_node_intern(p, n, f);
+	}
+	return n;
+}
+
+/* Rewrite the roots of agg's entries: every root dropped (from == 0), or
+ * side a's root from read as to.  Returns the new aggregation. */
+static struct sp_agg *reroot(struct sp_agg *agg, struct sp_profile *p, uint32_t from, uint32_t to)
+{
+	struct sp_agg *n = sp_agg_new(p, 2);
+	uint32_t *frames = NULL;
+	size_t cap = 0;
+	uint32_t tothread = to ? sp_thread_intern(p, -1, -1, to) : 0;
+	for (size_t i = 0; i < sp_agg_count(agg); i++) {
+		uint32_t t, node;
+		const double *v = sp_agg_get(agg, i, &t, &node);
+		double a = v[0], b = v[1];
+		uint32_t t2 = t, node2 = node;
+		if (!from || entry_root(p, t, node) == from) {
+			if (t) {
+				t2 = from ? tothread : 0;
+			} else {
+				node2 = node_reroot(p, node, from ? to : 0, &frames, &cap);
+			}
+		}
+		if (from) { /* only side a's root is renamed */
+			if (a)
+				sp_agg_entry(n, t2, node2)[0] += a;
+			if (b)
+				sp_agg_entry(n, t, node)[1] += b;
+		} else {
+			double *w = sp_agg_entry(n, t2, node2);
+			w[0] += a;
+			w[1] += b;
+		}
+	}
+	free(frames);
+	sp_agg_free(agg);
+	return n;
+}
+
+/* --roots: match, drop or rename the inputs' root frames (see pdiff(1));
+ * what was done is said in msg. */
+static struct sp_agg *match_roots(struct sp_agg *agg, struct sp_profile *p, const struct rootinfo *ri,
+				  const struct sp_roots_opts *ro, char **files, struct sp_buf *msg, struct sp_err *err)
+{
+	if (ro->mode == SP_ROOTS_KEEP)
+		return agg;
+	if (ro->mode == SP_ROOTS_DROP)
+		return reroot(agg, p, 0, 0);
+	if (ro->mode == SP_ROOTS_MAP) {
+		uint32_t from = sp_str_intern(p, ro->from, strlen(ro->from));
+		int found = 0;
+		for (size_t i = 0; i < sp_agg_count(agg) && !found; i++) {
+			uint32_t t, node;
+			const double *v = sp_agg_get(agg, i, &t, &node);
+			found = v[0] && entry_root(p, t, node) == from;
+		}
+		if (!found) {
+			sp_agg_free(agg);
+			sp_err_set(err, "--roots=%s=%s: %s has no root frame (process name) '%s'", ro->from, ro->to,
+				   files[0], ro->from);
+			return NULL;
+		}
+		return reroot(agg, p, from, sp_str_intern(p, ro->to, strlen(ro->to)));
+	}
+	uint32_t a = single_root(agg, p, &ri[0], 0), b = single_root(agg, p, &ri[1], 1);
+	if (a && b && a != b) {
+		sp_buf_addf(msg, "matched the roots: %s's process '%s' as %s's '%s' (--roots=keep keeps them apart)\n",
+			    files[0], sp_str(p, a), files[1], sp_str(p, b));
+		return reroot(agg, p, a, b);
+	}
+	/* No root in common: every stack differs, which is seldom meant. */
+	struct sp_u64map rb;
+	sp_u64map_init(&rb);
+	int any_a = 0, any_b = 0, common = 0;
+	for (int side = 1; side >= 0; side--)
+		for (size_t i = 0; i < sp_agg_count(agg); i++) {
+			uint32_t t, node;
+			const double *v = sp_agg_get(agg, i, &t, &node);
+			if (!v[side])
+				continue;
+			int found;
+			uint32_t r = entry_root(p, t, node);
+			if (side) {
+				any_b = 1;
+				sp_u64map_slot(&rb, r, &found);
+			} else {
+				any_a = 1;
+				sp_u64map_get(&rb, r, &found);
+				common |= found;
+			}
+		}
+	if (any_a && any_b && !common)
+		sp_buf_addf(msg, "no root frame (process name) of %s is in %s: every stack differs "
+				 "(--roots=drop compares them without, --roots=FROM=TO matches two)\n",
+			    files[0], files[1]);
+	sp_u64map_release(&rb);
+	return agg;
+}
+
 int sp_diff_run(const struct sp_diff_opts *o, char **files, int nfiles, FILE *out, struct sp_buf *msg,
 		double *change, struct sp_err *err)
 {
@@ -219,6 +418,8 @@ int sp_diff_run(const struct sp_diff_opts *o, char **files, int nfiles, FILE *ou
 			if (read_side(&d, src[i], o, o->read, err) < 0)
 				goto out;
 		}
+		if (!(agg = match_roots(agg, p, d.root, &o->roots, files, msg, err)))
+			goto out;
 		double ta = sp_agg_total(agg, 0), tb = sp_agg_total(agg, 1);
 		if (o->normalize && ta > 0)
 			scale = tb / ta;
@@ -554,6 +755,11 @@ struct msink {
 	struct sp_u64map memo; /* node -> tagged node + 1, for this input */
 	uint32_t *frames;
 	size_t capf;
+	/* --roots: drop (from == 0) or rename root from to to (string ids) */
+	int reroot;
+	uint32_t from, to;
+	struct sp_u64map rememo; /* node -> rerooted node + 1 */
+	uint64_t rerooted;       /* samples whose root was changed */
 };
 
 static uint32_t tag_frame(struct msink *m, struct sp_profile *p)
@@ -584,10 +790,47 @@ static uint32_t tagged(struct msink *m, struct sp_profile *p, uint32_t node)
 	return n;
 }
 
+/* The stack node without its first frame (drop), or with its first frame
+ * renamed when it is m->from; node itself otherwise. */
+static uint32_t rerooted_node(struct msink *m, struct sp_profile *p, uint32_t node)
+{
+	int found;
+	uint32_t v = sp_u64map_get(&m->rememo, node, &found);
+	if (found)
+		return v - 1;
+	uint32_t n = node;
+	if (node && (!m->from || entry_root(p, 0, node) == m->from))
+		n = node_reroot(p, node, m->from ? m->to : 0, &m->frames, &m->capf);
+	*sp_u64map_slot(&m->rememo, node, &found) = n + 1;
+	return n;
+}
+
+/* --roots on one sample: a thread's name is its root (as in folded text),
+ * else the stack's first frame. */
+static void reroot_sample(struct msink *m, struct sp_profile *p, struct sp_sample *t)
+{
+	if (t->thread) {
+		const struct sp_thread *th = sp_thread_get(p, t->thread);
+		if (!m->from) {
+			t->thread = 0;
+			m->rerooted++;
+		} else if (th->name == m->from) {
+			t->thread = sp_thread_intern(p, th->pid, th->tid, m->to);
+			m->rerooted++;
+		}
+		return;
+	}
+	uint32_t n = rerooted_node(m, p, t->stack);
+	m->rerooted += n != t->stack;
+	t->stack = n;
+}
+
 static int m_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err)
 {
 	struct msink *m = (struct msink *)s;
 	struct sp_sample t = *smp;
+	if (m->reroot)
+		reroot_sample(m, p, &t);
 	if (m->o->tag)
 		t.stack = tagged(m, p, smp->stack);
 	if (m->spill)
@@ -629,6 +872,14 @@ int sp_merge_run(const struct sp_merge_opts *o, char **files, int nfiles, FILE *
 	m.sink.trace = m_trace;
 	m.sink.meta = m_meta;
 	m.o = o;
+	sp_u64map_init(&m.rememo);
+	if (o->roots.mode == SP_ROOTS_DROP || o->roots.mode == SP_ROOTS_MAP) {
+		m.reroot = 1;
+		if (o->roots.mode == SP_ROOTS_MAP) {
+			m.from = sp_str_intern(p, o->roots.from, strlen(o->roots.from));
+			m.to = sp_str_intern(p, o->roots.to, strlen(o->roots.to));
+		}
+	}
 	/* The first input that is not empty decides the output encoding;
 	 * only it is opened ahead (inputs are read one at a time). */
 	const struct sp_format *fmt = NULL;
@@ -703,6 +954,11 @@ int sp_merge_run(const struct sp_merge_opts *o, char **files, int nfiles, FILE *
 		if (binary && sp_stream_writer_flush(w, err) < 0)
 			goto out;
 	}
+	if (m.from && !m.rerooted) {
+		sp_err_set(err, "--roots=%s=%s: no input has the root frame (process name) '%s'", o->roots.from,
+			   o->roots.to, o->roots.from);
+		goto out;
+	}
 	if (m.spill && spill_merge(&sp, p, m.out, err) < 0)
 		goto out;
 	if (binary ? sp_stream_writer_finish(w, err) < 0 : sp_fold_write(fold, out, err) < 0)
@@ -715,6 +971,7 @@ out:
 	free(sp.seg);
 	sp_source_free(first);
 	free(m.frames);
+	sp_u64map_release(&m.rememo);
 	sp_fold_free(fold);
 	sp_stream_writer_free(w);
 	sp_profile_free(p);

@@ -19,6 +19,17 @@
 #include "filter.h"
 #include "report.h"
 
+/* Root frames (the process name of a stream, the first frame of folded
+ * text) of two profiles: matched when each input is one process (auto),
+ * kept apart, dropped, or one renamed to another. */
+enum sp_roots { SP_ROOTS_AUTO = 0, SP_ROOTS_KEEP, SP_ROOTS_DROP, SP_ROOTS_MAP };
+struct sp_roots_opts {
+	enum sp_roots mode;
+	const char *from, *to; /* SP_ROOTS_MAP: the first input's root from is read as to */
+};
+/* Parse --roots=auto|keep|drop|FROM=TO into r.  Returns 0 or -1. */
+int sp_roots_parse(const char *arg, struct sp_roots_opts *r);
+
 struct sp_diff_opts {
 	const char *format;          /* -f */
 	struct sp_read_opts *read;
@@ -33,6 +44,7 @@ struct sp_diff_opts {
 	int report;                  /* --report: a table instead of a profile */
 	struct sp_report_opts ropts;
 	int quiet;                   /* no call statistics */
+	struct sp_roots_opts roots;  /* --roots */
 };
 
 /* Runs pdiff on files (two, or one with split_func).  *change gets the
@@ -46,6 +58,7 @@ struct sp_merge_opts {
 	struct sp_read_opts *read;
 	enum sp_output output;
 	int tag;                     /* root frame naming each input (its "host" metadata or file name) */
+	struct sp_roots_opts roots;  /* --roots: keep (SP_ROOTS_AUTO too), drop or FROM=TO in every input */
 };
 
 int sp_merge_run(const struct sp_merge_opts *o, char **files, int nfiles, FILE *out, struct sp_err *err);
