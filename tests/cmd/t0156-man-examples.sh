@@ -45,40 +45,10 @@ if command -v perf > /dev/null && perf record -F 499 -g -o perf.data -- ./server
 	gzip -c perf.txt > perf.txt.gz
 fi
 cp "$SP_TOP/tests/data/t5-pyspy.speedscope.json" py-spy.speedscope.json
-have_go=0
+have_go=0 go_why="go is not installed (heap.pb.gz is made by runtime/pprof; make deps installs golang-go)"
 if command -v go > /dev/null; then
-	mkdir -p goheap && cat > goheap/main.go <<'EOG'
-package main
-
-import (
-	"os"
-	"runtime"
-	"runtime/pprof"
-)
-
-var sink [][]byte
-
-//go:noinline
-func allocate(n int) {
-	for i := 0; i < n; i++ {
-		sink = append(sink, make([]byte, 1024+i%4096))
-	}
-}
-
-func main() {
-	runtime.MemProfileRate = 4096
-	allocate(2000)
-	f, err := os.Create(os.Args[1])
-	if err != nil {
-		panic(err)
-	}
-	runtime.GC()
-	if err := pprof.WriteHeapProfile(f); err != nil {
-		panic(err)
-	}
-	f.Close()
-}
-EOG
+	go_why="the Go heap profile program did not build or run: see go.err"
+	mkdir -p goheap && cp "$SP_TOP/tests/progs/t015-goheap.go" goheap/main.go
 	(cd goheap && GOFLAGS=-mod=mod GO111MODULE=off go build -o ../goheap.bin main.go) > go.err 2>&1 &&
 		./goheap.bin heap.pb.gz && have_go=1
 fi
@@ -96,7 +66,7 @@ why() {
 	case "$1" in
 	"go tool pprof -http="*) echo "go tool pprof -http serves a web page until it is interrupted" ;;
 	perf*|*"perf script"*|*perf.data*|*perf.txt*) [ $have_perf = 1 ] || echo "perf record is not usable here: $(tail -1 perf.err 2>/dev/null)" ;;
-	*heap.pb.gz*|*host.pb.gz*) [ $have_go = 1 ] || echo "go is not installed (the Go heap profile is made by runtime/pprof)" ;;
+	*heap.pb.gz*) [ $have_go = 1 ] || echo "$go_why" ;;
 	esac
 }
 # a running copy of the stand-in server, for PID, 1234 and $(pidof server)
