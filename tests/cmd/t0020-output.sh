@@ -34,7 +34,7 @@ done <<LIST
 pfold|$T/in.perf
 pfold -b|$T/in.perf
 pfilter -v idle|$T/in.sp
-pdiff $T/other.folded|$T/in.perf
+pdiff --roots=keep $T/other.folded|$T/in.perf
 pmerge|$T/in.sp
 preport|$T/in.sp
 pspeedscope|$T/in.sp
