@@ -3,10 +3,12 @@
 # stand-in inputs: ./server and ./prog are tests/progs/t015-server.c (threads
 # "server", "worker-1", "worker-2" calling handle_request), PID / 1234 /
 # $(pidof server) a running copy of it, and the files the lines name are
-# made from recordings of it (perf record, pcollect --trace), of the two
+# made from recordings of it (perf record, pcollect -F 999 --trace: enough
+# samples inside the slowest 1 % of calls under ASan too), of the two
 # builds of tests/progs/t015-versions.c (v1.sp, v2.sp), of a Go program
-# (runtime/pprof's heap profile, heap.pb.gz) or are the project's test data.  Durations are shortened (-d N: 1 s, sleep 10: 1 s,
-# -c 100: 5 snapshots); nothing else of a line is changed.  A line passes
+# (runtime/pprof's heap profile, heap.pb.gz) or are the project's test
+# data.  Durations are shortened (-d N: 1 s, sleep 10: 1 s, -c 100: 5
+# snapshots); nothing else of a line is changed.  A line passes
 # when it exits 0 (with --exit-code also 1, "they differ"; a pipeline into
 # head also 141, the writer's SIGPIPE) and every file it writes with > or
 # -o is not empty.  plive's lines run with its output not a terminal (it
@@ -28,7 +30,7 @@ if ! pcollect -q -o /dev/null -- true 2> probe.err; then
 fi
 
 # ---- stand-in inputs ----
-pcollect -q --trace 'handle_request(arg2)' -o t.sp -- ./server > /dev/null 2> st.err ||
+pcollect -q -F 999 --trace 'handle_request(arg2)' -o t.sp -- ./server > /dev/null 2> st.err ||
 	{ notok "stand-in: pcollect --trace handle_request"; head -3 st.err | sed 's/^/  /'; exit 0; }
 for f in prof.sp run.sp a.sp b.sp base.sp new.sp host1.sp host2.sp; do cp t.sp $f; done
 # two builds of one program (pdiff.1, pmerge.1: ./v1 against ./v2)
