@@ -256,11 +256,6 @@ static int spill(struct sp_speedscope_writer *w, struct tstate *t, struct sp_err
 	return 0;
 }
 
-static int is_clock_event(const char *ev)
-{
-	return !strncmp(ev, "cpu-clock", 9) || !strncmp(ev, "task-clock", 10);
-}
-
 static int col_named(const struct sp_profile *p, const char *name)
 {
 	for (int i = 0; i < sp_profile_nvalues(p); i++)
@@ -269,14 +264,12 @@ static int col_named(const struct sp_profile *p, const char *name)
 	return -1;
 }
 
-/* Is value column i in nanoseconds?  By its name, or perf's "period" of a
- * clock event (cpu-clock and task-clock count nanoseconds). */
+/* Is value column i in nanoseconds?  By its unit: a stream's header, a
+ * pprof sample type, a name ("cpu-ns") or perf's "period" of a clock event
+ * (cpu-clock and task-clock count nanoseconds). */
 static int col_is_ns(const struct sp_profile *p, int i, uint32_t event)
 {
-	const char *n = sp_profile_value_name(p, i);
-	if (!strcmp(n, "ns") || !strcmp(n, "cpu-ns") || !strcmp(n, "wall-ns") || !strcmp(n, "time-ns"))
-		return 1;
-	return !strcmp(n, "period") && event && is_clock_event(sp_str(p, event));
+	return sp_unit_is_time(sp_value_unit(p, i, event));
 }
 
 static int decide(struct sp_speedscope_writer *w, const struct sp_sample *smp, struct sp_err *err)
@@ -301,43 +294,40 @@ static int decide(struct sp_speedscope_writer *w, const struct sp_sample *smp, s
 	for (int i = 0; i < nv && ns < 0; i++)
 		if (col_is_ns(p, i, smp->event))
 			ns = i;
-	int period = col_named(p, "period"), samples = col_named(p, "samples"), bytes = col_named(p, "bytes");
+	int period = col_named(p, "period"), bytes = col_named(p, "bytes");
+	for (int i = 0; i < nv && bytes < 0; i++)
+		if (!strcmp(sp_value_unit(p, i, smp->event), "bytes"))
+			bytes = i; /* pprof's alloc_space, inuse_space */
 	int calls = col_named(p, "calls");
-	switch (w->o.weight) {
-	case SP_SSW_COUNT:
-		w->col = samples >= 0 ? samples : 0;
-		break;
-	case SP_SSW_PERIOD:
-		w->col = period >= 0 ? period : 0;
-		if (w->col == ns) {
+	if (w->o.weight) {
+		/* a column by name: its unit, durations when it is time */
+		if ((w->col = sp_value_column(p, w->o.weight, err)) < 0)
+			return -1;
+		const char *u = sp_value_unit(p, w->col, smp->event);
+		if (sp_unit_is_time(u)) {
 			w->unit = "nanoseconds";
 			w->timed = w->has_time;
-		} else if (w->col == bytes) {
+		} else if (!strcmp(u, "bytes")) {
 			w->unit = "bytes";
 		}
-		break;
-	case SP_SSW_AUTO:
-		if (ns >= 0) {
-			w->col = ns;
-			w->unit = "nanoseconds";
-			w->timed = w->has_time;
-		} else if (bytes >= 0 || calls >= 0) {
-			/* probe hits (pcollect --stacks): their times are not
-			 * durations; bytes (allocations) or a count of calls */
-			w->col = bytes >= 0 ? bytes : calls;
-			if (bytes >= 0)
-				w->unit = "bytes";
-		} else if (w->has_time) {
-			w->col = -1;
-			w->unit = "nanoseconds";
-			w->timed = 1;
-		} else if (period >= 0) {
-			w->col = period;
-		} else if (bytes >= 0) {
-			w->col = bytes;
+		return 0;
+	}
+	if (ns >= 0) {
+		w->col = ns;
+		w->unit = "nanoseconds";
+		w->timed = w->has_time;
+	} else if (bytes >= 0 || calls >= 0) {
+		/* probe hits (pcollect --stacks): their times are not
+		 * durations; bytes (allocations) or a count of calls */
+		w->col = bytes >= 0 ? bytes : calls;
+		if (bytes >= 0)
 			w->unit = "bytes";
-		}
-		break;
+	} else if (w->has_time) {
+		w->col = -1;
+		w->unit = "nanoseconds";
+		w->timed = 1;
+	} else if (period >= 0) {
+		w->col = period;
 	}
 	return 0;
 }

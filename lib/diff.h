@@ -33,6 +33,7 @@ struct sp_diff_opts {
 	int report;                  /* --report: a table instead of a profile */
 	struct sp_report_opts ropts;
 	int quiet;                   /* no call statistics */
+	const char *weight;          /* --weight: value column compared (sp_value_column) */
 };
 
 /* Runs pdiff on files (two, or one with split_func).  *change gets the
