@@ -265,6 +265,8 @@ static int unitless_into(struct sp_profile *p, struct sp_input *in, struct sp_re
 {
 	int col = sp_value_column(p, NULL, NULL), nv = sp_profile_nvalues(p);
 	const char *unit = sp_value_unit(p, col, 0);
+	if (!strcmp(unit, "events") && !sp_meta_find(p, "event"))
+		unit = ""; /* perf script text: the event was each sample's */
 	if ((*unit || nv > 1) && o->warn) {
 		struct sp_err e;
 		sp_err_set(&e, "%s: folded text has no unit: its values are added to column '%s'%s%s%s as they are%s",

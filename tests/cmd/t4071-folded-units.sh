@@ -43,6 +43,15 @@ if [ "$(sum m2)" = $((p0 + f)) ]; then ok "pmerge folded then stream: the sum is
 pmerge v1.folded v1.folded > m3 2> e
 if [ ! -s e ] && [ "$(sum m3)" = $((2 * f)) ]; then ok "pmerge of two folded files: no note, the sum doubles"; else notok "pmerge folded folded"; cat e; fi
 
+# folded text, then perf script text: its period fills the folded column
+# (not its sample count), folded by one thread or several
+zcat "$DEMO" > demo.txt
+for j in 1 2; do
+	pfold -j$j v1.folded demo.txt > o 2> e
+	if [ "$(sum o)" = $((2 * f)) ]; then ok "pfold -j$j v1.folded perf.txt: the perf text's period adds to the folded values ($((2 * f)))"
+	else notok "pfold -j$j v1.folded perf.txt: $(sum o), want $((2 * f))"; fi
+done
+
 # ---- item 11: a value of unknown unit is never called samples ----
 preport v1.folded > r 2> e
 if grep -qE '^total [0-9,]+, [0-9]+ functions$' r; then ok "preport of folded text: a bare total ($(head -1 r))"; else notok "preport of folded text: '$(head -1 r)'"; fi
@@ -68,6 +77,10 @@ if gcc -O2 -g -pthread -o burn "$SP_TOP/tests/progs/burn.c" 2> cerr &&
 	expect_grep "pfold perf.data | psvg: no unit, not 'samples'" 'unit:""' b.svg
 	pfold -b burn.data 2> /dev/null | psvg > c.svg 2> e
 	expect_grep "pfold -b perf.data | psvg: the stream keeps the time" 'unit:"ns"' c.svg
+	pfold burn.data > b.folded 2> /dev/null
+	pmerge v1.folded burn.data > o 2> e
+	if [ "$(sum o)" = $((f + $(sum b.folded))) ]; then ok "pmerge v1.folded perf.data: its period adds to the folded values"
+	else notok "pmerge v1.folded perf.data: $(sum o), want $f + $(sum b.folded)"; fi
 else
 	skip "perf.data recorded here" "$(tail -1 cerr perr 2> /dev/null | tail -1)"
 fi
