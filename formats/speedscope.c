@@ -1072,7 +1072,7 @@ struct rd {
 	struct sp_buf stack; /* open brackets while skipping a value */
 	uint32_t *fid;       /* JSON frame index -> sp frame id */
 	int nframes;
-	int col;       /* our value column, -1 = every column (names did not match) */
+	int col;       /* our value column (see the first profile in rd_profile) */
 	int nv;
 	int unit_kind; /* 0 none, 1 time, 2 bytes */
 };
@@ -1495,11 +1495,7 @@ static int rd_emit(struct rd *r, uint32_t node, uint32_t thread, double w, uint6
 	smp.stack = node;
 	smp.thread = thread;
 	smp.time = time;
-	if (r->col >= 0)
-		smp.values[r->col] = w;
-	else
-		for (int i = 0; i < r->nv && i < SP_MAX_VALUES; i++)
-			smp.values[i] = w;
+	smp.values[r->col] = w;
 	if (r->sink->sample && r->sink->sample(r->sink, r->p, &smp, r->err) < 0)
 		return -1;
 	return 0;
@@ -1825,9 +1821,23 @@ static int rd_profile(struct rd *r, size_t *pi, int index, int nprofiles)
 			sp_profile_set_values(r->p, 1, &colname[kind]);
 			r->nv = 1;
 		}
+		/* after other input: the column of that name, else of that
+		 * unit (a cpu-clock period is ns), else (folded text's
+		 * unitless value, perf's events) the weight column alone,
+		 * said when others get 0 */
 		r->col = col_named(r->p, colname[kind]);
-		if (r->col < 0 && r->nv == 1)
-			r->col = 0;
+		for (int i = 0; i < r->nv && r->col < 0; i++)
+			if (!strcmp(sp_value_unit(r->p, i, 0), colname[kind]))
+				r->col = i;
+		if (r->col < 0) {
+			r->col = sp_value_column(r->p, NULL, NULL);
+			if (r->nv > 1 && r->o && r->o->warn) {
+				struct sp_err e;
+				sp_err_set(&e, "%s: its weights (%s) are added to column '%s' as they are; the other columns "
+					       "get 0 for its samples", r->name, u, sp_profile_value_name(r->p, r->col));
+				r->o->warn(r->o->warn_ctx, &e);
+			}
+		}
 	} else if (kind != r->unit_kind) {
 		rd_fail(r, pr.at, "profiles[%d]: unit \"%s\" differs from the first profile's (one value column per file)",
 			index, u);

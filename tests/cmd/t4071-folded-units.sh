@@ -43,6 +43,12 @@ if [ "$(sum m2)" = $((p0 + f)) ]; then ok "pmerge folded then stream: the sum is
 pmerge v1.folded v1.folded > m3 2> e
 if [ ! -s e ] && [ "$(sum m3)" = $((2 * f)) ]; then ok "pmerge of two folded files: no note, the sum doubles"; else notok "pmerge folded folded"; cat e; fi
 
+# speedscope JSON (weights in ns) into the stream: its period, not its count
+pspeedscope mt.sp > mt.json 2> /dev/null
+pmerge mt.sp mt.json > mj.sp 2> /dev/null
+if [ "$(col mj.sp 1)" = "$s0" ] && [ "$(col mj.sp 2)" = $((2 * p0)) ]; then ok "pmerge mt.sp its speedscope JSON: samples the stream's ($s0), period doubled"
+else notok "pmerge mt.sp mt.json: samples $(col mj.sp 1) (want $s0), period $(col mj.sp 2) (want $((2 * p0)))"; fi
+
 # folded text, then perf script text: its period fills the folded column
 # (not its sample count), folded by one thread or several
 zcat "$DEMO" > demo.txt
