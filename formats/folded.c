@@ -265,7 +265,7 @@ static int unitless_into(struct sp_profile *p, struct sp_input *in, struct sp_re
 {
 	int col = sp_value_column(p, NULL, NULL), nv = sp_profile_nvalues(p);
 	const char *unit = sp_value_unit(p, col, 0);
-	if (!strcmp(unit, "events") && !sp_meta_find(p, "event"))
+	if (!sp_profile_unit_set(p, col) && !strcmp(sp_profile_value_name(p, col), "period"))
 		unit = ""; /* perf script text: the event was each sample's */
 	if ((*unit || nv > 1) && o->warn) {
 		struct sp_err e;

@@ -615,6 +615,26 @@ static int reconcile(struct reader *r, int n, const char *const *names, const ch
 	return 1;
 }
 
+/* Columns of the same name whose units differ (a cpu-clock period in ns
+ * and a cycles period in events) are added as they are, and said once.
+ * perf script text read before has no unit for its period but each
+ * sample's event: not compared. */
+static void say_unlike_units(struct reader *r, int n, const char *const *names, const char *units,
+			     const size_t *uat)
+{
+	for (int i = 0; i < n && r->o && r->o->warn; i++) {
+		const char *su = units + uat[i], *pu = sp_value_unit(r->p, r->colmap[i], 0);
+		if (!sp_profile_unit_set(r->p, r->colmap[i]) && !strcmp(names[i], "period"))
+			continue;
+		if (*su && *pu && strcmp(su, pu)) {
+			struct sp_err e;
+			sp_err_set(&e, "%s: its column '%s' (%s) is added to the earlier input's (%s) as it is",
+				   sp_input_name(r->in), names[i], su, pu);
+			r->o->warn(r->o->warn_ctx, &e);
+		}
+	}
+}
+
 static int read_header(struct reader *r)
 {
 	uint64_t version = cv(r), flags = cv(r), n = cv(r);
@@ -699,6 +719,8 @@ static int read_header(struct reader *r)
 	}
 	if (!same && !set)
 		same = reconcile(r, (int)n, names, have_units ? nb.p : NULL, uat);
+	else if (same && !set && have_units)
+		say_unlike_units(r, (int)n, names, nb.p, uat);
 	if (!same) {
 		struct sp_buf a = SP_BUF_INIT, b = SP_BUF_INIT;
 		for (uint64_t i = 0; i < n; i++)

@@ -401,6 +401,11 @@ const char *sp_value_unit(const struct sp_profile *p, int i, uint32_t event)
 	return n;
 }
 
+int sp_profile_unit_set(const struct sp_profile *p, int i)
+{
+	return i >= 0 && i < p->nvalues && p->value_units[i];
+}
+
 int sp_unit_is_time(const char *unit) { return !strcmp(unit, "ns"); }
 
 void sp_buf_addvalue(struct sp_buf *b, double v, const char *unit)

@@ -133,6 +133,9 @@ int sp_value_column(const struct sp_profile *p, const char *name, struct sp_err 
  * metadata). */
 void sp_profile_set_unit(struct sp_profile *p, int i, const char *unit);
 const char *sp_value_unit(const struct sp_profile *p, int i, uint32_t event);
+/* 1 when column i's unit was set by a reader, 0 when it is inferred (perf
+ * script text's "period": its unit is each sample's event's). */
+int sp_profile_unit_set(const struct sp_profile *p, int i);
 int sp_unit_is_time(const char *unit);
 /* v in unit, as a person reads it: "14,014 samples", "14.01 ms", "2.31 s";
  * a bare "2,909,090,880" for the unknown unit "". */

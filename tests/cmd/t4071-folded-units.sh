@@ -58,6 +58,15 @@ for j in 1 2; do
 	else notok "pfold -j$j v1.folded perf.txt: $(sum o), want $((2 * f))"; fi
 done
 
+# two streams whose period columns differ in unit (cpu-clock ns; the same
+# recording's text with its event renamed cycles: events) are said to
+pfold -b demo.txt > ns.sp; sed 's/ cpu-clock:/ cycles:/' demo.txt | pfold -b > ev.sp
+pmerge ns.sp ev.sp > o 2> e; rc=$?
+if [ $rc = 0 ] && grep -qx "pmerge: ev.sp: its column 'period' (events) is added to the earlier input's (ns) as it is" e; then
+	ok "pmerge of unlike periods (ns, events): said"; else notok "pmerge ns.sp ev.sp (exit $rc)"; cat e; fi
+pmerge ns.sp ns.sp > o 2> e
+if [ ! -s e ]; then ok "pmerge of like streams: nothing said"; else notok "pmerge ns.sp ns.sp said something"; cat e; fi
+
 # ---- item 11: a value of unknown unit is never called samples ----
 preport v1.folded > r 2> e
 if grep -qE '^total [0-9,]+, [0-9]+ functions$' r; then ok "preport of folded text: a bare total ($(head -1 r))"; else notok "preport of folded text: '$(head -1 r)'"; fi
