@@ -80,3 +80,25 @@ expect_rc "pfilter --min-share=2 --weight=samples: exit 0" 0 $rc
 tot=$nsamp
 if awk -v t="$tot" '{ if ($NF * 100 < 2 * t) bad = 1 } END { exit bad }' a && [ -s a ]; then ok "pfilter --min-share=2 --weight=samples: every stack kept has >= 2 % of the samples"
 else notok "pfilter --min-share --weight=samples kept a stack under 2 %"; fi
+
+# ---- a program no one here wrote: xz (pcollect), its stream and its folded text ----
+head -c 2000000 /dev/urandom > rnd
+if ! command -v xz > /dev/null; then skip "xz under pcollect" "xz is not installed"
+elif ! pcollect -q -F 499 -o xz.sp -- xz -6 -T1 -c rnd > /dev/null 2> perr || [ ! -s xz.sp ]; then
+	skip "xz under pcollect" "pcollect could not sample here: $(tail -1 perr)"
+else
+	n=$(sp-dump xz.sp | grep -c '^sample ')
+	n3=$(echo "$n" | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta')
+	preport --weight=count xz.sp > r 2> e
+	expect_grep "xz: preport --weight=count: 'total $n3 samples' ($n sample records)" "^total $n3 samples, " r
+	preport xz.sp > r 2> e
+	expect_grep "xz: preport (period): time" '^total [0-9.]+ (s|ms), ' r
+	psvg --weight=samples xz.sp > o.svg 2> e
+	expect_grep "xz: psvg --weight=samples: samples" 'unit:"samples"' o.svg
+	pspeedscope --weight=bogus xz.sp > o 2> e; rc=$?
+	if [ $rc = 2 ] && grep -q -- "--weight=bogus: the input has no such value column (its columns: samples, period)" e; then
+		ok "xz: pspeedscope --weight=bogus: exit 2, the columns named"; else notok "xz: pspeedscope --weight=bogus (exit $rc)"; cat e; fi
+	pfold xz.sp > xz.folded 2> /dev/null
+	pmerge xz.sp xz.folded | preport --weight=count > r 2> e
+	expect_grep "xz: pmerge xz.sp xz.folded: the sample count is the stream's alone" "^total $n3 samples, " r
+fi
