@@ -22,6 +22,8 @@ static const char synopsis[] =
 	"      --max-gap=MS        --split: a call goes on across gaps up to MS milliseconds\n"
 	"                          between samples (default: 4 sampling periods)\n"
 	"      --cpu-time          --split: measure calls by their time on CPU, not their span\n"
+	"      --weight=NAME       value column compared (default: period when present, else the\n"
+	"                          first; count = samples)\n"
 	"      --keep-suffixes     compare compiler clones (foo.isra.0, foo.cold) as themselves,\n"
 	"                          not as foo\n"
 	"      --roots=MODE        the root frames (process names): auto (default: matched\n"
@@ -51,7 +53,7 @@ static const char synopsis[] =
 
 static int cmd_pdiff(int argc, char **argv)
 {
-	enum { O_SPLIT = 256, O_TOP, O_REPORT, O_EXIT, O_THRESHOLD, O_FOLDED, O_GAP, O_CPU, O_KEEPSUF, O_ROOTS };
+	enum { O_SPLIT = 256, O_TOP, O_REPORT, O_EXIT, O_THRESHOLD, O_FOLDED, O_GAP, O_CPU, O_KEEPSUF, O_ROOTS, O_WEIGHT };
 	static const struct option longopts[] = {
 		{ "normalize", no_argument, NULL, 'n' },
 		{ "strip-hex", no_argument, NULL, 's' },
@@ -60,6 +62,7 @@ static int cmd_pdiff(int argc, char **argv)
 		{ "split", required_argument, NULL, O_SPLIT },
 		{ "max-gap", required_argument, NULL, O_GAP },
 		{ "cpu-time", no_argument, NULL, O_CPU },
+		{ "weight", required_argument, NULL, O_WEIGHT },
 		{ "report", optional_argument, NULL, O_REPORT },
 		{ "top", required_argument, NULL, O_TOP },
 		{ "exit-code", no_argument, NULL, O_EXIT },
@@ -105,6 +108,7 @@ static int cmd_pdiff(int argc, char **argv)
 			o.split_func = func;
 			break;
 		case O_CPU: o.cpu_time = 1; break;
+		case O_WEIGHT: o.weight = optarg; break;
 		case O_GAP: {
 			double ms = strtod(optarg, &end);
 			if (end == optarg || *end || !(ms > 0 && ms < 1e9))

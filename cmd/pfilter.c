@@ -31,6 +31,8 @@ static const char synopsis[] =
 	"                          from the first sample (binary stream with timestamps)\n"
 	"      --last=S            the last S seconds of the input\n"
 	"      --min-share=PCT     drop stacks below PCT percent of the total\n"
+	"      --weight=NAME       the value column --min-share weighs (default: period when\n"
+	"                          present, else the first; count = samples)\n"
 	"      --max-depth=N       cut stacks to N frames from the root\n"
 	"      --collapse-recursion[=direct|all]  a frame calling itself (or, with all, any\n"
 	"                          frame recurring further up) becomes one frame\n"
@@ -85,7 +87,7 @@ static int parse_time(const char *opt, const char *arg, uint64_t *ns, int *rel)
 static int cmd_pfilter(int argc, char **argv)
 {
 	enum { O_FOCUS = 256, O_EXCLUDE, O_HIDE, O_PRUNE, O_REPLACE, O_THREAD, O_PID, O_TID, O_FROM, O_TO,
-	       O_LAST, O_MINSHARE, O_MAXDEPTH, O_COLLAPSE, O_INVERT, O_SLOW, O_FAST, O_FOLDED, O_STATS, O_GAP, O_CPU };
+	       O_LAST, O_MINSHARE, O_MAXDEPTH, O_COLLAPSE, O_INVERT, O_SLOW, O_FAST, O_FOLDED, O_STATS, O_GAP, O_CPU, O_WEIGHT };
 	static const struct option longopts[] = {
 		{ "regexp", required_argument, NULL, 'e' },
 		{ "invert-match", no_argument, NULL, 'v' },
@@ -104,6 +106,7 @@ static int cmd_pfilter(int argc, char **argv)
 		{ "to", required_argument, NULL, O_TO },
 		{ "last", required_argument, NULL, O_LAST },
 		{ "min-share", required_argument, NULL, O_MINSHARE },
+		{ "weight", required_argument, NULL, O_WEIGHT },
 		{ "max-depth", required_argument, NULL, O_MAXDEPTH },
 		{ "collapse-recursion", optional_argument, NULL, O_COLLAPSE },
 		{ "collapse-recursive", optional_argument, NULL, O_COLLAPSE }, /* the peers' spelling */
@@ -189,6 +192,7 @@ static int cmd_pfilter(int argc, char **argv)
 			}
 			break;
 		}
+		case O_WEIGHT: o.weight = optarg; break;
 		case O_MAXDEPTH:
 			if (sp_opt_uint("--max-depth", optarg, &u) < 0)
 				goto usage_quiet;
@@ -271,6 +275,10 @@ static int cmd_pfilter(int argc, char **argv)
 		push(&grep, argv[optind++]);
 	else if (!grep.n && gflags) {
 		rc = sp_usage_error(synopsis, "-v, -i and -F need a PATTERN (or -e REGEX)");
+		goto out;
+	}
+	if (o.weight && !(o.min_share > 0)) {
+		rc = sp_usage_error(synopsis, "--weight is for --min-share (pfilter keeps every value column)");
 		goto out;
 	}
 	o.f.grep = grep.v;

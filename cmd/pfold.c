@@ -44,8 +44,9 @@ static const char synopsis[] =
 	"      --value=V           pprof input: the sample type to read, by index or name\n"
 	"                          (default: the profile's default, its last)\n"
 	"      --lines             frames \"func (file:line)\" when the input has source lines\n"
-	"      --weight=W          folded output counts samples (count) or sums periods (period,\n"
-	"                          the default); the binary stream keeps both\n"
+	"      --weight=NAME       the value column folded output prints: period (the default\n"
+	"                          when present, else the first), samples (or count), any\n"
+	"                          column of the input; the binary stream keeps them all\n"
 	"  -j, --jobs=N            threads folding perf script text, from a file or a pipe\n"
 	"                          (default: CPUs; the output does not depend on N)\n"
 	"  -q, --quiet             do not print each bad line (the summary is still printed)\n"
@@ -65,7 +66,6 @@ struct opts {
 	struct sp_read_opts read;
 	const char *event_filter;
 	int do_inline;
-	int weight_count;
 	int lines;
 	unsigned long jobs;
 	int quiet;
@@ -136,12 +136,7 @@ static int cmd_pfold(int argc, char **argv)
 		case O_VALUE: o.read.value = optarg; break;
 		case O_INLINE: o.do_inline = o.read.inline_frames = 1; break;
 		case O_LINES: o.lines = 1; break;
-		case O_WEIGHT:
-			if (!strcmp(optarg, "count") || !strcmp(optarg, "samples"))
-				o.weight_count = 1;
-			else if (strcmp(optarg, "period"))
-				return sp_usage_error(synopsis, "--weight must be count or period, not '%s'", optarg);
-			break;
+		case O_WEIGHT: o.fold.weight = optarg; break;
 		case 'j':
 			if (sp_opt_uint("--jobs", optarg, &o.jobs) < 0)
 				return SP_EXIT_ERROR;
@@ -157,7 +152,6 @@ static int cmd_pfold(int argc, char **argv)
 		default: return sp_usage_error(synopsis, NULL);
 		}
 	}
-	o.fold.weight = o.weight_count ? "samples" : NULL;
 	o.warn.quiet = o.quiet;
 	o.read.warn = sp_print_warning;
 	o.read.warn_ctx = &o.warn;

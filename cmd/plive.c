@@ -36,6 +36,8 @@ static const char synopsis[] =
 	"  -s, --sort=own|total|name  sort rows (default own)\n"
 	"  -n, --top=N             rows of a plain table (default 20, 0 = all)\n"
 	"      --once              print one plain table and exit\n"
+	"      --weight=NAME       value column to show (default: period when present, else\n"
+	"                          the first; count = samples)\n"
 	"  -f, --format=NAME       input format: perf, folded, pyspy, speedscope, stream,\n"
 	"                          perf.data, pprof (default: detect)\n"
 	"  -q, --quiet             do not print each bad input line\n"
@@ -55,7 +57,7 @@ struct opts {
 	int speed_set, once, quiet, rows;
 	enum sp_live_mode mode;
 	enum sp_live_sort sort;
-	const char *format, *file;
+	const char *format, *file, *weight;
 	struct sp_warnings warn;
 	struct sp_read_opts read;
 };
@@ -535,7 +537,7 @@ static int opt_secs(const char *opt, const char *val, double min, double *out)
 
 static int cmd_plive(int argc, char **argv)
 {
-	enum { O_EWMA = 256, O_SPEED, O_ONCE };
+	enum { O_EWMA = 256, O_SPEED, O_ONCE, O_WEIGHT };
 	static const struct option longopts[] = {
 		{ "interval", required_argument, NULL, 'i' },
 		{ "window", required_argument, NULL, 'w' },
@@ -546,6 +548,7 @@ static int cmd_plive(int argc, char **argv)
 		{ "top", required_argument, NULL, 'n' },
 		{ "rows", required_argument, NULL, 'n' },
 		{ "once", no_argument, NULL, O_ONCE },
+		{ "weight", required_argument, NULL, O_WEIGHT },
 		{ "format", required_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -606,6 +609,7 @@ static int cmd_plive(int argc, char **argv)
 			o.format = optarg;
 			break;
 		case 'q': o.quiet = 1; break;
+		case O_WEIGHT: o.weight = optarg; break;
 		case 'h': fputs(synopsis, stdout); return SP_EXIT_OK;
 		case 'V': return sp_version();
 		case SP_OPT_PARTIAL: o.read.partial = 1; break;
@@ -636,6 +640,7 @@ static int cmd_plive(int argc, char **argv)
 		o.read.warn = NULL;
 
 	struct sp_live *l = sp_live_new((uint64_t)(o.window * 1e9), (uint64_t)(o.ewma * 1e9));
+	sp_live_set_weight(l, o.weight);
 	struct reader r;
 	memset(&r, 0, sizeof r);
 	r.l = l;

@@ -31,7 +31,7 @@ static const char synopsis[] =
 	"                          (arg2, ret)\n"
 	"  -O, --output-format=F   text (default), tsv or json (--json: the same as -O json)\n"
 	"      --weight=NAME       value column to count (default: period when present, else\n"
-	"                          the first, as pfold prints)\n"
+	"                          the first, as pfold prints; count = samples)\n"
 	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
 	"                          speedscope, stream, perf.data, pprof, cprofile, du\n"
 	"                          (default: detect)\n"
@@ -66,15 +66,8 @@ static int r_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sam
 	if (!r->have_col) {
 		r->have_col = 1;
 		r->event = smp->event;
-		r->col = sp_weight_column(p);
-		if (r->weight) {
-			r->col = -1;
-			for (int i = 0; i < sp_profile_nvalues(p); i++)
-				if (!strcmp(sp_profile_value_name(p, i), r->weight))
-					r->col = i;
-			if (r->col < 0)
-				return sp_err_set(err, "--weight: the input has no value column '%s'", r->weight);
-		}
+		if ((r->col = sp_value_column(p, r->weight, err)) < 0)
+			return -1;
 	}
 	sp_agg_entry(r->agg, sp_agg_thread(p, smp->thread), smp->stack)[0] += smp->values[r->col];
 	return 0;

@@ -29,7 +29,9 @@ static const char synopsis[] =
 	"  -a, --all-threads       add one profile of all kept threads merged (each stack\n"
 	"                          under its thread's name)\n"
 	"      --side=a|b          which side of two-value (diff) input to write\n"
-	"      --weight=W          auto (default), count (samples, unit none) or period\n"
+	"      --weight=NAME       value column of the weights (default auto: time when the\n"
+	"                          input has it, else bytes, else period or the first;\n"
+	"                          count = samples)\n"
 	"      --max-depth=N       cut stacks deeper than N frames (default 3000, what speedscope\n"
 	"                          draws in Chromium), with a warning\n"
 	"      --name=NAME         the name speedscope shows (default: the input file's name)\n"
@@ -113,15 +115,8 @@ static int cmd_pspeedscope(int argc, char **argv)
 			else
 				return sp_usage_error(synopsis, "--side must be a or b, not '%s'", optarg);
 			break;
-		case O_WEIGHT:
-			if (!strcmp(optarg, "auto"))
-				o.ss.weight = SP_SSW_AUTO;
-			else if (!strcmp(optarg, "count") || !strcmp(optarg, "samples"))
-				o.ss.weight = SP_SSW_COUNT;
-			else if (!strcmp(optarg, "period"))
-				o.ss.weight = SP_SSW_PERIOD;
-			else
-				return sp_usage_error(synopsis, "--weight must be auto, count or period, not '%s'", optarg);
+		case O_WEIGHT: /* "auto": the default, as before names were taken */
+			o.ss.weight = strcmp(optarg, "auto") ? optarg : NULL;
 			break;
 		case O_MAXDEPTH:
 			if (sp_opt_uint("--max-depth", optarg, &depth) < 0)

@@ -257,6 +257,26 @@ static void warn_bad(struct sp_read_opts *o, struct sp_input *in, const char *wh
 	o->warn(o->warn_ctx, &e);
 }
 
+/* One-value folded text read after an input with columns of its own (pmerge
+ * x.sp y.folded): its value, of unknown unit, adds to their weight column
+ * (period, else the first), never to a count it may not be; the other
+ * columns get 0 for its lines.  Said once when that mixes units. */
+static int unitless_into(struct sp_profile *p, struct sp_input *in, struct sp_read_opts *o)
+{
+	int col = sp_value_column(p, NULL, NULL), nv = sp_profile_nvalues(p);
+	const char *unit = sp_value_unit(p, col, 0);
+	if (!sp_profile_unit_set(p, col) && !strcmp(sp_profile_value_name(p, col), "period"))
+		unit = ""; /* perf script text: the event was each sample's */
+	if ((*unit || nv > 1) && o->warn) {
+		struct sp_err e;
+		sp_err_set(&e, "%s: folded text has no unit: its values are added to column '%s'%s%s%s as they are%s",
+			   sp_input_name(in), sp_profile_value_name(p, col), *unit ? " (" : "", unit, *unit ? ")" : "",
+			   nv > 1 ? "; the other columns get 0 for its lines" : "");
+		o->warn(o->warn_ctx, &e);
+	}
+	return col;
+}
+
 static int read_folded(struct sp_input *in, struct sp_profile *p, struct sp_sink *sink, struct sp_read_opts *o,
 		       struct sp_err *err, int pyspy)
 {
@@ -265,6 +285,7 @@ static int read_folded(struct sp_input *in, struct sp_profile *p, struct sp_sink
 	sp_u64map_init(&sc.map);
 	int nv = sp_profile_nvalues(p);
 	int want = 0; /* columns in this file: decided by the first line */
+	int col = 0;  /* where a one-value line's value goes */
 	if (nv == 2 && !strcmp(sp_profile_value_name(p, 0), "a"))
 		want = 2;
 	struct sp_sample smp;
@@ -295,7 +316,9 @@ static int read_folded(struct sp_input *in, struct sp_profile *p, struct sp_sink
 		if (!want) {
 			want = k;
 			if (nv == 0) {
-				static const char *const one[] = { "samples" }, *const two[] = { "a", "b" };
+				/* Folded text's value has no unit: pfold prints
+				 * perf's period (ns or events), a count, bytes... */
+				static const char *const one[] = { "value" }, *const two[] = { "a", "b" };
 				sp_profile_set_values(p, k, k == 2 ? two : one);
 				nv = k;
 			} else if (k == 2) {
@@ -303,6 +326,8 @@ static int read_folded(struct sp_input *in, struct sp_profile *p, struct sp_sink
 					  "two-value (diff) input cannot be mixed with one-value input");
 				rc = -1;
 				break;
+			} else {
+				col = unitless_into(p, in, o);
 			}
 		}
 		uint32_t node;
@@ -341,8 +366,7 @@ static int read_folded(struct sp_input *in, struct sp_profile *p, struct sp_sink
 			smp.values[0] = c[0];
 			smp.values[1] = c[1];
 		} else {
-			for (int i = 0; i < nv && i < SP_MAX_VALUES; i++)
-				smp.values[i] = c[0];
+			smp.values[col] = c[0];
 		}
 		if (sink->sample && sink->sample(sink, p, &smp, err) < 0) {
 			rc = -1;

@@ -126,6 +126,7 @@ struct block_ent {
 };
 
 struct perf_state {
+	int period_only;   /* the profile's one column is folded text's "value" */
 	struct block_ent *blocks; /* BLOCK_SETS * BLOCK_WAYS, allocated on first use */
 	int use_node;      /* flush_sample: the stack is `node`, not frames[] */
 	uint32_t node;
@@ -946,8 +947,8 @@ static int parse_event(struct perf_state *st, const char *line, size_t len, int 
 thread_done:
 	st->smp.event = evid;
 	st->smp.time = time;
-	st->smp.values[0] = 1;
 	st->smp.values[1] = period ? (double)period : 1;
+	st->smp.values[0] = st->period_only ? st->smp.values[1] : 1;
 
 	if (frame_s && !parse_frame(st, frame_s, line + len))
 		warn_line(st, "cannot parse the frame on this event line", line, len);
@@ -1122,6 +1123,9 @@ struct sp_perf_reader *sp_perf_reader_new(struct sp_profile *p, struct sp_sink *
 		static const char *const names[] = { "samples", "period" };
 		sp_profile_set_values(p, 2, names);
 	}
+	/* after folded text (one column of unknown unit, what pfold
+	 * printed: the period), the period fills it, as a stream's does */
+	st->period_only = sp_profile_nvalues(p) == 1 && !strcmp(sp_profile_value_name(p, 0), "value");
 	if (o->event_filter && *o->event_filter) {
 		st->filter_event = sp_str_intern(p, o->event_filter, strlen(o->event_filter));
 		st->filter_defaulted = o->event_filter_defaulted;

@@ -80,6 +80,7 @@ struct qent {
 struct bid { uint32_t path; uint8_t len; uint8_t id[20]; };
 
 struct pd {
+	int period_only; /* the profile's one column is folded text's "value" */
 	struct sp_input *in;
 	const char *name;
 	struct sp_profile *p;
@@ -871,6 +872,8 @@ static int rename_sample(struct sp_sink *s, struct sp_profile *p, const struct s
 	struct pd *d = (struct pd *)((char *)s - offsetof(struct pd, renamer));
 	struct sp_sample c = *smp;
 	c.stack = rename_node(d, smp->stack);
+	if (d->period_only)
+		c.values[0] = c.values[1];
 	d->samples++;
 	return d->sink->sample ? d->sink->sample(d->sink, p, &c, err) : 0;
 }
@@ -1697,6 +1700,9 @@ static int perfdata_read(struct sp_input *in, struct sp_profile *p, struct sp_si
 		static const char *const names[] = { "samples", "period" };
 		sp_profile_set_values(p, 2, names);
 	}
+	/* after folded text (one column of unknown unit, what pfold
+	 * printed: the period), the period fills it, as a stream's does */
+	d.period_only = sp_profile_nvalues(p) == 1 && !strcmp(sp_profile_value_name(p, 0), "value");
 	if (o->event_filter && *o->event_filter) {
 		d.filter_event = sp_str_intern(p, o->event_filter, strlen(o->event_filter));
 		d.filter_defaulted = o->event_filter_defaulted;

@@ -314,6 +314,15 @@ int sp_perf_fold_parallel(struct sp_input *in, const struct sp_perf_par_opts *po
 			w[i].fold = fold;
 		} else {
 			w[i].p = sp_profile_new();
+			/* the caller's columns (folded text's "value" read
+			 * before: the period fills it), so that its fold adds
+			 * up column by column as worker 0's */
+			const char *cols[SP_MAX_VALUES];
+			int nc = sp_profile_nvalues(p);
+			for (int j = 0; j < nc; j++)
+				cols[j] = sp_profile_value_name(p, j);
+			if (nc)
+				sp_profile_set_values(w[i].p, nc, cols);
 			w[i].fold = sp_fold_new(w[i].p, po->fold);
 			sp_fold_set_lines(w[i].fold, po->lines);
 		}

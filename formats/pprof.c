@@ -983,6 +983,17 @@ int sp_pprof_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sin
 	int pn = sp_profile_nvalues(p);
 	if (!pn) {
 		sp_profile_set_values(p, ncols, vnames);
+		/* The sample types' units, as our commands show them: time
+		 * in ns, bytes; a count is named by its type ("samples",
+		 * "alloc_objects"); other units ("microseconds") as they are. */
+		for (int i = 0; i < ncols; i++) {
+			uint32_t u = pstr(&pr, vt[cols[i]].unit);
+			const char *us = sp_str(p, u);
+			if (!strcmp(us, "nanoseconds"))
+				sp_profile_set_unit(p, i, "ns");
+			else if (strcmp(us, "count"))
+				sp_profile_set_unit(p, i, us);
+		}
 	} else {
 		int same = pn == ncols;
 		for (int i = 0; same && i < ncols; i++)

@@ -256,11 +256,6 @@ static int spill(struct sp_speedscope_writer *w, struct tstate *t, struct sp_err
 	return 0;
 }
 
-static int is_clock_event(const char *ev)
-{
-	return !strncmp(ev, "cpu-clock", 9) || !strncmp(ev, "task-clock", 10);
-}
-
 static int col_named(const struct sp_profile *p, const char *name)
 {
 	for (int i = 0; i < sp_profile_nvalues(p); i++)
@@ -269,14 +264,12 @@ static int col_named(const struct sp_profile *p, const char *name)
 	return -1;
 }
 
-/* Is value column i in nanoseconds?  By its name, or perf's "period" of a
- * clock event (cpu-clock and task-clock count nanoseconds). */
+/* Is value column i in nanoseconds?  By its unit: a stream's header, a
+ * pprof sample type, a name ("cpu-ns") or perf's "period" of a clock event
+ * (cpu-clock and task-clock count nanoseconds). */
 static int col_is_ns(const struct sp_profile *p, int i, uint32_t event)
 {
-	const char *n = sp_profile_value_name(p, i);
-	if (!strcmp(n, "ns") || !strcmp(n, "cpu-ns") || !strcmp(n, "wall-ns") || !strcmp(n, "time-ns"))
-		return 1;
-	return !strcmp(n, "period") && event && is_clock_event(sp_str(p, event));
+	return sp_unit_is_time(sp_value_unit(p, i, event));
 }
 
 static int decide(struct sp_speedscope_writer *w, const struct sp_sample *smp, struct sp_err *err)
@@ -301,43 +294,40 @@ static int decide(struct sp_speedscope_writer *w, const struct sp_sample *smp, s
 	for (int i = 0; i < nv && ns < 0; i++)
 		if (col_is_ns(p, i, smp->event))
 			ns = i;
-	int period = col_named(p, "period"), samples = col_named(p, "samples"), bytes = col_named(p, "bytes");
+	int period = col_named(p, "period"), bytes = col_named(p, "bytes");
+	for (int i = 0; i < nv && bytes < 0; i++)
+		if (!strcmp(sp_value_unit(p, i, smp->event), "bytes"))
+			bytes = i; /* pprof's alloc_space, inuse_space */
 	int calls = col_named(p, "calls");
-	switch (w->o.weight) {
-	case SP_SSW_COUNT:
-		w->col = samples >= 0 ? samples : 0;
-		break;
-	case SP_SSW_PERIOD:
-		w->col = period >= 0 ? period : 0;
-		if (w->col == ns) {
+	if (w->o.weight) {
+		/* a column by name: its unit, durations when it is time */
+		if ((w->col = sp_value_column(p, w->o.weight, err)) < 0)
+			return -1;
+		const char *u = sp_value_unit(p, w->col, smp->event);
+		if (sp_unit_is_time(u)) {
 			w->unit = "nanoseconds";
 			w->timed = w->has_time;
-		} else if (w->col == bytes) {
+		} else if (!strcmp(u, "bytes")) {
 			w->unit = "bytes";
 		}
-		break;
-	case SP_SSW_AUTO:
-		if (ns >= 0) {
-			w->col = ns;
-			w->unit = "nanoseconds";
-			w->timed = w->has_time;
-		} else if (bytes >= 0 || calls >= 0) {
-			/* probe hits (pcollect --stacks): their times are not
-			 * durations; bytes (allocations) or a count of calls */
-			w->col = bytes >= 0 ? bytes : calls;
-			if (bytes >= 0)
-				w->unit = "bytes";
-		} else if (w->has_time) {
-			w->col = -1;
-			w->unit = "nanoseconds";
-			w->timed = 1;
-		} else if (period >= 0) {
-			w->col = period;
-		} else if (bytes >= 0) {
-			w->col = bytes;
+		return 0;
+	}
+	if (ns >= 0) {
+		w->col = ns;
+		w->unit = "nanoseconds";
+		w->timed = w->has_time;
+	} else if (bytes >= 0 || calls >= 0) {
+		/* probe hits (pcollect --stacks): their times are not
+		 * durations; bytes (allocations) or a count of calls */
+		w->col = bytes >= 0 ? bytes : calls;
+		if (bytes >= 0)
 			w->unit = "bytes";
-		}
-		break;
+	} else if (w->has_time) {
+		w->col = -1;
+		w->unit = "nanoseconds";
+		w->timed = 1;
+	} else if (period >= 0) {
+		w->col = period;
 	}
 	return 0;
 }
@@ -1082,7 +1072,7 @@ struct rd {
 	struct sp_buf stack; /* open brackets while skipping a value */
 	uint32_t *fid;       /* JSON frame index -> sp frame id */
 	int nframes;
-	int col;       /* our value column, -1 = every column (names did not match) */
+	int col;       /* our value column (see the first profile in rd_profile) */
 	int nv;
 	int unit_kind; /* 0 none, 1 time, 2 bytes */
 };
@@ -1505,11 +1495,7 @@ static int rd_emit(struct rd *r, uint32_t node, uint32_t thread, double w, uint6
 	smp.stack = node;
 	smp.thread = thread;
 	smp.time = time;
-	if (r->col >= 0)
-		smp.values[r->col] = w;
-	else
-		for (int i = 0; i < r->nv && i < SP_MAX_VALUES; i++)
-			smp.values[i] = w;
+	smp.values[r->col] = w;
 	if (r->sink->sample && r->sink->sample(r->sink, r->p, &smp, r->err) < 0)
 		return -1;
 	return 0;
@@ -1835,9 +1821,23 @@ static int rd_profile(struct rd *r, size_t *pi, int index, int nprofiles)
 			sp_profile_set_values(r->p, 1, &colname[kind]);
 			r->nv = 1;
 		}
+		/* after other input: the column of that name, else of that
+		 * unit (a cpu-clock period is ns), else (folded text's
+		 * unitless value, perf's events) the weight column alone,
+		 * said when others get 0 */
 		r->col = col_named(r->p, colname[kind]);
-		if (r->col < 0 && r->nv == 1)
-			r->col = 0;
+		for (int i = 0; i < r->nv && r->col < 0; i++)
+			if (!strcmp(sp_value_unit(r->p, i, 0), colname[kind]))
+				r->col = i;
+		if (r->col < 0) {
+			r->col = sp_value_column(r->p, NULL, NULL);
+			if (r->nv > 1 && r->o && r->o->warn) {
+				struct sp_err e;
+				sp_err_set(&e, "%s: its weights (%s) are added to column '%s' as they are; the other columns "
+					       "get 0 for its samples", r->name, u, sp_profile_value_name(r->p, r->col));
+				r->o->warn(r->o->warn_ctx, &e);
+			}
+		}
 	} else if (kind != r->unit_kind) {
 		rd_fail(r, pr.at, "profiles[%d]: unit \"%s\" differs from the first profile's (one value column per file)",
 			index, u);

@@ -24,18 +24,14 @@
 
 #include "format.h"
 
-/* Which value becomes the weight. */
-enum sp_speedscope_weight {
-	SP_SSW_AUTO = 0, /* a time column (ns) or timestamps -> nanoseconds; else counts */
-	SP_SSW_COUNT,    /* the "samples" column (or the first), unit none */
-	SP_SSW_PERIOD,   /* the "period" column (or the first), unit none unless it is ns */
-};
-
 struct sp_speedscope_opts {
 	const char *name;   /* the file's "name" (speedscope's title); NULL = "profile" */
 	int side;           /* two-value input: -1 refuse, 0 = a, 1 = b */
 	int all_threads;    /* add one merged profile of the selected threads */
-	enum sp_speedscope_weight weight;
+	/* The value column of the weights, by name (sp_value_column: "count"
+	 * is "samples"); NULL: a time column (ns) or timestamps -> nanoseconds,
+	 * else bytes, else the default column as a plain count. */
+	const char *weight;
 	uint32_t max_depth; /* frames per stack; deeper stacks are cut (0 = SP_SPEEDSCOPE_MAX_DEPTH) */
 	/* Thread selection: called once per thread with its profile name
 	 * ("comm (tid)"); returns non-zero to keep it.  NULL keeps every thread. */

@@ -432,6 +432,7 @@ struct reader {
 	const unsigned char *c, *e;
 	int bad;
 	int partial; /* --partial: a cut is a warning */
+	struct sp_read_opts *o; /* may be NULL */
 	int cut;     /* the input ends inside a stream (partial mode) */
 };
 
@@ -571,9 +572,10 @@ static int ref(struct reader *r, struct rmap *m, uint64_t id, const char *what, 
 
 /* Columns of a later stream that differ from the earlier input's are matched
  * by meaning, so mixed inputs work in any order:
- *  - after folded text (one "samples" column that holds what pfold printed:
- *    the period by default), the stream's weight column (period) fills it,
- *    as folded text read after a stream fills every column;
+ *  - after folded text (one "value" column of unknown unit that holds what
+ *    pfold printed: the period by default), the stream's weight column
+ *    (period) fills it, as folded text read after a stream adds to that
+ *    column (said once: the units may differ);
  *  - otherwise a column of the same name, else of the same unit (a count is
  *    a count, time is time: speedscope's "ns" takes perf's cpu-clock period).
  * Every earlier column must be filled; the stream's other columns are not
@@ -600,18 +602,20 @@ static int reconcile(struct reader *r, int n, const char *const *names, const ch
 			       : names[i];
 		}
 	}
-	if (pn == 1 && !strcmp(sp_profile_value_name(r->p, 0), "samples")) {
-		int w = -1;
+	if (pn == 1 && !strcmp(sp_profile_value_name(r->p, 0), "value")) {
+		int w = 0;
 		for (int i = 0; i < n; i++)
 			if (!strcmp(names[i], "period"))
 				w = i;
-		for (int i = 0; i < n && w < 0; i++)
-			if (!strcmp(names[i], "samples"))
-				w = i;
-		if (w >= 0) {
-			r->colmap[w] = 0;
-			return 1;
+		r->colmap[w] = 0;
+		if (r->o && r->o->warn && (*u[w] || n > 1)) {
+			struct sp_err e;
+			sp_err_set(&e, "%s: its column '%s'%s%s%s is added to the unitless values of the folded text "
+				       "before it%s", sp_input_name(r->in), names[w], *u[w] ? " (" : "", u[w],
+				   *u[w] ? ")" : "", n > 1 ? "; its other columns are not read" : "");
+			r->o->warn(r->o->warn_ctx, &e);
 		}
+		return 1;
 	}
 	for (int j = 0; j < pn; j++) {
 		const char *pname = sp_profile_value_name(r->p, j);
@@ -628,6 +632,26 @@ static int reconcile(struct reader *r, int n, const char *const *names, const ch
 		r->colmap[src] = j;
 	}
 	return 1;
+}
+
+/* Columns of the same name whose units differ (a cpu-clock period in ns
+ * and a cycles period in events) are added as they are, and said once.
+ * perf script text read before has no unit for its period but each
+ * sample's event: not compared. */
+static void say_unlike_units(struct reader *r, int n, const char *const *names, const char *units,
+			     const size_t *uat)
+{
+	for (int i = 0; i < n && r->o && r->o->warn; i++) {
+		const char *su = units + uat[i], *pu = sp_value_unit(r->p, r->colmap[i], 0);
+		if (!sp_profile_unit_set(r->p, r->colmap[i]) && !strcmp(names[i], "period"))
+			continue;
+		if (*su && *pu && strcmp(su, pu)) {
+			struct sp_err e;
+			sp_err_set(&e, "%s: its column '%s' (%s) is added to the earlier input's (%s) as it is",
+				   sp_input_name(r->in), names[i], su, pu);
+			r->o->warn(r->o->warn_ctx, &e);
+		}
+	}
 }
 
 static int read_header(struct reader *r)
@@ -714,6 +738,8 @@ static int read_header(struct reader *r)
 	}
 	if (!same && !set)
 		same = reconcile(r, (int)n, names, have_units ? nb.p : NULL, uat);
+	else if (same && !set && have_units)
+		say_unlike_units(r, (int)n, names, nb.p, uat);
 	if (!same) {
 		struct sp_buf a = SP_BUF_INIT, b = SP_BUF_INIT;
 		for (uint64_t i = 0; i < n; i++)
@@ -984,6 +1010,7 @@ int sp_stream_read_opts(struct sp_input *in, struct sp_profile *p, struct sp_sin
 	struct reader r;
 	memset(&r, 0, sizeof r);
 	r.partial = o && o->partial;
+	r.o = o;
 	r.in = in;
 	r.p = p;
 	r.sink = sink ? sink : &none;

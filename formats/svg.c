@@ -934,12 +934,7 @@ int sp_svg_write(FILE *out, const struct sp_flame *f, const struct sp_svg_opts *
 			sp_buf_adds(&remmsg, "Shape of the first profile: dashed frames are gone from the second");
 		} else if (nrem) {
 			sp_buf_addf(&remmsg, "%zu path%s of the first profile (", nrem, nrem == 1 ? "" : "s");
-			if (o->countname) {
-				sp_buf_addnum(&remmsg, rem * o->factor);
-				sp_buf_addf(&remmsg, " %s", o->countname);
-			} else {
-				sp_buf_addvalue(&remmsg, rem * o->factor, unit);
-			}
+			sp_buf_addvalue(&remmsg, rem * o->factor, o->countname ? o->countname : unit);
 			sp_buf_addf(&remmsg, ") %s gone from the second: psvg --show-removed draws them",
 				    nrem == 1 ? "is" : "are");
 		}
@@ -1156,8 +1151,8 @@ int sp_svg_write(FILE *out, const struct sp_flame *f, const struct sp_svg_opts *
 		    o->inverted, o->flamechart, diff, o->negate, o->show_removed, scale, o->factor,
 		    round(maxdelta * scale));
 	/* "ns" makes the script show time as ms or s; any other unit is
-	 * printed after the number ("14 samples"); --countname is taken as
-	 * it is given. */
+	 * printed after the number ("14 samples"), none when it is unknown
+	 * (folded text); --countname names it: "ns" is time, as in the data. */
 	sp_buf_adds(&b, "unit:");
 	js_clean(&b, o->countname ? o->countname : unit);
 	sp_buf_adds(&b, ",nametype:");

@@ -30,9 +30,10 @@ struct dsink {
 	struct sp_agg *agg;
 	struct sp_filter *f;
 	struct sp_calls *calls;
-	int side, col, learning, scan;
-	const char *name;
-	char unit[2][32]; /* of each side's column (sp_value_unit), "" until its first sample */
+	int side, col, have_col, learning, scan;
+	const char *name, *weight;
+	char unit[2][32]; /* of each side's column (sp_value_unit), from its first sample */
+	int have_unit[2];
 };
 
 static void note_root(struct rootinfo *r, const struct sp_profile *p, uint32_t thread)
@@ -75,11 +76,16 @@ static int on_split(void *ctx, const struct sp_sample *smp, enum sp_call_where w
 static int d_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err)
 {
 	struct dsink *d = (struct dsink *)s;
-	if (!d->col && sp_profile_nvalues(p) > 1)
-		d->col = sp_weight_column(p);
+	if (!d->have_col) {
+		if ((d->col = sp_value_column(p, d->weight, err)) < 0)
+			return -1;
+		d->have_col = 1;
+	}
 	int side = d->calls ? 0 : d->side;
-	if (!d->unit[side][0])
+	if (!d->have_unit[side]) {
 		snprintf(d->unit[side], sizeof d->unit[side], "%s", sp_value_unit(p, d->col, smp->event));
+		d->have_unit[side] = 1;
+	}
 	if (!d->calls)
 		return dadd(d, smp, d->side);
 	if (d->scan) {
@@ -366,6 +372,7 @@ int sp_diff_run(const struct sp_diff_opts *o, char **files, int nfiles, FILE *ou
 	d.sink.trace = d_trace;
 	d.p = p;
 	d.agg = agg;
+	d.weight = o->weight;
 	int split = o->split_func != NULL;
 	for (int i = 0; i < nfiles && i < 2; i++)
 		if (!(src[i] = sp_source_open(files[i], split, err)))
@@ -426,8 +433,8 @@ int sp_diff_run(const struct sp_diff_opts *o, char **files, int nfiles, FILE *ou
 	}
 	if (change)
 		*change = sp_report_max_change(agg);
-	const char *ua = d.unit[0][0] ? d.unit[0] : "samples";
-	const char *ub = split ? ua : d.unit[1][0] ? d.unit[1] : "samples";
+	const char *ua = d.have_unit[0] ? d.unit[0] : "samples";
+	const char *ub = split ? ua : d.have_unit[1] ? d.unit[1] : "samples";
 	if (o->report) {
 		struct sp_report_opts ro = o->ropts;
 		ro.unit = ua;

@@ -45,6 +45,7 @@ struct sp_diff_opts {
 	struct sp_report_opts ropts;
 	int quiet;                   /* no call statistics */
 	struct sp_roots_opts roots;  /* --roots */
+	const char *weight;          /* --weight: value column compared (sp_value_column) */
 };
 
 /* Runs pdiff on files (two, or one with split_func).  *change gets the

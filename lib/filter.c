@@ -173,14 +173,6 @@ int sp_source_read(struct sp_source *s, const char *format, struct sp_profile *p
 	return rc;
 }
 
-int sp_weight_column(const struct sp_profile *p)
-{
-	for (int i = 0; i < sp_profile_nvalues(p); i++)
-		if (!strcmp(sp_profile_value_name(p, i), "period"))
-			return i;
-	return 0;
-}
-
 /* ---- the stack filter ---- */
 
 enum { M_GREP = 1, M_FOCUS = 2, M_EXCLUDE = 4, M_HIDE = 8, M_PRUNE = 16, M_DONE = 128 };
@@ -698,7 +690,7 @@ static uint64_t stack_hash(struct select *s, uint32_t node)
 	return s->hash[node];
 }
 
-static void share_cols(struct select *s, struct sp_profile *p)
+static int share_cols(struct select *s, struct sp_profile *p, struct sp_err *err)
 {
 	if (sp_profile_nvalues(p) == 2 && !strcmp(sp_profile_value_name(p, 0), "a") &&
 	    !strcmp(sp_profile_value_name(p, 1), "b")) {
@@ -706,9 +698,11 @@ static void share_cols(struct select *s, struct sp_profile *p)
 		s->cols[0] = 0;
 		s->cols[1] = 1;
 	} else {
+		if ((s->cols[0] = sp_value_column(p, s->o->weight, err)) < 0)
+			return -1;
 		s->ncols = 1;
-		s->cols[0] = sp_weight_column(p);
 	}
+	return 0;
 }
 
 static int emit_out(struct select *s, const struct sp_sample *smp, struct sp_err *err)
@@ -717,8 +711,8 @@ static int emit_out(struct select *s, const struct sp_sample *smp, struct sp_err
 	if (stack == SP_FILTER_DROP)
 		return 0;
 	if (s->o->min_share > 0) {
-		if (!s->ncols)
-			share_cols(s, s->p);
+		if (!s->ncols && share_cols(s, s->p, err) < 0)
+			return -1;
 		/* Stacks of differently named threads are different lines of
 		 * folded text (comm root frames): keep them apart here too. */
 		uint64_t key = stack_hash(s, stack);

@@ -111,6 +111,7 @@ struct sp_select_opts {
 	uint64_t max_gap;       /* ns, 0 = default (see calls.h) */
 	int cpu_time;           /* durations on CPU (see calls.h) */
 	double min_share;       /* percent; 0 = none */
+	const char *weight;     /* the column min_share weighs (sp_value_column) */
 	enum sp_output output;
 	const char *format;     /* -f: force the input format */
 	int quiet;              /* no call statistics on stderr */
@@ -130,7 +131,5 @@ int sp_select_run(const struct sp_select_opts *o, char **files, int nfiles, FILE
  * static copy.  Returns 0 or -1. */
 int sp_parse_func_pct(const char *arg, char *func, size_t funcsz, double *pct);
 
-/* Value column a weight is read from: "period" when present, else 0. */
-int sp_weight_column(const struct sp_profile *p);
 
 #endif

@@ -203,25 +203,29 @@ double sp_flame_removed(const struct sp_flame *f, size_t *nframes)
 }
 
 /* Decide the value columns on the first sample: the profile's value names
- * are known by then. */
-static void pick_columns(struct sp_flame *f, struct sp_profile *p, uint32_t event)
+ * are known by then.  An unknown --weight is an error (err NULL: no sample
+ * came, nothing to draw with it anyway). */
+static int pick_columns(struct sp_flame *f, struct sp_profile *p, uint32_t event, struct sp_err *err)
 {
 	int n = sp_profile_nvalues(p);
 	f->ncols = n < 1 ? 1 : n;
 	f->col = 0;
 	if (n == 2 && !strcmp(sp_profile_value_name(p, 0), "a") && !strcmp(sp_profile_value_name(p, 1), "b")) {
 		f->diff = 1;
-	} else {
-		for (int i = 0; i < n; i++) {
-			const char *name = sp_profile_value_name(p, i);
-			if (f->o.weight ? !strcmp(name, f->o.weight) : !strcmp(name, "period"))
-				f->col = i;
+	} else if (n) {
+		struct sp_err e;
+		f->col = sp_value_column(p, f->o.weight, err ? err : &e);
+		if (f->col < 0) {
+			f->col = 0;
+			if (err)
+				return -1;
 		}
 	}
 	snprintf(f->unit, sizeof f->unit, "%s", n ? sp_value_unit(p, f->col, event) : "samples");
+	return 0;
 }
 
-const char *sp_flame_unit(const struct sp_flame *f) { return f->unit[0] ? f->unit : "samples"; }
+const char *sp_flame_unit(const struct sp_flame *f) { return f->ncols < 0 ? "samples" : f->unit; }
 
 void sp_flame_name_source(const struct sp_flame *f, uint32_t name, struct sp_buf *out)
 {
@@ -242,8 +246,8 @@ void sp_flame_name_source(const struct sp_flame *f, uint32_t name, struct sp_buf
 static int flame_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err)
 {
 	struct sp_flame *f = (struct sp_flame *)s;
-	if (f->ncols < 0)
-		pick_columns(f, p, smp->event);
+	if (f->ncols < 0 && pick_columns(f, p, smp->event, err) < 0)
+		return -1;
 	double a, b;
 	if (f->diff) {
 		a = smp->values[0];
@@ -841,7 +845,7 @@ static void emit(struct sp_flame *f)
 void sp_flame_finish(struct sp_flame *f)
 {
 	if (f->ncols < 0)
-		pick_columns(f, f->p, 0);
+		pick_columns(f, f->p, 0, NULL);
 	tree_push(&f->t, 0, intern_name(f, "all", 3, SP_KIND_SYNTHETIC), SP_KIND_SYNTHETIC, f->diff);
 	if (f->o.flamechart) {
 		build_chart(f);

@@ -84,7 +84,7 @@ double sp_flame_max_delta(const struct sp_flame *f); /* largest |self_delta|, >=
  * vanished subtree. */
 double sp_flame_removed(const struct sp_flame *f, size_t *nframes);
 /* The unit of the drawn values (sp_value_unit of the column): "samples",
- * "ns", ...; "samples" before the first sample. */
+ * "ns", "" (unknown: folded text), ...; "samples" before the first sample. */
 const char *sp_flame_unit(const struct sp_flame *f);
 /* Where the frames of a name are: "file.c:12", "file.c, several lines",
  * "several files", or nothing when the input has no source lines. */

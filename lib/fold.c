@@ -454,16 +454,9 @@ int sp_fold_write(struct sp_fold *f, FILE *out, struct sp_err *err)
 		nvals = f->adopted[i]->nvals;
 	int two = nvals == 2 && !strcmp(sp_profile_value_name(p, 0), "a") &&
 		  !strcmp(sp_profile_value_name(p, 1), "b");
-	int col = 0;
-	if (f->o.weight) {
-		for (int i = 0; i < nvals; i++)
-			if (!strcmp(sp_profile_value_name(p, i), f->o.weight))
-				col = i;
-	} else {
-		for (int i = 0; i < nvals; i++)
-			if (!strcmp(sp_profile_value_name(p, i), "period"))
-				col = i;
-	}
+	int col = nvals ? sp_value_column(p, f->o.weight, err) : 0;
+	if (col < 0)
+		return -1;
 	int ca = two ? 0 : col, cb = two ? 1 : -1; /* the columns written */
 	size_t k = 1 + f->nadopted;
 	struct rendered *r = sp_xcalloc(k, sizeof *r);

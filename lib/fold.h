@@ -28,8 +28,8 @@ struct sp_fold_opts {
 	enum sp_fold_label label; /* for samples that have a thread */
 	int annotate_kernel;      /* _[k] on kernel frames */
 	int annotate_jit;         /* _[j] on jit frames */
-	const char *weight;       /* value column to print: name, NULL = the
-				   * first ("period" for perf input) */
+	const char *weight;       /* value column to print (sp_value_column):
+				   * NULL = "period" when present, else the first */
 };
 
 struct sp_fold;

@@ -50,6 +50,7 @@ struct sp_live {
 	uint64_t tmin, tmax;
 	uint32_t max_thread;
 	int have_time, time_unit, weight_col, cols_known;
+	const char *weight; /* --weight, NULL = the default column */
 	int ended, stop;
 	uint64_t wall0;
 	/* scratch of sp_live_compute (view thread only) */
@@ -65,6 +66,8 @@ static uint64_t mono_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+void sp_live_set_weight(struct sp_live *l, const char *name) { l->weight = name; }
 
 struct sp_live *sp_live_new(uint64_t window_ns, uint64_t half_life_ns)
 {
@@ -280,8 +283,11 @@ static int live_sample(struct sp_sink *sk, struct sp_profile *p, const struct sp
 		return -1;
 	}
 	if (!l->cols_known) {
+		if ((l->weight_col = sp_value_column(p, l->weight, err)) < 0) {
+			pthread_mutex_unlock(&l->mu);
+			return -1;
+		}
 		l->cols_known = 1;
-		l->weight_col = sp_weight_column(p);
 		l->time_unit = sp_unit_is_time(sp_value_unit(p, l->weight_col, smp->event));
 	}
 	struct lsample s;

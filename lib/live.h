@@ -35,6 +35,9 @@ struct sp_live;
  * than the newest minus this are dropped); half_life_ns: the EWMA's. */
 struct sp_live *sp_live_new(uint64_t window_ns, uint64_t half_life_ns);
 void sp_live_free(struct sp_live *l);
+/* The value column shown (sp_value_column; NULL = the default), set
+ * before reading: an unknown name fails the read. */
+void sp_live_set_weight(struct sp_live *l, const char *name);
 
 /* Reads path ("-" = stdin) with the format (NULL = probe) into l, until
  * its end.  speed > 0 paces the samples: stream time runs speed times as

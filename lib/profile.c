@@ -346,6 +346,30 @@ void sp_profile_set_unit(struct sp_profile *p, int i, const char *unit)
 	p->value_units[i] = unit && *unit ? sp_xstrndup(unit, strlen(unit)) : NULL;
 }
 
+int sp_value_column(const struct sp_profile *p, const char *name, struct sp_err *err)
+{
+	if (!name) {
+		for (int i = 0; i < p->nvalues; i++)
+			if (!strcmp(p->value_names[i], "period"))
+				return i;
+		return 0;
+	}
+	for (int i = 0; i < p->nvalues; i++)
+		if (!strcmp(p->value_names[i], name))
+			return i;
+	for (int i = 0; i < p->nvalues && !strcmp(name, "count"); i++)
+		if (!strcmp(p->value_names[i], "samples"))
+			return i;
+	char have[256] = "";
+	size_t at = 0;
+	for (int i = 0; i < p->nvalues && at < sizeof have; i++) {
+		int k = snprintf(have + at, sizeof have - at, "%s%s", i ? ", " : "", p->value_names[i]);
+		at += k > 0 ? (size_t)k : 0;
+	}
+	return sp_err_set(err, "--weight=%s: the input has no such value column (its columns: %s)", name,
+			  p->nvalues ? have : "none");
+}
+
 static int is_clock_event(const char *ev)
 {
 	return !strncmp(ev, "cpu-clock", 9) || !strncmp(ev, "task-clock", 10);
@@ -359,8 +383,11 @@ const char *sp_value_unit(const struct sp_profile *p, int i, uint32_t event)
 		return p->value_units[i];
 	const char *n = p->value_names[i];
 	size_t len = strlen(n);
-	if (!strcmp(n, "samples") || !strcmp(n, "count") || !strcmp(n, "a") || !strcmp(n, "b"))
+	if (!strcmp(n, "samples") || !strcmp(n, "count"))
 		return "samples";
+	/* folded text's value and a difference of two: a number, unit unknown */
+	if (!strcmp(n, "value") || !strcmp(n, "a") || !strcmp(n, "b"))
+		return "";
 	if (!strcmp(n, "ns") || (len > 3 && !strcmp(n + len - 3, "-ns")))
 		return "ns";
 	if (!strcmp(n, "bytes"))
@@ -372,6 +399,11 @@ const char *sp_value_unit(const struct sp_profile *p, int i, uint32_t event)
 		return ev && is_clock_event(ev) ? "ns" : "events";
 	}
 	return n;
+}
+
+int sp_profile_unit_set(const struct sp_profile *p, int i)
+{
+	return i >= 0 && i < p->nvalues && p->value_units[i];
 }
 
 int sp_unit_is_time(const char *unit) { return !strcmp(unit, "ns"); }
@@ -403,8 +435,10 @@ void sp_buf_addvalue(struct sp_buf *b, double v, const char *unit)
 	}
 	if (dot)
 		sp_buf_adds(b, dot);
-	sp_buf_addc(b, ' ');
-	sp_buf_adds(b, unit);
+	if (*unit) {
+		sp_buf_addc(b, ' ');
+		sp_buf_adds(b, unit);
+	}
 }
 
 void sp_meta_add(struct sp_profile *p, const char *key, const char *value)

@@ -119,15 +119,26 @@ uint32_t sp_thread_count(const struct sp_profile *p);
 int sp_profile_nvalues(const struct sp_profile *p);
 const char *sp_profile_value_name(const struct sp_profile *p, int i);
 void sp_profile_set_values(struct sp_profile *p, int n, const char *const *names);
+/* The value column a command weighs by (--weight): the column named name,
+ * or for the alias "count" the "samples" column; name NULL: the default,
+ * "period" when present, else the first column.  Returns its index, or -1
+ * with err naming the columns the profile has. */
+int sp_value_column(const struct sp_profile *p, const char *name, struct sp_err *err);
 /* The unit of value column i: "samples" (a count), "ns" (time), "bytes",
- * "events" (perf's period of a non-clock event) or what a stream's header
- * says.  Set by readers that know it (the stream's header); otherwise
- * inferred from the column's name and, for perf's "period", from event
- * (a string id, 0 = the profile's "event" metadata). */
+ * "events" (perf's period of a non-clock event), "" (unknown: the one value
+ * of folded text, "value", and its differences "a" and "b") or what a
+ * stream's header says.  Set by readers that know it (the stream's header,
+ * pprof's sample types); otherwise inferred from the column's name and, for
+ * perf's "period", from event (a string id, 0 = the profile's "event"
+ * metadata). */
 void sp_profile_set_unit(struct sp_profile *p, int i, const char *unit);
 const char *sp_value_unit(const struct sp_profile *p, int i, uint32_t event);
+/* 1 when column i's unit was set by a reader, 0 when it is inferred (perf
+ * script text's "period": its unit is each sample's event's). */
+int sp_profile_unit_set(const struct sp_profile *p, int i);
 int sp_unit_is_time(const char *unit);
-/* v in unit, as a person reads it: "14,014 samples", "14.01 ms", "2.31 s". */
+/* v in unit, as a person reads it: "14,014 samples", "14.01 ms", "2.31 s";
+ * a bare "2,909,090,880" for the unknown unit "". */
 void sp_buf_addvalue(struct sp_buf *b, double v, const char *unit);
 
 /* Metadata key/value pairs, in the order added; a key set twice keeps both. */

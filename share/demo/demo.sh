@@ -68,9 +68,9 @@ step_threads() {
 }
 
 step_svg() {
-	title "pfold | psvg > $OUT/demo.svg"
+	title "pfold -b | psvg > $OUT/demo.svg (the stream keeps the unit: ms, not a bare number)"
 	have psvg || { skip "bin/psvg not built yet"; return 0; }
-	"$BIN/pfold" "$IN" | "$BIN/psvg" > "$OUT/demo.svg"
+	"$BIN/pfold" -b "$IN" | "$BIN/psvg" > "$OUT/demo.svg"
 	echo "   open file://$PWD/$OUT/demo.svg in a browser"
 }
 

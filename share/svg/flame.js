@@ -86,9 +86,10 @@
 		return (v < 0 ? "-" : "") + ip + fp;
 	}
 	/* A value with its unit: time ("ns" in the data) as ms or s, counts
-	 * as "14 samples", the same words as preport and pdiff --report. */
+	 * as "14 samples", the same words as preport and pdiff --report; a
+	 * value of unknown unit (folded text) as a bare number. */
 	function val(v) {
-		if (D.unit !== "ns") return fmt(v) + " " + D.unit;
+		if (D.unit !== "ns") return D.unit ? fmt(v) + " " + D.unit : fmt(v);
 		var x = v / D.scale * D.factor, a = Math.abs(x);
 		return a >= 1e9 ? (x / 1e9).toFixed(2) + " s" : (x / 1e6).toFixed(2) + " ms";
 	}

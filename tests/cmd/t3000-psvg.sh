@@ -241,7 +241,7 @@ psvg "$DIFF" > "$T/d.svg"; psvg --negate "$DIFF" > "$T/n.svg"
 if [ "$(chk get "$T/d.svg" diff)" = 1.0 ] && [ "$(chk get "$T/n.svg" neg)" = 1.0 ]; then ok "two-value input draws a differential graph; --negate"; else notok "diff flags"; fi
 printf 'a;b 5 5\na;gone;deep 7 0\na;new 0 3\n' > "$T/rm.folded"
 psvg "$T/rm.folded" > "$T/o.svg"; psvg --show-removed "$T/rm.folded" > "$T/r.svg"
-if grep -q '>1 path of the first profile (7 samples) is gone from the second: psvg --show-removed draws them<' "$T/o.svg" &&
+if grep -q '>1 path of the first profile (7) is gone from the second: psvg --show-removed draws them<' "$T/o.svg" &&
    grep -q 'class="gone"' "$T/r.svg" && [ "$(chk get "$T/r.svg" total)" = 12.0 ] && [ "$(chk get "$T/o.svg" total)" = 8.0 ]; then
 	ok "vanished paths are announced; --show-removed draws the first profile's shape, dashed"
 else notok "removed paths"; grep removed "$T/o.svg"; fi

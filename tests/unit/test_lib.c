@@ -90,6 +90,35 @@ static void test_intern(void)
 	CHECK(1, "profile: free(NULL) is a no-op");
 }
 
+/* --weight's column (sp_value_column) and the units values are shown in. */
+static void test_columns(void)
+{
+	struct sp_profile *p = sp_profile_new();
+	struct sp_err e;
+	static const char *const sp[] = { "samples", "period" }, *const one[] = { "value" };
+	sp_profile_set_values(p, 2, sp);
+	CHECK(sp_value_column(p, NULL, &e) == 1, "columns: period is the default");
+	CHECK(sp_value_column(p, "samples", &e) == 0 && sp_value_column(p, "count", &e) == 0,
+	      "columns: by name, count = samples");
+	CHECK(sp_value_column(p, "bogus", &e) == -1 &&
+		      !strcmp(e.msg, "--weight=bogus: the input has no such value column (its columns: samples, period)"),
+	      "columns: an unknown name is an error naming the columns");
+	sp_profile_set_values(p, 1, one);
+	CHECK(sp_value_column(p, NULL, &e) == 0 && sp_value_column(p, "count", &e) == -1,
+	      "columns: folded text's one column; count is not it");
+	CHECK(!strcmp(sp_value_unit(p, 0, 0), ""), "units: folded text's value has no unit");
+	struct sp_buf b = SP_BUF_INIT;
+	sp_buf_addvalue(&b, 2909090880, "");
+	sp_buf_adds(&b, "|");
+	sp_buf_addvalue(&b, 14014, "samples");
+	sp_buf_adds(&b, "|");
+	sp_buf_addvalue(&b, 896250000, "ns");
+	CHECK(!strcmp(sp_buf_cstr(&b), "2,909,090,880|14,014 samples|896.25 ms"),
+	      "units: a bare number when unknown, samples, time as ms");
+	sp_buf_release(&b);
+	sp_profile_free(p);
+}
+
 static void test_input(void)
 {
 	/* Lines, a line longer than the buffer, a last line without '\n'. */
@@ -308,6 +337,7 @@ int main(void)
 	test_scan();
 	test_buf();
 	test_intern();
+	test_columns();
 	test_input();
 	test_fold();
 	return failed;
