@@ -513,6 +513,10 @@
 			return { x: p0.x, y: p0.y, w: p1.x - p0.x, h: p1.y - p0.y };
 		},
 		name: function (i) { return i > 0 && i < n ? D.names[name[i]] : "all"; },
+		/* Frame i in the data's own units: its name, depth, start and width. */
+		frame: function (i) {
+			return { name: i > 0 && i < n ? D.names[name[i]] : "all", depth: depth[i], x: x[i], w: w[i] };
+		},
 		/* The widest frame below the root and the deepest frame (benchmarks). */
 		extremes: function () {
 			var wide = n > 1 ? 1 : 0, deep = 0, i;
