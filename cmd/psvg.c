@@ -420,6 +420,15 @@ static int cmd_psvg(int argc, char **argv)
 		sp_error_e(&err);
 		rc = SP_EXIT_ERROR;
 	}
+	/* --last: the window in the title, in seconds from the stream's start */
+	char note[128];
+	if (o.last && o.roll && sp_roll_newest(o.roll) != SP_NO_TIME) {
+		uint64_t newest = sp_roll_newest(o.roll), oldest = sp_roll_oldest(o.roll), w = (uint64_t)(o.last * 1e9);
+		uint64_t from = newest - oldest > w ? newest - w : oldest;
+		snprintf(note, sizeof note, "last %g s (t=%.1f\u2013%.1f s)", o.last, (double)(from - oldest) / 1e9,
+			 (double)(newest - oldest) / 1e9);
+		o.svg.title_note = note;
+	}
 
 	/* Nothing is written after a read error: a graph of part of the
 	 * input would pass for the whole. */

@@ -1005,7 +1005,17 @@ int sp_svg_write(FILE *out, const struct sp_flame *f, const struct sp_svg_opts *
 	header(&b, o, L.W, L.H);
 	style(&b, o);
 	sp_buf_adds(&b, "<rect id=\"bg\" x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"url(#background)\"/>\n");
-	text_el(&b, "title", NULL, L.W / 2, o->fontsize * 2, default_title(o));
+	if (o->title_note && *o->title_note) {
+		struct sp_buf t = SP_BUF_INIT;
+		sp_buf_adds(&t, default_title(o));
+		sp_buf_adds(&t, ": ");
+		sp_buf_adds(&t, o->title_note);
+		sp_buf_cstr(&t);
+		text_el(&b, "title", NULL, L.W / 2, o->fontsize * 2, t.p);
+		sp_buf_release(&t);
+	} else {
+		text_el(&b, "title", NULL, L.W / 2, o->fontsize * 2, default_title(o));
+	}
 	int has_sub = o->subtitle && *o->subtitle;
 	if (has_sub)
 		text_el(&b, "subtitle", NULL, L.W / 2, o->fontsize * 4, o->subtitle);

@@ -656,6 +656,13 @@ int sp_live_render(struct sp_live *l, const struct sp_live_table *t, const struc
 	sp_buf_adds(out, "[");
 	view_name(t, out);
 	sp_buf_adds(out, "]");
+	/* the stream time the view covers, from the first sample read */
+	if (t->total_samples) {
+		double from = 0;
+		if (t->q.mode == SP_LIVE_WINDOW && t->stream_s > (double)t->window_ns / 1e9)
+			from = t->stream_s - (double)t->window_ns / 1e9;
+		sp_buf_addf(out, " t=%.1f\u2013%.1f s", from, t->stream_s);
+	}
 	if (look->paused)
 		sp_buf_adds(out, " [paused]");
 	if (t->ended == 1)
