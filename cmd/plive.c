@@ -522,8 +522,25 @@ static int run_plain(struct sp_live *l, struct opts *o, struct reader *r)
 				break;
 			}
 			first = 0;
-			if (o->once)
+			if (o->once) {
+				/* The rest of a FILE is read at once: a truncated or
+				 * corrupt one is said, as every reader says it. */
+				if (o->file && strcmp(o->file, "-")) {
+					sp_live_unpace(l);
+					while (!sp_live_ended(l)) {
+						struct pollfd pf = { wake_pipe[0], POLLIN, 0 };
+						char junk[64];
+						if (poll(&pf, 1, 100) > 0 && read(wake_pipe[0], junk, sizeof junk) < 0) {
+							/* EAGAIN */
+						}
+					}
+					if (sp_live_ended(l) == 2) {
+						sp_error_e(&r->err);
+						rc = SP_EXIT_ERROR;
+					}
+				}
 				break;
+			}
 			next = now + o->interval;
 		}
 		struct pollfd pf = { wake_pipe[0], POLLIN, 0 };

@@ -51,6 +51,7 @@ struct sp_live {
 	uint32_t max_thread;
 	int have_time, time_unit, weight_col, cols_known;
 	int ended, stop;
+	int unpaced; /* sp_live_unpace: the rest of a replay at once */
 	uint64_t wall0;
 	/* scratch of sp_live_compute (view thread only) */
 	double *win_w, *own, *tot, *cal, *cee;
@@ -256,7 +257,7 @@ static int live_sample(struct sp_sink *sk, struct sp_profile *p, const struct sp
 {
 	struct live_sink *ls = (struct live_sink *)sk;
 	struct sp_live *l = ls->l;
-	if (ls->speed > 0 && smp->time != SP_NO_TIME) {
+	if (ls->speed > 0 && smp->time != SP_NO_TIME && !__atomic_load_n(&l->unpaced, __ATOMIC_RELAXED)) {
 		/* a recording replayed: wait until its time comes */
 		if (!ls->paced) {
 			ls->paced = 1;
@@ -354,6 +355,8 @@ int sp_live_read(struct sp_live *l, const char *path, const char *format, struct
 	sp_profile_free(p);
 	return rc;
 }
+
+void sp_live_unpace(struct sp_live *l) { __atomic_store_n(&l->unpaced, 1, __ATOMIC_RELAXED); }
 
 void sp_live_stop(struct sp_live *l)
 {
