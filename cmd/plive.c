@@ -500,7 +500,7 @@ static int run_plain(struct sp_live *l, struct opts *o, struct reader *r)
 	/* A file read at --speed 0 prints at its end only: the same table
 	 * every time. */
 	int at_end_only = o->speed_set && o->speed == 0 && o->file && strcmp(o->file, "-");
-	double next = mono_s() + o->interval;
+	double start = mono_s(), next = start + o->interval;
 	int first = 1, rc = SP_EXIT_OK;
 	for (;;) {
 		int ended = sp_live_ended(l);
@@ -516,7 +516,12 @@ static int run_plain(struct sp_live *l, struct opts *o, struct reader *r)
 			break;
 		}
 		double now = mono_s();
-		if (!at_end_only && now >= next) {
+		/* plive -p/-- COMMAND: pcollect takes a while to start (kernel
+		 * symbols, a loaded machine); the first interval counts from
+		 * its first samples (waiting up to 10 s for them) */
+		if (!at_end_only && now >= next && r->coll && first && now - start < 10 && !sp_live_samples(l)) {
+			next = now + o->interval;
+		} else if (!at_end_only && now >= next) {
 			if (print_table(l, o, &t, first) < 0) {
 				rc = SP_EXIT_ERROR;
 				break;

@@ -373,6 +373,14 @@ int sp_live_ended(struct sp_live *l)
 	return e;
 }
 
+uint64_t sp_live_samples(struct sp_live *l)
+{
+	pthread_mutex_lock(&l->mu);
+	uint64_t n = l->total_samples;
+	pthread_mutex_unlock(&l->mu);
+	return n;
+}
+
 /* ---- the view's side ---- */
 
 static void scratch(struct sp_live *l)

@@ -49,6 +49,8 @@ void sp_live_stop(struct sp_live *l);
 void sp_live_unpace(struct sp_live *l);
 /* 0 while reading, 1 after the input ended, 2 after a read error. */
 int sp_live_ended(struct sp_live *l);
+/* Samples read so far. */
+uint64_t sp_live_samples(struct sp_live *l);
 
 /* One row: a function and its weights in the view. */
 struct sp_live_row {
