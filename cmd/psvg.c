@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <regex.h>
 #include <stdlib.h>
 
 #include "cmd.h"
@@ -53,6 +54,8 @@ static const char synopsis[] =
 	"      --inverted          icicle graph: root at the top\n"
 	"      --flamechart        time order (timestamps of the binary stream, else input order)\n"
 	"      --last=S            only the last S seconds of stream time (as pfilter --last)\n"
+	"      --root=REGEX        open zoomed to the shallowest frame whose name matches\n"
+	"                          (--root='<module>'); the frames below stay in the file\n"
 	"      --every=S           with -o FILE: rewrite FILE (atomically) every S seconds of\n"
 	"                          stream time while the input grows, and at its end\n"
 	"      --heatmap           a sub-second heat map (flamescope): a column per second, a\n"
@@ -192,7 +195,7 @@ static int cmd_psvg(int argc, char **argv)
 		O_TITLE = 256, O_SUBTITLE, O_WIDTH, O_HEIGHT, O_FONTSIZE, O_FONTWIDTH, O_FONTTYPE, O_MINWIDTH,
 		O_COUNTNAME, O_NAMETYPE, O_COLORS, O_BGCOLORS, O_HASH, O_CP, O_PALFILE, O_SEARCHCOLOR, O_REVERSE,
 		O_INVERTED, O_FLAMECHART, O_SORT, O_NEGATE, O_SHOWREMOVED, O_FACTOR, O_NOTES, O_WEIGHT, O_PID,
-		O_TID, O_NOCOMM, O_LAST, O_EVERY, O_HEATMAP, O_SLICES,
+		O_TID, O_NOCOMM, O_LAST, O_EVERY, O_HEATMAP, O_SLICES, O_ROOT,
 	};
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -228,6 +231,7 @@ static int cmd_psvg(int argc, char **argv)
 		{ "tid", no_argument, NULL, O_TID },
 		{ "no-comm", no_argument, NULL, O_NOCOMM },
 		{ "last", required_argument, NULL, O_LAST },
+		{ "root", required_argument, NULL, O_ROOT },
 		{ "every", required_argument, NULL, O_EVERY },
 		{ "heatmap", no_argument, NULL, O_HEATMAP },
 		{ "slices", required_argument, NULL, O_SLICES },
@@ -252,6 +256,14 @@ static int cmd_psvg(int argc, char **argv)
 			o.format = optarg;
 			break;
 		case O_TITLE: o.svg.title = optarg; break;
+		case O_ROOT: {
+			regex_t re;
+			if (regcomp(&re, optarg, REG_EXTENDED | REG_NOSUB) != 0)
+				return sp_usage_error(synopsis, "--root: '%s' is not a regular expression", optarg);
+			regfree(&re);
+			o.svg.root = optarg;
+			break;
+		}
 		case O_SUBTITLE: o.svg.subtitle = optarg; break;
 		case O_WIDTH:
 			if (opt_double("--width", optarg, 50, 100000, &o.svg.width) < 0)

@@ -374,6 +374,26 @@
 		showMatched();
 		if (!quiet) saveState(true);
 	}
+	/* The shallowest frame whose name is marked (the widest of those):
+	 * where --root and the Python button start the view; 0 if none. */
+	function firstOf(marked) {
+		var best = 0;
+		for (var i = 1; i < n; i++)
+			if (marked[name[i]] && w[i] > 0 && (!best || depth[i] < depth[best] ||
+			    (depth[i] === depth[best] && w[i] > w[best]))) best = i;
+		return best;
+	}
+	function pyRoot() {
+		var m = new Uint8Array(D.names.length);
+		(D.py || []).forEach(function (k) { m[k] = 1; });
+		return firstOf(m);
+	}
+	function rootOf(re) {
+		var m = new Uint8Array(D.names.length), r;
+		try { r = new RegExp(re); } catch (e) { return 0; }
+		for (var k = 0; k < D.names.length; k++) m[k] = r.test(D.names[k]) ? 1 : 0;
+		return firstOf(m);
+	}
 	function reset() {
 		if (zoomed) zoom(0);
 		if (match || term !== null) search(null);
@@ -461,6 +481,7 @@
 		if (id === "unzoom") zoom(0);
 		else if (id === "search") searchPrompt();
 		else if (id === "ignorecase") toggleCase();
+		else if (id === "pyroot") zoom(pyRoot());
 	});
 	svg.addEventListener("mousemove", function (e) {
 		var i = frameOf(e);
@@ -493,9 +514,12 @@
 
 	if (!adopt()) draw();
 	loadState();
+	/* --root: open at that frame, unless the URL says where */
+	if (D.root && !/(^#|&)z=/.test(location.hash)) zoom(rootOf(D.root), true);
 	/* For scripts around the document (tests, benchmarks, embedding pages). */
 	D.api = {
 		zoom: function (i) { zoom(i); }, search: function (t) { search(t); }, reset: reset,
+		pyroot: pyRoot,
 		state: function () {
 			return { zoomed: zoomed, term: term, ignorecase: ignorecase, drawn: drawn.length,
 				matched: matched.textContent, height: H, frames: n };
