@@ -54,7 +54,7 @@ static const char synopsis[] =
 	"      --inverted          icicle graph: root at the top\n"
 	"      --flamechart        time order (timestamps of the binary stream, else input order)\n"
 	"      --last=S            only the last S seconds of stream time (as pfilter --last)\n"
-	"      --root=REGEX        open zoomed to the shallowest frame whose name matches\n"
+	"      --root=REGEX        open zoomed to the widest frame whose name matches\n"
 	"                          (--root='<module>'); the frames below stay in the file\n"
 	"      --every=S           with -o FILE: rewrite FILE (atomically) every S seconds of\n"
 	"                          stream time while the input grows, and at its end\n"

@@ -29,7 +29,7 @@ struct sp_svg_opts {
 	const char *subtitle;  /* NULL or "" = none */
 	const char *title_note; /* NULL, or added to the title after ": " (psvg --last's window) */
 	const char *root;      /* NULL, or a regular expression: the SVG opens zoomed to the
-				* shallowest, widest frame whose name matches (--root) */
+				* widest frame whose name matches (--root) */
 	const char *notes;     /* NULL = none; written as an XML comment */
 	const char *countname; /* NULL: the data's unit ("samples", or time as ms/s) */
 	const char *nametype;  /* "Function:" */

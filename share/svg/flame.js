@@ -374,13 +374,15 @@
 		showMatched();
 		if (!quiet) saveState(true);
 	}
-	/* The shallowest frame whose name is marked (the widest of those):
-	 * where --root and the Python button start the view; 0 if none. */
+	/* The widest frame whose name is marked (the shallowest of equals):
+	 * where --root and the Python button start the view (the script's
+	 * <module>, not a stray one atop a stack that did not unwind); 0 if
+	 * none. */
 	function firstOf(marked) {
 		var best = 0;
 		for (var i = 1; i < n; i++)
-			if (marked[name[i]] && w[i] > 0 && (!best || depth[i] < depth[best] ||
-			    (depth[i] === depth[best] && w[i] > w[best]))) best = i;
+			if (marked[name[i]] && w[i] > 0 && (!best || w[i] > w[best] ||
+			    (w[i] === w[best] && depth[i] < depth[best]))) best = i;
 		return best;
 	}
 	function pyRoot() {
