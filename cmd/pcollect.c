@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -328,13 +329,27 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 
 /* ---- the command ---- */
 
+/* The status line is drawn only while the terminal is in its line mode: a
+ * full-screen reader on the same terminal (pcollect -p PID | plive, | less)
+ * puts it in raw mode, and the line would scribble over its screen. */
+static int status_shown;
+static int terminal_in_line_mode(void)
+{
+	struct termios t;
+	return tcgetattr(STDERR_FILENO, &t) == 0 && (t.c_lflag & ICANON);
+}
+
 static void status_line(struct coll *c, double elapsed, int final)
 {
 	const struct sp_perfev_stats *st = sp_perfev_stats(c->ev);
+	if (!terminal_in_line_mode())
+		return;
 	if (final) {
-		fputs("\r\033[K", stderr);
+		if (status_shown)
+			fputs("\r\033[K", stderr);
 		return;
 	}
+	status_shown = 1;
 	const struct sp_collect_stats *cs = sp_collect_stats(c->eng);
 	fprintf(stderr, "\rpcollect: %.1f s, %llu samples, %zu threads, %llu lost\033[K", elapsed,
 		(unsigned long long)cs->samples, (size_t)cs->threads, (unsigned long long)st->lost);
@@ -645,14 +660,25 @@ static int cmd_pcollect(int argc, char **argv)
 	if (!c.write_failed && sp_stream_writer_finish(c.w, &c.werr) < 0)
 		c.write_failed = 1;
 	finished = !c.write_failed;
+	int reader_gone = 0;
 	if (c.write_failed) {
-		/* A reader that went away (| head) is not an error. */
-		if (!strstr(c.werr.msg, strerror(EPIPE))) {
+		/* A reader that went away (| head, plive quit) is a normal end:
+		 * the target is detached by now, nothing more is said, and what
+		 * stdio still holds goes nowhere instead of failing again. */
+		if (strstr(c.werr.msg, strerror(EPIPE))) {
+			reader_gone = 1;
+			int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+			if (null >= 0) {
+				dup2(null, fileno(out));
+				close(null);
+			}
+			clearerr(out);
+		} else {
 			sp_outfile_error(&of, &c.werr);
 			rc = SP_EXIT_ERROR;
 		}
 	}
-	if (!c.o.quiet) {
+	if (!c.o.quiet && !reader_gone) {
 		if (st->kernel_denied)
 			sp_error("kernel frames are not available (kernel.perf_event_paranoid allows user-mode "
 				 "sampling only; run as root for kernel frames): user frames only");

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,12 +21,18 @@
 #include "live.h"
 
 static const char synopsis[] =
-	"usage: plive [options] [FILE]\n"
+	"usage: plive [options] -p PID\n"
+	"       plive [options] -- COMMAND [ARG...]\n"
+	"       plive [options] [FILE]\n"
 	"Show a live, top-like view of stack samples as they arrive: the functions of the\n"
 	"last seconds of stream time, an exponentially weighted average, or all time.\n"
-	"Input: standard input as it grows (pcollect -p PID | plive), or FILE replayed in\n"
-	"real time (any format; timestamps, as in the binary stream, pace the replay).\n"
+	"Input: process PID or COMMAND, sampled by pcollect run by plive; standard input\n"
+	"as it grows (pcollect -p PID | plive); or FILE replayed in real time (any format;\n"
+	"timestamps, as in the binary stream, pace the replay).\n"
 	"\n"
+	"  -p, --pid=PID           sample process PID (pcollect -p PID); q detaches\n"
+	"  -F, --freq=HZ           with -p or COMMAND: samples per second per thread\n"
+	"                          (pcollect -F, default 99)\n"
 	"  -i, --interval=S        refresh every S seconds (default 1)\n"
 	"  -w, --window=S          show the last S seconds of stream time (default 10)\n"
 	"      --ewma=S            show an exponentially weighted moving average with a\n"
@@ -50,14 +57,17 @@ static const char synopsis[] =
 	"callees of the selected function, Esc back.\n"
 	"When standard output is not a terminal, a plain table is printed every interval (and\n"
 	"at the end of the input).\n"
-	"Exit status: 0 ok, 2 error (bad input, a read error).\n";
+	"With -p or COMMAND, pcollect's messages (and COMMAND's output) are printed when\n"
+	"plive ends; q stops pcollect (the target is detached, COMMAND ended).\n"
+	"Exit status: 0 ok, 2 error (bad input, a read error, pcollect failed).\n";
 
 struct opts {
 	double interval, window, ewma, speed;
 	int speed_set, once, quiet, rows;
 	enum sp_live_mode mode;
 	enum sp_live_sort sort;
-	const char *format, *file, *weight;
+	const char *format, *file, *weight, *pid, *freq;
+	char **cmd; /* after "--": the command pcollect launches */
 	struct sp_warnings warn;
 	struct sp_read_opts read;
 };
@@ -70,6 +80,7 @@ struct reader {
 	struct sp_err err;
 	int rc;
 	int wake; /* write end of the self-pipe */
+	struct collector *coll; /* plive -p/-- COMMAND: pcollect, else NULL */
 };
 
 static void *reader_main(void *arg)
@@ -82,6 +93,9 @@ static void *reader_main(void *arg)
 	}
 	return NULL;
 }
+
+struct collector;
+static void collector_last_line(struct collector *c, char *buf, size_t n);
 
 /* ---- the terminal ---- */
 
@@ -407,7 +421,12 @@ static int run_tty(struct sp_live *l, struct opts *o, struct reader *r)
 			was_ended = 1;
 			if (!u.paused)
 				ui_compute(&u);
-			if (ended == 2)
+			char why[1024] = "";
+			if (r->coll)
+				collector_last_line(r->coll, why, sizeof why);
+			if (ended == 2 && why[0])
+				snprintf(u.msg, sizeof u.msg, "%.900s (q quits)", why);
+			else if (ended == 2)
 				snprintf(u.msg, sizeof u.msg, "%s%s%s (q quits)", r->err.where, r->err.where[0] ? ": " : "",
 					 r->err.msg);
 			redraw = 1;
@@ -483,7 +502,7 @@ static int run_plain(struct sp_live *l, struct opts *o, struct reader *r)
 	/* A file read at --speed 0 prints at its end only: the same table
 	 * every time. */
 	int at_end_only = o->speed_set && o->speed == 0 && o->file && strcmp(o->file, "-");
-	double next = mono_s() + o->interval;
+	double start = mono_s(), next = start + o->interval;
 	int first = 1, rc = SP_EXIT_OK;
 	for (;;) {
 		int ended = sp_live_ended(l);
@@ -499,14 +518,36 @@ static int run_plain(struct sp_live *l, struct opts *o, struct reader *r)
 			break;
 		}
 		double now = mono_s();
-		if (!at_end_only && now >= next) {
+		/* plive -p/-- COMMAND: pcollect takes a while to start (kernel
+		 * symbols, a loaded machine); the first interval counts from
+		 * its first samples (waiting up to 10 s for them) */
+		if (!at_end_only && now >= next && r->coll && first && now - start < 10 && !sp_live_samples(l)) {
+			next = now + o->interval;
+		} else if (!at_end_only && now >= next) {
 			if (print_table(l, o, &t, first) < 0) {
 				rc = SP_EXIT_ERROR;
 				break;
 			}
 			first = 0;
-			if (o->once)
+			if (o->once) {
+				/* The rest of a FILE is read at once: a truncated or
+				 * corrupt one is said, as every reader says it. */
+				if (o->file && strcmp(o->file, "-")) {
+					sp_live_unpace(l);
+					while (!sp_live_ended(l)) {
+						struct pollfd pf = { wake_pipe[0], POLLIN, 0 };
+						char junk[64];
+						if (poll(&pf, 1, 100) > 0 && read(wake_pipe[0], junk, sizeof junk) < 0) {
+							/* EAGAIN */
+						}
+					}
+					if (sp_live_ended(l) == 2) {
+						sp_error_e(&r->err);
+						rc = SP_EXIT_ERROR;
+					}
+				}
 				break;
+			}
 			next = now + o->interval;
 		}
 		struct pollfd pf = { wake_pipe[0], POLLIN, 0 };
@@ -520,6 +561,123 @@ static int run_plain(struct sp_live *l, struct opts *o, struct reader *r)
 	}
 	sp_live_table_release(&t);
 	return rc;
+}
+
+/* ---- the collector: pcollect as a child, its stream on our stdin ---- */
+
+struct collector {
+	pid_t pid;
+	FILE *err; /* its standard error (and COMMAND's output), shown at the end */
+	int status;
+};
+
+/* pcollect beside our own executable (the build's bin/, an install's
+ * bindir), else the one on PATH. */
+static void collector_path(char *buf, size_t n)
+{
+	ssize_t len = readlink("/proc/self/exe", buf, n - 16);
+	if (len > 0) {
+		buf[len] = 0;
+		char *slash = strrchr(buf, '/');
+		if (slash) {
+			snprintf(slash + 1, n - (size_t)(slash + 1 - buf), "pcollect");
+			if (access(buf, X_OK) == 0)
+				return;
+		}
+	}
+	snprintf(buf, n, "pcollect");
+}
+
+static int collector_start(struct collector *c, const struct opts *o)
+{
+	char path[4096];
+	collector_path(path, sizeof path);
+	size_t ncmd = 0;
+	while (o->cmd && o->cmd[ncmd])
+		ncmd++;
+	char **args = sp_xcalloc(ncmd + 8, sizeof *args);
+	size_t k = 0;
+	args[k++] = path;
+	if (o->freq) {
+		args[k++] = "-F";
+		args[k++] = (char *)o->freq;
+	}
+	if (o->pid) {
+		args[k++] = "-p";
+		args[k++] = (char *)o->pid;
+	} else {
+		args[k++] = "--";
+		for (size_t i = 0; i < ncmd; i++)
+			args[k++] = o->cmd[i];
+	}
+	int fd[2];
+	if (!(c->err = tmpfile()) || pipe(fd) < 0) {
+		sp_error("cannot start pcollect: %s", strerror(errno));
+		free(args);
+		return -1;
+	}
+	fflush(NULL);
+	c->pid = fork();
+	if (c->pid < 0) {
+		sp_error("cannot start pcollect: %s", strerror(errno));
+		free(args);
+		return -1;
+	}
+	if (c->pid == 0) {
+		/* stdin: nothing (keys are plive's); stdout: the stream; stderr:
+		 * kept for the end, off the screen */
+		int null = open("/dev/null", O_RDONLY);
+		if (null >= 0)
+			dup2(null, STDIN_FILENO);
+		dup2(fd[1], STDOUT_FILENO);
+		dup2(fileno(c->err), STDERR_FILENO);
+		close(fd[0]);
+		close(fd[1]);
+		execvp(path, args);
+		dprintf(STDERR_FILENO, "plive: cannot run %s: %s\n", path, strerror(errno));
+		_exit(127);
+	}
+	free(args);
+	close(fd[1]);
+	if (dup2(fd[0], STDIN_FILENO) < 0) {
+		sp_error("cannot read pcollect's output: %s", strerror(errno));
+		return -1;
+	}
+	close(fd[0]);
+	return 0;
+}
+
+/* The last line pcollect wrote, for the screen when the stream failed. */
+static void collector_last_line(struct collector *c, char *buf, size_t n)
+{
+	buf[0] = 0;
+	fflush(c->err);
+	rewind(c->err);
+	char line[1024];
+	while (fgets(line, sizeof line, c->err))
+		if (line[0] != '\n')
+			snprintf(buf, n, "%s", line);
+	buf[strcspn(buf, "\n")] = 0;
+	fseek(c->err, 0, SEEK_END);
+}
+
+/* Stops pcollect (SIGTERM: it detaches, ends COMMAND, finishes the stream)
+ * and waits for it; then its messages go to our standard error. */
+static void collector_finish(struct collector *c)
+{
+	if (c->pid > 0) {
+		kill(c->pid, SIGTERM);
+		while (waitpid(c->pid, &c->status, 0) < 0 && errno == EINTR)
+			;
+	}
+	fflush(c->err);
+	rewind(c->err);
+	char buf[4096];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof buf, c->err)) > 0)
+		if (fwrite(buf, 1, n, stderr) != n)
+			break;
+	fclose(c->err);
 }
 
 static int opt_secs(const char *opt, const char *val, double min, double *out)
@@ -551,6 +709,8 @@ static int cmd_plive(int argc, char **argv)
 		{ "weight", required_argument, NULL, O_WEIGHT },
 		{ "format", required_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "freq", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		SP_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 },
@@ -564,7 +724,14 @@ static int cmd_plive(int argc, char **argv)
 	o.mode = SP_LIVE_WINDOW;
 	int c;
 	unsigned long ul;
-	while ((c = getopt_long(argc, argv, "i:w:as:n:f:qhV", longopts, NULL)) != -1) {
+	/* plive [options] -- COMMAND: the options end at "--" */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			o.cmd = argv + i + 1;
+			argc = i;
+			break;
+		}
+	while ((c = getopt_long(argc, argv, "i:w:as:n:f:qp:F:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			if (opt_secs("--interval", optarg, 0.05, &o.interval) < 0)
@@ -610,6 +777,16 @@ static int cmd_plive(int argc, char **argv)
 			break;
 		case 'q': o.quiet = 1; break;
 		case O_WEIGHT: o.weight = optarg; break;
+		case 'p':
+			if (sp_opt_uint("--pid", optarg, &ul) < 0)
+				return SP_EXIT_ERROR;
+			o.pid = optarg;
+			break;
+		case 'F':
+			if (sp_opt_uint("--freq", optarg, &ul) < 0)
+				return SP_EXIT_ERROR;
+			o.freq = optarg;
+			break;
 		case 'h': fputs(synopsis, stdout); return SP_EXIT_OK;
 		case 'V': return sp_version();
 		case SP_OPT_PARTIAL: o.read.partial = 1; break;
@@ -619,7 +796,19 @@ static int cmd_plive(int argc, char **argv)
 	if (argc - optind > 1)
 		return sp_usage_error(synopsis, "one input at a time (%d given)", argc - optind);
 	o.file = optind < argc ? argv[optind] : NULL;
-	if ((!o.file || !strcmp(o.file, "-")) && isatty(STDIN_FILENO))
+	if (o.cmd && !o.cmd[0])
+		return sp_usage_error(synopsis, "no COMMAND after '--'");
+	if ((o.pid || o.cmd) && o.file)
+		return sp_usage_error(synopsis, "give -p PID, -- COMMAND or FILE, not two of them");
+	if (o.pid && o.cmd)
+		return sp_usage_error(synopsis, "give -p PID or -- COMMAND, not both");
+	if (o.freq && !o.pid && !o.cmd)
+		return sp_usage_error(synopsis, "-F needs -p PID or -- COMMAND (plive runs pcollect)");
+	struct collector coll;
+	memset(&coll, 0, sizeof coll);
+	if ((o.pid || o.cmd) && collector_start(&coll, &o) < 0)
+		return SP_EXIT_ERROR;
+	if (!coll.pid && (!o.file || !strcmp(o.file, "-")) && isatty(STDIN_FILENO))
 		return sp_usage_error(synopsis, "standard input is a terminal: pipe a stream into plive "
 					       "(pcollect -p PID | plive) or give a FILE");
 	o.warn.quiet = o.quiet;
@@ -652,7 +841,19 @@ static int cmd_plive(int argc, char **argv)
 		sp_live_free(l);
 		return SP_EXIT_ERROR;
 	}
+	r.coll = coll.pid ? &coll : NULL;
 	int rc = interactive ? run_tty(l, &o, &r) : run_plain(l, &o, &r);
+	if (coll.pid) {
+		/* pcollect finishes its stream; the reader reads it to the end */
+		collector_finish(&coll);
+		pthread_join(th, NULL);
+		sp_live_free(l);
+		if (WIFEXITED(coll.status) && WEXITSTATUS(coll.status) == SP_EXIT_ERROR && rc == SP_EXIT_OK)
+			rc = SP_EXIT_ERROR; /* it said why */
+		else if (WIFEXITED(coll.status) && WEXITSTATUS(coll.status) == 127)
+			rc = SP_EXIT_ERROR;
+		return rc;
+	}
 	if (sp_live_ended(l)) {
 		pthread_join(th, NULL);
 		if (o.read.bad_lines)

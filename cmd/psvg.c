@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <regex.h>
 #include <stdlib.h>
 
 #include "cmd.h"
@@ -54,6 +55,8 @@ static const char synopsis[] =
 	"      --inverted          icicle graph: root at the top\n"
 	"      --flamechart        time order (timestamps of the binary stream, else input order)\n"
 	"      --last=S            only the last S seconds of stream time (as pfilter --last)\n"
+	"      --root=REGEX        open zoomed to the widest frame whose name matches\n"
+	"                          (--root='<module>'); the frames below stay in the file\n"
 	"      --every=S           with -o FILE: rewrite FILE (atomically) every S seconds of\n"
 	"                          stream time while the input grows, and at its end\n"
 	"      --heatmap           a sub-second heat map (flamescope): a column per second, a\n"
@@ -194,7 +197,7 @@ static int cmd_psvg(int argc, char **argv)
 		O_TITLE = 256, O_SUBTITLE, O_WIDTH, O_HEIGHT, O_FONTSIZE, O_FONTWIDTH, O_FONTTYPE, O_MINWIDTH,
 		O_COUNTNAME, O_NAMETYPE, O_COLORS, O_BGCOLORS, O_HASH, O_CP, O_PALFILE, O_SEARCHCOLOR, O_REVERSE,
 		O_INVERTED, O_FLAMECHART, O_SORT, O_NEGATE, O_SHOWREMOVED, O_FACTOR, O_NOTES, O_WEIGHT, O_PID,
-		O_TID, O_NOCOMM, O_LAST, O_EVERY, O_HEATMAP, O_SLICES,
+		O_TID, O_NOCOMM, O_LAST, O_EVERY, O_HEATMAP, O_SLICES, O_ROOT,
 	};
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -230,6 +233,7 @@ static int cmd_psvg(int argc, char **argv)
 		{ "tid", no_argument, NULL, O_TID },
 		{ "no-comm", no_argument, NULL, O_NOCOMM },
 		{ "last", required_argument, NULL, O_LAST },
+		{ "root", required_argument, NULL, O_ROOT },
 		{ "every", required_argument, NULL, O_EVERY },
 		{ "heatmap", no_argument, NULL, O_HEATMAP },
 		{ "slices", required_argument, NULL, O_SLICES },
@@ -254,6 +258,14 @@ static int cmd_psvg(int argc, char **argv)
 			o.format = optarg;
 			break;
 		case O_TITLE: o.svg.title = optarg; break;
+		case O_ROOT: {
+			regex_t re;
+			if (regcomp(&re, optarg, REG_EXTENDED | REG_NOSUB) != 0)
+				return sp_usage_error(synopsis, "--root: '%s' is not a regular expression", optarg);
+			regfree(&re);
+			o.svg.root = optarg;
+			break;
+		}
 		case O_SUBTITLE: o.svg.subtitle = optarg; break;
 		case O_WIDTH:
 			if (opt_double("--width", optarg, 50, 100000, &o.svg.width) < 0)
@@ -421,6 +433,15 @@ static int cmd_psvg(int argc, char **argv)
 	if (o.roll && rc == SP_EXIT_OK && sp_roll_feed(o.roll, p, sp_flame_sink(fl), &err) < 0) {
 		sp_error_e(&err);
 		rc = SP_EXIT_ERROR;
+	}
+	/* --last: the window in the title, in seconds from the stream's start */
+	char note[128];
+	if (o.last && o.roll && sp_roll_newest(o.roll) != SP_NO_TIME) {
+		uint64_t newest = sp_roll_newest(o.roll), oldest = sp_roll_oldest(o.roll), w = (uint64_t)(o.last * 1e9);
+		uint64_t from = newest - oldest > w ? newest - w : oldest;
+		snprintf(note, sizeof note, "last %g s (t=%.1f\u2013%.1f s)", o.last, (double)(from - oldest) / 1e9,
+			 (double)(newest - oldest) / 1e9);
+		o.svg.title_note = note;
 	}
 
 	/* Nothing is written after a read error: a graph of part of the

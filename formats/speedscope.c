@@ -114,7 +114,8 @@ struct chunk {
 };
 
 struct tstate {
-	uint32_t thread;  /* sp thread id */
+	uint32_t thread;  /* sp thread id: the thread's name of its latest sample */
+	uint64_t name_time; /* the time of that sample */
 	uint64_t nrec;
 	uint64_t last_time;
 	int unsorted;     /* a timestamp went backwards */
@@ -149,6 +150,8 @@ struct sp_speedscope_writer {
 	struct tstate **ts; /* by sp thread id, NULL = no sample yet */
 	size_t capts;
 	uint32_t *order;    /* sp thread ids in the order of their first sample */
+	struct sp_u64map tids; /* pid << 32 | tid -> the first sp thread id + 1: a
+				* thread renamed while recorded is one profile */
 	size_t norder;
 	size_t mem;         /* unspilled bytes over all threads */
 
@@ -345,6 +348,16 @@ static struct tstate *tstate_get(struct sp_speedscope_writer *w, uint32_t thread
 	}
 	struct tstate *t = w->ts[thread];
 	if (!t) {
+		/* A known pid/tid under another name: the same thread. */
+		const struct sp_thread *th = thread ? sp_thread_get(w->p, thread) : NULL;
+		uint32_t *first = NULL;
+		if (th && th->tid >= 0) {
+			int found;
+			first = sp_u64map_slot(&w->tids, (uint64_t)(uint32_t)th->pid << 32 | (uint32_t)th->tid, &found);
+			if (found)
+				return w->ts[thread] = w->ts[*first - 1];
+			*first = thread + 1;
+		}
 		t = sp_xcalloc(1, sizeof *t);
 		t->thread = thread;
 		w->ts[thread] = t;
@@ -376,6 +389,10 @@ static int ss_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sa
 	}
 	struct tstate *t = tstate_get(w, smp->thread);
 	uint64_t time = smp->time == SP_NO_TIME ? t->last_time : smp->time;
+	if (time >= t->name_time) { /* renamed: the profile takes its latest name */
+		t->thread = smp->thread;
+		t->name_time = time;
+	}
 	if (t->nrec && time < t->last_time)
 		t->unsorted = 1;
 	if (w->col < 0 && t->nrec && time > t->last_time && w->ndeltas < MAX_DELTAS) {
@@ -423,6 +440,7 @@ struct sp_speedscope_writer *sp_speedscope_writer_new(FILE *out, struct sp_profi
 	w->tmpfd = -1;
 	sp_u64map_init(&w->jmap);
 	sp_u64map_init(&w->scache);
+	sp_u64map_init(&w->tids);
 	return w;
 }
 
@@ -453,6 +471,7 @@ void sp_speedscope_writer_free(struct sp_speedscope_writer *w)
 	free(w->jf);
 	sp_u64map_release(&w->jmap);
 	sp_u64map_release(&w->scache);
+	sp_u64map_release(&w->tids);
 	free(w->sents);
 	sp_buf_release(&w->stext);
 	free(w->frames);

@@ -337,10 +337,20 @@ enum hue { H_HOT, H_MEM, H_IO, H_RED, H_GREEN, H_BLUE, H_AQUA, H_YELLOW, H_PURPL
 
 static int has(const char *s, size_t n, const char *needle) { return memmem(s, n, needle, strlen(needle)) != NULL; }
 
+/* A Python frame: its kind, or py-spy's and cProfile's "func (file.py:N)". */
+static int python_frame(const char *s, size_t n, unsigned kind)
+{
+	return kind == SP_KIND_PYTHON || has(s, n, ".py:") || has(s, n, ".py)") || has(s, n, "<frozen ");
+}
+
 /* The hue of a frame in a language-aware palette: the frame's kind first
  * (kernel, JIT, inlined, Python are known exactly), then name patterns. */
 static enum hue pick_hue(const char *pal, const char *s, size_t n, unsigned kind)
 {
+	/* python: py-spy's three families, Python code, native code (the
+	 * interpreter, extensions, libc, inlined or not), the kernel */
+	if (!strcmp(pal, "python"))
+		return kind == SP_KIND_KERNEL ? H_ORANGE : python_frame(s, n, kind) ? H_GREEN : H_BLUE;
 	if (!strcmp(pal, "hot"))
 		return H_HOT;
 	if (!strcmp(pal, "mem"))
@@ -400,15 +410,6 @@ static enum hue pick_hue(const char *pal, const char *s, size_t n, unsigned kind
 			return H_GREEN;
 		return H_RED;
 	}
-	/* python */
-	if (kind == SP_KIND_PYTHON || has(s, n, ".py:") || has(s, n, ".py)") || has(s, n, "<frozen "))
-		return H_GREEN;
-	if (kind == SP_KIND_JIT)
-		return H_PURPLE;
-	if (has(s, n, "::"))
-		return H_YELLOW;
-	if ((n > 3 && !memcmp(s, "Py", 2)) || (n > 4 && !memcmp(s, "_Py", 3)))
-		return H_PURPLE; /* the interpreter itself */
 	return H_RED;
 }
 
@@ -916,6 +917,20 @@ int sp_svg_write(FILE *out, const struct sp_flame *f, const struct sp_svg_opts *
 	const struct sp_flame_node *nd = sp_flame_nodes(f);
 	size_t n = sp_flame_count(f);
 	int diff = sp_flame_is_diff(f);
+	/* A profile with Python frames: the python palette by default, and a
+	 * button that zooms to the first Python frame. */
+	int has_py = 0;
+	for (uint32_t i = 0; i < sp_flame_names(f) && !has_py; i++) {
+		size_t len;
+		const char *s = sp_flame_name(f, i, &len);
+		has_py = python_frame(s, len, sp_flame_name_kind(f, i));
+	}
+	struct sp_svg_opts opy;
+	if (has_py && !o->colors) {
+		opy = *o;
+		opy.colors = "python";
+		o = &opy;
+	}
 	struct layout L;
 	L.W = o->width;
 	L.fh = o->frame_height;
@@ -1000,7 +1015,17 @@ int sp_svg_write(FILE *out, const struct sp_flame *f, const struct sp_svg_opts *
 	header(&b, o, L.W, L.H);
 	style(&b, o);
 	sp_buf_adds(&b, "<rect id=\"bg\" x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"url(#background)\"/>\n");
-	text_el(&b, "title", NULL, L.W / 2, o->fontsize * 2, default_title(o));
+	if (o->title_note && *o->title_note) {
+		struct sp_buf t = SP_BUF_INIT;
+		sp_buf_adds(&t, default_title(o));
+		sp_buf_adds(&t, ": ");
+		sp_buf_adds(&t, o->title_note);
+		sp_buf_cstr(&t);
+		text_el(&b, "title", NULL, L.W / 2, o->fontsize * 2, t.p);
+		sp_buf_release(&t);
+	} else {
+		text_el(&b, "title", NULL, L.W / 2, o->fontsize * 2, default_title(o));
+	}
 	int has_sub = o->subtitle && *o->subtitle;
 	if (has_sub)
 		text_el(&b, "subtitle", NULL, L.W / 2, o->fontsize * 4, o->subtitle);
@@ -1008,6 +1033,8 @@ int sp_svg_write(FILE *out, const struct sp_flame *f, const struct sp_svg_opts *
 	text_el(&b, "unzoom", "hide", L.xpad, o->fontsize * 2, "Reset Zoom");
 	text_el(&b, "search", NULL, L.W - L.xpad - 24, o->fontsize * 2, "Search");
 	text_el(&b, "ignorecase", NULL, L.W - L.xpad - 16, o->fontsize * 2, "ic");
+	if (has_py)
+		text_el(&b, "pyroot", NULL, L.xpad + o->fontsize * 8, o->fontsize * 2, "Python");
 	text_el(&b, "matched", NULL, L.W - L.xpad, L.H - L.ypad2 / 2, " ");
 	if (remmsg.len)
 		text_el(&b, "removed", NULL, L.W / 2, (has_sub ? o->fontsize * 4 : o->fontsize * 2) + L.yrem,
@@ -1159,6 +1186,24 @@ int sp_svg_write(FILE *out, const struct sp_flame *f, const struct sp_svg_opts *
 	js_clean(&b, o->nametype);
 	sp_buf_adds(&b, ",sc:");
 	js_clean(&b, o->search_color && is_hex_colour(o->search_color) ? o->search_color : "#e600e6");
+	if (o->root && *o->root) {
+		sp_buf_adds(&b, ",root:");
+		js_clean(&b, o->root);
+	}
+	if (has_py) {
+		/* the table indexes of the Python frames' names */
+		sp_buf_adds(&b, ",py:[");
+		for (size_t t = 0, k = 0; t < nnames; t++) {
+			size_t len;
+			const char *s = sp_flame_name(f, order[t], &len);
+			if (!python_frame(s, len, sp_flame_name_kind(f, order[t])))
+				continue;
+			if (k++)
+				sp_buf_addc(&b, ',');
+			sp_buf_addf(&b, "%zu", t);
+		}
+		sp_buf_adds(&b, "]");
+	}
 	sp_buf_adds(&b, ",\nnames:[");
 	for (size_t t = 0; t < nnames; t++) {
 		if (t)

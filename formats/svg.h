@@ -27,6 +27,9 @@ struct sp_palette; /* --cp: the consistent palette map, "NAME->rgb(r,g,b)" */
 struct sp_svg_opts {
 	const char *title;     /* NULL = "Flame Graph" / "Icicle Graph" / "Flame Chart" */
 	const char *subtitle;  /* NULL or "" = none */
+	const char *title_note; /* NULL, or added to the title after ": " (psvg --last's window) */
+	const char *root;      /* NULL, or a regular expression: the SVG opens zoomed to the
+				* widest frame whose name matches (--root) */
 	const char *notes;     /* NULL = none; written as an XML comment */
 	const char *countname; /* NULL: the data's unit ("samples", or time as ms/s) */
 	const char *nametype;  /* "Function:" */

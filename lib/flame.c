@@ -663,8 +663,12 @@ static void build_chart(struct sp_flame *f)
 			uint8_t kind;
 			uint32_t name = frame_name(f, f->frames[j], &kind);
 			/* Merge with the previous sample's frame at this depth
-			 * only when it ends where this sample starts. */
-			if (j < npath && t->name[path[j]] == name && t->x[path[j]] + t->w[path[j]] == cursor) {
+			 * only when it ends where this sample starts and its
+			 * parent is this sample's (flamegraph.pl --flamechart
+			 * merges a common prefix only: "a;s" then "b;s" is two
+			 * s frames). */
+			if (j < npath && t->parent[path[j]] == cur && t->name[path[j]] == name &&
+			    t->x[path[j]] + t->w[path[j]] == cursor) {
 				cur = path[j];
 				continue;
 			}

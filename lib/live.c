@@ -52,6 +52,7 @@ struct sp_live {
 	int have_time, time_unit, weight_col, cols_known;
 	const char *weight; /* --weight, NULL = the default column */
 	int ended, stop;
+	int unpaced; /* sp_live_unpace: the rest of a replay at once */
 	uint64_t wall0;
 	/* scratch of sp_live_compute (view thread only) */
 	double *win_w, *own, *tot, *cal, *cee;
@@ -259,7 +260,7 @@ static int live_sample(struct sp_sink *sk, struct sp_profile *p, const struct sp
 {
 	struct live_sink *ls = (struct live_sink *)sk;
 	struct sp_live *l = ls->l;
-	if (ls->speed > 0 && smp->time != SP_NO_TIME) {
+	if (ls->speed > 0 && smp->time != SP_NO_TIME && !__atomic_load_n(&l->unpaced, __ATOMIC_RELAXED)) {
 		/* a recording replayed: wait until its time comes */
 		if (!ls->paced) {
 			ls->paced = 1;
@@ -361,6 +362,8 @@ int sp_live_read(struct sp_live *l, const char *path, const char *format, struct
 	return rc;
 }
 
+void sp_live_unpace(struct sp_live *l) { __atomic_store_n(&l->unpaced, 1, __ATOMIC_RELAXED); }
+
 void sp_live_stop(struct sp_live *l)
 {
 	pthread_mutex_lock(&l->mu);
@@ -374,6 +377,14 @@ int sp_live_ended(struct sp_live *l)
 	int e = l->ended;
 	pthread_mutex_unlock(&l->mu);
 	return e;
+}
+
+uint64_t sp_live_samples(struct sp_live *l)
+{
+	pthread_mutex_lock(&l->mu);
+	uint64_t n = l->total_samples;
+	pthread_mutex_unlock(&l->mu);
+	return n;
 }
 
 /* ---- the view's side ---- */
@@ -662,6 +673,13 @@ int sp_live_render(struct sp_live *l, const struct sp_live_table *t, const struc
 	sp_buf_adds(out, "[");
 	view_name(t, out);
 	sp_buf_adds(out, "]");
+	/* the stream time the view covers, from the first sample read */
+	if (t->total_samples) {
+		double from = 0;
+		if (t->q.mode == SP_LIVE_WINDOW && t->stream_s > (double)t->window_ns / 1e9)
+			from = t->stream_s - (double)t->window_ns / 1e9;
+		sp_buf_addf(out, " t=%.1f\u2013%.1f s", from, t->stream_s);
+	}
 	if (look->paused)
 		sp_buf_adds(out, " [paused]");
 	if (t->ended == 1)

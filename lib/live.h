@@ -47,8 +47,13 @@ int sp_live_read(struct sp_live *l, const char *path, const char *format, struct
 		 double speed, struct sp_err *err);
 /* Stops a read: the reader returns at its next sample (with success). */
 void sp_live_stop(struct sp_live *l);
+/* A replay reads the rest of its input without waiting for its timestamps
+ * (plive --once: the end of a FILE is still checked). */
+void sp_live_unpace(struct sp_live *l);
 /* 0 while reading, 1 after the input ended, 2 after a read error. */
 int sp_live_ended(struct sp_live *l);
+/* Samples read so far. */
+uint64_t sp_live_samples(struct sp_live *l);
 
 /* One row: a function and its weights in the view. */
 struct sp_live_row {

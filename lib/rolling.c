@@ -21,7 +21,7 @@ struct sp_roll {
 	struct sp_u64map map;
 	struct sum *sums;
 	size_t nsums, cap_sums;
-	uint64_t newest, next, renders, samples;
+	uint64_t newest, oldest, next, renders, samples;
 	const char *input;
 	int have_time;
 };
@@ -95,7 +95,7 @@ static int roll_sample(struct sp_sink *sk, struct sp_profile *p, const struct sp
 	} else {
 		if (!r->have_time) {
 			r->have_time = 1;
-			r->newest = s->time;
+			r->newest = r->oldest = s->time;
 			r->next = s->time + r->o.every;
 		}
 		if (r->o.every && s->time >= r->next) {
@@ -109,6 +109,8 @@ static int roll_sample(struct sp_sink *sk, struct sp_profile *p, const struct sp
 		}
 		if (s->time > r->newest)
 			r->newest = s->time;
+		if (s->time < r->oldest)
+			r->oldest = s->time;
 	}
 	r->samples++;
 	if (r->o.last || r->o.keep_samples)
@@ -185,6 +187,7 @@ int sp_roll_feed(struct sp_roll *r, struct sp_profile *p, struct sp_sink *sink, 
 }
 
 uint64_t sp_roll_renders(const struct sp_roll *r) { return r->renders; }
-uint64_t sp_roll_newest(const struct sp_roll *r) { return r->newest; }
+uint64_t sp_roll_newest(const struct sp_roll *r) { return r->have_time ? r->newest : SP_NO_TIME; }
+uint64_t sp_roll_oldest(const struct sp_roll *r) { return r->have_time ? r->oldest : SP_NO_TIME; }
 uint64_t sp_roll_samples(const struct sp_roll *r) { return r->samples; }
 void sp_roll_set_input(struct sp_roll *r, const char *name) { r->input = name; }

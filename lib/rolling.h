@@ -44,6 +44,9 @@ int sp_roll_feed(struct sp_roll *r, struct sp_profile *p, struct sp_sink *sink, 
 uint64_t sp_roll_renders(const struct sp_roll *r);
 uint64_t sp_roll_newest(const struct sp_roll *r);
 uint64_t sp_roll_samples(const struct sp_roll *r); /* samples read */
+/* The oldest timestamp read (SP_NO_TIME before the first timed sample):
+ * "t=" times are counted from it. */
+uint64_t sp_roll_oldest(const struct sp_roll *r);
 /* The input being read, for messages (not copied; NULL = none). */
 void sp_roll_set_input(struct sp_roll *r, const char *name);
 

@@ -375,6 +375,28 @@
 		showMatched();
 		if (!quiet) saveState(true);
 	}
+	/* The widest frame whose name is marked (the shallowest of equals):
+	 * where --root and the Python button start the view (the script's
+	 * <module>, not a stray one atop a stack that did not unwind); 0 if
+	 * none. */
+	function firstOf(marked) {
+		var best = 0;
+		for (var i = 1; i < n; i++)
+			if (marked[name[i]] && w[i] > 0 && (!best || w[i] > w[best] ||
+			    (w[i] === w[best] && depth[i] < depth[best]))) best = i;
+		return best;
+	}
+	function pyRoot() {
+		var m = new Uint8Array(D.names.length);
+		(D.py || []).forEach(function (k) { m[k] = 1; });
+		return firstOf(m);
+	}
+	function rootOf(re) {
+		var m = new Uint8Array(D.names.length), r;
+		try { r = new RegExp(re); } catch (e) { return 0; }
+		for (var k = 0; k < D.names.length; k++) m[k] = r.test(D.names[k]) ? 1 : 0;
+		return firstOf(m);
+	}
 	function reset() {
 		if (zoomed) zoom(0);
 		if (match || term !== null) search(null);
@@ -462,6 +484,7 @@
 		if (id === "unzoom") zoom(0);
 		else if (id === "search") searchPrompt();
 		else if (id === "ignorecase") toggleCase();
+		else if (id === "pyroot") zoom(pyRoot());
 	});
 	svg.addEventListener("mousemove", function (e) {
 		var i = frameOf(e);
@@ -494,9 +517,12 @@
 
 	if (!adopt()) draw();
 	loadState();
+	/* --root: open at that frame, unless the URL says where */
+	if (D.root && !/(^#|&)z=/.test(location.hash)) zoom(rootOf(D.root), true);
 	/* For scripts around the document (tests, benchmarks, embedding pages). */
 	D.api = {
 		zoom: function (i) { zoom(i); }, search: function (t) { search(t); }, reset: reset,
+		pyroot: pyRoot,
 		state: function () {
 			return { zoomed: zoomed, term: term, ignorecase: ignorecase, drawn: drawn.length,
 				matched: matched.textContent, height: H, frames: n };
@@ -514,6 +540,10 @@
 			return { x: p0.x, y: p0.y, w: p1.x - p0.x, h: p1.y - p0.y };
 		},
 		name: function (i) { return i > 0 && i < n ? D.names[name[i]] : "all"; },
+		/* Frame i in the data's own units: its name, depth, start and width. */
+		frame: function (i) {
+			return { name: i > 0 && i < n ? D.names[name[i]] : "all", depth: depth[i], x: x[i], w: w[i] };
+		},
 		/* The widest frame below the root and the deepest frame (benchmarks). */
 		extremes: function () {
 			var wide = n > 1 ? 1 : 0, deep = 0, i;

@@ -219,8 +219,12 @@ if [ "${k:4:2}" = 00 ] && [ -n "$j" ]; then ok "--colors java: kernel frames (_[
 printf 'main;PyEval_EvalFrameDefault;run (app.py:12);sys_read_[k] 5\nmain;foo_[i] 2\nmain;jitted_[j] 1\nmain;libc_read 1\n' > "$T/py.folded"
 psvg --colors python "$T/py.folded" > "$T/o.svg"
 set -- $(for nm in 'run (app.py:12)' sys_read foo jitted libc_read PyEval_EvalFrameDefault; do chk colour "$T/o.svg" "$nm"; done)
-hues=$(for c in "$@"; do r=$((16#${c:0:2})) g=$((16#${c:2:2})) b=$((16#${c:4:2})); echo "$((r > g))$((g > b))$((r > b))$((b == 0))$((r == b))"; done | sort -u | wc -l)
-if [ $# = 6 ] && [ "$hues" -ge 5 ]; then ok "--colors python: python, kernel, inlined, jit, native, interpreter frames get distinct hues"; else notok "--colors python hues ($hues): $*"; fi
+# py-spy's three families: Python green, kernel orange, native (inlined,
+# JIT, libc, the interpreter) blue
+fam=$(for c in "$@"; do r=$((16#${c:0:2})) g=$((16#${c:2:2})) b=$((16#${c:4:2}))
+	if [ $g -gt $r ] && [ $g -gt $b ]; then echo green; elif [ $b = 0 ] && [ $r -gt $g ]; then echo orange
+	elif [ $b -gt $r ] && [ $b -gt $g ]; then echo blue; else echo other; fi; done | paste -sd' ')
+if [ "$fam" = "green orange blue blue blue blue" ]; then ok "--colors python: Python frames green, kernel orange, native blue"; else notok "--colors python families: $fam ($*)"; fi
 psvg --colors mem "$VX" > "$T/o.svg"
 if grep -q 'stop-color="#e0ffe0"' "$T/o.svg"; then ok "--colors mem: green background by default"; else notok "mem background"; fi
 psvg "$VX" > "$T/a.svg"; psvg "$JAVA" > "$T/b.svg"

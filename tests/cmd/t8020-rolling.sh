@@ -7,9 +7,15 @@
 
 DEMO=$SP_TOP/share/demo/perf-demo.txt.gz
 pfold -b "$DEMO" > "$T/d.sp" 2> "$T/e" || { notok "pfold -b of the demo"; exit 0; }
+# psvg --last names its window in the title (the rest is pfilter --last's)
+untitle() { sed -i '/<text id="title"/d' "$@"; }
 for s in 1 0.25; do
 	psvg --last $s "$T/d.sp" > "$T/a.svg" 2> "$T/e"; rc=$?
+	want=$(awk -v s=$s 'BEGIN { printf "last %g s (t=%.1f\xe2\x80\x932.5 s)", s, 2.5 - s }')
+	if grep -qF ">Flame Graph: $want</text>" "$T/a.svg"; then ok "psvg --last $s: the title says \"$want\""; else
+		notok "psvg --last $s: the title says \"$want\""; grep 'id="title"' "$T/a.svg" | sed 's/^/  /'; fi
 	pfilter --last $s "$T/d.sp" | psvg > "$T/b.svg" 2>&1
+	untitle "$T/a.svg" "$T/b.svg"
 	if [ $rc = 0 ] && [ -s "$T/a.svg" ] && cmp -s "$T/a.svg" "$T/b.svg"; then ok "psvg --last $s = pfilter --last $s | psvg"; else notok "psvg --last $s (exit $rc)"; head -3 "$T/e"; fi
 	pspeedscope --last $s "$T/d.sp" > "$T/a.json" 2> "$T/e"; rc=$?
 	pfilter --last $s "$T/d.sp" | pspeedscope --name d.sp > "$T/b.json" 2>&1
@@ -18,9 +24,13 @@ done
 psvg "$T/d.sp" > "$T/all.svg" 2>&1
 if ! cmp -s "$T/all.svg" "$T/a.svg"; then ok "--last 0.25 draws less than the whole"; else notok "--last 0.25 is the whole"; fi
 psvg --last 100 "$T/d.sp" > "$T/a.svg" 2>&1
-expect_eq "psvg --last longer than the recording: the whole" "$T/all.svg" "$T/a.svg"
+expect_grep "psvg --last longer than the recording: the title says it all (t=0.0-2.5 s)" '>Flame Graph: last 100 s \(t=0.0.{1,3}2.5 s\)</text>' "$T/a.svg"
+cp "$T/all.svg" "$T/all-untitled.svg"
+untitle "$T/a.svg" "$T/all-untitled.svg"
+expect_eq "psvg --last longer than the recording: the whole" "$T/all-untitled.svg" "$T/a.svg"
 psvg --last 0.5 --flamechart "$T/d.sp" > "$T/a.svg" 2>&1
 pfilter --last 0.5 "$T/d.sp" | psvg --flamechart > "$T/b.svg" 2>&1
+untitle "$T/a.svg" "$T/b.svg"
 expect_eq "psvg --last --flamechart: in time order, = pfilter --last | psvg --flamechart" "$T/b.svg" "$T/a.svg"
 
 # no timestamps: one sentence, exit 2
