@@ -12,6 +12,8 @@
 
 #define SP_HIT_STACK 4096 /* --stacks: bytes of stack per hit by default */
 
+static struct coll *sample_coll; /* the callbacks' pcollect (their ctx is the engine's) */
+
 /* The executable to probe: the process's (attach), or COMMAND found
  * through PATH as execvp will find it (launch).  Returns a malloc'd path
  * or NULL (err set). */
@@ -149,9 +151,61 @@ int pcollect_trace_setup(struct coll *c, const char *cmd)
 	return 0;
 }
 
+/* The holder's thread: a new thread or child of the target, stopped
+ * before its first instruction. */
+static void arm_new(void *ctx, int pid, int tid)
+{
+	struct coll *c = ctx;
+	(void)pid;
+	struct sp_err err;
+	memset(&err, 0, sizeof err);
+	if (sp_perfev_add_task_probes(c->ev, tid, &err) < 0 && !__atomic_fetch_add(&c->arm_failed, 1, __ATOMIC_RELAXED))
+		c->arm_err = err;
+}
+
+int pcollect_trace_hold(struct coll *c, int pid)
+{
+	if (!c->o.ntraces || c->tid)
+		return 0;
+	/* Exact Python samples seize threads and wait for them in this
+	 * thread: two tracers of one thread cannot be.  New threads then get
+	 * their probes when their FORK record is read (a few ms late). */
+	if (pcollect_python_exact(c))
+		return 0;
+	struct sp_err err;
+	memset(&err, 0, sizeof err);
+	if (!(c->hold = sp_hold_new(arm_new, c))) {
+		sp_error("cannot start the thread that holds new threads: %s", strerror(errno));
+		return -1;
+	}
+	if (sp_hold_attach(c->hold, pid, &err) < 0) {
+		sp_error_e(&err);
+		sp_hold_free(c->hold);
+		c->hold = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+void pcollect_trace_unhold(struct coll *c) { sp_hold_stop(c->hold); }
+
+/* A new thread or process of the target: its probes, if no holder opened
+ * them before it ran; a child's hits are the target's. */
+static void traced_fork(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid, uint64_t time)
+{
+	struct coll *c = sample_coll;
+	if (c->tracer)
+		sp_tracer_add_pid(c->tracer, (int)pid);
+	struct sp_err err;
+	memset(&err, 0, sizeof err);
+	if (sp_perfev_add_task_probes(c->ev, (int)tid, &err) < 0 && !c->arm_failed++)
+		c->arm_err = err;
+	if (c->engine_fork)
+		c->engine_fork(ctx, pid, ppid, tid, ptid, time);
+}
+
 /* The engine's sample callback, behind the tracer's stack fix-up. */
 static void (*engine_sample)(void *ctx, const struct sp_perf_sample *s);
-static struct coll *sample_coll;
 
 static void fixed_sample(void *ctx, const struct sp_perf_sample *s)
 {
@@ -196,6 +250,8 @@ void pcollect_trace_handler(struct coll *c, struct sp_perf_handler *hd)
 	}
 	engine_sample = hd->sample;
 	sample_coll = c;
+	c->engine_fork = hd->fork;
+	hd->fork = traced_fork;
 	c->stackbuf = sp_xmalloc(65536);
 	hd->sample = fixed_sample;
 }
@@ -261,6 +317,9 @@ void pcollect_trace_finish(struct coll *c)
 	const struct sp_tracer_stats *st = sp_tracer_stats(c->tracer);
 	const struct sp_perfev_stats *ps = sp_perfev_stats(c->ev);
 	if (!c->o.quiet) {
+		if (c->arm_failed)
+			sp_error("%lu new threads or processes of the target run untraced: %s", c->arm_failed,
+				 c->arm_err.msg);
 		if (ps->probe_lost)
 			sp_error("%llu probe hits lost: the trace buffer was full (or pcollect fell a GiB behind)",
 				 (unsigned long long)ps->probe_lost);
@@ -277,6 +336,9 @@ void pcollect_trace_finish(struct coll *c)
 			 (unsigned long long)st->foreign);
 		if (c->hit_ns > 0)
 			sp_error("a probe hit costs at least %.2f us here", c->hit_ns / 1e3);
+		sp_error("probes open in %u threads; %lu new threads and processes held until their probes were "
+			 "open%s", ps->probe_tasks, sp_hold_count(c->hold), c->hold ? "" : " (none held: "
+			 "--python-sampling=exact or -p TID; new threads get their probes when pcollect sees them)");
 		if (c->o.live) {
 			const struct sp_hitstacks_stats *h = sp_hitstacks_stats(c->hs);
 			sp_error("--live: %llu blocks allocated and recorded, %llu freed, %llu live at the end "
@@ -290,6 +352,8 @@ void pcollect_trace_finish(struct coll *c)
 
 void pcollect_trace_release(struct coll *c)
 {
+	sp_hold_free(c->hold);
+	c->hold = NULL;
 	sp_tracer_free(c->tracer);
 	c->tracer = NULL;
 	sp_uprobe_set_release(&c->probes);
