@@ -114,6 +114,12 @@ int pcollect_trace_setup(struct coll *c, const char *cmd)
 		}
 	}
 	free(exe);
+	for (const char *l = c->probes.notes, *e; !c->o.quiet && l && *l; l = e + 1) {
+		e = strchr(l, '\n');
+		if (!e)
+			break;
+		sp_error("%.*s", (int)(e - l), l);
+	}
 	if (!c->o.quiet && c->probes.stripped)
 		sp_error("%s has no symbol table (stripped): only its exported functions (.dynsym) can be traced",
 			 c->probes.stripped);
