@@ -705,8 +705,10 @@ static int cmd_pcollect(int argc, char **argv)
 	    !(c.tracer && sp_tracer_stats(c.tracer)->hits)) {
 		/* An empty result is not a success when attached; a command's
 		 * own exit status stays what pcollect returns. */
-		if (!c.o.quiet)
+		if (!c.o.quiet && c.o.freq)
 			pcollect_explain_empty(&c, mono_s() - t0);
+		else if (!c.o.quiet) /* -F 0: the probes with 0 hits are named above */
+			sp_error("nothing recorded: no probe was hit (-F 0 takes no CPU samples)");
 		if (!ch.pid)
 			rc = SP_EXIT_NEGATIVE;
 	}

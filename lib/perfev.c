@@ -50,6 +50,7 @@ struct uprobe_def {
 	int ret;
 	uint32_t cookie;
 	unsigned stack_bytes;
+	uint64_t delivered; /* its records read */
 };
 
 struct sp_perfev {
@@ -62,6 +63,7 @@ struct sp_perfev {
 	struct sp_u64map probe_ids; /* uprobe event id -> cookie + 1 (under idlock) */
 	pthread_mutex_t idlock;
 	int *pfds;                  /* the uprobe events (also in fds) */
+	uint32_t *pfd_def;          /* each one's probe (index in udefs) */
 	size_t npfds;
 	struct uprobe_def *udefs;   /* the probes, opened per followed thread */
 	size_t nudefs;
@@ -249,6 +251,7 @@ void sp_perfev_free(struct sp_perfev *ev)
 	sp_u64map_release(&ev->tids);
 	sp_u64map_release(&ev->probe_ids);
 	free(ev->pfds);
+	free(ev->pfd_def);
 	free(ev);
 }
 
@@ -506,7 +509,7 @@ int sp_perfev_add_uprobe(struct sp_perfev *ev, const char *path, uint64_t offset
 	raise_nofile();
 	ev->udefs = sp_xrealloc(ev->udefs, (ev->nudefs + 1) * sizeof *ev->udefs);
 	ev->udefs[ev->nudefs++] = (struct uprobe_def){ sp_xstrndup(path, strlen(path)), offset, ret, cookie,
-						       stack_bytes };
+						       stack_bytes, 0 };
 	return 0;
 }
 
@@ -542,6 +545,8 @@ static int open_uprobe(struct sp_perfev *ev, const struct uprobe_def *d, int tid
 		return -1;
 	}
 	ev->pfds = sp_xrealloc(ev->pfds, (ev->npfds + 1) * sizeof *ev->pfds);
+	ev->pfd_def = sp_xrealloc(ev->pfd_def, (ev->npfds + 1) * sizeof *ev->pfd_def);
+	ev->pfd_def[ev->npfds] = (uint32_t)(d - ev->udefs);
 	ev->pfds[ev->npfds++] = (int)fd;
 	uint64_t id;
 	if (ioctl((int)fd, PERF_EVENT_IOC_ID, &id) < 0) {
@@ -551,7 +556,7 @@ static int open_uprobe(struct sp_perfev *ev, const struct uprobe_def *d, int tid
 	}
 	int found;
 	pthread_mutex_lock(&ev->idlock);
-	*sp_u64map_slot(&ev->probe_ids, id, &found) = d->cookie + 1;
+	*sp_u64map_slot(&ev->probe_ids, id, &found) = (uint32_t)(d - ev->udefs) + 1;
 	pthread_mutex_unlock(&ev->idlock);
 	return (int)fd;
 }
@@ -607,8 +612,10 @@ int sp_perfev_add_task_probes(struct sp_perfev *ev, int tid, struct sp_err *err)
 			int open_ = 0;
 			for (size_t k = 0; k < ev->nfds && !open_; k++)
 				open_ = ev->fds[k] == ev->pfds[i];
-			if (open_)
+			if (open_) {
+				ev->pfd_def[keep] = ev->pfd_def[i];
 				ev->pfds[keep++] = ev->pfds[i];
+			}
 		}
 		ev->npfds = keep;
 	} else {
@@ -616,6 +623,28 @@ int sp_perfev_add_task_probes(struct sp_perfev *ev, int tid, struct sp_err *err)
 	}
 	pthread_mutex_unlock(&ev->openlock);
 	return rc;
+}
+
+int sp_perfev_probe_counts(struct sp_perfev *ev, uint32_t cookie, uint64_t *fired, uint64_t *delivered)
+{
+	size_t d = 0;
+	while (d < ev->nudefs && ev->udefs[d].cookie != cookie)
+		d++;
+	if (d == ev->nudefs)
+		return -1;
+	/* Each event counts its hits (sample_period 1: every hit overflows
+	 * and writes a record, or fails to when the ring is full). */
+	uint64_t n = 0;
+	pthread_mutex_lock(&ev->openlock);
+	for (size_t i = 0; i < ev->npfds; i++) {
+		uint64_t v;
+		if (ev->pfd_def[i] == d && read(ev->pfds[i], &v, sizeof v) == (ssize_t)sizeof v)
+			n += v;
+	}
+	pthread_mutex_unlock(&ev->openlock);
+	*fired = n;
+	*delivered = ev->udefs[d].delivered;
+	return 0;
 }
 
 void sp_perfev_enable_uprobes(struct sp_perfev *ev)
@@ -967,9 +996,10 @@ static void parse_uprobe(struct sp_perfev *ev, const struct perf_event_header *h
 	pthread_mutex_lock(&ev->idlock);
 	uint32_t c = sp_u64map_get(&ev->probe_ids, rd64(p + 24), &found);
 	pthread_mutex_unlock(&ev->idlock);
-	if (!found || !c)
+	if (!found || !c || c > ev->nudefs)
 		return;
-	u.cookie = c - 1;
+	ev->udefs[c - 1].delivered++;
+	u.cookie = ev->udefs[c - 1].cookie;
 	uint64_t abi = rd64(p + 32);
 	p += 40;
 	if (abi != PERF_SAMPLE_REGS_ABI_NONE && end - p >= 17 * 8) {

@@ -158,6 +158,12 @@ int sp_perfev_add_uprobe(struct sp_perfev *ev, const char *path, uint64_t offset
  * reader's.  Returns 0 (also when they are open already), 1 when the
  * thread is gone, -1 with err set (permission, a probe the kernel refuses). */
 int sp_perfev_add_task_probes(struct sp_perfev *ev, int tid, struct sp_err *err);
+/* The probe added with cookie: *fired, the hits the kernel counted on its
+ * events (every thread, every CPU); *delivered, the records of it read so
+ * far.  After the final sp_perfev_read, fired - delivered is what was lost
+ * (a full ring, or the 1 GiB queue limit), whether or not the kernel got
+ * to write a LOST record for it.  Returns -1 for an unknown cookie. */
+int sp_perfev_probe_counts(struct sp_perfev *ev, uint32_t cookie, uint64_t *fired, uint64_t *delivered);
 /* Start every uprobe at once (they are opened disabled; sp_perfev_enable
  * starts them too, and probes opened later start enabled).  Note the kernel
  * writes the breakpoint into the code when a probe is opened: a disabled

@@ -57,6 +57,7 @@ struct coll {
 	struct sp_tracer *tracer;
 	double hit_ns;       /* measured cost of a probe hit, 0 unknown */
 	double trace_t0;
+	double trace_started; /* when the probes were enabled (monotonic s) */
 	uint64_t trace_h0;
 	int budget_warned;
 	uint8_t *stackbuf;   /* a sample's stack with return addresses fixed */

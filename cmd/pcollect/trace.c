@@ -270,6 +270,9 @@ void pcollect_trace_start(struct coll *c, int pid)
 	c->tracer = sp_tracer_new(c->p, c->o.live ? &no_events : c->sink, c->eng, &c->probes, pid);
 	sp_tracer_set_sampling(c->tracer, c->o.freq > 0);
 	sp_perfev_enable_uprobes(c->ev);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	c->trace_started = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 	if (c->o.verbose)
 		sp_error("tracing %zu probe%s in process %d", c->probes.n, c->probes.n == 1 ? "" : "s", pid);
 	c->trace_t0 = 0;
@@ -322,13 +325,43 @@ void pcollect_trace_finish(struct coll *c)
 		c->write_failed = 1;
 	const struct sp_tracer_stats *st = sp_tracer_stats(c->tracer);
 	const struct sp_perfev_stats *ps = sp_perfev_stats(c->ev);
+	/* Lost hits, per probe: the kernel's count of each probe's hits
+	 * against the records read.  Said, and kept in the stream's metadata
+	 * (key trace-lost, "PROBE N"). */
+	double secs = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 - c->trace_started;
+	uint64_t all_lost = 0;
+	for (size_t i = 0; i < c->probes.n; i++) {
+		uint64_t fired = 0, got = 0, f, d;
+		for (uint32_t k = 0; k < 2; k++)
+			if (sp_perfev_probe_counts(c->ev, (uint32_t)(2 * i + k), &f, &d) == 0) {
+				fired += f;
+				got += d;
+			}
+		if (fired <= got)
+			continue;
+		all_lost += fired - got;
+		char v[600];
+		snprintf(v, sizeof v, "%s %llu", c->probes.v[i].name, (unsigned long long)(fired - got));
+		sp_meta_add(c->p, "trace-lost", v);
+		if (!c->o.quiet)
+			sp_error("probe %s: %llu of its %llu hits lost: its trace buffer was full (%.0f hits/s over "
+				 "%.1f s; --buffer=MIB enlarges it%s)", c->probes.v[i].name,
+				 (unsigned long long)(fired - got), (unsigned long long)fired,
+				 secs > 0 ? (double)fired / secs : 0, secs, c->hs ? ", --call-graph dwarf,BYTES copies "
+				 "less stack per hit" : "");
+	}
+	if (all_lost)
+		c->sink->meta(c->sink, c->p, &c->werr);
+	(void)ps;
 	if (!c->o.quiet) {
+		/* A probe that recorded nothing says so: a line never run, a
+		 * function not called, or (said above) threads left untraced. */
+		for (size_t i = 0; i < c->probes.n; i++)
+			if (!sp_tracer_probe_hits(c->tracer, i))
+				sp_error("probe %s: 0 hits", c->probes.v[i].name);
 		if (c->arm_failed)
 			sp_error("%lu new threads or processes of the target run untraced: %s", c->arm_failed,
 				 c->arm_err.msg);
-		if (ps->probe_lost)
-			sp_error("%llu probe hits lost: the trace buffer was full (or pcollect fell a GiB behind)",
-				 (unsigned long long)ps->probe_lost);
 		if (st->orphans)
 			sp_error("%llu returns without their entry (calls begun before the probes were attached) "
 				 "were left out", (unsigned long long)st->orphans);

@@ -94,7 +94,7 @@ t6_uprobes() {
 	if [ ! -e /sys/bus/event_source/devices/uprobe/type ]; then
 		skip "$name" "this kernel has no uprobe PMU (CONFIG_UPROBE_EVENTS)"; return 1; fi
 	if ! pcollect -q -F 0 --trace main -o "$T/probe.sp" -- "$@" > /dev/null 2> "$T/probe.err" &&
-		grep -q 'needs system-wide uprobe events' "$T/probe.err"; then
+		grep -qE 'needs (system-wide )?uprobe events' "$T/probe.err"; then
 		skip "$name" "$(head -1 "$T/probe.err")"; return 1; fi
 	return 0
 }
