@@ -101,3 +101,18 @@ done
 if [ $rate_alone -gt 0 ] && [ $((rate_traced * 100)) -ge $((rate_alone * 60)) ]; then
 	ok "a bystander's malloc loop keeps its rate while another process's libc:malloc is traced ($rate_traced vs $rate_alone in 0.7 s)"; else
 	notok "bystander: $rate_traced mallocs in 0.7 s while another process is traced, $rate_alone alone"; fi
+
+# ---- -F 0 --stacks: the mappings are followed without CPU samples; pfold
+# --value picks a stream's column, and a column it lacks is an error.
+pcollect -q -F 0 --trace 'libc:malloc(arg1)' --stacks --weight arg1 -o "$T/c.sp" -- "$T/t64" 1000 100 > /dev/null 2> "$T/c.err"; rc=$?
+expect_rc "-F 0 --stacks: exit 0" 0 $rc
+pfold --value=calls "$T/c.sp" > "$T/c.folded" 2> "$T/c.perr"; rc=$?
+expect_rc "pfold --value=calls on a stream: exit 0" 0 $rc
+got=$(sums "$T/c.folded")
+if [ "$got" = "3000 1000" ]; then ok "-F 0 --stacks | pfold --value=calls: 3000 and 1000 calls, unwound to main"; else
+	notok "-F 0 --stacks, calls column: '$got' (want 3000 1000)"; head -3 "$T/c.folded" | sed 's/^/  /'; fi
+pfold --value=calls < "$T/c.sp" > "$T/c2.folded" 2>/dev/null
+expect_eq "pfold --value=calls reads a piped stream alike" "$T/c.folded" "$T/c2.folded"
+pfold --value=nosuch "$T/c.sp" > "$T/c3.folded" 2> "$T/c3.err"; rc=$?
+expect_rc "pfold --value=nosuch: exit 2" 2 $rc
+expect_grep "pfold --value=nosuch names the columns" '^pfold: --value=nosuch: the input has no such value column \(its columns: bytes, calls\)' "$T/c3.err"
