@@ -40,6 +40,11 @@ struct stack_ent {
 
 struct sp_collect {
 	struct sp_collect_opts o;
+	/* sp_collect_set_stack_fix: return addresses in a stopped thread's
+	 * copy that return probes replaced, put back */
+	int (*fix)(void *ctx, int tid, uint64_t sp, const uint8_t *stack, uint64_t len, uint8_t *buf);
+	void *fix_ctx;
+	uint8_t *fixbuf;
 	struct sp_profile *p;
 	struct sp_sink *sink;
 	struct sp_symbols *syms;
@@ -107,6 +112,15 @@ struct sp_collect *sp_collect_new(struct sp_profile *p, struct sp_sink *sink, co
 	return c;
 }
 
+void sp_collect_set_stack_fix(struct sp_collect *c,
+			      int (*fix)(void *ctx, int tid, uint64_t sp, const uint8_t *stack, uint64_t len,
+					 uint8_t *buf),
+			      void *ctx)
+{
+	c->fix = fix;
+	c->fix_ctx = ctx;
+}
+
 void sp_collect_free(struct sp_collect *c)
 {
 	if (!c)
@@ -116,6 +130,7 @@ void sp_collect_free(struct sp_collect *c)
 	sp_symbols_free(c->syms);
 	sp_u64map_release(&c->thridx);
 	sp_u64map_release(&c->stackidx);
+	free(c->fixbuf);
 	free(c->thr);
 	free(c->ents);
 	free(c->pcarena);
@@ -457,6 +472,12 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 		    sp_pymerge_stop(c->py, pr->pid, pr->serial, pr->maps, (int)s->tid, s->time, &stopped);
 	if (exact && !stopped.in_syscall)
 		n = nk = 0;
+	if (exact && c->fix && stopped.len && stopped.len <= 65536) {
+		if (!c->fixbuf)
+			c->fixbuf = sp_xmalloc(65536);
+		if (c->fix(c->fix_ctx, (int)s->tid, stopped.regs[SP_REG_SP], stopped.stack, stopped.len, c->fixbuf))
+			stopped.stack = c->fixbuf;
+	}
 	if (cg == SP_CG_DWARF && s->has_regs) {
 		/* flags 0: memory outside the stack copy is never read, live or not */
 		struct sp_unwind_result r =

@@ -262,6 +262,11 @@ void pcollect_trace_handler(struct coll *c, struct sp_perf_handler *hd)
 	hd->sample = fixed_sample;
 }
 
+static int fix_stopped(void *ctx, int tid, uint64_t sp, const uint8_t *stack, uint64_t len, uint8_t *buf)
+{
+	return sp_tracer_fix_stack(ctx, tid, sp, stack, len, buf);
+}
+
 void pcollect_trace_start(struct coll *c, int pid)
 {
 	/* --live: the calls pair the returns and fix stacks, but millions of
@@ -269,6 +274,7 @@ void pcollect_trace_start(struct coll *c, int pid)
 	static struct sp_sink no_events;
 	c->tracer = sp_tracer_new(c->p, c->o.live ? &no_events : c->sink, c->eng, &c->probes, pid);
 	sp_tracer_set_sampling(c->tracer, c->o.freq > 0);
+	sp_collect_set_stack_fix(c->eng, fix_stopped, c->tracer);
 	sp_perfev_enable_uprobes(c->ev);
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
