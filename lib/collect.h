@@ -107,8 +107,9 @@ void sp_collect_add_task(struct sp_collect *c, int pid, int tid);
 /* Exact Python samples copy the stopped thread's stack themselves: fix
  * (lib/trace.h's sp_tracer_fix_stack) puts back into that copy the return
  * addresses that return probes replaced with their trampoline, as it does
- * for the kernel's copies; returns non-zero when buf (64 KiB) holds the
- * fixed copy. */
+ * for the kernel's copies; returns 1 when buf (64 KiB) holds the fixed
+ * copy, 0 when there was nothing to fix, -1 when it cannot be fixed (the
+ * sample's own copy then stands for it). */
 void sp_collect_set_stack_fix(struct sp_collect *c,
 			      int (*fix)(void *ctx, int tid, uint64_t sp, const uint8_t *stack, uint64_t len,
 					 uint8_t *buf),

@@ -23,6 +23,7 @@ struct tthread {
 };
 
 struct sp_tracer {
+	uint64_t tramp; /* the return probes' trampoline, as seen in a fixed slot; 0 unknown */
 	struct sp_profile *p;
 	struct sp_sink *sink;
 	struct sp_collect *eng;
@@ -314,7 +315,27 @@ int sp_tracer_fix_stack(struct sp_tracer *t, int tid, uint64_t sp, const uint8_t
 			memcpy(buf, stack, len);
 			patched = 1;
 		}
+		uint64_t was;
+		memcpy(&was, stack + (c->sp - sp), 8);
+		if (was != c->ret)
+			t->tramp = was;
 		memcpy(buf + (c->sp - sp), &c->ret, 8);
+	}
+	return patched;
+}
+
+int sp_tracer_fix_stack_all(struct sp_tracer *t, int tid, uint64_t sp, const uint8_t *stack, uint64_t len,
+			    uint8_t *buf)
+{
+	int patched = sp_tracer_fix_stack(t, tid, sp, stack, len, buf);
+	if (!t->tramp)
+		return patched;
+	const uint8_t *s = patched ? buf : stack;
+	for (uint64_t o = (8 - (sp & 7)) & 7; o + 8 <= len; o += 8) {
+		uint64_t v;
+		memcpy(&v, s + o, 8);
+		if (v == t->tramp)
+			return -1; /* a call whose entry is not read yet */
 	}
 	return patched;
 }

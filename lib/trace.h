@@ -62,6 +62,11 @@ void sp_tracer_hit(void *ctx, const struct sp_perf_uprobe *u);
  * the real return addresses and returns 1; 0 when there is nothing to
  * fix. */
 int sp_tracer_fix_stack(struct sp_tracer *t, int tid, uint64_t sp, const uint8_t *stack, uint64_t len, uint8_t *buf);
+/* The same for a copy taken later than the records read so far (a thread
+ * stopped now): -1 when a return address of the trampoline is left that
+ * no entry read so far explains (its entry record is not read yet). */
+int sp_tracer_fix_stack_all(struct sp_tracer *t, int tid, uint64_t sp, const uint8_t *stack, uint64_t len,
+			    uint8_t *buf);
 
 /* Hits of probe i so far (entry and return hits). */
 uint64_t sp_tracer_probe_hits(const struct sp_tracer *t, size_t i);

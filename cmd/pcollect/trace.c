@@ -264,7 +264,7 @@ void pcollect_trace_handler(struct coll *c, struct sp_perf_handler *hd)
 
 static int fix_stopped(void *ctx, int tid, uint64_t sp, const uint8_t *stack, uint64_t len, uint8_t *buf)
 {
-	return sp_tracer_fix_stack(ctx, tid, sp, stack, len, buf);
+	return sp_tracer_fix_stack_all(ctx, tid, sp, stack, len, buf);
 }
 
 void pcollect_trace_start(struct coll *c, int pid)
