@@ -1148,9 +1148,11 @@ static int decode(const uint8_t *p, size_t n, uint64_t addr, struct insn *in)
 		int map = op == 0xc5 ? 1 : p[i] & (op == 0x62 ? 3 : 0x1f);
 		i += vlen;
 		uint8_t vop = p[i++];
-		if ((m = modrm_len(p + i, n - i, &reg)) < 0)
-			return -1;
-		i += (size_t)m + (map == 3 || (map == 1 && op2_imm8(vop)));
+		if (!(map == 1 && vop == 0x77)) { /* vzeroupper, vzeroall: no ModRM */
+			if ((m = modrm_len(p + i, n - i, &reg)) < 0)
+				return -1;
+			i += (size_t)m + (map == 3 || (map == 1 && op2_imm8(vop)));
+		}
 	} else {
 		uint8_t a = op1[op];
 		if (a & BAD)
@@ -1187,6 +1189,15 @@ static int decode(const uint8_t *p, size_t n, uint64_t addr, struct insn *in)
 }
 #undef M
 #undef BAD
+
+int sp_uprobe_insn(const uint8_t *code, size_t n, int *bad_prefix)
+{
+	struct insn in;
+	if (decode(code, n, 0, &in) < 0)
+		return -1;
+	*bad_prefix = in.bad_prefix;
+	return in.len;
+}
 
 static const char *prefix_name(int b)
 {

@@ -106,6 +106,12 @@ void sp_uprobe_set_release(struct sp_uprobe_set *s);
  * be probed moves the probe there (same count; see set->notes). */
 int sp_uprobe_resolve(struct sp_uprobe_set *s, const char *spec, const char *exe, int pid, struct sp_err *err);
 
+/* The x86-64 instruction at code (n bytes readable): its length, and in
+ * *bad_prefix the prefix byte that keeps the kernel from probing it (lock
+ * 0xf0; es, cs, ss, ds 0x26 0x2e 0x36 0x3e), 0 if none.  -1: not an
+ * instruction this decoder knows (invalid in 64-bit mode, cut short). */
+int sp_uprobe_insn(const uint8_t *code, size_t n, int *bad_prefix);
+
 /* The kernel's cost of one uprobe hit on this machine, in ns: a probe on a
  * function of the running program itself, called with and without it.
  * A probed instruction the kernel cannot emulate costs more (a single

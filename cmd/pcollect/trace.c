@@ -185,10 +185,13 @@ int pcollect_trace_hold(struct coll *c, int pid)
 		return -1;
 	}
 	if (sp_hold_attach(c->hold, pid, &err) < 0) {
-		sp_error_e(&err);
+		/* Traced already (a debugger, strace): trace anyway, new
+		 * threads a little late. */
+		if (!c->o.quiet)
+			sp_error("%s: threads the target creates from now on get their probes when pcollect sees "
+				 "them, a few ms late (their first calls may be missed)", err.msg);
 		sp_hold_free(c->hold);
 		c->hold = NULL;
-		return -1;
 	}
 	return 0;
 }
