@@ -324,6 +324,12 @@ int sp_tracer_fix_stack(struct sp_tracer *t, int tid, uint64_t sp, const uint8_t
 	return patched;
 }
 
+void sp_tracer_set_trampoline(struct sp_tracer *t, uint64_t addr)
+{
+	if (!t->tramp)
+		t->tramp = addr;
+}
+
 int sp_tracer_fix_stack_all(struct sp_tracer *t, int tid, uint64_t sp, const uint8_t *stack, uint64_t len,
 			    uint8_t *buf)
 {

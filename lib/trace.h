@@ -67,6 +67,9 @@ int sp_tracer_fix_stack(struct sp_tracer *t, int tid, uint64_t sp, const uint8_t
  * no entry read so far explains (its entry record is not read yet). */
 int sp_tracer_fix_stack_all(struct sp_tracer *t, int tid, uint64_t sp, const uint8_t *stack, uint64_t len,
 			    uint8_t *buf);
+/* The return probes' trampoline (the start of the process's [uprobes]
+ * mapping), when the caller knows it before a fixed copy showed it. */
+void sp_tracer_set_trampoline(struct sp_tracer *t, uint64_t addr);
 
 /* Hits of probe i so far (entry and return hits). */
 uint64_t sp_tracer_probe_hits(const struct sp_tracer *t, size_t i);

@@ -58,6 +58,7 @@ struct coll {
 	double hit_ns;       /* measured cost of a probe hit, 0 unknown */
 	double trace_t0;
 	double trace_started; /* when the probes were enabled (monotonic s) */
+	int tramp_known;      /* the return probes' trampoline read from /proc (trace.c) */
 	uint64_t trace_h0;
 	int budget_warned;
 	uint8_t *stackbuf;   /* a sample's stack with return addresses fixed */

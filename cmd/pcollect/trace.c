@@ -267,7 +267,23 @@ void pcollect_trace_handler(struct coll *c, struct sp_perf_handler *hd)
 
 static int fix_stopped(void *ctx, int tid, uint64_t sp, const uint8_t *stack, uint64_t len, uint8_t *buf)
 {
-	return sp_tracer_fix_stack_all(ctx, tid, sp, stack, len, buf);
+	struct coll *c = ctx;
+	if (!c->tramp_known) {
+		/* The kernel's trampoline of return probes is the first slot of
+		 * the [uprobes] page it maps at the process's first hit. */
+		char path[64], line[256];
+		snprintf(path, sizeof path, "/proc/%d/maps", tid);
+		FILE *f = fopen(path, "re");
+		unsigned long long lo;
+		while (f && fgets(line, sizeof line, f))
+			if (strstr(line, "[uprobes]") && sscanf(line, "%llx-", &lo) == 1) {
+				sp_tracer_set_trampoline(c->tracer, lo);
+				c->tramp_known = 1;
+			}
+		if (f)
+			fclose(f);
+	}
+	return sp_tracer_fix_stack_all(c->tracer, tid, sp, stack, len, buf);
 }
 
 void pcollect_trace_start(struct coll *c, int pid)
@@ -277,7 +293,7 @@ void pcollect_trace_start(struct coll *c, int pid)
 	static struct sp_sink no_events;
 	c->tracer = sp_tracer_new(c->p, c->o.live ? &no_events : c->sink, c->eng, &c->probes, pid);
 	sp_tracer_set_sampling(c->tracer, c->o.freq > 0);
-	sp_collect_set_stack_fix(c->eng, fix_stopped, c->tracer);
+	sp_collect_set_stack_fix(c->eng, fix_stopped, c);
 	sp_perfev_enable_uprobes(c->ev);
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
