@@ -330,18 +330,4 @@ void sp_tracer_set_trampoline(struct sp_tracer *t, uint64_t addr)
 		t->tramp = addr;
 }
 
-int sp_tracer_fix_stack_all(struct sp_tracer *t, int tid, uint64_t sp, const uint8_t *stack, uint64_t len,
-			    uint8_t *buf)
-{
-	int patched = sp_tracer_fix_stack(t, tid, sp, stack, len, buf);
-	if (!t->tramp)
-		return patched;
-	const uint8_t *s = patched ? buf : stack;
-	for (uint64_t o = (8 - (sp & 7)) & 7; o + 8 <= len; o += 8) {
-		uint64_t v;
-		memcpy(&v, s + o, 8);
-		if (v == t->tramp)
-			return -1; /* a call whose entry is not read yet */
-	}
-	return patched;
-}
+uint64_t sp_tracer_trampoline(const struct sp_tracer *t) { return t->tramp; }

@@ -265,7 +265,8 @@ void pcollect_trace_handler(struct coll *c, struct sp_perf_handler *hd)
 	hd->sample = fixed_sample;
 }
 
-static int fix_stopped(void *ctx, int tid, uint64_t sp, const uint8_t *stack, uint64_t len, uint8_t *buf)
+static int fix_stopped(void *ctx, int tid, uint64_t sp, const uint8_t *stack, uint64_t len, uint8_t *buf,
+		       uint64_t *tramp)
 {
 	struct coll *c = ctx;
 	if (!c->tramp_known) {
@@ -283,7 +284,8 @@ static int fix_stopped(void *ctx, int tid, uint64_t sp, const uint8_t *stack, ui
 		if (f)
 			fclose(f);
 	}
-	return sp_tracer_fix_stack_all(c->tracer, tid, sp, stack, len, buf);
+	*tramp = sp_tracer_trampoline(c->tracer);
+	return sp_tracer_fix_stack(c->tracer, tid, sp, stack, len, buf);
 }
 
 void pcollect_trace_start(struct coll *c, int pid)
