@@ -319,10 +319,6 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		if (o->cg != SP_CG_DWARF)
 			return sp_usage_error(synopsis, "%s unwinds the hits' stack copies: it needs "
 						      "--call-graph dwarf", what), -1;
-		if (!o->freq)
-			return sp_usage_error(synopsis, "%s needs sampling on (not -F 0): its records of the "
-						      "target's mappings unwind the hits; CPU samples are not written",
-					      what), -1;
 	}
 	return 0;
 }
@@ -508,6 +504,10 @@ static int cmd_pcollect(int argc, char **argv)
 	}
 	if (c.o.pid) {
 		int n;
+		if (pcollect_trace_hold(&c, c.o.pid) < 0) {
+			rc = SP_EXIT_ERROR;
+			goto out;
+		}
 		if (c.tid) {
 			/* -p TID: that thread (and the threads it creates) only. */
 			if ((n = sp_perfev_add_task(c.ev, c.tid, &err)) == 1)
@@ -539,10 +539,12 @@ static int cmd_pcollect(int argc, char **argv)
 			rc = SP_EXIT_ERROR;
 			goto out;
 		}
-		if (sp_perfev_add_task(c.ev, ch.pid, &err) != 0) {
+		if (pcollect_trace_hold(&c, ch.pid) < 0 || sp_perfev_add_task(c.ev, ch.pid, &err) != 0) {
+			sp_hold_stop(c.hold);
 			kill(ch.pid, SIGKILL);
 			waitpid(ch.pid, NULL, 0);
-			sp_error_e(&err);
+			if (err.msg[0])
+				sp_error_e(&err);
 			rc = SP_EXIT_ERROR;
 			goto out;
 		}
@@ -559,7 +561,7 @@ static int cmd_pcollect(int argc, char **argv)
 			;
 		close(ch.errp);
 		if (r == (ssize_t)sizeof e) {
-			waitpid(ch.pid, NULL, 0);
+			pcollect_wait_child(&c, ch.pid, &child_status, 0);
 			sp_error("cannot run %s: %s", cmd[0], strerror(e));
 			rc = e == ENOENT ? 127 : 126;
 			goto out;
@@ -616,6 +618,7 @@ static int cmd_pcollect(int argc, char **argv)
 			status_line(&c, now - t0, 0);
 		}
 	}
+	pcollect_trace_unhold(&c); /* the held threads go, before the events close */
 	sp_perfev_disable(c.ev);
 	sp_perfev_read(c.ev, &hd, 1);
 	pcollect_python_release(&c); /* the seized threads go, before anything else */
@@ -729,8 +732,10 @@ static int cmd_pcollect(int argc, char **argv)
 	    !(c.tracer && sp_tracer_stats(c.tracer)->hits)) {
 		/* An empty result is not a success when attached; a command's
 		 * own exit status stays what pcollect returns. */
-		if (!c.o.quiet)
+		if (!c.o.quiet && c.o.freq)
 			pcollect_explain_empty(&c, mono_s() - t0);
+		else if (!c.o.quiet) /* -F 0: the probes with 0 hits are named above */
+			sp_error("nothing recorded: no probe was hit (-F 0 takes no CPU samples)");
 		if (!ch.pid)
 			rc = SP_EXIT_NEGATIVE;
 	}

@@ -41,8 +41,10 @@ static const char synopsis[] =
 	"      --addrs             put the raw address into [unknown] frames\n"
 	"      --event-filter=EV   keep samples of event EV only (default: the first event seen)\n"
 	"      --inline            expand inlined frames from DWARF (libdw), in-process\n"
-	"      --value=V           pprof input: the sample type to read, by index or name\n"
-	"                          (default: the profile's default, its last)\n"
+	"      --value=V           the value column to print, by name or index (a stream's\n"
+	"                          calls, bytes...; pprof input: the sample type to read,\n"
+	"                          by default the profile's default, its last); one the\n"
+	"                          input lacks is an error naming its columns\n"
 	"      --lines             frames \"func (file:line)\" when the input has source lines\n"
 	"      --weight=NAME       the value column folded output prints: period (the default\n"
 	"                          when present, else the first), samples (or count), any\n"
@@ -196,6 +198,7 @@ static int cmd_pfold(int argc, char **argv)
 		sink = sp_stream_writer_sink(sw);
 	} else {
 		fold = sp_fold_new(p, &o.fold);
+		sp_fold_set_value(fold, o.read.value); /* streams and text too: the column printed */
 		sp_fold_set_lines(fold, o.lines);
 		sink = sp_fold_sink(fold);
 	}

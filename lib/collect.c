@@ -40,6 +40,12 @@ struct stack_ent {
 
 struct sp_collect {
 	struct sp_collect_opts o;
+	/* sp_collect_set_stack_fix: return addresses in a stopped thread's
+	 * copy that return probes replaced, put back */
+	int (*fix)(void *ctx, int tid, uint64_t sp, const uint8_t *stack, uint64_t len, uint8_t *buf,
+		   uint64_t *tramp);
+	void *fix_ctx;  /* fix: 1 fixed into buf, 0 nothing to fix; *tramp the trampoline, 0 unknown */
+	uint8_t *fixbuf;
 	struct sp_profile *p;
 	struct sp_sink *sink;
 	struct sp_symbols *syms;
@@ -107,6 +113,15 @@ struct sp_collect *sp_collect_new(struct sp_profile *p, struct sp_sink *sink, co
 	return c;
 }
 
+void sp_collect_set_stack_fix(struct sp_collect *c,
+			      int (*fix)(void *ctx, int tid, uint64_t sp, const uint8_t *stack, uint64_t len,
+					 uint8_t *buf, uint64_t *tramp),
+			      void *ctx)
+{
+	c->fix = fix;
+	c->fix_ctx = ctx;
+}
+
 void sp_collect_free(struct sp_collect *c)
 {
 	if (!c)
@@ -116,6 +131,7 @@ void sp_collect_free(struct sp_collect *c)
 	sp_symbols_free(c->syms);
 	sp_u64map_release(&c->thridx);
 	sp_u64map_release(&c->stackidx);
+	free(c->fixbuf);
 	free(c->thr);
 	free(c->ents);
 	free(c->pcarena);
@@ -457,13 +473,30 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 		    sp_pymerge_stop(c->py, pr->pid, pr->serial, pr->maps, (int)s->tid, s->time, &stopped);
 	if (exact && !stopped.in_syscall)
 		n = nk = 0;
+	uint64_t tramp = 0;
+	if (exact && c->fix && stopped.len && stopped.len <= 65536) {
+		if (!c->fixbuf)
+			c->fixbuf = sp_xmalloc(65536);
+		if (c->fix(c->fix_ctx, (int)s->tid, stopped.regs[SP_REG_SP], stopped.stack, stopped.len, c->fixbuf,
+			   &tramp) > 0)
+			stopped.stack = c->fixbuf;
+	}
 	if (cg == SP_CG_DWARF && s->has_regs) {
 		/* flags 0: memory outside the stack copy is never read, live or not */
-		struct sp_unwind_result r =
-			exact ? sp_unwind_stack(u, (int)s->tid, stopped.regs, stopped.stack, stopped.len, 0, pcs + n,
-						MAX_PCS - (int)n)
-			      : sp_unwind_stack(u, (int)s->tid, s->regs, s->stack, s->stack_len, 0, pcs + n,
-						MAX_PCS - (int)n);
+		struct sp_unwind_result r = sp_unwind_stack(u, (int)s->tid, exact ? stopped.regs : s->regs,
+							    exact ? stopped.stack : s->stack,
+							    exact ? stopped.len : s->stack_len, 0, pcs + n,
+							    MAX_PCS - (int)n);
+		/* Unwinding the stop's copy ran into a return probe's trampoline
+		 * that no entry read so far explains (its record is not read
+		 * yet): the sample's own copy, fixed already, unwinds; the
+		 * Python frames read at the stop go with it. */
+		for (int k = 0; exact && tramp && k < r.n && s->stack_len; k++)
+			if (pcs[n + (uint32_t)k] + 1 - tramp <= 4096) { /* a return address: pc - 1 */
+				r = sp_unwind_stack(u, (int)s->tid, s->regs, s->stack, s->stack_len, 0, pcs + n,
+						    MAX_PCS - (int)n);
+				break;
+			}
 		n += (uint32_t)r.n;
 		c->st.truncated += (uint64_t)r.truncated;
 		truncated = r.truncated != 0;

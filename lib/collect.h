@@ -104,6 +104,17 @@ void sp_collect_set_event(struct sp_collect *c, uint32_t event);
 /* Live only.  A thread found while attaching (or seen in a sample before
  * any record named it): its name is read from /proc. */
 void sp_collect_add_task(struct sp_collect *c, int pid, int tid);
+/* Exact Python samples copy the stopped thread's stack themselves: fix
+ * (lib/trace.h's sp_tracer_fix_stack) puts back into that copy the return
+ * addresses that return probes replaced with their trampoline, as it does
+ * for the kernel's copies; returns 1 when buf (64 KiB) holds the fixed
+ * copy, 0 when there was nothing to fix, and sets *tramp to the address of
+ * the trampoline (0 unknown): an unwind of the stop's copy that meets it
+ * takes the sample's own copy instead. */
+void sp_collect_set_stack_fix(struct sp_collect *c,
+			      int (*fix)(void *ctx, int tid, uint64_t sp, const uint8_t *stack, uint64_t len,
+					 uint8_t *buf, uint64_t *tramp),
+			      void *ctx);
 /* Live only.  The executable mappings of process pid from /proc/TID/maps
  * (tid: a live thread of pid).  Returns 0, or -1 with err set. */
 int sp_collect_load_maps(struct sp_collect *c, int pid, int tid, struct sp_err *err);

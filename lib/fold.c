@@ -9,6 +9,7 @@ struct sp_fold {
 	struct sp_sink sink; /* first: the sink callbacks cast back to us */
 	struct sp_profile *p;
 	struct sp_fold_opts o;
+	const char *value;     /* sp_fold_set_value */
 	struct sp_u64map map;  /* (label frame << 32 | node) -> entry index + 1 */
 	uint64_t *keys;        /* per entry */
 	double *vals;          /* per entry, nvals each */
@@ -446,6 +447,8 @@ static int text_cmp(const struct rendered *a, const struct rendered *b)
  * the sum.  The output is the same for any number of folds: the value
  * columns are f's, as sp_fold_merge keeps them (an adopted fold's columns
  * are added by index, a column it lacks counts 0). */
+void sp_fold_set_value(struct sp_fold *f, const char *value) { f->value = value; }
+
 int sp_fold_write(struct sp_fold *f, FILE *out, struct sp_err *err)
 {
 	struct sp_profile *p = f->p;
@@ -457,6 +460,28 @@ int sp_fold_write(struct sp_fold *f, FILE *out, struct sp_err *err)
 	int col = nvals ? sp_value_column(p, f->o.weight, err) : 0;
 	if (col < 0)
 		return -1;
+	if (f->value && !two) {
+		char *end;
+		unsigned long ix = strtoul(f->value, &end, 10);
+		int numeric = *f->value && !*end;
+		col = -1;
+		for (int i = 0; i < nvals && col < 0; i++)
+			if (!strcmp(sp_profile_value_name(p, i), f->value))
+				col = i;
+		if (col < 0 && numeric && (nvals == 1 || ix < (unsigned long)nvals))
+			col = nvals == 1 ? 0 : (int)ix; /* pprof's index: its reader kept that column */
+		if (col < 0) {
+			struct sp_buf b = SP_BUF_INIT;
+			for (int i = 0; i < nvals; i++) {
+				sp_buf_adds(&b, i ? ", " : "");
+				sp_buf_adds(&b, sp_profile_value_name(p, i));
+			}
+			sp_err_set(err, "--value=%s: the input has no such value column (its columns: %s)", f->value,
+				   nvals ? sp_buf_cstr(&b) : "none");
+			sp_buf_release(&b);
+			return -1;
+		}
+	}
 	int ca = two ? 0 : col, cb = two ? 1 : -1; /* the columns written */
 	size_t k = 1 + f->nadopted;
 	struct rendered *r = sp_xcalloc(k, sizeof *r);

@@ -37,6 +37,9 @@ struct sp_fold;
 struct sp_fold *sp_fold_new(struct sp_profile *p, const struct sp_fold_opts *o);
 void sp_fold_free(struct sp_fold *f);
 struct sp_sink *sp_fold_sink(struct sp_fold *f);
+/* pfold --value: the column sp_fold_write prints, by name or index (value
+ * borrowed); one the input lacks is an error naming its columns. */
+void sp_fold_set_value(struct sp_fold *f, const char *value);
 /* Add everything of src (which may use another profile) into dst. */
 void sp_fold_merge(struct sp_fold *dst, struct sp_fold *src);
 /* Take src, a fold of another profile srcp, into dst without merging: both

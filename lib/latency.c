@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct group {
 	uint32_t name;     /* string id of the function's name */
@@ -206,6 +207,16 @@ static void text_group(struct sp_latency *l, struct sp_profile *p, const struct 
 	sp_buf_addf(b, ": %zu calls", g->n);
 	if (g->abandoned)
 		sp_buf_addf(b, ", %" PRIu64 " left without returning (longjmp, exception)", g->abandoned);
+	/* pcollect's "trace-lost" metadata, "PROBE N": the probe lost hits,
+	 * so some calls are missing and these figures are not whole. */
+	const char *name = sp_str(p, g->name);
+	size_t nl = strlen(name);
+	for (size_t i = 0; i < sp_meta_count(p); i++) {
+		const struct sp_meta *m = sp_meta_get(p, i);
+		const char *v = sp_str(p, m->value);
+		if (!strcmp(sp_str(p, m->key), "trace-lost") && !strncmp(v, name, nl) && v[nl] == ' ')
+			sp_buf_addf(b, " (INCOMPLETE: %s hits of this probe were lost)", v + nl + 1);
+	}
 	sp_buf_adds(b, "\n");
 	if (!g->n)
 		return;

@@ -18,6 +18,7 @@
 
 /* perf's user register numbers (asm/perf_regs.h, x86): AX BX CX DX SI DI
  * BP SP IP = 0..8, R8..R15 = 16..23.  A sample carries them in bit order. */
+#define ENOTSUPP_ERRNO 524 /* the kernel's ENOTSUPP, not in userspace errno.h */
 #define REGS_MASK (0x1ffULL | (0xffULL << 16))
 
 struct ring {
@@ -42,6 +43,16 @@ struct chunk {
 	uint8_t data[];
 };
 
+/* A uprobe to open on each followed thread (sp_perfev_add_uprobe). */
+struct uprobe_def {
+	char *path;
+	uint64_t offset;
+	int ret;
+	uint32_t cookie;
+	unsigned stack_bytes;
+	uint64_t delivered; /* its records read */
+};
+
 struct sp_perfev {
 	struct sp_perfev_opts o;
 	struct perf_event_attr attr;
@@ -49,9 +60,19 @@ struct sp_perfev {
 	int ncpu;
 	int nrings;      /* 2*ncpu: per CPU a ring of samples, one of uprobe hits */
 	struct ring *rings;
-	struct sp_u64map probe_ids; /* uprobe event id -> cookie + 1 */
+	struct sp_u64map probe_ids; /* uprobe event id -> cookie + 1 (under idlock) */
+	pthread_mutex_t idlock;
 	int *pfds;                  /* the uprobe events (also in fds) */
+	uint32_t *pfd_def;          /* each one's probe (index in udefs) */
 	size_t npfds;
+	struct uprobe_def *udefs;   /* the probes, opened per followed thread */
+	size_t nudefs;
+	int uprobe_type, uprobe_retbit;
+	int uprobes_on;             /* sp_perfev_enable_uprobes was called */
+	struct sp_u64map probe_tids; /* threads whose probes are open */
+	/* Events are opened by the main thread and by a holder of new threads
+	 * (sp_perfev_add_task_probes) at once: fds, rings and the maps above. */
+	pthread_mutex_t openlock;
 	int *fds;
 	size_t nfds, capfds;
 	struct pollfd *pfd;
@@ -125,7 +146,10 @@ struct sp_perfev *sp_perfev_new(const struct sp_perfev_opts *o, struct sp_err *e
 	}
 	sp_u64map_init(&ev->tids);
 	sp_u64map_init(&ev->probe_ids);
+	sp_u64map_init(&ev->probe_tids);
 	pthread_mutex_init(&ev->lock, NULL);
+	pthread_mutex_init(&ev->idlock, NULL);
+	pthread_mutex_init(&ev->openlock, NULL);
 	pthread_cond_init(&ev->cond, NULL);
 	ev->max_queued = (size_t)1 << 30;
 
@@ -152,6 +176,18 @@ struct sp_perfev *sp_perfev_new(const struct sp_perfev_opts *o, struct sp_err *e
 		a->exclude_callchain_kernel = 1;
 	}
 	a->exclude_hv = 1;
+	if (!freq) {
+		/* -F 0: no samples, but the records of the target's mappings,
+		 * names and threads (a dummy event), which unwind the probes'
+		 * stack copies and say which threads exist. */
+		a->config = PERF_COUNT_SW_DUMMY;
+		a->freq = 0;
+		a->sample_period = 0;
+		a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
+		a->sample_regs_user = 0;
+		a->sample_stack_user = 0;
+		a->exclude_callchain_user = 0;
+	}
 	a->mmap = a->mmap2 = a->comm = a->task = 1;
 	a->sample_id_all = 1;
 	a->inherit = 1;
@@ -202,13 +238,20 @@ void sp_perfev_free(struct sp_perfev *ev)
 		}
 	}
 	pthread_mutex_destroy(&ev->lock);
+	pthread_mutex_destroy(&ev->idlock);
+	pthread_mutex_destroy(&ev->openlock);
 	pthread_cond_destroy(&ev->cond);
+	for (size_t i = 0; i < ev->nudefs; i++)
+		free(ev->udefs[i].path);
+	free(ev->udefs);
+	sp_u64map_release(&ev->probe_tids);
 	free(ev->rings);
 	free(ev->fds);
 	free(ev->pfd);
 	sp_u64map_release(&ev->tids);
 	sp_u64map_release(&ev->probe_ids);
 	free(ev->pfds);
+	free(ev->pfd_def);
 	free(ev);
 }
 
@@ -309,7 +352,7 @@ static void unwind_fds(struct sp_perfev *ev, size_t first)
 	size_t keep = first;
 	for (size_t i = first; i < ev->nfds; i++) {
 		int owner = 0;
-		for (int c = 0; c < ev->ncpu && !owner; c++)
+		for (int c = 0; c < ev->nrings && !owner; c++)
 			owner = ev->rings[c].fd == ev->fds[i];
 		if (owner)
 			ev->fds[keep++] = ev->fds[i];
@@ -319,6 +362,8 @@ static void unwind_fds(struct sp_perfev *ev, size_t first)
 	ev->nfds = keep;
 }
 
+static int add_task_locked(struct sp_perfev *ev, int tid, uint32_t *slot, struct sp_err *err);
+
 int sp_perfev_add_task(struct sp_perfev *ev, int tid, struct sp_err *err)
 {
 	int found;
@@ -326,10 +371,16 @@ int sp_perfev_add_task(struct sp_perfev *ev, int tid, struct sp_err *err)
 	if (found)
 		return 0;
 	*slot = 1;
-	if (!ev->o.freq) {
-		ev->st.tasks++; /* uprobes only: nothing to open per thread */
-		return 0;
-	}
+	pthread_mutex_lock(&ev->openlock);
+	int rc = add_task_locked(ev, tid, slot, err);
+	pthread_mutex_unlock(&ev->openlock);
+	if (rc == 0 && ev->nudefs)
+		rc = sp_perfev_add_task_probes(ev, tid, err);
+	return rc;
+}
+
+static int add_task_locked(struct sp_perfev *ev, int tid, uint32_t *slot, struct sp_err *err)
+{
 	size_t first = ev->nfds;
 	/* Per CPU: the sampling event (cpu-clock, or the context-switch event
 	 * for --off-cpu), then with --wall the context-switch event too. */
@@ -349,6 +400,10 @@ int sp_perfev_add_task(struct sp_perfev *ev, int tid, struct sp_err *err)
 			}
 			if (fd < 0 && errno == ENODEV && !k)
 				break; /* an offline CPU */
+			if (fd < 0 && !ev->o.freq && (errno == EACCES || errno == EPERM) && !a->exclude_kernel) {
+				a->exclude_kernel = 1; /* -F 0: the dummy event samples nothing anyway */
+				fd = perf_event_open(a, tid, cpu);
+			}
 			if (fd < 0) {
 				int e = errno;
 				unwind_fds(ev, first);
@@ -448,77 +503,177 @@ static int uprobe_pmu(int *type, int *retbit)
 int sp_perfev_add_uprobe(struct sp_perfev *ev, const char *path, uint64_t offset, int ret, uint32_t cookie,
 			 unsigned stack_bytes, struct sp_err *err)
 {
-	int type, retbit;
-	if (uprobe_pmu(&type, &retbit) < 0)
+	if (!ev->nudefs && uprobe_pmu(&ev->uprobe_type, &ev->uprobe_retbit) < 0)
 		return sp_err_set(err, "this kernel has no uprobe PMU (/sys/bus/event_source/devices/uprobe: "
 				  "CONFIG_UPROBE_EVENTS): cannot trace");
 	raise_nofile();
+	ev->udefs = sp_xrealloc(ev->udefs, (ev->nudefs + 1) * sizeof *ev->udefs);
+	ev->udefs[ev->nudefs++] = (struct uprobe_def){ sp_xstrndup(path, strlen(path)), offset, ret, cookie,
+						       stack_bytes, 0 };
+	return 0;
+}
+
+/* Open probe d on thread tid and CPU cpu, writing into that CPU's probe
+ * ring.  Returns the fd, or -1 with errno set. */
+static int open_uprobe(struct sp_perfev *ev, const struct uprobe_def *d, int tid, int cpu, struct sp_err *err)
+{
 	struct perf_event_attr a;
 	memset(&a, 0, sizeof a);
 	a.size = sizeof a;
-	a.type = (uint32_t)type;
-	a.config = ret ? 1ULL << retbit : 0;
-	a.config1 = (uint64_t)(uintptr_t)path;
-	a.config2 = offset;
+	a.type = (uint32_t)ev->uprobe_type;
+	a.config = d->ret ? 1ULL << ev->uprobe_retbit : 0;
+	a.config1 = (uint64_t)(uintptr_t)d->path;
+	a.config2 = d->offset;
 	a.sample_period = 1;
-	a.disabled = 1; /* all probes start together: sp_perfev_enable_uprobes */
+	a.disabled = !ev->uprobes_on; /* all probes start together: sp_perfev_enable_uprobes */
 	/* 8 bytes of stack: at an entry, the return address, which a return
 	 * probe replaces with the kernel's trampoline while the call runs; the
 	 * samples' stacks get it back (sp_tracer_fix_stack). */
 	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_REGS_USER |
 			PERF_SAMPLE_STACK_USER;
 	a.sample_regs_user = REGS_MASK;
-	a.sample_stack_user = stack_bytes > 8 ? (stack_bytes + 7) & ~7u : 8; /* more for variables in memory */
+	a.sample_stack_user = d->stack_bytes > 8 ? (d->stack_bytes + 7) & ~7u : 8; /* more for variables in memory */
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
 	a.watermark = 1;
 	a.wakeup_watermark = 256u << 10;
-	for (int cpu = 0; cpu < ev->ncpu; cpu++) {
-		long fd = perf_event_open(&a, -1, cpu);
-		if (fd < 0 && errno == ENODEV)
-			continue; /* an offline CPU */
-		if (fd < 0) {
-			int e = errno;
-			if (e == EACCES || e == EPERM)
-				return sp_err_set(err, "tracing needs system-wide uprobe events: run as root or with "
-						  "CAP_PERFMON (or sudo sysctl kernel.perf_event_paranoid=-1)");
-			if (e == ENOENT || e == EINVAL)
-				return sp_err_set(err, "the kernel refused a %sprobe at offset 0x%llx of %s: %s",
-						  ret ? "return " : "", (unsigned long long)offset, path, strerror(e));
-			return open_error(ev, e, -1, err);
-		}
-		if (attach_ring(ev, &ev->rings[ev->ncpu + cpu], (int)fd, cpu, err) < 0)
-			return -1;
-		ev->pfds = sp_xrealloc(ev->pfds, (ev->npfds + 1) * sizeof *ev->pfds);
-		ev->pfds[ev->npfds++] = (int)fd;
-		uint64_t id;
-		if (ioctl((int)fd, PERF_EVENT_IOC_ID, &id) < 0)
-			return sp_err_set(err, "uprobe event id: %s", strerror(errno));
-		int found;
-		*sp_u64map_slot(&ev->probe_ids, id, &found) = cookie + 1;
+	long fd = perf_event_open(&a, tid, cpu);
+	if (fd < 0)
+		return -1;
+	if (attach_ring(ev, &ev->rings[ev->ncpu + cpu], (int)fd, cpu, err) < 0) {
+		errno = 0;
+		return -1;
 	}
+	ev->pfds = sp_xrealloc(ev->pfds, (ev->npfds + 1) * sizeof *ev->pfds);
+	ev->pfd_def = sp_xrealloc(ev->pfd_def, (ev->npfds + 1) * sizeof *ev->pfd_def);
+	ev->pfd_def[ev->npfds] = (uint32_t)(d - ev->udefs);
+	ev->pfds[ev->npfds++] = (int)fd;
+	uint64_t id;
+	if (ioctl((int)fd, PERF_EVENT_IOC_ID, &id) < 0) {
+		sp_err_set(err, "uprobe event id: %s", strerror(errno));
+		errno = 0;
+		return -1;
+	}
+	int found;
+	pthread_mutex_lock(&ev->idlock);
+	*sp_u64map_slot(&ev->probe_ids, id, &found) = (uint32_t)(d - ev->udefs) + 1;
+	pthread_mutex_unlock(&ev->idlock);
+	return (int)fd;
+}
+
+int sp_perfev_add_task_probes(struct sp_perfev *ev, int tid, struct sp_err *err)
+{
+	if (!ev->nudefs)
+		return 0;
+	pthread_mutex_lock(&ev->openlock);
+	int found, rc = 0;
+	uint32_t *slot = sp_u64map_slot(&ev->probe_tids, (uint64_t)tid, &found);
+	if (found && *slot) {
+		pthread_mutex_unlock(&ev->openlock);
+		return 0;
+	}
+	*slot = 1;
+	size_t first = ev->nfds;
+	for (size_t i = 0; i < ev->nudefs && !rc; i++) {
+		const struct uprobe_def *d = &ev->udefs[i];
+		for (int cpu = 0; cpu < ev->ncpu; cpu++) {
+			if (open_uprobe(ev, d, tid, cpu, err) >= 0)
+				continue;
+			int e = errno;
+			if (e == ENODEV)
+				continue; /* an offline CPU */
+			if (e == 0) {
+				rc = -1; /* err set */
+			} else if (e == ESRCH) {
+				*slot = 0;
+				rc = 1;
+			} else if (e == EACCES || e == EPERM) {
+				rc = sp_err_set(err, "tracing needs uprobe events: run as root or with CAP_PERFMON "
+						"(or sudo sysctl kernel.perf_event_paranoid=-1)");
+			} else if (e == ENOTSUPP_ERRNO) {
+				rc = sp_err_set(err, "the kernel cannot probe the instruction at offset 0x%llx of %s "
+						"(ENOTSUPP: an instruction it refuses to single-step)",
+						(unsigned long long)d->offset, d->path);
+			} else if (e == ENOENT || e == EINVAL) {
+				rc = sp_err_set(err, "the kernel refused a %sprobe at offset 0x%llx of %s: %s",
+						d->ret ? "return " : "", (unsigned long long)d->offset, d->path, strerror(e));
+			} else {
+				rc = sp_err_set(err, "cannot trace thread %d: perf_event_open: %s", tid, strerror(e));
+			}
+			break;
+		}
+	}
+	if (rc) {
+		/* Keep the fds that own a ring (see unwind_fds); drop the ids of
+		 * the events closed: their numbers are not reused for ids. */
+		unwind_fds(ev, first);
+		size_t keep = 0;
+		for (size_t i = 0; i < ev->npfds; i++) {
+			int open_ = 0;
+			for (size_t k = 0; k < ev->nfds && !open_; k++)
+				open_ = ev->fds[k] == ev->pfds[i];
+			if (open_) {
+				ev->pfd_def[keep] = ev->pfd_def[i];
+				ev->pfds[keep++] = ev->pfds[i];
+			}
+		}
+		ev->npfds = keep;
+	} else {
+		ev->st.probe_tasks++;
+	}
+	pthread_mutex_unlock(&ev->openlock);
+	return rc;
+}
+
+int sp_perfev_probe_counts(struct sp_perfev *ev, uint32_t cookie, uint64_t *fired, uint64_t *delivered)
+{
+	size_t d = 0;
+	while (d < ev->nudefs && ev->udefs[d].cookie != cookie)
+		d++;
+	if (d == ev->nudefs)
+		return -1;
+	/* Each event counts its hits (sample_period 1: every hit overflows
+	 * and writes a record, or fails to when the ring is full). */
+	uint64_t n = 0;
+	pthread_mutex_lock(&ev->openlock);
+	for (size_t i = 0; i < ev->npfds; i++) {
+		uint64_t v;
+		if (ev->pfd_def[i] == d && read(ev->pfds[i], &v, sizeof v) == (ssize_t)sizeof v)
+			n += v;
+	}
+	pthread_mutex_unlock(&ev->openlock);
+	*fired = n;
+	*delivered = ev->udefs[d].delivered;
 	return 0;
 }
 
 void sp_perfev_enable_uprobes(struct sp_perfev *ev)
 {
+	pthread_mutex_lock(&ev->openlock);
+	ev->uprobes_on = 1;
 	for (size_t i = 0; i < ev->npfds; i++)
 		ioctl(ev->pfds[i], PERF_EVENT_IOC_ENABLE, 0);
+	pthread_mutex_unlock(&ev->openlock);
 }
 
 int sp_perfev_enable(struct sp_perfev *ev)
 {
+	pthread_mutex_lock(&ev->openlock);
 	ev->enabled = 1;
+	ev->uprobes_on = 1;
 	for (size_t i = 0; i < ev->nfds; i++)
 		ioctl(ev->fds[i], PERF_EVENT_IOC_ENABLE, 0);
+	pthread_mutex_unlock(&ev->openlock);
 	return 0;
 }
 
 int sp_perfev_disable(struct sp_perfev *ev)
 {
+	pthread_mutex_lock(&ev->openlock);
 	ev->enabled = 0;
 	for (size_t i = 0; i < ev->nfds; i++)
 		ioctl(ev->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	pthread_mutex_unlock(&ev->openlock);
 	stop_drainer(ev);
 	return 0;
 }
@@ -838,10 +993,13 @@ static void parse_uprobe(struct sp_perfev *ev, const struct perf_event_header *h
 	u.tid = rd32(p + 12);
 	u.time = rd64(p + 16);
 	int found;
+	pthread_mutex_lock(&ev->idlock);
 	uint32_t c = sp_u64map_get(&ev->probe_ids, rd64(p + 24), &found);
-	if (!found || !c)
+	pthread_mutex_unlock(&ev->idlock);
+	if (!found || !c || c > ev->nudefs)
 		return;
-	u.cookie = c - 1;
+	ev->udefs[c - 1].delivered++;
+	u.cookie = ev->udefs[c - 1].cookie;
 	uint64_t abi = rd64(p + 32);
 	p += 40;
 	if (abi != PERF_SAMPLE_REGS_ABI_NONE && end - p >= 17 * 8) {

@@ -112,7 +112,8 @@ struct sp_perfev_stats {
 	unsigned freq;      /* the rate asked of the kernel: opts.freq, or
 			     * kernel.perf_event_max_sample_rate when that is lower */
 	int kernel_denied;  /* kernel sampling was asked for and refused: user mode only */
-	uint64_t probe_hits; /* uprobe records delivered (all processes) */
+	uint64_t probe_hits; /* uprobe records delivered */
+	unsigned probe_tasks; /* threads whose probes are open */
 	uint64_t probe_lost; /* uprobe hits dropped: a probe ring was full, or
 			      * the records waiting to be read passed 1 GiB */
 };
@@ -120,7 +121,8 @@ struct sp_perfev_stats {
 struct sp_perfev;
 
 /* Checks the options (err says what is wrong); nothing is opened yet.
- * freq 0: no sampling (uprobes only); tasks are then only counted. */
+ * freq 0: no sampling (uprobes only); each task gets a dummy event for its
+ * MMAP2/COMM/FORK/EXIT records instead. */
 struct sp_perfev *sp_perfev_new(const struct sp_perfev_opts *o, struct sp_err *err);
 void sp_perfev_free(struct sp_perfev *ev); /* NULL ok; closes everything */
 
@@ -137,19 +139,35 @@ int sp_perfev_add_process(struct sp_perfev *ev, int pid, void (*on_task)(void *c
  * `offset` of binary `path`, through the uprobe PMU.  Its hits arrive in
  * the same time order as the samples, to h->uprobe with `cookie`.
  *
- * The events are per CPU for every process (pid -1): inherit=1 on a
- * uprobe-PMU event makes the kernel re-read the path pointer in the
- * target's address space at clone(), which then fails with EFAULT; a
- * system-wide event covers threads created later without it.  Other
- * processes running the same binary hit the probe too (and pay for it);
- * the caller keeps the hits of its target.  The probes are removed when
- * the events are closed (sp_perfev_free, or the kernel at our exit).
- * Returns 0, or -1 with err set (no uprobe PMU, permission). */
+ * The probe is opened per followed thread and CPU (pid = TID, cpu = N, as
+ * perf record opens events), by sp_perfev_add_task for the threads added
+ * after it and sp_perfev_add_task_probes: the kernel writes the breakpoint
+ * only into the memory of the processes of those threads, so no other
+ * process traps, and a hit is recorded only for a thread that has the
+ * events.  Not inherit=1: on a uprobe-PMU event the kernel re-reads the
+ * path pointer (and checks CAP_PERFMON) in the target at clone(), which
+ * then fails with EFAULT.  Threads created later need their own events,
+ * opened before they run (lib/hold.h holds them).  Add the probes before
+ * the threads.  The probes are removed when the events are closed
+ * (sp_perfev_free, or the kernel at our exit).  Returns 0, or -1 with err
+ * set (no uprobe PMU). */
 int sp_perfev_add_uprobe(struct sp_perfev *ev, const char *path, uint64_t offset, int ret, uint32_t cookie,
 			 unsigned stack_bytes, struct sp_err *err);
+/* Open every probe on thread tid (which its sampling events reach by
+ * inheritance already).  Safe to call from another thread than the
+ * reader's.  Returns 0 (also when they are open already), 1 when the
+ * thread is gone, -1 with err set (permission, a probe the kernel refuses). */
+int sp_perfev_add_task_probes(struct sp_perfev *ev, int tid, struct sp_err *err);
+/* The probe added with cookie: *fired, the hits the kernel counted on its
+ * events (every thread, every CPU); *delivered, the records of it read so
+ * far.  After the final sp_perfev_read, fired - delivered is what was lost
+ * (a full ring, or the 1 GiB queue limit), whether or not the kernel got
+ * to write a LOST record for it.  Returns -1 for an unknown cookie. */
+int sp_perfev_probe_counts(struct sp_perfev *ev, uint32_t cookie, uint64_t *fired, uint64_t *delivered);
 /* Start every uprobe at once (they are opened disabled; sp_perfev_enable
- * starts them too).  Note the kernel writes the breakpoint into the code
- * when a probe is opened: a disabled probe costs a trap per hit already. */
+ * starts them too, and probes opened later start enabled).  Note the kernel
+ * writes the breakpoint into the code when a probe is opened: a disabled
+ * probe costs its thread a trap per hit already. */
 void sp_perfev_enable_uprobes(struct sp_perfev *ev);
 int sp_perfev_enable(struct sp_perfev *ev);
 int sp_perfev_disable(struct sp_perfev *ev);

@@ -23,6 +23,7 @@ struct tthread {
 };
 
 struct sp_tracer {
+	uint64_t tramp; /* the return probes' trampoline, as seen in a fixed slot; 0 unknown */
 	struct sp_profile *p;
 	struct sp_sink *sink;
 	struct sp_collect *eng;
@@ -314,7 +315,19 @@ int sp_tracer_fix_stack(struct sp_tracer *t, int tid, uint64_t sp, const uint8_t
 			memcpy(buf, stack, len);
 			patched = 1;
 		}
+		uint64_t was;
+		memcpy(&was, stack + (c->sp - sp), 8);
+		if (was != c->ret)
+			t->tramp = was;
 		memcpy(buf + (c->sp - sp), &c->ret, 8);
 	}
 	return patched;
 }
+
+void sp_tracer_set_trampoline(struct sp_tracer *t, uint64_t addr)
+{
+	if (!t->tramp)
+		t->tramp = addr;
+}
+
+uint64_t sp_tracer_trampoline(const struct sp_tracer *t) { return t->tramp; }

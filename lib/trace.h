@@ -62,6 +62,13 @@ void sp_tracer_hit(void *ctx, const struct sp_perf_uprobe *u);
  * the real return addresses and returns 1; 0 when there is nothing to
  * fix. */
 int sp_tracer_fix_stack(struct sp_tracer *t, int tid, uint64_t sp, const uint8_t *stack, uint64_t len, uint8_t *buf);
+/* The return probes' trampoline, as seen in a fixed slot or set below;
+ * 0 unknown.  A copy taken later than the records read so far (a thread
+ * stopped now) may still hold it where an entry is not read yet. */
+uint64_t sp_tracer_trampoline(const struct sp_tracer *t);
+/* The return probes' trampoline (the start of the process's [uprobes]
+ * mapping), when the caller knows it before a fixed copy showed it. */
+void sp_tracer_set_trampoline(struct sp_tracer *t, uint64_t addr);
 
 /* Hits of probe i so far (entry and return hits). */
 uint64_t sp_tracer_probe_hits(const struct sp_tracer *t, size_t i);

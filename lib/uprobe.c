@@ -22,17 +22,22 @@
 
 void sp_uprobe_set_init(struct sp_uprobe_set *s) { memset(s, 0, sizeof *s); }
 
+static void probe_release(struct sp_uprobe *u)
+{
+	free(u->name);
+	free(u->path);
+	for (int k = 0; k < u->nvalues; k++)
+		free(u->vname[k]);
+}
+
 void sp_uprobe_set_release(struct sp_uprobe_set *s)
 {
-	for (size_t i = 0; i < s->n; i++) {
-		free(s->v[i].name);
-		free(s->v[i].path);
-		for (int k = 0; k < s->v[i].nvalues; k++)
-			free(s->v[i].vname[k]);
-	}
+	for (size_t i = 0; i < s->n; i++)
+		probe_release(&s->v[i]);
 	free(s->v);
 	free(s->stripped);
 	free(s->cxx_eh);
+	free(s->notes);
 	memset(s, 0, sizeof *s);
 }
 
@@ -992,6 +997,365 @@ static int check_boundary(Elf *e, Dwarf **dw, int *dw_tried, const char *spec, c
 			  (unsigned long long)off, fn, near);
 }
 
+/* ---- where the kernel can place a probe ---- */
+
+/* One x86-64 instruction, decoded as far as a probe needs: its length,
+ * the prefix the kernel refuses to probe (lock; es, cs, ss, ds segment
+ * overrides: arch/x86/kernel/uprobes.c is_prefix_bad), and where it may
+ * send control (a direct branch's target, an indirect jump, the end of a
+ * basic block). */
+struct insn {
+	int len;
+	int bad_prefix;   /* 0, or the refused prefix byte */
+	int branch;       /* a jump, call or return: control may leave the straight line */
+	int has_target;   /* a direct jump's or call's target */
+	uint64_t target;
+	int indirect;     /* jmp *x: jump tables may land anywhere in the function */
+};
+
+/* Operand bytes of one-byte opcodes: bit 0x80 ModRM; low bits the
+ * immediate: 1 imm8, 2 imm16, 3 imm16/32 (z), 4 imm32/64 (mov r, imm),
+ * 5 moffs (8 bytes), 6 imm16 + imm8 (enter); 0x40 invalid in 64-bit. */
+#define M 0x80
+#define BAD 0x40
+static const uint8_t op1[256] = {
+	/* 00 */ M, M, M, M, 1, 3, BAD, BAD, M, M, M, M, 1, 3, BAD, 0,
+	/* 10 */ M, M, M, M, 1, 3, BAD, BAD, M, M, M, M, 1, 3, BAD, BAD,
+	/* 20 */ M, M, M, M, 1, 3, 0, BAD, M, M, M, M, 1, 3, 0, BAD,
+	/* 30 */ M, M, M, M, 1, 3, 0, BAD, M, M, M, M, 1, 3, 0, BAD,
+	/* 40 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	/* 50 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	/* 60 */ BAD, BAD, BAD, M, 0, 0, 0, 0, 3, M | 3, 1, M | 1, 0, 0, 0, 0,
+	/* 70 */ 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	/* 80 */ M | 1, M | 3, BAD, M | 1, M, M, M, M, M, M, M, M, M, M, M, M,
+	/* 90 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, BAD, 0, 0, 0, 0, 0,
+	/* a0 */ 5, 5, 5, 5, 0, 0, 0, 0, 1, 3, 0, 0, 0, 0, 0, 0,
+	/* b0 */ 1, 1, 1, 1, 1, 1, 1, 1, 4, 4, 4, 4, 4, 4, 4, 4,
+	/* c0 */ M | 1, M | 1, 2, 0, BAD, BAD, M | 1, M | 3, 6, 0, 2, 0, 0, 1, BAD, 0,
+	/* d0 */ M, M, M, M, BAD, BAD, BAD, 0, M, M, M, M, M, M, M, M,
+	/* e0 */ 1, 1, 1, 1, 1, 1, 1, 1, 3, 3, BAD, 1, 0, 0, 0, 0,
+	/* f0 */ 0, 0, 0, 0, 0, 0, M, M, 0, 0, 0, 0, 0, 0, M, M,
+};
+
+/* Two-byte opcodes (0f xx): which have a ModRM byte. */
+static int op2_modrm(uint8_t b)
+{
+	switch (b) {
+	case 0x05: case 0x06: case 0x07: case 0x08: case 0x09: case 0x0b: case 0x0e:
+	case 0x30: case 0x31: case 0x32: case 0x33: case 0x34: case 0x35: case 0x37:
+	case 0x77: case 0xa0: case 0xa1: case 0xa2: case 0xa8: case 0xa9: case 0xaa:
+		return 0;
+	default:
+		return !(b >= 0x80 && b <= 0x8f) && !(b >= 0xc8 && b <= 0xcf);
+	}
+}
+
+static int op2_imm8(uint8_t b)
+{
+	return (b >= 0x70 && b <= 0x73) || b == 0xa4 || b == 0xac || b == 0xba || b == 0xc2 || (b >= 0xc4 && b <= 0xc6) ||
+	       b == 0x0f;
+}
+
+/* ModRM, SIB and displacement bytes from p (n left).  -1 if cut short. */
+static int modrm_len(const uint8_t *p, size_t n, int *reg)
+{
+	if (n < 1)
+		return -1;
+	int mod = p[0] >> 6, rm = p[0] & 7, len = 1;
+	*reg = (p[0] >> 3) & 7;
+	if (mod == 3)
+		return 1;
+	if (rm == 4) {
+		if (n < 2)
+			return -1;
+		len++;
+		if (mod == 0 && (p[1] & 7) == 5)
+			len += 4;
+	} else if (mod == 0 && rm == 5) {
+		len += 4; /* rip-relative */
+	}
+	len += mod == 1 ? 1 : mod == 2 ? 4 : 0;
+	return (size_t)len <= n ? len : -1;
+}
+
+static int64_t rel(const uint8_t *p, int bytes)
+{
+	if (bytes == 1)
+		return (int8_t)p[0];
+	int32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* Decode the instruction at p (n bytes readable), at address addr.
+ * Returns 0, or -1 when it is not one this decoder knows. */
+static int decode(const uint8_t *p, size_t n, uint64_t addr, struct insn *in)
+{
+	memset(in, 0, sizeof *in);
+	size_t i = 0;
+	int opsize16 = 0, rexw = 0;
+	for (; i < n && i < 14; i++) {
+		uint8_t b = p[i];
+		if (b == 0xf0 || b == 0x26 || b == 0x2e || b == 0x36 || b == 0x3e) {
+			if (!in->bad_prefix)
+				in->bad_prefix = b;
+		} else if (b == 0x66) {
+			opsize16 = 1;
+		} else if (b != 0x64 && b != 0x65 && b != 0x67 && b != 0xf2 && b != 0xf3) {
+			break;
+		}
+	}
+	if (i < n && (p[i] & 0xf0) == 0x40) {
+		rexw = (p[i] & 8) != 0;
+		i++;
+	}
+	if (i >= n)
+		return -1;
+	uint8_t op = p[i++];
+	int reg = 0, m;
+	if (op == 0x0f) {
+		if (i >= n)
+			return -1;
+		uint8_t op2 = p[i++];
+		if (op2 == 0x38 || op2 == 0x3a) {
+			if (i >= n)
+				return -1;
+			i++; /* the third opcode byte */
+			if ((m = modrm_len(p + i, n - i, &reg)) < 0)
+				return -1;
+			i += (size_t)m + (op2 == 0x3a);
+		} else if (op2 >= 0x80 && op2 <= 0x8f) {
+			if (i + 4 > n)
+				return -1;
+			in->branch = in->has_target = 1;
+			in->target = addr + i + 4 + (uint64_t)rel(p + i, 4);
+			i += 4;
+		} else {
+			if (op2_modrm(op2)) {
+				if ((m = modrm_len(p + i, n - i, &reg)) < 0)
+					return -1;
+				i += (size_t)m;
+			}
+			i += op2_imm8(op2);
+			if (op2 == 0x05 || op2 == 0x07 || op2 == 0x0b)
+				in->branch = 1; /* syscall, sysret, ud2 */
+		}
+	} else if (op == 0xc4 || op == 0xc5 || op == 0x62) {
+		/* VEX (2 or 3 bytes) or EVEX (4): the map picks the opcode table. */
+		size_t vlen = op == 0xc5 ? 1 : op == 0xc4 ? 2 : 3;
+		if (i + vlen >= n)
+			return -1;
+		int map = op == 0xc5 ? 1 : p[i] & (op == 0x62 ? 3 : 0x1f);
+		i += vlen;
+		uint8_t vop = p[i++];
+		if (!(map == 1 && vop == 0x77)) { /* vzeroupper, vzeroall: no ModRM */
+			if ((m = modrm_len(p + i, n - i, &reg)) < 0)
+				return -1;
+			i += (size_t)m + (map == 3 || (map == 1 && op2_imm8(vop)));
+		}
+	} else {
+		uint8_t a = op1[op];
+		if (a & BAD)
+			return -1;
+		if (a & M) {
+			if ((m = modrm_len(p + i, n - i, &reg)) < 0)
+				return -1;
+			i += (size_t)m;
+		}
+		int imm = a & 7;
+		size_t ib = imm == 1 ? 1 : imm == 2 ? 2 : imm == 3 ? (opsize16 ? 2 : 4) : imm == 4 ? (rexw ? 8 : opsize16 ? 2 : 4)
+			  : imm == 5 ? 8 : imm == 6 ? 3 : 0;
+		if ((op == 0xf6 || op == 0xf7) && reg < 2)
+			ib = op == 0xf6 ? 1 : opsize16 ? 2 : 4; /* test r/m, imm */
+		if (i + ib > n)
+			return -1;
+		if ((op >= 0x70 && op <= 0x7f) || (op >= 0xe0 && op <= 0xe3) || op == 0xeb || op == 0xe8 || op == 0xe9) {
+			in->branch = in->has_target = 1;
+			in->target = addr + i + ib + (uint64_t)rel(p + i, (int)ib);
+		}
+		if (op == 0xc2 || op == 0xc3 || op == 0xca || op == 0xcb || op == 0xcf || op == 0xcc || op == 0xcd ||
+		    op == 0xf4)
+			in->branch = 1;
+		if (op == 0xff && reg >= 2 && reg <= 5) {
+			in->branch = 1;
+			in->indirect = reg >= 4;
+		}
+		i += ib;
+	}
+	if (i > n || i > 15)
+		return -1;
+	in->len = (int)i;
+	return 0;
+}
+#undef M
+#undef BAD
+
+int sp_uprobe_insn(const uint8_t *code, size_t n, int *bad_prefix)
+{
+	struct insn in;
+	if (decode(code, n, 0, &in) < 0)
+		return -1;
+	*bad_prefix = in.bad_prefix;
+	return in.len;
+}
+
+static const char *prefix_name(int b)
+{
+	switch (b) {
+	case 0xf0: return "lock-prefixed";
+	case 0x26: return "es-prefixed";
+	case 0x2e: return "cs-prefixed";
+	case 0x36: return "ss-prefixed";
+	default: return "ds-prefixed";
+	}
+}
+
+/* "(work+0x10)" or "(work+0x10, t.c:33)" for address a of function f. */
+static void where(Dwarf *dw, const struct fsym *f, uint64_t a, char *out, size_t n)
+{
+	int len = snprintf(out, n, "(%s+0x%llx", f->dem ? f->dem : f->raw, (unsigned long long)(a - f->value));
+	Dwarf_Die cu;
+	Dwarf_Line *l;
+	int ln;
+	if (dw && len > 0 && (size_t)len < n && dwarf_addrdie(dw, a, &cu) && (l = dwarf_getsrc_die(&cu, a)) &&
+	    dwarf_lineno(l, &ln) == 0) {
+		const char *src = dwarf_linesrc(l, NULL, NULL);
+		const char *base = src ? strrchr(src, '/') : NULL;
+		len += snprintf(out + len, n - (size_t)len, ", %s:%d", base ? base + 1 : src ? src : "?", ln);
+	}
+	if (len > 0 && (size_t)len + 1 < n)
+		memcpy(out + len, ")", 2);
+}
+
+/* Probe u: on an instruction the kernel refuses, move it to the next
+ * instruction of the same basic block (one note in s->notes), or refuse
+ * (-1, err set).  Decodes the function holding it from its start, for its
+ * instruction boundaries and the targets of its direct jumps. */
+static int place(struct sp_uprobe_set *s, struct sp_uprobe *u, const struct symtab *t, Dwarf **dw, int *dw_tried,
+		 struct sp_err *err)
+{
+	const struct fsym *f = NULL;
+	for (size_t i = 0; i < t->n && !f; i++)
+		if (u->vaddr >= t->v[i].value && u->vaddr < t->v[i].value + (t->v[i].size ? t->v[i].size : 1))
+			f = &t->v[i];
+	uint64_t foff;
+	if (!f || !f->size || f->size > (1u << 20) || file_offset(t->e, f->value, &foff) < 0)
+		return 0; /* nothing to decode: the kernel's answer at open decides */
+	uint8_t *code = sp_xmalloc(f->size + 16);
+	memset(code, 0, f->size + 16);
+	int rc = 0;
+	if (pread(t->fd, code, f->size, (off_t)foff) != (ssize_t)f->size)
+		goto out;
+	/* Boundaries (bit per byte) and jump targets inside the function. */
+	uint8_t *starts = sp_xcalloc(f->size, 1), *targets = sp_xcalloc(f->size, 1);
+	int indirect = 0, decoded = 1;
+	for (uint64_t o = 0; o < f->size;) {
+		struct insn in;
+		if (decode(code + o, f->size - o, f->value + o, &in) < 0) {
+			decoded = 0;
+			break;
+		}
+		starts[o] = 1;
+		indirect |= in.indirect;
+		if (in.has_target && in.target >= f->value && in.target < f->value + f->size)
+			targets[in.target - f->value] = 1;
+		o += (uint64_t)in.len;
+	}
+	uint64_t at = u->vaddr - f->value;
+	struct insn in;
+	if (decode(code + at, f->size - at, u->vaddr, &in) < 0 || !in.bad_prefix)
+		goto done; /* probeable, or unknown to us: the kernel decides */
+	if (!*dw_tried) {
+		*dw = dwarf_begin_elf(t->e, DWARF_C_READ, NULL);
+		*dw_tried = 1;
+	}
+	char from[160], to[160];
+	where(*dw, f, u->vaddr, from, sizeof from);
+	/* Walk on while control cannot leave or enter the straight line. */
+	const char *why = NULL;
+	uint64_t o = at;
+	struct insn cur = in;
+	char whybuf[96];
+	for (;;) {
+		uint64_t next = o + (uint64_t)cur.len;
+		if (!decoded || !starts[at]) {
+			why = "its function could not be decoded to find its basic block";
+		} else if (indirect) {
+			why = "its function jumps through a table, which may land on any instruction";
+		} else if (u->nvalues) {
+			why = "the values to record are read at that address";
+		} else if (cur.branch) {
+			why = "it is a jump";
+		} else if (next >= f->size) {
+			why = "it is the function's last instruction";
+		} else if (targets[next]) {
+			snprintf(whybuf, sizeof whybuf, "a jump lands on the next instruction, at 0x%llx",
+				 (unsigned long long)(f->value + next));
+			why = whybuf;
+		}
+		if (why)
+			break;
+		if (decode(code + next, f->size - next, f->value + next, &cur) < 0) {
+			why = "the next instruction could not be decoded";
+			break;
+		}
+		o = next;
+		if (!cur.bad_prefix)
+			break;
+	}
+	if (!why) {
+		uint64_t moved = (f->value + o) - u->vaddr;
+		where(*dw, f, f->value + o, to, sizeof to);
+		struct sp_buf b = SP_BUF_INIT;
+		if (s->notes)
+			sp_buf_adds(&b, s->notes);
+		char line[600];
+		snprintf(line, sizeof line, "probe %s: moved from 0x%llx %s to 0x%llx %s: the kernel cannot probe the "
+			 "%s instruction there, and the next one is in the same basic block (no jump in or out "
+			 "between them), so the count is the same\n", u->name, (unsigned long long)u->vaddr, from,
+			 (unsigned long long)(f->value + o), to, prefix_name(in.bad_prefix));
+		sp_buf_adds(&b, line);
+		free(s->notes);
+		s->notes = sp_xstrndup(sp_buf_cstr(&b), b.len);
+		sp_buf_release(&b);
+		u->vaddr += moved;
+		u->offset += moved;
+		goto done;
+	}
+	/* The nearest instructions the kernel can probe, before and after. */
+	char near[400] = "";
+	size_t nl = 0;
+	int found_before = 0, found_after = 0;
+	uint64_t prev = 0, nxt = 0;
+	for (uint64_t k = 0; k < f->size && decoded; k++) {
+		struct insn q;
+		if (!starts[k] || k == at || decode(code + k, f->size - k, f->value + k, &q) < 0 || q.bad_prefix)
+			continue;
+		if (k < at)
+			prev = k, found_before = 1;
+		else if (!found_after)
+			nxt = k, found_after = 1;
+	}
+	if (found_before) {
+		where(*dw, f, f->value + prev, to, sizeof to);
+		nl += (size_t)snprintf(near + nl, sizeof near - nl, "0x%llx %s", (unsigned long long)(f->value + prev), to);
+	}
+	if (found_after) {
+		where(*dw, f, f->value + nxt, to, sizeof to);
+		snprintf(near + nl, sizeof near - nl, "%s0x%llx %s", nl ? ", " : "", (unsigned long long)(f->value + nxt), to);
+	}
+	rc = sp_err_set(err, "--trace '%s': the kernel cannot probe the %s instruction at 0x%llx %s, and no later "
+			"instruction can stand for it: %s%s%s", u->spec, prefix_name(in.bad_prefix),
+			(unsigned long long)u->vaddr, from, why, near[0] ? "; nearby instructions it can probe: " : "",
+			near);
+done:
+	free(starts);
+	free(targets);
+out:
+	free(code);
+	return rc;
+}
+
 int sp_uprobe_resolve(struct sp_uprobe_set *s, const char *spec, const char *exe, int pid, struct sp_err *err)
 {
 	Dwarf *dw = NULL;
@@ -1029,14 +1393,15 @@ int sp_uprobe_resolve(struct sp_uprobe_set *s, const char *spec, const char *exe
 	}
 	if (symtab_open(&t, path, err) < 0)
 		goto out;
+	size_t first = s->n;
 	if (p.file) {
 		added = resolve_line(s, &p, spec, path, t.e, err);
-		goto out;
+		goto place;
 	}
 	if (t.stripped && !s->stripped)
 		s->stripped = sp_xstrndup(path, strlen(path));
 	int glob = is_glob(p.func);
-	size_t first = s->n, matched = 0;
+	size_t matched = 0;
 	for (size_t i = 0; i < t.n; i++) {
 		const struct fsym *f = &t.v[i];
 		if (!sym_matches(f, p.func, glob))
@@ -1091,6 +1456,15 @@ int sp_uprobe_resolve(struct sp_uprobe_set *s, const char *spec, const char *exe
 			s->cxx_eh = sp_xstrndup(path, strlen(path));
 	}
 	added = (int)matched;
+place:
+	/* Where the kernel cannot probe: moved within the basic block, or refused. */
+	for (size_t k = first; added > 0 && k < s->n; k++) {
+		if (place(s, &s->v[k], &t, &dw, &dw_tried, err) < 0) {
+			while (s->n > first) /* its probes are not kept */
+				probe_release(&s->v[--s->n]);
+			added = -1;
+		}
+	}
 out:
 	if (dw)
 		dwarf_end(dw);

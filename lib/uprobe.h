@@ -84,6 +84,11 @@ struct sp_uprobe_set {
 	/* C++ binary with exception tables (.gcc_except_table) among the
 	 * probed ones: its path (owned), NULL if none. */
 	char *cxx_eh;
+	/* Probes moved off an instruction the kernel cannot probe (a lock or
+	 * es/cs/ss/ds prefix) to the next one of the same basic block: one
+	 * line each naming both addresses, for the command to print.  NULL
+	 * if none. */
+	char *notes;
 };
 
 void sp_uprobe_set_init(struct sp_uprobe_set *s);
@@ -94,8 +99,18 @@ void sp_uprobe_set_release(struct sp_uprobe_set *s);
  * Returns the number of probes added, or -1 with err set: a malformed
  * spec, a missing function (the sentence names the nearest functions), a
  * glob matching more than SP_UPROBE_MAX_MATCH, an offset past the
- * function's end. */
+ * function's end, a probe on an instruction the kernel cannot probe
+ * (lock, es/cs/ss/ds prefixes) with no later instruction of its basic
+ * block to stand for it (the sentence names the nearest that can be).
+ * Such an instruction followed, in the same basic block, by one that can
+ * be probed moves the probe there (same count; see set->notes). */
 int sp_uprobe_resolve(struct sp_uprobe_set *s, const char *spec, const char *exe, int pid, struct sp_err *err);
+
+/* The x86-64 instruction at code (n bytes readable): its length, and in
+ * *bad_prefix the prefix byte that keeps the kernel from probing it (lock
+ * 0xf0; es, cs, ss, ds 0x26 0x2e 0x36 0x3e), 0 if none.  -1: not an
+ * instruction this decoder knows (invalid in 64-bit mode, cut short). */
+int sp_uprobe_insn(const uint8_t *code, size_t n, int *bad_prefix);
 
 /* The kernel's cost of one uprobe hit on this machine, in ns: a probe on a
  * function of the running program itself, called with and without it.

@@ -8,6 +8,7 @@
 
 #include "collect.h"
 #include "hitstack.h"
+#include "hold.h"
 #include "offcpu.h"
 #include "perfev.h"
 #include "stream.h"
@@ -56,11 +57,17 @@ struct coll {
 	struct sp_tracer *tracer;
 	double hit_ns;       /* measured cost of a probe hit, 0 unknown */
 	double trace_t0;
+	double trace_started; /* when the probes were enabled (monotonic s) */
+	int tramp_known;      /* the return probes' trampoline read from /proc (trace.c) */
 	uint64_t trace_h0;
 	int budget_warned;
 	uint8_t *stackbuf;   /* a sample's stack with return addresses fixed */
 	struct sp_hitstacks *hs;          /* --stacks */
 	struct sp_perf_handler engine_hd; /* --stacks: the engine's callbacks */
+	struct sp_hold *hold;             /* holds new threads until their probes are open */
+	unsigned long arm_failed;         /* new threads whose probes could not be opened */
+	struct sp_err arm_err;            /* the first one's reason */
+	void (*engine_fork)(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid, uint64_t time);
 };
 
 /* target.c: -p's process or thread.  check: it exists and is not a
@@ -93,6 +100,13 @@ int pcollect_pid(const char *s);
  * finish says what was lost.  Setup returns -1 after its error message. */
 int pcollect_trace_setup(struct coll *c, const char *cmd);
 void pcollect_trace_start(struct coll *c, int pid);
+/* Before the target's threads are added: hold the threads and processes
+ * it creates until their probes are open (attach: every thread of pid is
+ * seized; launch: the child, before its exec).  Returns -1 after its error
+ * message. */
+int pcollect_trace_hold(struct coll *c, int pid);
+/* At the end, before the events are disabled: let every thread go. */
+void pcollect_trace_unhold(struct coll *c);
 /* The uprobe callback, and the samples' stacks fixed where return probes
  * replaced return addresses. */
 void pcollect_trace_handler(struct coll *c, struct sp_perf_handler *hd);

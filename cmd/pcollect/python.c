@@ -70,6 +70,12 @@ static void not_exact(const struct coll *c, char *why, size_t n)
 		snprintf(why, n, "--python-sampling=nonblocking");
 	else if (c->o.python_sampling == 1)
 		; /* checked with the options */
+	else if (!c->o.freq)
+		snprintf(why, n, "-F 0 takes no samples");
+	else if (c->o.ntraces)
+		snprintf(why, n, "--trace holds the target's new threads with ptrace until their probes are "
+			 "open, and a thread has one tracer (--python-sampling=exact stops them anyway, and new "
+			 "threads get their probes a few ms late)");
 	else if (c->o.cg != SP_CG_DWARF)
 		snprintf(why, n, "exact stacks unwind the stopped thread's stack copy, which needs "
 			 "--call-graph dwarf");
@@ -118,6 +124,15 @@ void pcollect_python_release(struct coll *c)
 int pcollect_wait_child(struct coll *c, int pid, int *status, int options)
 {
 	struct sp_pymerge *m = c->eng ? sp_collect_python(c->eng) : NULL;
+	while (c->hold) {
+		if (sp_hold_status(c->hold, pid, status))
+			return pid; /* the holder of new threads reaped it */
+		if (sp_hold_stopped(c->hold))
+			break;
+		if (options & WNOHANG)
+			return 0; /* a waitpid now would take the holder's stops */
+		usleep(2000);
+	}
 	if (m && sp_pymerge_stopper(m))
 		return sp_pystop_waitpid(sp_pymerge_stopper(m), pid, status, options);
 	return (int)waitpid(pid, status, options);

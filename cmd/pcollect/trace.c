@@ -12,6 +12,8 @@
 
 #define SP_HIT_STACK 4096 /* --stacks: bytes of stack per hit by default */
 
+static struct coll *sample_coll; /* the callbacks' pcollect (their ctx is the engine's) */
+
 /* The executable to probe: the process's (attach), or COMMAND found
  * through PATH as execvp will find it (launch).  Returns a malloc'd path
  * or NULL (err set). */
@@ -112,6 +114,12 @@ int pcollect_trace_setup(struct coll *c, const char *cmd)
 		}
 	}
 	free(exe);
+	for (const char *l = c->probes.notes, *e; !c->o.quiet && l && *l; l = e + 1) {
+		e = strchr(l, '\n');
+		if (!e)
+			break;
+		sp_error("%.*s", (int)(e - l), l);
+	}
 	if (!c->o.quiet && c->probes.stripped)
 		sp_error("%s has no symbol table (stripped): only its exported functions (.dynsym) can be traced",
 			 c->probes.stripped);
@@ -149,9 +157,64 @@ int pcollect_trace_setup(struct coll *c, const char *cmd)
 	return 0;
 }
 
+/* The holder's thread: a new thread or child of the target, stopped
+ * before its first instruction. */
+static void arm_new(void *ctx, int pid, int tid)
+{
+	struct coll *c = ctx;
+	(void)pid;
+	struct sp_err err;
+	memset(&err, 0, sizeof err);
+	if (sp_perfev_add_task_probes(c->ev, tid, &err) < 0 && !__atomic_fetch_add(&c->arm_failed, 1, __ATOMIC_RELAXED))
+		c->arm_err = err;
+}
+
+int pcollect_trace_hold(struct coll *c, int pid)
+{
+	if (!c->o.ntraces || c->tid)
+		return 0;
+	/* Exact Python samples seize threads and wait for them in this
+	 * thread: two tracers of one thread cannot be.  New threads then get
+	 * their probes when their FORK record is read (a few ms late). */
+	if (pcollect_python_exact(c))
+		return 0;
+	struct sp_err err;
+	memset(&err, 0, sizeof err);
+	if (!(c->hold = sp_hold_new(arm_new, c))) {
+		sp_error("cannot start the thread that holds new threads: %s", strerror(errno));
+		return -1;
+	}
+	if (sp_hold_attach(c->hold, pid, &err) < 0) {
+		/* Traced already (a debugger, strace): trace anyway, new
+		 * threads a little late. */
+		if (!c->o.quiet)
+			sp_error("%s: threads the target creates from now on get their probes when pcollect sees "
+				 "them, a few ms late (their first calls may be missed)", err.msg);
+		sp_hold_free(c->hold);
+		c->hold = NULL;
+	}
+	return 0;
+}
+
+void pcollect_trace_unhold(struct coll *c) { sp_hold_stop(c->hold); }
+
+/* A new thread or process of the target: its probes, if no holder opened
+ * them before it ran; a child's hits are the target's. */
+static void traced_fork(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid, uint64_t time)
+{
+	struct coll *c = sample_coll;
+	if (c->tracer)
+		sp_tracer_add_pid(c->tracer, (int)pid);
+	struct sp_err err;
+	memset(&err, 0, sizeof err);
+	if (sp_perfev_add_task_probes(c->ev, (int)tid, &err) < 0 && !c->arm_failed++)
+		c->arm_err = err;
+	if (c->engine_fork)
+		c->engine_fork(ctx, pid, ppid, tid, ptid, time);
+}
+
 /* The engine's sample callback, behind the tracer's stack fix-up. */
 static void (*engine_sample)(void *ctx, const struct sp_perf_sample *s);
-static struct coll *sample_coll;
 
 static void fixed_sample(void *ctx, const struct sp_perf_sample *s)
 {
@@ -196,8 +259,33 @@ void pcollect_trace_handler(struct coll *c, struct sp_perf_handler *hd)
 	}
 	engine_sample = hd->sample;
 	sample_coll = c;
+	c->engine_fork = hd->fork;
+	hd->fork = traced_fork;
 	c->stackbuf = sp_xmalloc(65536);
 	hd->sample = fixed_sample;
+}
+
+static int fix_stopped(void *ctx, int tid, uint64_t sp, const uint8_t *stack, uint64_t len, uint8_t *buf,
+		       uint64_t *tramp)
+{
+	struct coll *c = ctx;
+	if (!c->tramp_known) {
+		/* The kernel's trampoline of return probes is the first slot of
+		 * the [uprobes] page it maps at the process's first hit. */
+		char path[64], line[256];
+		snprintf(path, sizeof path, "/proc/%d/maps", tid);
+		FILE *f = fopen(path, "re");
+		unsigned long long lo;
+		while (f && fgets(line, sizeof line, f))
+			if (strstr(line, "[uprobes]") && sscanf(line, "%llx-", &lo) == 1) {
+				sp_tracer_set_trampoline(c->tracer, lo);
+				c->tramp_known = 1;
+			}
+		if (f)
+			fclose(f);
+	}
+	*tramp = sp_tracer_trampoline(c->tracer);
+	return sp_tracer_fix_stack(c->tracer, tid, sp, stack, len, buf);
 }
 
 void pcollect_trace_start(struct coll *c, int pid)
@@ -207,7 +295,11 @@ void pcollect_trace_start(struct coll *c, int pid)
 	static struct sp_sink no_events;
 	c->tracer = sp_tracer_new(c->p, c->o.live ? &no_events : c->sink, c->eng, &c->probes, pid);
 	sp_tracer_set_sampling(c->tracer, c->o.freq > 0);
+	sp_collect_set_stack_fix(c->eng, fix_stopped, c);
 	sp_perfev_enable_uprobes(c->ev);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	c->trace_started = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 	if (c->o.verbose)
 		sp_error("tracing %zu probe%s in process %d", c->probes.n, c->probes.n == 1 ? "" : "s", pid);
 	c->trace_t0 = 0;
@@ -260,10 +352,43 @@ void pcollect_trace_finish(struct coll *c)
 		c->write_failed = 1;
 	const struct sp_tracer_stats *st = sp_tracer_stats(c->tracer);
 	const struct sp_perfev_stats *ps = sp_perfev_stats(c->ev);
+	/* Lost hits, per probe: the kernel's count of each probe's hits
+	 * against the records read.  Said, and kept in the stream's metadata
+	 * (key trace-lost, "PROBE N"). */
+	double secs = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 - c->trace_started;
+	uint64_t all_lost = 0;
+	for (size_t i = 0; i < c->probes.n; i++) {
+		uint64_t fired = 0, got = 0, f, d;
+		for (uint32_t k = 0; k < 2; k++)
+			if (sp_perfev_probe_counts(c->ev, (uint32_t)(2 * i + k), &f, &d) == 0) {
+				fired += f;
+				got += d;
+			}
+		if (fired <= got)
+			continue;
+		all_lost += fired - got;
+		char v[600];
+		snprintf(v, sizeof v, "%s %llu", c->probes.v[i].name, (unsigned long long)(fired - got));
+		sp_meta_add(c->p, "trace-lost", v);
+		if (!c->o.quiet)
+			sp_error("probe %s: %llu of its %llu hits lost: its trace buffer was full (%.0f hits/s over "
+				 "%.1f s; --buffer=MIB enlarges it%s)", c->probes.v[i].name,
+				 (unsigned long long)(fired - got), (unsigned long long)fired,
+				 secs > 0 ? (double)fired / secs : 0, secs, c->hs ? ", --call-graph dwarf,BYTES copies "
+				 "less stack per hit" : "");
+	}
+	if (all_lost)
+		c->sink->meta(c->sink, c->p, &c->werr);
+	(void)ps;
 	if (!c->o.quiet) {
-		if (ps->probe_lost)
-			sp_error("%llu probe hits lost: the trace buffer was full (or pcollect fell a GiB behind)",
-				 (unsigned long long)ps->probe_lost);
+		/* A probe that recorded nothing says so: a line never run, a
+		 * function not called, or (said above) threads left untraced. */
+		for (size_t i = 0; i < c->probes.n; i++)
+			if (!sp_tracer_probe_hits(c->tracer, i))
+				sp_error("probe %s: 0 hits", c->probes.v[i].name);
+		if (c->arm_failed)
+			sp_error("%lu new threads or processes of the target run untraced: %s", c->arm_failed,
+				 c->arm_err.msg);
 		if (st->orphans)
 			sp_error("%llu returns without their entry (calls begun before the probes were attached) "
 				 "were left out", (unsigned long long)st->orphans);
@@ -277,6 +402,9 @@ void pcollect_trace_finish(struct coll *c)
 			 (unsigned long long)st->foreign);
 		if (c->hit_ns > 0)
 			sp_error("a probe hit costs at least %.2f us here", c->hit_ns / 1e3);
+		sp_error("probes open in %u threads; %lu new threads and processes held until their probes were "
+			 "open%s", ps->probe_tasks, sp_hold_count(c->hold), c->hold ? "" : " (none held: "
+			 "--python-sampling=exact or -p TID; new threads get their probes when pcollect sees them)");
 		if (c->o.live) {
 			const struct sp_hitstacks_stats *h = sp_hitstacks_stats(c->hs);
 			sp_error("--live: %llu blocks allocated and recorded, %llu freed, %llu live at the end "
@@ -290,6 +418,8 @@ void pcollect_trace_finish(struct coll *c)
 
 void pcollect_trace_release(struct coll *c)
 {
+	sp_hold_free(c->hold);
+	c->hold = NULL;
 	sp_tracer_free(c->tracer);
 	c->tracer = NULL;
 	sp_uprobe_set_release(&c->probes);

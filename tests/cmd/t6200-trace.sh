@@ -13,7 +13,7 @@ t6_probe || exit 0
 if [ ! -e /sys/bus/event_source/devices/uprobe/type ]; then
 	skip "pcollect --trace" "this kernel has no uprobe PMU (CONFIG_UPROBE_EVENTS)"; exit 0; fi
 if ! pcollect -q -F 0 --trace work -o "$T/probe.sp" -- "$T/t62" threads 1 > /dev/null 2> "$T/probe.err"; then
-	if grep -q 'needs system-wide uprobe events' "$T/probe.err"; then
+	if grep -qE 'needs (system-wide )?uprobe events' "$T/probe.err"; then
 		skip "pcollect --trace" "$(head -1 "$T/probe.err")"; exit 0; fi
 fi
 
