@@ -1016,44 +1016,57 @@ static uint64_t dict_get(struct sp_python *py, uint64_t d, const char *s)
 	return keys_get(py, get64(h, 32), values_start(py, get64(h, 40)), s);
 }
 
-/* The instance attribute s of obj (its __dict__ or its inline values);
- * 0 when it has none or it cannot be read. */
-static uint64_t attr_get(struct sp_python *py, uint64_t obj, const char *s)
+/* Where obj's instance attributes are: a keys table and its values (a
+ * split table, inline values), or a dict (*dict).  Returns -1 when it has
+ * none or they cannot be read. */
+static int attr_table(struct sp_python *py, uint64_t obj, uint64_t *keys, uint64_t *values, uint64_t *dict)
 {
-	uint64_t type = 0, fl = type_flags(py, obj, &type), w = 0, keys = 0;
+	uint64_t type = 0, fl = type_flags(py, obj, &type), w = 0;
+	*keys = *values = *dict = 0;
 	if (!fl)
-		return 0;
+		return -1;
 	if (py->minor >= 11 && (fl & TPF_MANAGED_DICT)) {
 		if (rd64(py, obj - 24, &w) < 0)
-			return 0;
+			return -1;
 		if (py->minor == 12 && (w & 1)) { /* tagged (values - 1): the values, not a dict */
-			if (rd64(py, type + py->o.ht_cached_keys, &keys) < 0)
-				return 0;
-			return keys_get(py, keys, w + 1, s);
+			*values = w + 1;
+			return rd64(py, type + py->o.ht_cached_keys, keys);
 		}
-		if (w)
-			return dict_get(py, w, s);
-		uint64_t values = 0;
-		if (py->minor == 11 && rd64(py, obj - 32, &values) == 0 && values) {
-			if (rd64(py, type + py->o.ht_cached_keys, &keys) < 0)
-				return 0;
-			return keys_get(py, keys, values, s);
+		if (w) {
+			*dict = w;
+			return 0;
+		}
+		uint64_t v = 0;
+		if (py->minor == 11 && rd64(py, obj - 32, &v) == 0 && v) {
+			*values = v;
+			return rd64(py, type + py->o.ht_cached_keys, keys);
 		}
 		if (py->minor >= 13 && (fl & TPF_INLINE_VALUES)) {
 			int64_t basic;
 			uint8_t hdr[4];
 			if (rd(py, type + 32, &basic, 8) < 0 || basic < 16 || basic > 4096 ||
-			    rd(py, obj + (uint64_t)basic, hdr, 4) < 0 || !hdr[3] /* valid */ ||
-			    rd64(py, type + py->o.ht_cached_keys, &keys) < 0)
-				return 0;
-			return keys_get(py, keys, obj + (uint64_t)basic + 8, s);
+			    rd(py, obj + (uint64_t)basic, hdr, 4) < 0 || !hdr[3] /* valid */)
+				return -1;
+			*values = obj + (uint64_t)basic + 8;
+			return rd64(py, type + py->o.ht_cached_keys, keys);
 		}
-		return 0;
+		return -1;
 	}
 	int64_t off = 0;
-	if (rd(py, type + 288, &off, 8) < 0 || off <= 0 || off > 4096 || rd64(py, obj + (uint64_t)off, &w) < 0)
+	if (rd(py, type + 288, &off, 8) < 0 || off <= 0 || off > 4096 || rd64(py, obj + (uint64_t)off, &w) < 0 || !w)
+		return -1;
+	*dict = w;
+	return 0;
+}
+
+/* The instance attribute s of obj (its __dict__ or its inline values);
+ * 0 when it has none or it cannot be read. */
+static uint64_t attr_get(struct sp_python *py, uint64_t obj, const char *s)
+{
+	uint64_t keys, values, dict;
+	if (attr_table(py, obj, &keys, &values, &dict) < 0)
 		return 0;
-	return dict_get(py, w, s);
+	return dict ? dict_get(py, dict, s) : keys_get(py, keys, values, s);
 }
 
 /* An int object's value (small ones: up to two 30-bit digits). */
@@ -1368,5 +1381,189 @@ int sp_python_wait(struct sp_python *py, int tid, struct sp_python_wait *w)
 	for (int i = ns; i-- > 0;) /* the value stack first */
 		if (slots[i] && rlock_of(py, slots[i], self, w))
 			return 1;
+	return 0;
+}
+
+/* ---- plain locks in snapshots: threading.Lock, Condition, Semaphore,
+ * Event, queue.Queue (sp_python_lock_wait) ---- */
+
+/* Is obj's type named tp (its tp_name)? */
+static int tp_is(struct sp_python *py, uint64_t obj, const char *tp)
+{
+	uint64_t type = 0, at = 0;
+	char nm[32];
+	size_t n = strlen(tp) + 1;
+	if (n > sizeof nm || !type_flags(py, obj, &type) || rd64(py, type + 24, &at) < 0 || !at ||
+	    rd(py, at, nm, n) < 0)
+		return 0;
+	return !memcmp(nm, tp, n);
+}
+
+/* obj itself, the self of a bound method (obj.__exit__ that a "with"
+ * statement keeps on the value stack, obj.acquire being called), or the
+ * content of a cell (a variable of an enclosing function). */
+static uint64_t self_of(struct sp_python *py, uint64_t obj)
+{
+	uint64_t self = 0;
+	if ((tp_is(py, obj, "builtin_function_or_method") || tp_is(py, obj, "method")) && rd64(py, obj + 24, &self) == 0)
+		return self;
+	if (tp_is(py, obj, "cell") && rd64(py, obj + 16, &self) == 0) /* a closure's variable */
+		return self;
+	return obj;
+}
+
+/* The key under which obj's instance attributes hold value, into b;
+ * 0 when none. */
+static int attr_name_of(struct sp_python *py, uint64_t obj, uint64_t value, struct sp_buf *b)
+{
+	uint64_t keys, values, dict;
+	uint8_t h[48];
+	if (attr_table(py, obj, &keys, &values, &dict) < 0)
+		return 0;
+	if (dict) {
+		if (!(type_flags(py, dict, NULL) & TPF_DICT) || rd(py, dict, h, sizeof h) < 0)
+			return 0;
+		keys = get64(h, 32);
+		values = values_start(py, get64(h, 40));
+	}
+	struct dkeys k;
+	if (keys_read(py, keys, &k) < 0)
+		return 0;
+	uint64_t key = 0;
+	for (int64_t i = 0; i < k.n && !key; i++) {
+		const uint8_t *e = k.e + i * k.esize;
+		uint64_t v = get64(e, (uint32_t)k.koff + 8);
+		if (values && rd64(py, values + 8 * (uint64_t)i, &v) < 0)
+			return 0;
+		if (v == value)
+			key = get64(e, (uint32_t)k.koff);
+	}
+	if (!key || !(type_flags(py, key, NULL) & TPF_UNICODE))
+		return 0;
+	uint32_t s = read_str(py, key);
+	sp_buf_adds(b, sp_str(py->p, s));
+	return 1;
+}
+
+/* The name frame fa (running code cc) knows obj by: a local ("lock") or
+ * an attribute of a local ("self._lock"); a string id, 0 when none. */
+static uint32_t local_name(struct sp_python *py, uint64_t fa, const struct code *c, uint64_t obj)
+{
+	uint64_t code = 0, names = 0, slots[MAX_SLOTS];
+	int64_t nn = 0;
+	if (rd64(py, fa + (py->o.old ? py->o.fo_code : py->o.fr_code), &code) < 0 ||
+	    rd64(py, code + (py->minor >= 11 ? 96 : 72), &names) < 0 || !names || !tp_is(py, names, "tuple") ||
+	    rd(py, names + 16, &nn, 8) < 0 || nn <= 0 || nn > MAX_SLOTS)
+		return 0;
+	int ns = frame_slots(py, fa, c, slots);
+	if (ns > nn)
+		ns = (int)nn;
+	struct sp_buf b = SP_BUF_INIT;
+	uint32_t id = 0;
+	for (int pass = 0; pass < 2 && !id; pass++)
+		for (int i = 0; i < ns && !id; i++) {
+			uint64_t v = slots[i], nm = 0;
+			if (!v || rd64(py, names + 24 + 8 * (uint64_t)i, &nm) < 0 || !(type_flags(py, nm, NULL) & TPF_UNICODE))
+				continue;
+			if (tp_is(py, v, "cell") && rd64(py, v + 16, &v) < 0)
+				continue;
+			sp_buf_reset(&b);
+			if (pass == 0 && v != obj)
+				continue;
+			sp_buf_adds(&b, sp_str(py->p, read_str(py, nm)));
+			if (pass == 1) {
+				sp_buf_addc(&b, '.');
+				if (!attr_name_of(py, v, obj, &b))
+					continue;
+			}
+			id = sp_str_intern(py->p, b.p, b.len);
+		}
+	sp_buf_release(&b);
+	return id;
+}
+
+/* Code of threading.py or queue.py: frames that take locks on behalf of
+ * the objects they implement. */
+static int in_threading(struct sp_python *py, const struct code *c)
+{
+	const char *f = sp_str(py->p, c->file);
+	size_t fl = strlen(f);
+	return (fl >= 13 && !strcmp(f + fl - 13, "/threading.py")) || (fl >= 9 && !strcmp(f + fl - 9, "/queue.py"));
+}
+
+#define LOCK_FRAMES 8
+
+int sp_python_lock_wait(struct sp_python *py, int tid, uint64_t futex, struct sp_python_lockwait *lw)
+{
+	memset(lw, 0, sizeof *lw);
+	if (py->state != SP_PY_READY || !futex)
+		return 0;
+	uint64_t ts = tstate_of(py, tid), fa[LOCK_FRAMES], slots[MAX_SLOTS];
+	const struct code *cc[LOCK_FRAMES];
+	if (!ts)
+		return 0;
+	int n = py_frames(py, ts, fa, cc, LOCK_FRAMES);
+	/* The _thread.lock whose semaphore (lock_lock, +16) is the futex,
+	 * among the innermost frames' objects, the value stack first. */
+	int at = -1;
+	for (int f = 0; f < n && f < 3 && at < 0; f++) {
+		int ns = frame_slots(py, fa[f], cc[f], slots);
+		for (int i = ns; i-- > 0 && at < 0;) {
+			uint64_t o = slots[i] ? self_of(py, slots[i]) : 0, sem = 0;
+			if (o && tp_is(py, o, "_thread.lock") && rd64(py, o + 16, &sem) == 0 && sem == futex) {
+				lw->lock = o;
+				at = f;
+			}
+		}
+	}
+	if (at < 0)
+		return 0;
+	lw->kind = sp_str_intern(py->p, "Lock", 4);
+	lw->obj = lw->lock;
+	lw->lock_name = lw->obj_name = local_name(py, fa[at], cc[at], lw->lock);
+	/* A Lock taken inside threading's or queue's own code stands for the
+	 * object whose method waits: Condition.wait's waiter lock, and what
+	 * calls Condition.wait (a Semaphore, an Event, a Queue): the self of
+	 * each such frame, outwards, named by its class. */
+	for (int f = at; f < n && in_threading(py, cc[f]); f++) {
+		uint64_t self = 0, type = 0, tn = 0;
+		char nm[24];
+		if (frame_slots(py, fa[f], cc[f], slots) < 1 || !(self = slots[0]) || self == lw->lock ||
+		    !type_flags(py, self, &type) || rd64(py, type + 24, &tn) < 0 || !tn || rd(py, tn, nm, sizeof nm) < 0)
+			break;
+		nm[sizeof nm - 1] = 0;
+		if (!strchr(nm, '.')) /* a class of Python code, not a built-in type */
+			lw->kind = sp_str_intern(py->p, nm, strlen(nm));
+		else
+			break;
+		lw->obj = self;
+		lw->obj_name = 0;
+		for (int g = f + 1; g < n && !lw->obj_name; g++)
+			lw->obj_name = local_name(py, fa[g], cc[g], self);
+	}
+	return 1;
+}
+
+int sp_python_refers(struct sp_python *py, int tid, uint64_t obj, uint32_t *where, uint32_t *name)
+{
+	uint64_t ts = tstate_of(py, tid), fa[64], slots[MAX_SLOTS];
+	const struct code *cc[64];
+	*where = *name = 0;
+	if (py->state != SP_PY_READY || !ts)
+		return 0;
+	int n = py_frames(py, ts, fa, cc, 64);
+	for (int f = 0; f < n; f++) {
+		/* threading's and queue's own frames hold the locks they wait
+		 * for: not a sign of holding them */
+		if (in_threading(py, cc[f]))
+			continue;
+		int ns = frame_slots(py, fa[f], cc[f], slots);
+		for (int i = ns; i-- > 0;)
+			if (slots[i] && self_of(py, slots[i]) == obj) {
+				*where = cc[f]->name;
+				*name = local_name(py, fa[f], cc[f], obj);
+				return 1;
+			}
+	}
 	return 0;
 }

@@ -111,6 +111,31 @@ struct sp_python_wait {
  * Returns 1 when w says something, else 0. */
 int sp_python_wait(struct sp_python *py, int tid, struct sp_python_wait *w);
 
+/* A thread asleep in the futex of a threading.Lock (_thread.lock, whose
+ * semaphore is that futex: 3.8-3.13 with POSIX semaphores): the lock is
+ * found among the objects its innermost frames refer to (a "with" keeps
+ * lock.__exit__ on the value stack; lock.acquire() its self).  When the
+ * frames that take it are threading's Condition.wait and what calls it
+ * (Semaphore.acquire, Event.wait, Barrier.wait) or queue's Queue.get/put/
+ * join, kind and obj are that object's.  Names are what a frame calls
+ * the object: a local ("lock") or an attribute of one ("self._lock").
+ * Returns 1 when found, else 0. */
+struct sp_python_lockwait {
+	uint32_t kind;      /* string id: "Lock", "Condition", "Semaphore", "Event", "Barrier", "Queue" */
+	uint64_t obj;       /* the object of that kind */
+	uint32_t obj_name;  /* its name in the frame that uses it, 0 none */
+	uint64_t lock;      /* the _thread.lock waited for */
+	uint32_t lock_name; /* its name, 0 none */
+};
+int sp_python_lock_wait(struct sp_python *py, int tid, uint64_t futex, struct sp_python_lockwait *lw);
+
+/* Does one of thread tid's frames (outside threading.py and queue.py)
+ * refer to obj, itself or as the self of a bound method: a "with obj:"
+ * block or code between obj.acquire() and obj.release() (where the
+ * interpreter's value stack or a local still holds it)?  *where gets that
+ * frame's function, *name what it calls obj (string ids, 0 none).  Read while the threads are stopped. */
+int sp_python_refers(struct sp_python *py, int tid, uint64_t obj, uint32_t *where, uint32_t *name);
+
 struct sp_python_stats {
 	uint64_t stacks, frames, reads, failed, code_objects, from_cstack;
 };
