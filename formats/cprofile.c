@@ -300,6 +300,7 @@ struct fn {
 struct edge {
 	uint32_t from, to;
 	double ct, nc;
+	double tt;     /* the callee's own time in these calls; -1 unknown */
 	double cc;     /* calls that were not inside a call of the same pair */
 	uint32_t slot; /* edge out of a dispatcher: the caller edge (or
 			* SLOT_ROOT) whose calls of it ran this callee */
@@ -570,10 +571,12 @@ static int cp_load(struct cp *c, struct sp_input *in, struct sp_err *err)
 				if (!num_ok(kid(m, v, 3)))
 					return bad(m, kid(m, v, 3)->off, "caller entry: cumtime must be a number >= 0");
 				e->ct = kid(m, v, 3)->u.num;
+				e->tt = num_ok(kid(m, v, 2)) ? kid(m, v, 2)->u.num : -1;
 				e->nc = num_ok(kid(m, v, 0)) ? kid(m, v, 0)->u.num : 0;
 				e->cc = num_ok(kid(m, v, 1)) ? kid(m, v, 1)->u.num : e->nc;
 			} else if (num_ok(v)) { /* profile: a call count */
 				e->ct = f->nc > 0 ? f->ct * (v->u.num / f->nc) : 0;
+				e->tt = -1;
 				e->nc = e->cc = v->u.num;
 			} else {
 				return bad(m, v->off, "caller entry is not a (calls, primitive calls, tottime, cumtime) tuple");
@@ -632,13 +635,21 @@ static int emit(struct walk *k, uint32_t f, uint32_t node, double self_s)
 static int visit(struct walk *k, uint32_t f, double t, uint32_t parent, int depth, uint32_t via)
 {
 	struct fn *F = &k->c->fns[f];
+	const struct edge *E = via == SLOT_ROOT ? NULL : &k->c->edges[via];
+	/* cProfile keeps, per caller, the callee's own time in the calls it
+	 * made (the edge's tottime): of a function that is not recursive, a
+	 * context's own time and its callees' time are what its caller's
+	 * calls spent, not the function's average (str.join over a long
+	 * generator for one caller, over short lists for another). */
+	int exact = E && E->tt >= 0 && E->ct > 0 && F->nc == F->cc && !F->dispatch && E->tt <= E->ct;
+	double own = exact ? E->tt * (t / E->ct) : F->ct > 0 ? t * (F->tt / F->ct) : 0;
 	uint32_t node = 0;
 	if (k->emit) {
 		node = sp_node_intern(k->p, parent, F->frame);
-		if (k->w[f] > 0 && emit(k, f, node, F->tt * (t / k->w[f])) < 0)
+		if (k->w[f] > 0 && emit(k, f, node, F->tt * (own / k->w[f])) < 0)
 			return -1;
 	} else {
-		k->w[f] += t;
+		k->w[f] += own;
 		if (++k->contexts > MAX_CONTEXTS)
 			return 1;
 	}
@@ -648,10 +659,13 @@ static int visit(struct walk *k, uint32_t f, double t, uint32_t parent, int dept
 	 * that caller's time.  It runs inside itself through another caller
 	 * (exec -> the script -> an import -> exec), so for a dispatcher the
 	 * edge into it, not the function, is what recursion checks. */
-	double whole = F->ct;
-	if (F->dispatch)
-		whole = via == SLOT_ROOT ? F->roott : k->c->edges[via].ct;
-	double ratio = whole > 0 ? t / whole : 0;
+	double ratio = F->ct > 0 ? t / F->ct : 0;
+	if (F->dispatch) {
+		double whole = via == SLOT_ROOT ? F->roott : k->c->edges[via].ct;
+		ratio = whole > 0 ? t / whole : 0;
+	} else if (exact) {
+		ratio = F->ct - F->tt > 0 ? (E->ct - E->tt) * (t / E->ct) / (F->ct - F->tt) : 0;
+	}
 	k->onstack[f] = 1;
 	int rc = 0;
 	for (uint32_t i = 0; i < F->n && !rc; i++) {

@@ -15,10 +15,9 @@
 # edge per caller/callee pair and does not record which module imported
 # which, so a module imported by an imported module is drawn beside it
 # (see cprofile.c's share_out).
-# Known limit, not tested here: below a function shared by callers of very
-# different cost per call (str.join over a generator in the script and over
-# short lists in importlib), the generator's time is split by the callers'
-# times (gprof's assumption) and part of it lands under importlib.
+# search() joins a long generator with str.join, which importlib calls
+# often on short lists: the generator's time stays under search because
+# each caller edge's own tottime is used, not the function's average.
 . "$(dirname "$0")/../lib.sh"
 pys=()
 if command -v pyenv > /dev/null; then
@@ -39,8 +38,7 @@ import json, re, asyncio
 def encode(n):
     return len(json.dumps([{'k': i, 'v': [i, str(i)]} for i in range(n)]))
 def search(n):
-    text = ' '.join(map(str, range(n))).replace(' ', 'x ')
-    return len(re.findall(r'\d+x', text))
+    return len(re.findall(r'\d+x', ' '.join('%dx' % i for i in range(n))))
 async def work(n):
     await asyncio.sleep(0)
     return sum(i * i for i in range(n))
@@ -96,8 +94,9 @@ for k, v in st.items():
     cc, nc, tt, ct = v[:4]
     if cc != nc or ct * 1e9 < 0.01 * total or machinery(k) or k[0].rsplit('/', 1)[-1] not in mine:
         continue
-    # known limit: the -m module's own imports share importlib's
-    # _find_and_load with runpy's, split by gprof's assumption (4 % low)
+    # known limit: the -m module's own imports go through importlib's
+    # _find_and_load, recursive and shared with runpy's imports, so they
+    # are split by the callers' times: 2-4 % low
     if k[0].endswith('mrun.py') and k[2] == '<module>':
         continue
     checked += 1
