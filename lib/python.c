@@ -1445,31 +1445,45 @@ static int attr_name_of(struct sp_python *py, uint64_t obj, uint64_t value, stru
 	return 1;
 }
 
+/* The name (a str object) of slot i of a frame running code: 3.11+ one
+ * tuple, co_localsplusnames (+96); 3.8-3.10 co_varnames (+72), then
+ * co_cellvars (+88) and co_freevars (+80), as f_localsplus lays them out
+ * (offsets from pyenv's builds, the same in Debian's).  0 when none. */
+static uint64_t slot_name(struct sp_python *py, uint64_t code, int i)
+{
+	static const uint32_t old[] = { 72, 88, 80 }, new11[] = { 96 };
+	const uint32_t *offs = py->minor >= 11 ? new11 : old;
+	int nt = py->minor >= 11 ? 1 : 3;
+	for (int k = 0; k < nt; k++) {
+		uint64_t t = 0, nm = 0;
+		int64_t n = 0;
+		if (rd64(py, code + offs[k], &t) < 0 || !t || !tp_is(py, t, "tuple") || rd(py, t + 16, &n, 8) < 0 ||
+		    n < 0 || n > MAX_SLOTS)
+			return 0;
+		if (i < n)
+			return rd64(py, t + 24 + 8 * (uint64_t)i, &nm) == 0 && (type_flags(py, nm, NULL) & TPF_UNICODE) ? nm : 0;
+		i -= (int)n;
+	}
+	return 0;
+}
+
 /* The name frame fa (running code cc) knows obj by: a local ("lock") or
  * an attribute of a local ("self._lock"); a string id, 0 when none. */
 static uint32_t local_name(struct sp_python *py, uint64_t fa, const struct code *c, uint64_t obj)
 {
-	uint64_t code = 0, names = 0, slots[MAX_SLOTS];
-	int64_t nn = 0;
-	if (rd64(py, fa + (py->o.old ? py->o.fo_code : py->o.fr_code), &code) < 0 ||
-	    rd64(py, code + (py->minor >= 11 ? 96 : 72), &names) < 0 || !names || !tp_is(py, names, "tuple") ||
-	    rd(py, names + 16, &nn, 8) < 0 || nn <= 0 || nn > MAX_SLOTS)
+	uint64_t code = 0, slots[MAX_SLOTS];
+	if (rd64(py, fa + (py->o.old ? py->o.fo_code : py->o.fr_code), &code) < 0 || !code)
 		return 0;
 	int ns = frame_slots(py, fa, c, slots);
-	if (ns > nn)
-		ns = (int)nn;
 	struct sp_buf b = SP_BUF_INIT;
 	uint32_t id = 0;
 	for (int pass = 0; pass < 2 && !id; pass++)
 		for (int i = 0; i < ns && !id; i++) {
-			uint64_t v = slots[i], nm = 0;
-			if (!v || rd64(py, names + 24 + 8 * (uint64_t)i, &nm) < 0 || !(type_flags(py, nm, NULL) & TPF_UNICODE))
-				continue;
-			if (tp_is(py, v, "cell") && rd64(py, v + 16, &v) < 0)
+			uint64_t v = slots[i], nm;
+			if (!v || (tp_is(py, v, "cell") && rd64(py, v + 16, &v) < 0) || !v || (pass == 0 && v != obj) ||
+			    !(nm = slot_name(py, code, i)))
 				continue;
 			sp_buf_reset(&b);
-			if (pass == 0 && v != obj)
-				continue;
 			sp_buf_adds(&b, sp_str(py->p, read_str(py, nm)));
 			if (pass == 1) {
 				sp_buf_addc(&b, '.');
