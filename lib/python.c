@@ -1217,7 +1217,7 @@ uint32_t sp_python_thread_name(struct sp_python *py, int tid, int fresh)
 
 /* ---- what a blocked thread waits for (snapshots) ---- */
 
-enum tcls { T_OTHER = 0, T_RLOCK, T_CFUNC, T_METHOD };
+enum tcls { T_OTHER = 0, T_RLOCK, T_CFUNC, T_METHOD, T_LOCK, T_CELL, T_TUPLE };
 
 /* The class of a type, by its tp_name (cached by address). */
 static int type_cls(struct sp_python *py, uint64_t type)
@@ -1233,7 +1233,8 @@ static int type_cls(struct sp_python *py, uint64_t type)
 	if (rd64(py, type + 24, &at) == 0 && at && (rd(py, at, nm, 28) == 0 || rd(py, at, nm, 14) == 0)) {
 		nm[sizeof nm - 1] = 0;
 		cls = !strcmp(nm, "_thread.RLock") ? T_RLOCK : !strcmp(nm, "builtin_function_or_method") ? T_CFUNC
-			: !strcmp(nm, "method") ? T_METHOD : T_OTHER;
+			: !strcmp(nm, "method") ? T_METHOD : !strcmp(nm, "_thread.lock") ? T_LOCK
+			: !strcmp(nm, "cell") ? T_CELL : !strcmp(nm, "tuple") ? T_TUPLE : T_OTHER;
 	}
 	slot = sp_u64map_slot(&py->typecls, type, &found); /* the map may have grown */
 	*slot = (uint32_t)cls + 1;
@@ -1387,16 +1388,11 @@ int sp_python_wait(struct sp_python *py, int tid, struct sp_python_wait *w)
 /* ---- plain locks in snapshots: threading.Lock, Condition, Semaphore,
  * Event, queue.Queue (sp_python_lock_wait) ---- */
 
-/* Is obj's type named tp (its tp_name)? */
-static int tp_is(struct sp_python *py, uint64_t obj, const char *tp)
+/* The class (enum tcls) of obj's type; T_OTHER when unreadable. */
+static int cls_of(struct sp_python *py, uint64_t obj)
 {
-	uint64_t type = 0, at = 0;
-	char nm[32];
-	size_t n = strlen(tp) + 1;
-	if (n > sizeof nm || !type_flags(py, obj, &type) || rd64(py, type + 24, &at) < 0 || !at ||
-	    rd(py, at, nm, n) < 0)
-		return 0;
-	return !memcmp(nm, tp, n);
+	uint64_t type = 0;
+	return type_flags(py, obj, &type) ? type_cls(py, type) : T_OTHER;
 }
 
 /* obj itself, the self of a bound method (obj.__exit__ that a "with"
@@ -1405,9 +1401,10 @@ static int tp_is(struct sp_python *py, uint64_t obj, const char *tp)
 static uint64_t self_of(struct sp_python *py, uint64_t obj)
 {
 	uint64_t self = 0;
-	if ((tp_is(py, obj, "builtin_function_or_method") || tp_is(py, obj, "method")) && rd64(py, obj + 24, &self) == 0)
+	int cls = cls_of(py, obj);
+	if ((cls == T_CFUNC || cls == T_METHOD) && rd64(py, obj + 24, &self) == 0)
 		return self;
-	if (tp_is(py, obj, "cell") && rd64(py, obj + 16, &self) == 0) /* a closure's variable */
+	if (cls == T_CELL && rd64(py, obj + 16, &self) == 0) /* a closure's variable */
 		return self;
 	return obj;
 }
@@ -1457,7 +1454,7 @@ static uint64_t slot_name(struct sp_python *py, uint64_t code, int i)
 	for (int k = 0; k < nt; k++) {
 		uint64_t t = 0, nm = 0;
 		int64_t n = 0;
-		if (rd64(py, code + offs[k], &t) < 0 || !t || !tp_is(py, t, "tuple") || rd(py, t + 16, &n, 8) < 0 ||
+		if (rd64(py, code + offs[k], &t) < 0 || !t || cls_of(py, t) != T_TUPLE || rd(py, t + 16, &n, 8) < 0 ||
 		    n < 0 || n > MAX_SLOTS)
 			return 0;
 		if (i < n)
@@ -1480,7 +1477,7 @@ static uint32_t local_name(struct sp_python *py, uint64_t fa, const struct code 
 	for (int pass = 0; pass < 2 && !id; pass++)
 		for (int i = 0; i < ns && !id; i++) {
 			uint64_t v = slots[i], nm;
-			if (!v || (tp_is(py, v, "cell") && rd64(py, v + 16, &v) < 0) || !v || (pass == 0 && v != obj) ||
+			if (!v || (cls_of(py, v) == T_CELL && rd64(py, v + 16, &v) < 0) || !v || (pass == 0 && v != obj) ||
 			    !(nm = slot_name(py, code, i)))
 				continue;
 			sp_buf_reset(&b);
@@ -1524,7 +1521,7 @@ int sp_python_lock_wait(struct sp_python *py, int tid, uint64_t futex, struct sp
 		int ns = frame_slots(py, fa[f], cc[f], slots);
 		for (int i = ns; i-- > 0 && at < 0;) {
 			uint64_t o = slots[i] ? self_of(py, slots[i]) : 0, sem = 0;
-			if (o && tp_is(py, o, "_thread.lock") && rd64(py, o + 16, &sem) == 0 && sem == futex) {
+			if (o && cls_of(py, o) == T_LOCK && rd64(py, o + 16, &sem) == 0 && sem == futex) {
 				lw->lock = o;
 				at = f;
 			}
@@ -1546,10 +1543,14 @@ int sp_python_lock_wait(struct sp_python *py, int tid, uint64_t futex, struct sp
 		    !type_flags(py, self, &type) || rd64(py, type + 24, &tn) < 0 || !tn || rd(py, tn, nm, sizeof nm) < 0)
 			break;
 		nm[sizeof nm - 1] = 0;
-		if (!strchr(nm, '.')) /* a class of Python code, not a built-in type */
-			lw->kind = sp_str_intern(py->p, nm, strlen(nm));
-		else
+		static const char *const known[] = { "Condition", "Semaphore", "BoundedSemaphore", "Event", "Barrier",
+						     "Queue", "LifoQueue", "PriorityQueue" };
+		size_t k = 0;
+		while (k < sizeof known / sizeof known[0] && strcmp(nm, known[k]))
+			k++;
+		if (k == sizeof known / sizeof known[0]) /* Thread.run calling lock.acquire, ... */
 			break;
+		lw->kind = sp_str_intern(py->p, nm, strlen(nm));
 		lw->obj = self;
 		lw->obj_name = 0;
 		for (int g = f + 1; g < n && !lw->obj_name; g++)
@@ -1558,26 +1559,28 @@ int sp_python_lock_wait(struct sp_python *py, int tid, uint64_t futex, struct sp
 	return 1;
 }
 
-int sp_python_refers(struct sp_python *py, int tid, uint64_t obj, uint32_t *where, uint32_t *name)
+int sp_python_refs(struct sp_python *py, int tid, struct sp_python_ref *r, int max)
 {
-	uint64_t ts = tstate_of(py, tid), fa[64], slots[MAX_SLOTS];
-	const struct code *cc[64];
-	*where = *name = 0;
+	uint64_t ts = tstate_of(py, tid), fa[LOCK_FRAMES * 4], slots[MAX_SLOTS];
+	const struct code *cc[LOCK_FRAMES * 4];
 	if (py->state != SP_PY_READY || !ts)
 		return 0;
-	int n = py_frames(py, ts, fa, cc, 64);
-	for (int f = 0; f < n; f++) {
+	int n = py_frames(py, ts, fa, cc, LOCK_FRAMES * 4), k = 0;
+	for (int f = 0; f < n && k < max; f++) {
 		/* threading's and queue's own frames hold the locks they wait
 		 * for: not a sign of holding them */
 		if (in_threading(py, cc[f]))
 			continue;
 		int ns = frame_slots(py, fa[f], cc[f], slots);
-		for (int i = ns; i-- > 0;)
-			if (slots[i] && self_of(py, slots[i]) == obj) {
-				*where = cc[f]->name;
-				*name = local_name(py, fa[f], cc[f], obj);
-				return 1;
-			}
+		for (int i = ns; i-- > 0 && k < max;) {
+			uint64_t o = slots[i] ? self_of(py, slots[i]) : 0;
+			if (!o || cls_of(py, o) != T_LOCK)
+				continue;
+			r[k].obj = o;
+			r[k].where = cc[f]->name;
+			r[k].name = local_name(py, fa[f], cc[f], o);
+			k++;
+		}
 	}
-	return 0;
+	return k;
 }

@@ -129,12 +129,18 @@ struct sp_python_lockwait {
 };
 int sp_python_lock_wait(struct sp_python *py, int tid, uint64_t futex, struct sp_python_lockwait *lw);
 
-/* Does one of thread tid's frames (outside threading.py and queue.py)
- * refer to obj, itself or as the self of a bound method: a "with obj:"
- * block or code between obj.acquire() and obj.release() (where the
- * interpreter's value stack or a local still holds it)?  *where gets that
- * frame's function, *name what it calls obj (string ids, 0 none).  Read while the threads are stopped. */
-int sp_python_refers(struct sp_python *py, int tid, uint64_t obj, uint32_t *where, uint32_t *name);
+/* The threading.Locks thread tid's frames (outside threading.py and
+ * queue.py) refer to, itself or as the self of a bound method, innermost
+ * first: "with lock:" blocks, code between lock.acquire() and
+ * lock.release() (where the value stack or a local still holds it).  For
+ * each, the frame's function and what it calls the lock (string ids, 0
+ * none).  Up to max into r; returns how many.  Read while the threads are
+ * stopped. */
+struct sp_python_ref {
+	uint64_t obj;
+	uint32_t where, name;
+};
+int sp_python_refs(struct sp_python *py, int tid, struct sp_python_ref *r, int max);
 
 struct sp_python_stats {
 	uint64_t stacks, frames, reads, failed, code_objects, from_cstack;

@@ -87,22 +87,40 @@ struct sp_snapview {
 static void lock_holders(struct sp_snapview *c, struct sp_snap *s)
 {
 	uint32_t kind = sp_str_intern(c->p, "Lock", 4);
-	for (size_t i = 0; i < s->n; i++) {
-		if (!c->pyt[i].lw.lock || c->pyt[i].lw.kind != kind)
+	size_t i, waiting = 0;
+	for (i = 0; i < s->n; i++)
+		waiting += c->pyt[i].lw.lock && c->pyt[i].lw.kind == kind;
+	if (!waiting)
+		return;
+	/* Each thread's Locks read once, then matched to every waiter. */
+	enum { MAXREF = 32 };
+	struct sp_python_ref *refs = sp_xcalloc(s->n * MAXREF + 1, sizeof *refs);
+	int *nref = sp_xcalloc(s->n + 1, sizeof *nref);
+	for (size_t j = 0; j < s->n; j++)
+		nref[j] = sp_python_refs(c->py, s->t[j].tid, refs + j * MAXREF, MAXREF);
+	for (i = 0; i < s->n; i++) {
+		uint64_t lock = c->pyt[i].lw.lock;
+		if (!lock || c->pyt[i].lw.kind != kind)
 			continue;
 		for (size_t j = 0; j < s->n; j++) {
-			uint32_t where, as;
-			if (j == i || c->pyt[j].lw.lock == c->pyt[i].lw.lock || /* waits for it too */
-			    !sp_python_refers(c->py, s->t[j].tid, c->pyt[i].lw.lock, &where, &as))
+			if (j == i || c->pyt[j].lw.lock == lock) /* waits for it too */
+				continue;
+			const struct sp_python_ref *r = refs + j * MAXREF;
+			int m = 0;
+			while (m < nref[j] && r[m].obj != lock)
+				m++;
+			if (m == nref[j])
 				continue;
 			int k = c->pyt[i].nholders++;
 			if (k < 4) {
 				c->pyt[i].holder[k].i = (int)j;
-				c->pyt[i].holder[k].where = where;
-				c->pyt[i].holder[k].as = as;
+				c->pyt[i].holder[k].where = r[m].where;
+				c->pyt[i].holder[k].as = r[m].name;
 			}
 		}
 	}
+	free(refs);
+	free(nref);
 }
 
 /* sp_snap_take's hook: every thread is stopped, so what is read is exact. */
