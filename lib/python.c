@@ -1398,12 +1398,22 @@ static int cls_of(struct sp_python *py, uint64_t obj)
 /* obj itself, the self of a bound method (obj.__exit__ that a "with"
  * statement keeps on the value stack, obj.acquire being called), or the
  * content of a cell (a variable of an enclosing function). */
-static uint64_t self_of(struct sp_python *py, uint64_t obj)
+static uint64_t self_of(struct sp_python *py, uint64_t obj, int *bound)
 {
 	uint64_t self = 0;
 	int cls = cls_of(py, obj);
-	if ((cls == T_CFUNC || cls == T_METHOD) && rd64(py, obj + 24, &self) == 0)
+	if (bound)
+		*bound = 0;
+	if ((cls == T_CFUNC || cls == T_METHOD) && rd64(py, obj + 24, &self) == 0) {
+		/* lock.__exit__, which only a "with" keeps: m_ml->ml_name (a
+		 * stale lock.acquire may linger in a value stack's dead slots) */
+		uint64_t ml = 0, nm = 0;
+		char name[9];
+		if (bound && cls == T_CFUNC && rd64(py, obj + 16, &ml) == 0 && ml && rd64(py, ml, &nm) == 0 && nm &&
+		    rd(py, nm, name, sizeof name) == 0 && !memcmp(name, "__exit__", 9))
+			*bound = 1;
 		return self;
+	}
 	if (cls == T_CELL && rd64(py, obj + 16, &self) == 0) /* a closure's variable */
 		return self;
 	return obj;
@@ -1520,7 +1530,7 @@ int sp_python_lock_wait(struct sp_python *py, int tid, uint64_t futex, struct sp
 	for (int f = 0; f < n && f < 3 && at < 0; f++) {
 		int ns = frame_slots(py, fa[f], cc[f], slots);
 		for (int i = ns; i-- > 0 && at < 0;) {
-			uint64_t o = slots[i] ? self_of(py, slots[i]) : 0, sem = 0;
+			uint64_t o = slots[i] ? self_of(py, slots[i], NULL) : 0, sem = 0;
 			if (o && cls_of(py, o) == T_LOCK && rd64(py, o + 16, &sem) == 0 && sem == futex) {
 				lw->lock = o;
 				at = f;
@@ -1573,10 +1583,12 @@ int sp_python_refs(struct sp_python *py, int tid, struct sp_python_ref *r, int m
 			continue;
 		int ns = frame_slots(py, fa[f], cc[f], slots);
 		for (int i = ns; i-- > 0 && k < max;) {
-			uint64_t o = slots[i] ? self_of(py, slots[i]) : 0;
+			int bound;
+			uint64_t o = slots[i] ? self_of(py, slots[i], &bound) : 0;
 			if (!o || cls_of(py, o) != T_LOCK)
 				continue;
 			r[k].obj = o;
+			r[k].with = (uint8_t)bound;
 			r[k].where = cc[f]->name;
 			r[k].name = local_name(py, fa[f], cc[f], o);
 			k++;

@@ -134,11 +134,13 @@ int sp_python_lock_wait(struct sp_python *py, int tid, uint64_t futex, struct sp
  * first: "with lock:" blocks, code between lock.acquire() and
  * lock.release() (where the value stack or a local still holds it).  For
  * each, the frame's function and what it calls the lock (string ids, 0
- * none).  Up to max into r; returns how many.  Read while the threads are
+ * none); the same lock may come twice (a variable, then a bound method).  Up to max into r; returns how many.  Read while the threads are
  * stopped. */
 struct sp_python_ref {
 	uint64_t obj;
 	uint32_t where, name;
+	uint8_t with; /* inside "with": lock.__exit__ on the value stack,
+		       * not a variable only */
 };
 int sp_python_refs(struct sp_python *py, int tid, struct sp_python_ref *r, int max);
 

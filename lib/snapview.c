@@ -102,14 +102,27 @@ static void lock_holders(struct sp_snapview *c, struct sp_snap *s)
 		uint64_t lock = c->pyt[i].lw.lock;
 		if (!lock || c->pyt[i].lw.kind != kind)
 			continue;
+		/* Inside "with lock:" (lock.__exit__ on a value stack) beats a
+		 * variable that holds it (the function that made it, a closure
+		 * that may or may not have acquired it). */
+		int with = 0;
+		for (int pass = 0; pass < 2; pass++)
 		for (size_t j = 0; j < s->n; j++) {
 			if (j == i || c->pyt[j].lw.lock == lock) /* waits for it too */
 				continue;
 			const struct sp_python_ref *r = refs + j * MAXREF;
-			int m = 0;
-			while (m < nref[j] && r[m].obj != lock)
-				m++;
-			if (m == nref[j])
+			int m = 0, mw = -1;
+			for (; m < nref[j]; m++)
+				if (r[m].obj == lock && (mw < 0 || (r[m].with && !r[mw].with)))
+					mw = m;
+			if (mw < 0)
+				continue;
+			m = mw;
+			if (pass == 0) {
+				with |= r[m].with;
+				continue;
+			}
+			if (with && !r[m].with)
 				continue;
 			int k = c->pyt[i].nholders++;
 			if (k < 4) {

@@ -9,6 +9,9 @@
 #  queue        a consumer holding a Lock waits in queue.get(); the
 #               producer waits for that Lock: the Queue and the Lock are
 #               named (q, lock), the consumer among the Lock's possible holders
+#  many         20 threads in lock.acquire (their thread's target) while
+#               another sleeps inside "with lock:": each names the holder and
+#               the 19 others; not all threads are blocked (one sleeps)
 #  cond         two threads in Condition.wait(), one in Semaphore.acquire(),
 #               one in Event.wait(): each object named by its class and
 #               id(), the two Condition waiters grouped, nobody an owner
@@ -75,6 +78,18 @@ for entry in "${pys[@]}"; do
 			ok "${L}queue: the producer waits for the Lock (${ids[0]}), the consumer named as its holder"
 		else notok "${L}queue: the producer's Lock"; grep '^  waits' "$T/b" | sed 's/^/  /'; fi
 		if grep -q '^DEADLOCK' "$T/snap.txt"; then notok "${L}queue: a cycle claimed (a Queue has no owner)"; else ok "${L}queue: no cycle claimed"; fi
+	fi
+	# --- many waiters, one holder ---
+	if snap many 22; then
+		ht=$(tid_of holder "$T/snap.txt")
+		block w7 "$T/snap.txt" > "$T/b"
+		if grep -qE "^  waits for Lock \(${ids[0]}\) held by $ht \(holder\): its frame (many\.<locals>\.)?holder is inside \"with\" or between acquire\(\) and release\(\) of lock; also waited for by " "$T/b"; then
+			ok "${L}many: w7 waits for the Lock (${ids[0]}) held by the holder, named with its frame"
+		else notok "${L}many: w7's Lock"; grep '^  waits' "$T/b" | cut -c1-300 | sed 's/^/  /'; fi
+		n=$(grep '^  waits' "$T/b" | grep -o '([0-9]*) (w[0-9]*)\|[0-9]* (w[0-9]*)' | wc -l)
+		if [ "$n" = 19 ]; then ok "${L}many: the 19 other waiters are grouped on its line"; else notok "${L}many: $n other waiters named, want 19"; fi
+		if grep -q '^all threads are blocked' "$T/snap.txt"; then notok "${L}many: 'all blocked' though the holder sleeps with a timeout"
+		else ok "${L}many: not all threads blocked (the holder sleeps)"; fi
 	fi
 	# --- Condition, Semaphore, Event ---
 	if snap cond 5; then

@@ -4,6 +4,8 @@
 #   lock3  three threads, three Locks, a cycle of three
 #   queue  a thread holding a Lock waits in queue.get() for an item the
 #          other thread would put once it had that Lock
+#   many   a thread holds a Lock and sleeps; 20 threads run lock.acquire
+#          itself as their target (no frame of their own)
 #   cond   two threads in Condition.wait() that nobody notifies, a thread
 #          in Semaphore.acquire(), one in Event.wait(); the main thread joins
 # Prints "ready ADDR..." (the id() of each lock, in order) once every
@@ -82,4 +84,19 @@ def cond():
     run(ts)
 
 
-{'lock2': lambda: locks(2), 'lock3': lambda: locks(3), 'queue': with_queue, 'cond': cond}[mode]()
+def many():
+    lock = threading.Lock()
+    held = threading.Event()
+
+    def holder():
+        with lock:  # HOLDER
+            held.set()
+            time.sleep(1000)
+
+    threading.Thread(target=holder, name='holder').start()
+    held.wait()
+    print('ready %#x' % id(lock), flush=True)
+    run([threading.Thread(target=lock.acquire, name='w%d' % i) for i in range(20)])
+
+
+{'many': many, 'lock2': lambda: locks(2), 'lock3': lambda: locks(3), 'queue': with_queue, 'cond': cond}[mode]()
