@@ -290,11 +290,21 @@ struct fn {
 	uint32_t callers;  /* the callers dict (val id) */
 	uint32_t frame;    /* profile frame id (reader) */
 	uint32_t first, n; /* callees: edges[first .. first+n) */
+	double rootc, roott; /* calls no profiled caller made, their time */
+	uint8_t root;      /* some calls had no profiled caller */
+	uint8_t dispatch;  /* exec/eval: callees shared out among its callers */
 };
+
+#define SLOT_ROOT UINT32_MAX
 
 struct edge {
 	uint32_t from, to;
-	double ct;
+	double ct, nc;
+	double tt;     /* the callee's own time in these calls; -1 unknown */
+	double cc;     /* calls that were not inside a call of the same pair */
+	uint32_t slot; /* edge out of a dispatcher: the caller edge (or
+			* SLOT_ROOT) whose calls of it ran this callee */
+	uint8_t onstack; /* an edge into a dispatcher is being walked */
 };
 
 struct cp {
@@ -366,6 +376,120 @@ static int cmp_edge(const void *a, const void *b)
 	if (x->from != y->from)
 		return x->from < y->from ? -1 : 1;
 	return x->to < y->to ? -1 : x->to > y->to;
+}
+
+
+/* Roots.  A call no profiled frame made (the script's exec under
+ * `python -m cProfile`, the function inside Profile.enable/disable) has no
+ * caller entry: a function's calls beyond its callers' counts are root
+ * calls.  Their time: what the caller edges leave of cumtime; for a
+ * recursive function, whose cumtime counts outermost calls only (a root
+ * call is always one), cumtime's share of the root calls. */
+static void find_roots(struct cp *c)
+{
+	double *calls = sp_xcalloc(c->nfns + 1, sizeof *calls), *ct = sp_xcalloc(c->nfns + 1, sizeof *ct);
+	uint8_t *has = sp_xcalloc(c->nfns + 1, 1);
+	for (size_t i = 0; i < c->nedges; i++) {
+		calls[c->edges[i].to] += c->edges[i].nc;
+		ct[c->edges[i].to] += c->edges[i].ct;
+		has[c->edges[i].to] = 1;
+	}
+	for (size_t i = 0; i < c->nfns; i++) {
+		struct fn *f = &c->fns[i];
+		double r = f->nc - calls[i];
+		if (!has[i]) {
+			f->root = 1;
+			f->rootc = f->nc;
+			f->roott = f->ct;
+		} else if (r >= 0.5) {
+			f->root = 1;
+			f->rootc = r;
+			if (f->nc == f->cc)
+				f->roott = f->ct > ct[i] ? f->ct - ct[i] : 0;
+			else
+				f->roott = f->cc > 0 ? f->ct * (r < f->cc ? r / f->cc : 1) : 0;
+		}
+		const char *d = c->data.p + f->func;
+		f->dispatch = f->filen == 1 && c->data.p[f->file] == '~' &&
+			      (memmem(d, f->funcn, "builtins.exec>", 14) || memmem(d, f->funcn, "builtins.eval>", 14) ||
+			       memmem(d, f->funcn, "method exec>", 12) || memmem(d, f->funcn, "method eval>", 12));
+	}
+	free(calls);
+	free(ct);
+	free(has);
+}
+
+struct by_ct {
+	double ct;
+	uint32_t e;
+};
+
+static int cmp_ct(const void *a, const void *b)
+{
+	const struct by_ct *x = a, *y = b;
+	if (x->ct != y->ct)
+		return x->ct > y->ct ? -1 : 1;
+	return x->e < y->e ? -1 : x->e > y->e;
+}
+
+/* exec and eval run unrelated code for each caller: the script's
+ * <module> for the root call, a module's <module> for importlib's
+ * _call_with_frames_removed, the module of `-m` for runpy's _run_code.
+ * Spreading every callee over every caller (what the walk does elsewhere)
+ * would put the imported modules beside the script.  Each callee goes
+ * whole to one caller: largest first, to the caller whose time still
+ * holds it and who has calls left (a caller's outermost calls, the pair's
+ * primitive count, are its top-level callees).  One that fits nowhere ran
+ * in an exec nested in another through the same caller (a module
+ * importing a module): it goes to the largest caller, beside its importer
+ * (cProfile does not record which module imported which). */
+static void share_out(struct cp *c, uint32_t fi)
+{
+	struct fn *F = &c->fns[fi];
+	size_t ns = 0;
+	uint32_t *slot = sp_xcalloc(c->nedges + 2, sizeof *slot);
+	double *rem = sp_xcalloc(c->nedges + 2, sizeof *rem), *left = sp_xcalloc(c->nedges + 2, sizeof *left);
+	if (F->root) {
+		slot[ns] = SLOT_ROOT;
+		left[ns] = F->rootc;
+		rem[ns++] = F->roott;
+	}
+	for (size_t i = 0; i < c->nedges; i++)
+		if (c->edges[i].to == fi) {
+			slot[ns] = (uint32_t)i;
+			left[ns] = c->edges[i].cc > 0 ? c->edges[i].cc : 1e300;
+			rem[ns++] = c->edges[i].ct;
+		}
+	struct by_ct *order = sp_xcalloc(F->n + 1, sizeof *order);
+	for (uint32_t i = 0; i < F->n; i++) {
+		order[i].e = F->first + i;
+		order[i].ct = c->edges[F->first + i].ct;
+		c->edges[F->first + i].slot = SLOT_ROOT;
+	}
+	sp_sort(order, F->n, sizeof *order, cmp_ct);
+	for (uint32_t i = 0; i < F->n && ns; i++) {
+		struct edge *e = &c->edges[order[i].e];
+		size_t best = SIZE_MAX, big = SIZE_MAX;
+		for (size_t s = 0; s < ns; s++) {
+			if (left[s] >= 0.5 && rem[s] >= e->ct * (1 - 1e-9) - 1e-12 && (best == SIZE_MAX || rem[s] > rem[best]))
+				best = s;
+			if (slot[s] != SLOT_ROOT && (big == SIZE_MAX || c->edges[slot[s]].ct > c->edges[slot[big]].ct))
+				big = s;
+		}
+		if (best != SIZE_MAX) {
+			e->slot = slot[best];
+			rem[best] -= e->ct;
+			left[best] -= 1;
+			continue;
+		}
+		if (big == SIZE_MAX)
+			big = 0;
+		e->slot = slot[big];
+	}
+	free(order);
+	free(slot);
+	free(rem);
+	free(left);
 }
 
 /* Read and check the whole file: functions and caller edges. */
@@ -447,8 +571,13 @@ static int cp_load(struct cp *c, struct sp_input *in, struct sp_err *err)
 				if (!num_ok(kid(m, v, 3)))
 					return bad(m, kid(m, v, 3)->off, "caller entry: cumtime must be a number >= 0");
 				e->ct = kid(m, v, 3)->u.num;
+				e->tt = num_ok(kid(m, v, 2)) ? kid(m, v, 2)->u.num : -1;
+				e->nc = num_ok(kid(m, v, 0)) ? kid(m, v, 0)->u.num : 0;
+				e->cc = num_ok(kid(m, v, 1)) ? kid(m, v, 1)->u.num : e->nc;
 			} else if (num_ok(v)) { /* profile: a call count */
 				e->ct = f->nc > 0 ? f->ct * (v->u.num / f->nc) : 0;
+				e->tt = -1;
+				e->nc = e->cc = v->u.num;
 			} else {
 				return bad(m, v->off, "caller entry is not a (calls, primitive calls, tottime, cumtime) tuple");
 			}
@@ -461,6 +590,10 @@ static int cp_load(struct cp *c, struct sp_input *in, struct sp_err *err)
 			f->first = (uint32_t)i;
 		f->n++;
 	}
+	find_roots(c);
+	for (size_t i = 0; i < c->nfns; i++)
+		if (c->fns[i].dispatch)
+			share_out(c, (uint32_t)i);
 	return 0;
 }
 
@@ -499,49 +632,69 @@ static int emit(struct walk *k, uint32_t f, uint32_t node, double self_s)
 	return k->sink->sample ? k->sink->sample(k->sink, k->p, &smp, k->err) : 0;
 }
 
-static int visit(struct walk *k, uint32_t f, double t, uint32_t parent, int depth)
+static int visit(struct walk *k, uint32_t f, double t, uint32_t parent, int depth, uint32_t via)
 {
 	struct fn *F = &k->c->fns[f];
+	const struct edge *E = via == SLOT_ROOT ? NULL : &k->c->edges[via];
+	/* cProfile keeps, per caller, the callee's own time in the calls it
+	 * made (the edge's tottime): of a function that is not recursive, a
+	 * context's own time and its callees' time are what its caller's
+	 * calls spent, not the function's average (str.join over a long
+	 * generator for one caller, over short lists for another). */
+	int exact = E && E->tt >= 0 && E->ct > 0 && F->nc == F->cc && !F->dispatch && E->tt <= E->ct;
+	double own = exact ? E->tt * (t / E->ct) : F->ct > 0 ? t * (F->tt / F->ct) : 0;
 	uint32_t node = 0;
 	if (k->emit) {
 		node = sp_node_intern(k->p, parent, F->frame);
-		if (k->w[f] > 0 && emit(k, f, node, F->tt * (t / k->w[f])) < 0)
+		if (k->w[f] > 0 && emit(k, f, node, F->tt * (own / k->w[f])) < 0)
 			return -1;
 	} else {
-		k->w[f] += t;
+		k->w[f] += own;
 		if (++k->contexts > MAX_CONTEXTS)
 			return 1;
 	}
 	if (depth >= MAX_STACK)
 		return 0;
+	/* A dispatcher's callees are those of the caller it came from, in
+	 * that caller's time.  It runs inside itself through another caller
+	 * (exec -> the script -> an import -> exec), so for a dispatcher the
+	 * edge into it, not the function, is what recursion checks. */
 	double ratio = F->ct > 0 ? t / F->ct : 0;
+	if (F->dispatch) {
+		double whole = via == SLOT_ROOT ? F->roott : k->c->edges[via].ct;
+		ratio = whole > 0 ? t / whole : 0;
+	} else if (exact) {
+		ratio = F->ct - F->tt > 0 ? (E->ct - E->tt) * (t / E->ct) / (F->ct - F->tt) : 0;
+	}
 	k->onstack[f] = 1;
-	for (uint32_t i = 0; i < F->n; i++) {
-		const struct edge *e = &k->c->edges[F->first + i];
-		if (k->onstack[e->to])
+	int rc = 0;
+	for (uint32_t i = 0; i < F->n && !rc; i++) {
+		uint32_t ei = F->first + i;
+		struct edge *e = &k->c->edges[ei];
+		if (F->dispatch && e->slot != via)
+			continue;
+		if (k->c->fns[e->to].dispatch ? e->onstack : k->onstack[e->to])
 			continue;
 		double ct = e->ct * ratio;
 		if (ct > t)
 			ct = t;
 		if (!(ct > k->eps))
 			continue;
-		int rc = visit(k, e->to, ct, node, depth + 1);
-		if (rc) {
-			k->onstack[f] = 0;
-			return rc;
-		}
+		e->onstack = 1;
+		rc = visit(k, e->to, ct, node, depth + 1, ei);
+		e->onstack = 0;
 	}
 	k->onstack[f] = 0;
-	return 0;
+	return rc;
 }
 
 static int walk_roots(struct walk *k)
 {
 	struct cp *c = k->c;
 	for (size_t i = 0; i < c->nfns; i++) {
-		if (c->m.v[c->fns[i].callers].n)
+		if (!c->fns[i].root)
 			continue;
-		int rc = visit(k, (uint32_t)i, c->fns[i].ct, 0, 0);
+		int rc = visit(k, (uint32_t)i, c->fns[i].roott, 0, 0, SLOT_ROOT);
 		if (rc)
 			return rc;
 	}
@@ -596,14 +749,16 @@ static int cp_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *si
 	k.emitted = sp_xcalloc(c.nfns + 1, sizeof *k.emitted);
 	double total = 0;
 	for (size_t i = 0; i < c.nfns; i++)
-		if (!c.m.v[c.fns[i].callers].n)
-			total += c.fns[i].ct;
+		if (c.fns[i].root)
+			total += c.fns[i].roott;
 	k.eps = total * 1e-9;
 	/* Pass 1 sums each function's context time; too many contexts (a
 	 * wide DAG multiplies them) coarsen the pruning and start again. */
 	while (walk_roots(&k) > 0) {
 		memset(k.w, 0, c.nfns * sizeof *k.w);
 		memset(k.onstack, 0, c.nfns);
+		for (size_t i = 0; i < c.nedges; i++)
+			c.edges[i].onstack = 0;
 		k.contexts = 0;
 		k.eps = k.eps > 0 ? k.eps * 10 : 1e-9;
 	}

@@ -1016,44 +1016,57 @@ static uint64_t dict_get(struct sp_python *py, uint64_t d, const char *s)
 	return keys_get(py, get64(h, 32), values_start(py, get64(h, 40)), s);
 }
 
-/* The instance attribute s of obj (its __dict__ or its inline values);
- * 0 when it has none or it cannot be read. */
-static uint64_t attr_get(struct sp_python *py, uint64_t obj, const char *s)
+/* Where obj's instance attributes are: a keys table and its values (a
+ * split table, inline values), or a dict (*dict).  Returns -1 when it has
+ * none or they cannot be read. */
+static int attr_table(struct sp_python *py, uint64_t obj, uint64_t *keys, uint64_t *values, uint64_t *dict)
 {
-	uint64_t type = 0, fl = type_flags(py, obj, &type), w = 0, keys = 0;
+	uint64_t type = 0, fl = type_flags(py, obj, &type), w = 0;
+	*keys = *values = *dict = 0;
 	if (!fl)
-		return 0;
+		return -1;
 	if (py->minor >= 11 && (fl & TPF_MANAGED_DICT)) {
 		if (rd64(py, obj - 24, &w) < 0)
-			return 0;
+			return -1;
 		if (py->minor == 12 && (w & 1)) { /* tagged (values - 1): the values, not a dict */
-			if (rd64(py, type + py->o.ht_cached_keys, &keys) < 0)
-				return 0;
-			return keys_get(py, keys, w + 1, s);
+			*values = w + 1;
+			return rd64(py, type + py->o.ht_cached_keys, keys);
 		}
-		if (w)
-			return dict_get(py, w, s);
-		uint64_t values = 0;
-		if (py->minor == 11 && rd64(py, obj - 32, &values) == 0 && values) {
-			if (rd64(py, type + py->o.ht_cached_keys, &keys) < 0)
-				return 0;
-			return keys_get(py, keys, values, s);
+		if (w) {
+			*dict = w;
+			return 0;
+		}
+		uint64_t v = 0;
+		if (py->minor == 11 && rd64(py, obj - 32, &v) == 0 && v) {
+			*values = v;
+			return rd64(py, type + py->o.ht_cached_keys, keys);
 		}
 		if (py->minor >= 13 && (fl & TPF_INLINE_VALUES)) {
 			int64_t basic;
 			uint8_t hdr[4];
 			if (rd(py, type + 32, &basic, 8) < 0 || basic < 16 || basic > 4096 ||
-			    rd(py, obj + (uint64_t)basic, hdr, 4) < 0 || !hdr[3] /* valid */ ||
-			    rd64(py, type + py->o.ht_cached_keys, &keys) < 0)
-				return 0;
-			return keys_get(py, keys, obj + (uint64_t)basic + 8, s);
+			    rd(py, obj + (uint64_t)basic, hdr, 4) < 0 || !hdr[3] /* valid */)
+				return -1;
+			*values = obj + (uint64_t)basic + 8;
+			return rd64(py, type + py->o.ht_cached_keys, keys);
 		}
-		return 0;
+		return -1;
 	}
 	int64_t off = 0;
-	if (rd(py, type + 288, &off, 8) < 0 || off <= 0 || off > 4096 || rd64(py, obj + (uint64_t)off, &w) < 0)
+	if (rd(py, type + 288, &off, 8) < 0 || off <= 0 || off > 4096 || rd64(py, obj + (uint64_t)off, &w) < 0 || !w)
+		return -1;
+	*dict = w;
+	return 0;
+}
+
+/* The instance attribute s of obj (its __dict__ or its inline values);
+ * 0 when it has none or it cannot be read. */
+static uint64_t attr_get(struct sp_python *py, uint64_t obj, const char *s)
+{
+	uint64_t keys, values, dict;
+	if (attr_table(py, obj, &keys, &values, &dict) < 0)
 		return 0;
-	return dict_get(py, w, s);
+	return dict ? dict_get(py, dict, s) : keys_get(py, keys, values, s);
 }
 
 /* An int object's value (small ones: up to two 30-bit digits). */
@@ -1204,7 +1217,7 @@ uint32_t sp_python_thread_name(struct sp_python *py, int tid, int fresh)
 
 /* ---- what a blocked thread waits for (snapshots) ---- */
 
-enum tcls { T_OTHER = 0, T_RLOCK, T_CFUNC, T_METHOD };
+enum tcls { T_OTHER = 0, T_RLOCK, T_CFUNC, T_METHOD, T_LOCK, T_CELL, T_TUPLE };
 
 /* The class of a type, by its tp_name (cached by address). */
 static int type_cls(struct sp_python *py, uint64_t type)
@@ -1220,7 +1233,8 @@ static int type_cls(struct sp_python *py, uint64_t type)
 	if (rd64(py, type + 24, &at) == 0 && at && (rd(py, at, nm, 28) == 0 || rd(py, at, nm, 14) == 0)) {
 		nm[sizeof nm - 1] = 0;
 		cls = !strcmp(nm, "_thread.RLock") ? T_RLOCK : !strcmp(nm, "builtin_function_or_method") ? T_CFUNC
-			: !strcmp(nm, "method") ? T_METHOD : T_OTHER;
+			: !strcmp(nm, "method") ? T_METHOD : !strcmp(nm, "_thread.lock") ? T_LOCK
+			: !strcmp(nm, "cell") ? T_CELL : !strcmp(nm, "tuple") ? T_TUPLE : T_OTHER;
 	}
 	slot = sp_u64map_slot(&py->typecls, type, &found); /* the map may have grown */
 	*slot = (uint32_t)cls + 1;
@@ -1369,4 +1383,216 @@ int sp_python_wait(struct sp_python *py, int tid, struct sp_python_wait *w)
 		if (slots[i] && rlock_of(py, slots[i], self, w))
 			return 1;
 	return 0;
+}
+
+/* ---- plain locks in snapshots: threading.Lock, Condition, Semaphore,
+ * Event, queue.Queue (sp_python_lock_wait) ---- */
+
+/* The class (enum tcls) of obj's type; T_OTHER when unreadable. */
+static int cls_of(struct sp_python *py, uint64_t obj)
+{
+	uint64_t type = 0;
+	return type_flags(py, obj, &type) ? type_cls(py, type) : T_OTHER;
+}
+
+/* obj itself, the self of a bound method (obj.__exit__ that a "with"
+ * statement keeps on the value stack, obj.acquire being called), or the
+ * content of a cell (a variable of an enclosing function). */
+static uint64_t self_of(struct sp_python *py, uint64_t obj, int *bound)
+{
+	uint64_t self = 0;
+	int cls = cls_of(py, obj);
+	if (bound)
+		*bound = 0;
+	if ((cls == T_CFUNC || cls == T_METHOD) && rd64(py, obj + 24, &self) == 0) {
+		/* lock.__exit__, which only a "with" keeps: m_ml->ml_name (a
+		 * stale lock.acquire may linger in a value stack's dead slots) */
+		uint64_t ml = 0, nm = 0;
+		char name[9];
+		if (bound && cls == T_CFUNC && rd64(py, obj + 16, &ml) == 0 && ml && rd64(py, ml, &nm) == 0 && nm &&
+		    rd(py, nm, name, sizeof name) == 0 && !memcmp(name, "__exit__", 9))
+			*bound = 1;
+		return self;
+	}
+	if (cls == T_CELL && rd64(py, obj + 16, &self) == 0) /* a closure's variable */
+		return self;
+	return obj;
+}
+
+/* The key under which obj's instance attributes hold value, into b;
+ * 0 when none. */
+static int attr_name_of(struct sp_python *py, uint64_t obj, uint64_t value, struct sp_buf *b)
+{
+	uint64_t keys, values, dict;
+	uint8_t h[48];
+	if (attr_table(py, obj, &keys, &values, &dict) < 0)
+		return 0;
+	if (dict) {
+		if (!(type_flags(py, dict, NULL) & TPF_DICT) || rd(py, dict, h, sizeof h) < 0)
+			return 0;
+		keys = get64(h, 32);
+		values = values_start(py, get64(h, 40));
+	}
+	struct dkeys k;
+	if (keys_read(py, keys, &k) < 0)
+		return 0;
+	uint64_t key = 0;
+	for (int64_t i = 0; i < k.n && !key; i++) {
+		const uint8_t *e = k.e + i * k.esize;
+		uint64_t v = get64(e, (uint32_t)k.koff + 8);
+		if (values && rd64(py, values + 8 * (uint64_t)i, &v) < 0)
+			return 0;
+		if (v == value)
+			key = get64(e, (uint32_t)k.koff);
+	}
+	if (!key || !(type_flags(py, key, NULL) & TPF_UNICODE))
+		return 0;
+	uint32_t s = read_str(py, key);
+	sp_buf_adds(b, sp_str(py->p, s));
+	return 1;
+}
+
+/* The name (a str object) of slot i of a frame running code: 3.11+ one
+ * tuple, co_localsplusnames (+96); 3.8-3.10 co_varnames (+72), then
+ * co_cellvars (+88) and co_freevars (+80), as f_localsplus lays them out
+ * (offsets from pyenv's builds, the same in Debian's).  0 when none. */
+static uint64_t slot_name(struct sp_python *py, uint64_t code, int i)
+{
+	static const uint32_t old[] = { 72, 88, 80 }, new11[] = { 96 };
+	const uint32_t *offs = py->minor >= 11 ? new11 : old;
+	int nt = py->minor >= 11 ? 1 : 3;
+	for (int k = 0; k < nt; k++) {
+		uint64_t t = 0, nm = 0;
+		int64_t n = 0;
+		if (rd64(py, code + offs[k], &t) < 0 || !t || cls_of(py, t) != T_TUPLE || rd(py, t + 16, &n, 8) < 0 ||
+		    n < 0 || n > MAX_SLOTS)
+			return 0;
+		if (i < n)
+			return rd64(py, t + 24 + 8 * (uint64_t)i, &nm) == 0 && (type_flags(py, nm, NULL) & TPF_UNICODE) ? nm : 0;
+		i -= (int)n;
+	}
+	return 0;
+}
+
+/* The name frame fa (running code cc) knows obj by: a local ("lock") or
+ * an attribute of a local ("self._lock"); a string id, 0 when none. */
+static uint32_t local_name(struct sp_python *py, uint64_t fa, const struct code *c, uint64_t obj)
+{
+	uint64_t code = 0, slots[MAX_SLOTS];
+	if (rd64(py, fa + (py->o.old ? py->o.fo_code : py->o.fr_code), &code) < 0 || !code)
+		return 0;
+	int ns = frame_slots(py, fa, c, slots);
+	struct sp_buf b = SP_BUF_INIT;
+	uint32_t id = 0;
+	for (int pass = 0; pass < 2 && !id; pass++)
+		for (int i = 0; i < ns && !id; i++) {
+			uint64_t v = slots[i], nm;
+			if (!v || (cls_of(py, v) == T_CELL && rd64(py, v + 16, &v) < 0) || !v || (pass == 0 && v != obj) ||
+			    !(nm = slot_name(py, code, i)))
+				continue;
+			sp_buf_reset(&b);
+			sp_buf_adds(&b, sp_str(py->p, read_str(py, nm)));
+			if (pass == 1) {
+				sp_buf_addc(&b, '.');
+				if (!attr_name_of(py, v, obj, &b))
+					continue;
+			}
+			id = sp_str_intern(py->p, b.p, b.len);
+		}
+	sp_buf_release(&b);
+	return id;
+}
+
+/* Code of threading.py or queue.py: frames that take locks on behalf of
+ * the objects they implement. */
+static int in_threading(struct sp_python *py, const struct code *c)
+{
+	const char *f = sp_str(py->p, c->file);
+	size_t fl = strlen(f);
+	return (fl >= 13 && !strcmp(f + fl - 13, "/threading.py")) || (fl >= 9 && !strcmp(f + fl - 9, "/queue.py"));
+}
+
+#define LOCK_FRAMES 8
+
+int sp_python_lock_wait(struct sp_python *py, int tid, uint64_t futex, struct sp_python_lockwait *lw)
+{
+	memset(lw, 0, sizeof *lw);
+	if (py->state != SP_PY_READY || !futex)
+		return 0;
+	uint64_t ts = tstate_of(py, tid), fa[LOCK_FRAMES], slots[MAX_SLOTS];
+	const struct code *cc[LOCK_FRAMES];
+	if (!ts)
+		return 0;
+	int n = py_frames(py, ts, fa, cc, LOCK_FRAMES);
+	/* The _thread.lock whose semaphore (lock_lock, +16) is the futex,
+	 * among the innermost frames' objects, the value stack first. */
+	int at = -1;
+	for (int f = 0; f < n && f < 3 && at < 0; f++) {
+		int ns = frame_slots(py, fa[f], cc[f], slots);
+		for (int i = ns; i-- > 0 && at < 0;) {
+			uint64_t o = slots[i] ? self_of(py, slots[i], NULL) : 0, sem = 0;
+			if (o && cls_of(py, o) == T_LOCK && rd64(py, o + 16, &sem) == 0 && sem == futex) {
+				lw->lock = o;
+				at = f;
+			}
+		}
+	}
+	if (at < 0)
+		return 0;
+	lw->kind = sp_str_intern(py->p, "Lock", 4);
+	lw->obj = lw->lock;
+	lw->lock_name = lw->obj_name = local_name(py, fa[at], cc[at], lw->lock);
+	/* A Lock taken inside threading's or queue's own code stands for the
+	 * object whose method waits: Condition.wait's waiter lock, and what
+	 * calls Condition.wait (a Semaphore, an Event, a Queue): the self of
+	 * each such frame, outwards, named by its class. */
+	for (int f = at; f < n && in_threading(py, cc[f]); f++) {
+		uint64_t self = 0, type = 0, tn = 0;
+		char nm[24];
+		if (frame_slots(py, fa[f], cc[f], slots) < 1 || !(self = slots[0]) || self == lw->lock ||
+		    !type_flags(py, self, &type) || rd64(py, type + 24, &tn) < 0 || !tn || rd(py, tn, nm, sizeof nm) < 0)
+			break;
+		nm[sizeof nm - 1] = 0;
+		static const char *const known[] = { "Condition", "Semaphore", "BoundedSemaphore", "Event", "Barrier",
+						     "Queue", "LifoQueue", "PriorityQueue" };
+		size_t k = 0;
+		while (k < sizeof known / sizeof known[0] && strcmp(nm, known[k]))
+			k++;
+		if (k == sizeof known / sizeof known[0]) /* Thread.run calling lock.acquire, ... */
+			break;
+		lw->kind = sp_str_intern(py->p, nm, strlen(nm));
+		lw->obj = self;
+		lw->obj_name = 0;
+		for (int g = f + 1; g < n && !lw->obj_name; g++)
+			lw->obj_name = local_name(py, fa[g], cc[g], self);
+	}
+	return 1;
+}
+
+int sp_python_refs(struct sp_python *py, int tid, struct sp_python_ref *r, int max)
+{
+	uint64_t ts = tstate_of(py, tid), fa[LOCK_FRAMES * 4], slots[MAX_SLOTS];
+	const struct code *cc[LOCK_FRAMES * 4];
+	if (py->state != SP_PY_READY || !ts)
+		return 0;
+	int n = py_frames(py, ts, fa, cc, LOCK_FRAMES * 4), k = 0;
+	for (int f = 0; f < n && k < max; f++) {
+		/* threading's and queue's own frames hold the locks they wait
+		 * for: not a sign of holding them */
+		if (in_threading(py, cc[f]))
+			continue;
+		int ns = frame_slots(py, fa[f], cc[f], slots);
+		for (int i = ns; i-- > 0 && k < max;) {
+			int bound;
+			uint64_t o = slots[i] ? self_of(py, slots[i], &bound) : 0;
+			if (!o || cls_of(py, o) != T_LOCK)
+				continue;
+			r[k].obj = o;
+			r[k].with = (uint8_t)bound;
+			r[k].where = cc[f]->name;
+			r[k].name = local_name(py, fa[f], cc[f], o);
+			k++;
+		}
+	}
+	return k;
 }

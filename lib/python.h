@@ -111,6 +111,39 @@ struct sp_python_wait {
  * Returns 1 when w says something, else 0. */
 int sp_python_wait(struct sp_python *py, int tid, struct sp_python_wait *w);
 
+/* A thread asleep in the futex of a threading.Lock (_thread.lock, whose
+ * semaphore is that futex: 3.8-3.13 with POSIX semaphores): the lock is
+ * found among the objects its innermost frames refer to (a "with" keeps
+ * lock.__exit__ on the value stack; lock.acquire() its self).  When the
+ * frames that take it are threading's Condition.wait and what calls it
+ * (Semaphore.acquire, Event.wait, Barrier.wait) or queue's Queue.get/put/
+ * join, kind and obj are that object's.  Names are what a frame calls
+ * the object: a local ("lock") or an attribute of one ("self._lock").
+ * Returns 1 when found, else 0. */
+struct sp_python_lockwait {
+	uint32_t kind;      /* string id: "Lock", "Condition", "Semaphore", "Event", "Barrier", "Queue" */
+	uint64_t obj;       /* the object of that kind */
+	uint32_t obj_name;  /* its name in the frame that uses it, 0 none */
+	uint64_t lock;      /* the _thread.lock waited for */
+	uint32_t lock_name; /* its name, 0 none */
+};
+int sp_python_lock_wait(struct sp_python *py, int tid, uint64_t futex, struct sp_python_lockwait *lw);
+
+/* The threading.Locks thread tid's frames (outside threading.py and
+ * queue.py) refer to, itself or as the self of a bound method, innermost
+ * first: "with lock:" blocks, code between lock.acquire() and
+ * lock.release() (where the value stack or a local still holds it).  For
+ * each, the frame's function and what it calls the lock (string ids, 0
+ * none); the same lock may come twice (a variable, then a bound method).  Up to max into r; returns how many.  Read while the threads are
+ * stopped. */
+struct sp_python_ref {
+	uint64_t obj;
+	uint32_t where, name;
+	uint8_t with; /* inside "with": lock.__exit__ on the value stack,
+		       * not a variable only */
+};
+int sp_python_refs(struct sp_python *py, int tid, struct sp_python_ref *r, int max);
+
 struct sp_python_stats {
 	uint64_t stacks, frames, reads, failed, code_objects, from_cstack;
 };

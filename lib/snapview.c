@@ -59,7 +59,16 @@ struct sp_snapview {
 	 * stopped (thread i's in pyfr[pyt[i].off ..], pyt[i].n of them) */
 	struct sp_python *py;
 	enum sp_python_state pystate;
-	struct { uint32_t off; int n; uint32_t name; struct sp_python_wait w; } *pyt;
+	struct {
+		uint32_t off;
+		int n;
+		uint32_t name;
+		struct sp_python_wait w;
+		struct sp_python_lockwait lw; /* a Lock, Condition... (lw.lock 0: none) */
+		int nholders;   /* Lock: how many threads' frames refer to it */
+		struct { int i; uint32_t where, as; } holder[4]; /* the first ones: thread index,
+				 * the function that refers to it, what it calls it */
+	} *pyt;
 	int gil;          /* sp_python_gil_holder while stopped */
 	uint32_t *pyfr;
 	uint8_t *pyen;
@@ -70,6 +79,62 @@ struct sp_snapview {
 };
 
 #define PY_MAX 2048
+
+/* A threading.Lock records no owner: the threads whose frames still refer
+ * to it (inside "with lock:", or between acquire() and release() while a
+ * local holds it) stand for its holders; one of them is named as the
+ * owner. */
+static void lock_holders(struct sp_snapview *c, struct sp_snap *s)
+{
+	uint32_t kind = sp_str_intern(c->p, "Lock", 4);
+	size_t i, waiting = 0;
+	for (i = 0; i < s->n; i++)
+		waiting += c->pyt[i].lw.lock && c->pyt[i].lw.kind == kind;
+	if (!waiting)
+		return;
+	/* Each thread's Locks read once, then matched to every waiter. */
+	enum { MAXREF = 32 };
+	struct sp_python_ref *refs = sp_xcalloc(s->n * MAXREF + 1, sizeof *refs);
+	int *nref = sp_xcalloc(s->n + 1, sizeof *nref);
+	for (size_t j = 0; j < s->n; j++)
+		nref[j] = sp_python_refs(c->py, s->t[j].tid, refs + j * MAXREF, MAXREF);
+	for (i = 0; i < s->n; i++) {
+		uint64_t lock = c->pyt[i].lw.lock;
+		if (!lock || c->pyt[i].lw.kind != kind)
+			continue;
+		/* Inside "with lock:" (lock.__exit__ on a value stack) beats a
+		 * variable that holds it (the function that made it, a closure
+		 * that may or may not have acquired it). */
+		int with = 0;
+		for (int pass = 0; pass < 2; pass++)
+		for (size_t j = 0; j < s->n; j++) {
+			if (j == i || c->pyt[j].lw.lock == lock) /* waits for it too */
+				continue;
+			const struct sp_python_ref *r = refs + j * MAXREF;
+			int m = 0, mw = -1;
+			for (; m < nref[j]; m++)
+				if (r[m].obj == lock && (mw < 0 || (r[m].with && !r[mw].with)))
+					mw = m;
+			if (mw < 0)
+				continue;
+			m = mw;
+			if (pass == 0) {
+				with |= r[m].with;
+				continue;
+			}
+			if (with && !r[m].with)
+				continue;
+			int k = c->pyt[i].nholders++;
+			if (k < 4) {
+				c->pyt[i].holder[k].i = (int)j;
+				c->pyt[i].holder[k].where = r[m].where;
+				c->pyt[i].holder[k].as = r[m].name;
+			}
+		}
+	}
+	free(refs);
+	free(nref);
+}
 
 /* sp_snap_take's hook: every thread is stopped, so what is read is exact. */
 static void py_hook(void *ctx, struct sp_snap *s)
@@ -90,15 +155,20 @@ static void py_hook(void *ctx, struct sp_snap *s)
 		c->pyt[i].name = 0; /* read once the threads run again */
 		/* Lock owners only for threads asleep in futex (py_confirm):
 		 * the others need not be held stopped for the reads. */
-		if (s->t[i].nr == SYS_futex || s->t[i].nr == SYS_restart_syscall)
-			sp_python_wait(c->py, s->t[i].tid, &c->pyt[i].w);
-		else
+		memset(&c->pyt[i].lw, 0, sizeof c->pyt[i].lw);
+		c->pyt[i].nholders = 0;
+		if (s->t[i].nr == SYS_futex || s->t[i].nr == SYS_restart_syscall) {
+			if (!sp_python_wait(c->py, s->t[i].tid, &c->pyt[i].w) && s->t[i].nr == SYS_futex)
+				sp_python_lock_wait(c->py, s->t[i].tid, s->t[i].args[0], &c->pyt[i].lw);
+		} else {
 			memset(&c->pyt[i].w, 0, sizeof c->pyt[i].w);
+		}
 		if (n > 0) {
 			c->pyt[i].n = n;
 			c->npyfr += (size_t)n;
 		}
 	}
+	lock_holders(c, s);
 }
 
 /* Thread i's native frames (innermost first) with its Python frames
@@ -399,9 +469,65 @@ static int py_wait(const struct sp_snapview *c, size_t i)
 	return c->pyt ? (int)c->pyt[i].w.kind : SP_PYWAIT_NONE;
 }
 
+/* "Lock other._lock (0x...)", "Queue q (0x...)" */
+static void print_pyobj(struct sp_snapview *c, size_t i)
+{
+	const struct sp_python_lockwait *lw = &c->pyt[i].lw;
+	fprintf(c->out, "%s ", sp_str(c->p, lw->kind));
+	if (lw->obj_name)
+		fprintf(c->out, "%s ", sp_str(c->p, lw->obj_name));
+	fprintf(c->out, "(0x%llx)", (unsigned long long)lw->obj);
+}
+
+/* A threading.Lock, Condition, Semaphore, Event, Barrier or Queue (python.h's
+ * sp_python_lock_wait): who holds a Lock, as far as frames tell; that the
+ * others have no owner; the other threads waiting for the same object. */
+static void print_pylock(struct sp_snapview *c, const struct sp_snap *s, const struct sp_lock_wait *w, size_t i,
+			 const char *indent)
+{
+	const struct sp_python_lockwait *lw = &c->pyt[i].lw;
+	int lock = !strcmp(sp_str(c->p, lw->kind), "Lock");
+	fprintf(c->out, "%swaits for ", indent);
+	print_pyobj(c, i);
+	const char *kind = sp_str(c->p, lw->kind);
+	if (lock && w[i].owner)
+		fprintf(c->out, " held by %d (%s)", w[i].owner, tname(c, s, (size_t)w[i].owner_index));
+	else if (lock && c->pyt[i].nholders)
+		fputs(": a Lock records no owner; it may be held by", c->out);
+	else if (lock)
+		fputs(": a Lock records no owner, and no other thread's frames refer to it (released by code that "
+		      "did not take it?)", c->out);
+	else
+		fprintf(c->out, ": a%s %s has no owner: any thread may %s it", strchr("AEIOU", kind[0]) ? "n" : "", kind,
+			!strcmp(kind, "Queue") ? "put to or get from" : !strcmp(kind, "Condition") ? "notify"
+			: !strcmp(kind, "Event") ? "set" : !strcmp(kind, "Barrier") ? "reach or reset" : "release");
+	for (int k = 0; lock && k < c->pyt[i].nholders && k < 4; k++) {
+		size_t o = (size_t)c->pyt[i].holder[k].i;
+		if (!w[i].owner)
+			fprintf(c->out, "%s %d (%s), whose frame", k ? ";" : "", s->t[o].tid, tname(c, s, o));
+		else
+			fputs(": its frame", c->out);
+		fprintf(c->out, " %s is inside \"with\" or between acquire() and release()",
+			sp_str(c->p, c->pyt[i].holder[k].where));
+		if (c->pyt[i].holder[k].as)
+			fprintf(c->out, " of %s", sp_str(c->p, c->pyt[i].holder[k].as));
+	}
+	if (lock && c->pyt[i].nholders > 4)
+		fprintf(c->out, ", and %d more", c->pyt[i].nholders - 4);
+	int also = 0;
+	for (size_t j = 0; j < s->n; j++)
+		if (j != i && c->pyt[j].lw.obj == lw->obj) {
+			fprintf(c->out, "%s%d (%s)", also++ ? ", " : "; also waited for by ", s->t[j].tid, tname(c, s, j));
+		}
+}
+
 static void print_wait(struct sp_snapview *c, const struct sp_snap *s, const struct sp_lock_wait *w, size_t i,
 		       const char *indent)
 {
+	if (c->pyt && c->pyt[i].lw.lock) {
+		print_pylock(c, s, w, i, indent);
+		return;
+	}
 	if (py_wait(c, i) == SP_PYWAIT_JOIN) {
 		const struct sp_python_wait *pw = &c->pyt[i].w;
 		if (w[i].owner)
@@ -449,6 +575,21 @@ static void thread_head(struct sp_snapview *c, const struct sp_snap *s, size_t i
 		fprintf(c->out, ", stopped %.3f ms", (double)t->stopped_ns / 1e6);
 }
 
+/* As Go says "all goroutines are asleep": every thread sleeps in a futex
+ * wait with no timeout, on something known (a lock, a condition, a
+ * queue, a join), so none can wake another. */
+static int all_blocked(const struct sp_snapview *c, const struct sp_snap *s, const struct sp_lock_wait *w)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		const struct sp_snap_thread *t = &s->t[i];
+		unsigned op = (unsigned)t->args[1] & 0x7f;
+		if (t->state == 'R' || t->nr != SYS_futex || t->args[3] || (op != 0 && op != 9 /* WAIT, WAIT_BITSET */) ||
+		    (w[i].kind == SP_LOCK_NONE && !py_wait(c, i) && !(c->pyt && c->pyt[i].lw.lock)))
+			return 0;
+	}
+	return s->n > 0;
+}
+
 static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const int *keep, struct tstack *ts,
 			  const struct sp_lock_wait *w, const int *cycle, int ncyc)
 {
@@ -477,6 +618,9 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 		else
 			fputs("which thread holds the GIL is unknown\n", c->out);
 	}
+	if (all_blocked(c, s, w))
+		fprintf(c->out, "all threads are blocked: deadlock (each waits, with no timeout, for a lock, condition, "
+				"queue or thread that only another of them could free)\n");
 	for (int k = 1; k <= ncyc; k++) {
 		size_t first = 0, len = 0;
 		for (size_t i = 0; i < s->n; i++)
@@ -491,6 +635,13 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 		do {
 			size_t o = (size_t)w[j].owner_index;
 			int pk = py_wait(c, j);
+			if (c->pyt && c->pyt[j].lw.lock) {
+				fputs(j == first ? " waits for " : ", which waits for ", c->out);
+				print_pyobj(c, j);
+				fprintf(c->out, " held by %d (%s)", s->t[o].tid, tname(c, s, o));
+				j = o;
+				continue;
+			}
 			fprintf(c->out, "%s %s 0x%llx held by %d (%s)", j == first ? " waits for" : ", which waits for",
 				pk == SP_PYWAIT_RLOCK ? "RLock" : pk == SP_PYWAIT_JOIN ? "the end of Thread" : sp_lock_kind_name(w[j].kind),
 				(unsigned long long)(pk ? c->pyt[j].w.obj : w[j].addr), s->t[o].tid, tname(c, s, o));
@@ -717,6 +868,14 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 		sp_lock_classify(&s, i, names, ts[i].n, &w[i]);
 		if (py)
 			py_confirm(c, &s, i, names, ts[i].n, &w[i]);
+		if (py && c->pyt[i].lw.lock) {
+			w[i].owner = 0;
+			w[i].owner_index = -1;
+			if (c->pyt[i].nholders == 1) {
+				w[i].owner_index = c->pyt[i].holder[0].i;
+				w[i].owner = s.t[w[i].owner_index].tid;
+			}
+		}
 	}
 	int ncyc = sp_lock_cycles(w, s.n, cycle);
 	int rc = 0;
