@@ -72,15 +72,16 @@ static char *default_spool(const struct sp_fleet *f)
 	else
 		sp_buf_adds(&b, "/tmp");
 	sp_buf_adds(&b, "/pfleet");
-	/* mkdir -p of the last two levels */
+	/* mkdir -p (an error shows when the spool is opened) */
 	char *d = sp_xstrndup(b.p, b.len);
-	char *sl = strrchr(d, '/');
-	if (sl) {
-		*sl = 0;
+	for (char *sl = strchr(d + 1, '/');; sl = strchr(sl + 1, '/')) {
+		if (sl)
+			*sl = 0;
 		mkdir(d, 0700);
+		if (!sl)
+			break;
 		*sl = '/';
 	}
-	mkdir(d, 0700);
 	free(d);
 	sp_buf_addf(&b, "/spool-%s-%s-%s", f->url.host, f->url.port, f->db);
 	char *s = sp_xstrndup(b.p, b.len);

@@ -499,6 +499,9 @@ static int send_batch(struct sp_fleet *f, const struct batch *bt, int maybe, str
 	sp_buf_addf(&sql, " %s FORMAT RowBinary", table_cols[bt->table]);
 	int rc = FR_DOWN;
 	double delay = f->retry_delay;
+	if (bt->table == T_STACKS)
+		maybe = 0; /* a stack stored twice is merged by the table: no need to ask */
+	sp_err_set(err, "%s: not sent", f->urltext);
 	for (int a = 0;; a++) {
 		if (maybe && bt->table == T_SAMPLES) {
 			int l = landed(f, bt, err);

@@ -5,6 +5,10 @@
 #
 #   ch_available           true, or prints why not (the caller skips)
 #   ch_start DIR HTTP TCP  start a server; waits until it answers (60 s)
+#   ch_start_free DIR      the same on free ports (random, tried again when
+#                          taken), which it leaves in CH_HTTP and CH_TCP; the
+#                          cluster "fleet" is this server and the servers
+#                          whose TCP ports are in CH_SHARDS
 #   ch_stop DIR            stop it (SIGTERM, then SIGKILL after 20 s)
 #   ch_stop_all            stop every server started here (call from the EXIT trap)
 CH_DIRS=""
@@ -20,7 +24,7 @@ ch_bin() { command -v clickhouse-server 2> /dev/null || echo /usr/sbin/clickhous
 # TCP ports of every shard of the "fleet" cluster.
 ch_config() {
 	local d=$1 http=$2 tcp=$3 p shards=""
-	for p in ${CH_SHARDS:-$tcp}; do
+	for p in $tcp $CH_SHARDS; do
 		shards="$shards<shard><replica><host>127.0.0.1</host><port>$p</port></replica></shard>"
 	done
 	cat > "$d/config.xml" <<XML
@@ -53,17 +57,31 @@ XML
 }
 ch_start() {
 	local d=$1 http=$2 tcp=$3 i
+	# a server already listening there would answer our pings
+	if (exec 3<> "/dev/tcp/127.0.0.1/$http") 2> /dev/null || (exec 3<> "/dev/tcp/127.0.0.1/$tcp") 2> /dev/null; then
+		return 3
+	fi
 	mkdir -p "$d/log" "$d/data" "$d/tmp"
 	ch_config "$d" "$http" "$tcp"
 	"$(ch_bin)" --config-file="$d/config.xml" > "$d/log/stdout" 2>&1 &
 	echo $! > "$d/pid"
 	CH_DIRS="$CH_DIRS $d"
 	for i in $(seq 1 600); do
+		grep -q 'Address already in use' "$d/log/stdout" "$d/log/server.err.log" 2> /dev/null && { ch_stop "$d"; return 3; }
 		if curl -fsS "http://127.0.0.1:$http/ping" > /dev/null 2>&1; then return 0; fi
 		kill -0 "$(cat "$d/pid")" 2> /dev/null || { echo "clickhouse-server exited at start:"; tail -5 "$d/log/stdout" "$d/log/server.err.log" 2> /dev/null; return 1; }
 		sleep 0.1
 	done
 	echo "clickhouse-server did not answer on port $http within 60 s"; return 1
+}
+ch_start_free() {
+	local d=$1 try r
+	for try in 1 2 3 4 5 6; do
+		CH_HTTP=$((20000 + RANDOM % 20000)); CH_TCP=$((CH_HTTP + 20000))
+		ch_start "$d" "$CH_HTTP" "$CH_TCP"; r=$?
+		[ $r = 3 ] || return $r
+	done
+	echo "no free port pair found in 6 tries"; return 1
 }
 ch_stop() {
 	local d=$1 pid i
@@ -77,4 +95,4 @@ ch_stop() {
 }
 ch_stop_all() { local d; for d in $CH_DIRS; do ch_stop "$d"; done; }
 # ch_query HTTP SQL: run SQL, print the result (TabSeparated).
-ch_query() { curl -fsS --data-binary "$2" "http://127.0.0.1:$1/"; }
+ch_query() { curl -sS --data-binary "$2" "http://127.0.0.1:$1/"; }
