@@ -1429,12 +1429,12 @@ int sp_fleet_hosts(struct sp_fleet *f, const struct sp_fleet_query *q, FILE *out
 	table_ref(f, &b, T_STACKS);
 	sp_buf_adds(&b, " WHERE has(frames, ");
 	add_sqlstr(&b, q->function, strlen(q->function));
-	sp_buf_adds(&b, "))) AS inf, sum(value) AS total FROM ");
+	sp_buf_adds(&b, "))) AS in_f, sum(value) AS total FROM ");
 	table_ref(f, &b, T_SAMPLES);
 	add_where(&b, q);
 	sp_buf_adds(&b, " AND value_name = ");
 	add_sqlstr(&b, cols[c].name, strlen(cols[c].name));
-	sp_buf_adds(&b, " GROUP BY host HAVING inf > 0 ORDER BY inf DESC, host FORMAT RowBinary");
+	sp_buf_adds(&b, " GROUP BY host HAVING in_f > 0 ORDER BY in_f DESC, host FORMAT RowBinary");
 	int rc = sp_fleet_sql(f, sp_buf_cstr(&b), NULL, 0, err);
 	sp_buf_release(&b);
 	if (rc < 0)
