@@ -1263,44 +1263,25 @@ int sp_fleet_get(struct sp_fleet *f, const struct sp_fleet_query *q, FILE *out, 
 		sp_buf_adds(&b, " ORDER BY t");
 	sp_buf_adds(&b, " FORMAT RowBinary");
 	int rc = 0;
-	struct sp_buf rows = SP_BUF_INIT, ids = SP_BUF_INIT;
+	struct sp_buf rows = SP_BUF_INIT;
 	struct sp_profile *p = NULL;
 	struct sp_stream_writer *w = NULL;
-	struct sp_u64map id2node, seen;
+	struct sp_u64map id2node;
 	sp_u64map_init(&id2node);
-	sp_u64map_init(&seen);
 	if (sp_fleet_sql(f, sp_buf_cstr(&b), NULL, 0, err) < 0) {
 		rc = -1;
 		goto out;
 	}
 	/* keep the rows: the next request reuses the answer buffer */
 	sp_buf_add(&rows, f->resp.p, f->resp.len);
-	/* 2. the frames of the stacks in it */
+	/* 2. the frames of the stacks in it (the set computed by the server:
+	 * a list of ids would be an AST of as many elements) */
 	sp_buf_reset(&b);
 	sp_buf_adds(&b, "SELECT id, any(frames), any(kinds) FROM ");
 	table_ref(f, &b, T_STACKS);
-	sp_buf_adds(&b, " WHERE id IN (");
-	struct rb_reader rd = { (const unsigned char *)rows.p, (const unsigned char *)rows.p + rows.len, 0 };
-	uint64_t nids = 0;
-	while (rd.p < rd.e && !rd.bad) {
-		uint64_t id = rd_u64(&rd);
-		size_t n;
-		if (q->by & SP_FLEET_BY_TIME)
-			rd_u32(&rd);
-		if (q->by & SP_FLEET_BY_HOST)
-			rd_str(&rd, &n);
-		for (int i = 0; i < nv; i++)
-			rd_f64(&rd);
-		int found;
-		sp_u64map_slot(&seen, id == UINT64_MAX ? id - 1 : id, &found);
-		if (!found)
-			sp_buf_addf(&b, "%s%llu", nids++ ? "," : "", (unsigned long long)id);
-	}
-	if (rd.bad) {
-		rc = -1;
-		sp_err_set(err, "%s: a malformed answer (%zu bytes)", f->urltext, rows.len);
-		goto out;
-	}
+	sp_buf_adds(&b, f->cluster ? " WHERE id GLOBAL IN (SELECT stack FROM " : " WHERE id IN (SELECT stack FROM ");
+	table_ref(f, &b, T_SAMPLES);
+	add_where(&b, q);
 	sp_buf_adds(&b, ") GROUP BY id FORMAT RowBinary");
 	if (sp_fleet_sql(f, sp_buf_cstr(&b), NULL, 0, err) < 0) {
 		rc = -1;
@@ -1316,7 +1297,7 @@ int sp_fleet_get(struct sp_fleet *f, const struct sp_fleet_query *q, FILE *out, 
 	sp_meta_add(p, "source", "pfleet");
 	if (q->service)
 		sp_meta_add(p, "service", q->service);
-	rd = (struct rb_reader){ (const unsigned char *)f->resp.p, (const unsigned char *)f->resp.p + f->resp.len, 0 };
+	struct rb_reader rd = (struct rb_reader){ (const unsigned char *)f->resp.p, (const unsigned char *)f->resp.p + f->resp.len, 0 };
 	while (rd.p < rd.e && !rd.bad) {
 		uint64_t id = rd_u64(&rd);
 		uint64_t d = rd_varint(&rd);
@@ -1398,10 +1379,8 @@ out:
 	if (p)
 		sp_profile_free(p);
 	sp_u64map_release(&id2node);
-	sp_u64map_release(&seen);
 	sp_buf_release(&b);
 	sp_buf_release(&rows);
-	sp_buf_release(&ids);
 	return rc;
 }
 

@@ -48,7 +48,7 @@ fi
 S=2026-11-26T10:00:00
 pfleet put --service comp --host web-1 --label dc=a --start $S $U "$T/xz.sp" 2> "$T/e1"; r1=$?
 pfleet put --service comp --host web-2 --label dc=b --start $S $U "$T/gzip.sp" 2> "$T/e2"; r2=$?
-if [ $r1 = 0 ] && [ $r2 = 0 ] && grep -q '^pfleet: [0-9]* samples -> [0-9]* rows stored in [0-9]* batches, [0-9]* stacks sent' "$T/e1"; then
+if [ $r1 = 0 ] && [ $r2 = 0 ] && grep -q '^pfleet: [0-9]* samples -> [0-9]* rows stored in [0-9]* inserts, [0-9]* stacks sent' "$T/e1"; then
 	ok "put of two recordings as hosts web-1 and web-2: exit 0, a summary with counts"; else notok "put (exit $r1 $r2)"; cat "$T/e1" "$T/e2"; fi
 R="--since 2026-11-26T09:00:00 --until 2026-11-26T11:00:00"
 pfleet get --service comp $R $U > "$T/g.sp" 2> "$T/e"; rc=$?
