@@ -18,6 +18,21 @@ if ! command -v go >/dev/null 2>&1; then
 	fi
 fi
 
+# clickhouse-server, clickhouse-client: the store of pfleet's tests
+# (t9010-t9030 start private servers) and of tests/bench/fleet-bench.sh.
+# Optional: without them those tests skip, saying so.
+if ! command -v clickhouse-server >/dev/null 2>&1 && [ ! -x /usr/sbin/clickhouse-server ]; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+		echo "deps: installing: clickhouse-server clickhouse-client"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends clickhouse-server clickhouse-client >/dev/null 2>&1 ||
+		{ DEBIAN_FRONTEND=noninteractive apt-get update >/dev/null 2>&1 &&
+		  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends clickhouse-server clickhouse-client >/dev/null 2>&1; } ||
+		echo "deps: clickhouse-server could not be installed: the pfleet tests (t9010-t9030) will be skipped" >&2
+	else
+		echo "deps: clickhouse-server is missing (apt-get install clickhouse-server clickhouse-client as root): the pfleet tests (t9010-t9030) will be skipped" >&2
+	fi
+fi
+
 need=""
 for p in libdw-dev libelf-dev libxxhash-dev libcjson-dev zlib1g-dev pkg-config gcc make clang libclang-rt-14-dev; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || need="$need $p"
