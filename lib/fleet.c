@@ -229,6 +229,7 @@ int sp_fleet_init(struct sp_fleet *f, const char *cluster, unsigned ttl_days, in
 		return sp_err_set(err, "--cluster '%s': a name of letters, digits, '_' and '-' is needed", cluster), -1;
 	struct sp_buf all = SP_BUF_INIT;
 	schema_statements(&all, f->db, cluster, has_ttl ? ttl_days : 0);
+	sp_buf_addc(&all, 0);
 	int rc = 0;
 	char *s = all.p;
 	while (s && *s && rc == 0) {
@@ -1082,7 +1083,8 @@ int sp_fleet_put(struct sp_fleet *f, const struct sp_fleet_put_opts *o, char **f
 		u.have_t = 0;
 		u.anchor_ns = INT64_MIN;
 		u.service[0] = u.host[0] = 0;
-		memset(u.nh, 0, u.nhcap * sizeof *u.nh);
+		if (u.nh)
+			memset(u.nh, 0, u.nhcap * sizeof *u.nh);
 		if (sp_read_file(files[i], o->format, u.p, &u.sink, o->read, NULL, err) < 0)
 			rc = -1; /* what was read is sent below: nothing read is dropped */
 		struct sp_err ferr;
