@@ -726,6 +726,7 @@ struct putter {
 	struct sp_label_cache labc; /* thread -> its comm root frame */
 	struct sp_u64map labelled;  /* (thread, node) -> node under the comm root + 1 */
 	int down;
+	struct batch bt;        /* the sample rows being gathered (in rows), across inputs */
 	char service[256], host[256];
 	uint64_t batch_seq;
 };
@@ -944,13 +945,33 @@ static uint64_t new_batch_id(struct putter *u)
 	return sp_hash(&k, sizeof k);
 }
 
-/* Sends the aggregated rows: the dictionary's new stacks first, then the
- * rows in batches of batch_rows, each with its id. */
+/* Sends the gathered sample rows as one batch, after the dictionary's new
+ * stacks (a reader must find every stack a row names). */
+static int send_rows(struct putter *u)
+{
+	if (send_stacks(u) < 0)
+		return -1;
+	struct batch *bt = &u->bt;
+	int rc = 0;
+	if (bt->rows) {
+		bt->body = u->rows.p;
+		bt->n = u->rows.len;
+		rc = store_batch(u->f, bt, &u->down, u->st, u->err);
+	}
+	bt->rows = 0;
+	bt->bmin = UINT32_MAX;
+	bt->bmax = 0;
+	sp_buf_reset(&u->rows);
+	return rc;
+}
+
+/* Turns the aggregated entries of an input into sample rows, gathered
+ * across inputs and sent in batches of batch_rows, each with its id. */
 static int flush_rows(struct putter *u)
 {
 	struct sp_err *err = u->err;
 	if (!u->nents)
-		return send_stacks(u);
+		return 0;
 	const char *service = service_of(u);
 	if (!service)
 		return sp_err_set(err, "the input names no command and no thread: give --service"), -1;
@@ -958,14 +979,11 @@ static int flush_rows(struct putter *u)
 	if (u->anchor_ns == INT64_MIN) /* a file: its last sample was written at its mtime */
 		u->anchor_ns = u->o->start != INT64_MIN ? u->o->start * 1000000000LL
 			: u->mtime_ns - (u->have_t ? (int64_t)(u->tmax - u->tref) : 0);
-	if (send_stacks(u) < 0)
-		return -1;
 	sp_sort(u->ents, u->nents, sizeof *u->ents, cmp_ent);
 	int64_t a = u->anchor_ns / 1000000000LL - (u->anchor_ns % 1000000000LL < 0);
 	int64_t B = u->o->bucket;
 	size_t nv = (size_t)u->nvalues;
-	struct batch bt = { T_SAMPLES, 0, 0, UINT32_MAX, 0, NULL, 0 };
-	sp_buf_reset(&u->rows);
+	struct batch *bt = &u->bt;
 	/* merge the seconds of one bucket and stack (the sort puts a bucket's
 	 * seconds together only per second, so merge through a small map) */
 	struct sp_u64map m;
@@ -1005,8 +1023,8 @@ static int flush_rows(struct putter *u)
 				u->st->dropped_zero++;
 				continue;
 			}
-			if (!bt.rows)
-				bt.id = new_batch_id(u);
+			if (!bt->rows)
+				bt->id = new_batch_id(u);
 			rb_u32(&u->rows, (uint32_t)e->sec);
 			rb_str(&u->rows, service, strlen(service));
 			rb_str(&u->rows, host, strlen(host));
@@ -1015,23 +1033,15 @@ static int flush_rows(struct putter *u)
 			rb_str(&u->rows, u->names[k], strlen(u->names[k]));
 			rb_str(&u->rows, u->units[k], strlen(u->units[k]));
 			rb_f64(&u->rows, v);
-			rb_u64(&u->rows, bt.id);
-			bt.rows++;
-			if ((uint32_t)e->sec < bt.bmin)
-				bt.bmin = (uint32_t)e->sec;
-			if ((uint32_t)e->sec > bt.bmax)
-				bt.bmax = (uint32_t)e->sec;
+			rb_u64(&u->rows, bt->id);
+			bt->rows++;
+			if ((uint32_t)e->sec < bt->bmin)
+				bt->bmin = (uint32_t)e->sec;
+			if ((uint32_t)e->sec > bt->bmax)
+				bt->bmax = (uint32_t)e->sec;
 		}
-		if (bt.rows >= u->o->batch_rows || (i + 1 == out && bt.rows)) {
-			bt.body = u->rows.p;
-			bt.n = u->rows.len;
-			if (store_batch(u->f, &bt, &u->down, u->st, err) < 0)
-				rc = -1;
-			bt.rows = 0;
-			bt.bmin = UINT32_MAX;
-			bt.bmax = 0;
-			sp_buf_reset(&u->rows);
-		}
+		if (bt->rows >= u->o->batch_rows && send_rows(u) < 0)
+			rc = -1;
 	}
 	u->nents = 0;
 	sp_u64map_release(&u->agg);
@@ -1054,6 +1064,8 @@ int sp_fleet_put(struct sp_fleet *f, const struct sp_fleet_put_opts *o, char **f
 	u.st = st;
 	u.err = err;
 	u.down = fr == 1;
+	u.bt.table = T_SAMPLES;
+	u.bt.bmin = UINT32_MAX;
 	sp_u64map_init(&u.known);
 	sp_u64map_init(&u.agg);
 	sp_u64map_init(&u.labelled);
@@ -1100,6 +1112,15 @@ int sp_fleet_put(struct sp_fleet *f, const struct sp_fleet_put_opts *o, char **f
 		memset(&u.labc, 0, sizeof u.labc);
 		sp_u64map_release(&u.labelled);
 		sp_u64map_init(&u.labelled);
+	}
+	{ /* the rows gathered last, sent even after an input error (what was read is kept) */
+		struct sp_err ferr;
+		struct sp_err *keep = u.err;
+		if (rc < 0)
+			u.err = &ferr;
+		if (send_rows(&u) < 0 && rc == 0)
+			rc = -1;
+		u.err = keep;
 	}
 	free(u.nh);
 	free(u.ents);
