@@ -64,8 +64,8 @@ if [ ! -f "$G/done" ]; then
 	touch "$G/done"
 fi
 HOT=$(cat "$G/HOTFN")
-files=$(find "$G" -name 'm*.sp' | wc -l)
-say "fleet: $files stream files, $(du -sh "$G" | cut -f1) on disk"
+files=$(find -L "$G" -name 'm*.sp' | wc -l)
+say "fleet: $files stream files, $(du -shL "$G" | cut -f1) on disk"
 
 # ---- 3. a fresh server ----
 rm -rf "$W/ch"
@@ -93,7 +93,7 @@ bpr=$(ch_query "$CH_HTTP" "SELECT sum(bytes_on_disk) / sum(rows) FROM system.par
 sbytes=$(ch_query "$CH_HTTP" "SELECT sum(bytes_on_disk) FROM system.parts WHERE active AND database = 'stackpipe' AND table = 'stacks'")
 nstacks=$(ch_query "$CH_HTTP" "SELECT count() FROM stackpipe.stacks")
 percol=$(ch_query "$CH_HTTP" "SELECT name, round(data_compressed_bytes / $rows, 3) FROM system.columns WHERE database = 'stackpipe' AND table = 'samples' ORDER BY data_compressed_bytes DESC" | awk '{printf "%s %s, ", $1, $2}')
-sbytes_files=$(du -sb "$G" | cut -f1)
+sbytes_files=$(du -sbL "$G" | cut -f1)
 
 # ---- 6. queries, each beside pmerge of the same files ----
 H1="--since @$START --until @$((START + MINUTES * 60))"
