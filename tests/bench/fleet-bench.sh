@@ -124,7 +124,7 @@ for p in a s d; do cmp -s "$W/out.f$p" "$W/out.m$p" && same="$same $p:same" || s
 cat <<TXT
 fleet-bench: $HOSTS hosts x $MINUTES min x $STACKS stacks/min ($files stream files, $(( sbytes_files / 1048576 )) MB),
   pool of $(wc -l < "$W/pool.folded") real stacks; medians of $RUNS runs; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)
-  ingest:        $rows sample rows ($samples samples rows + the period column) in ${ing} s = $rps rows/s (pfleet put, 2 at a time)
+  ingest:        $rows sample rows ($samples of them in the samples column) in ${ing} s = $rps rows/s (pfleet put, 2 at a time)
   disk:          $(printf %.2f "$bpr") bytes per sample row (samples table after OPTIMIZE FINAL);
                  per column: $percol
                  stack dictionary: $nstacks stacks, $sbytes bytes

@@ -98,6 +98,11 @@ pfleet put --service demo --host h --start $S $U "$SP_TOP/share/demo/perf-demo.t
 pfleet get --service demo $R $U | pfold > "$T/g.folded"; pfold "$SP_TOP/share/demo/perf-demo.txt.gz" > "$T/m.folded"
 expect_eq "perf script text (gzip) in, the same folded out" "$T/m.folded" "$T/g.folded"
 
+# standard input: a pipeline into put
+pfold -b "$SP_TOP/share/demo/perf-demo.txt.gz" | pfleet put --service pipe --host h --start $S $U 2> "$T/e"; rc=$?
+pfleet get --service pipe $R $U | pfold > "$T/g.folded"
+if [ $rc = 0 ]; then expect_eq "a pipe into put (standard input): the same folded out" "$T/m.folded" "$T/g.folded"; else notok "put from a pipe (exit $rc)"; cat "$T/e"; fi
+
 # an empty range: one sentence, exit 1, no output
 pfleet get --service api --host 'web-*' --label dc=a --since 2026-11-26T09:00:00 --until 2026-11-26T10:00:00 $U > "$T/o" 2> "$T/e"; rc=$?
 if [ $rc = 1 ] && [ ! -s "$T/o" ] && [ "$(cat "$T/e")" = "pfleet: no samples for service api, hosts web-*, label dc=a between 2026-11-26 09:00:00 and 2026-11-26 10:00:00 UTC" ]; then
