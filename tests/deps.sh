@@ -4,33 +4,28 @@
 sh "$(dirname "$0")/speedscope/setup.sh" || echo "deps: the speedscope browser test (t5100) will be skipped" >&2
 sh "$(dirname "$0")/browser/setup.sh" || echo "deps: the psvg browser tests (t3100) will be skipped" >&2
 
-# golang-go: go tool pprof, the reference pprof reader, and Go's runtime/pprof
-# for t5200.  Optional: without it those checks skip, saying so.
-if ! command -v go >/dev/null 2>&1; then
+# optional PACKAGES -- PRESENT-CHECK -- WHAT-SKIPS: installs Debian packages a
+# test needs but the build does not; without them those tests skip, saying so.
+optional() {
+	pkgs=$1 present=$2 skips=$3
+	sh -c "$present" >/dev/null 2>&1 && return 0
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-		echo "deps: installing: golang-go"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends golang-go >/dev/null 2>&1 ||
+		echo "deps: installing: $pkgs"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $pkgs >/dev/null 2>&1 ||
 		{ DEBIAN_FRONTEND=noninteractive apt-get update >/dev/null 2>&1 &&
-		  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends golang-go >/dev/null 2>&1; } ||
-		echo "deps: golang-go could not be installed: t5200's go tool pprof checks will be skipped" >&2
+		  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $pkgs >/dev/null 2>&1; } ||
+		echo "deps: $pkgs could not be installed: $skips will be skipped" >&2
 	else
-		echo "deps: golang-go is missing (apt-get install golang-go as root): t5200's go tool pprof checks will be skipped" >&2
+		echo "deps: $pkgs missing (apt-get install $pkgs as root): $skips will be skipped" >&2
 	fi
-fi
-
-# man-db and groff-base: t0150 checks every man page with man --warnings and
-# groff -ww.  Optional: without them t0150 skips, saying so.
-if ! command -v man >/dev/null 2>&1 || ! command -v groff >/dev/null 2>&1; then
-	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-		echo "deps: installing: man-db groff-base"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends man-db groff-base >/dev/null 2>&1 ||
-		{ DEBIAN_FRONTEND=noninteractive apt-get update >/dev/null 2>&1 &&
-		  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends man-db groff-base >/dev/null 2>&1; } ||
-		echo "deps: man-db could not be installed: t0150's man page checks will be skipped" >&2
-	else
-		echo "deps: man-db is missing (apt-get install man-db groff-base as root): t0150's man page checks will be skipped" >&2
-	fi
-fi
+}
+# golang-go: go tool pprof, the reference pprof reader, and Go's runtime/pprof.
+optional golang-go 'command -v go' "t5200's go tool pprof checks"
+# man-db and groff-base: t0150 checks every man page with man --warnings and groff -ww.
+optional "man-db groff-base" 'command -v man && command -v groff' "t0150's man page checks"
+# clickhouse-server, clickhouse-client: the store of pfleet's tests (private
+# servers) and of tests/bench/fleet-bench.sh.
+optional "clickhouse-server clickhouse-client" 'command -v clickhouse-server || [ -x /usr/sbin/clickhouse-server ]' "the pfleet tests (t9010-t9030)"
 
 need=""
 for p in libdw-dev libelf-dev libxxhash-dev libcjson-dev zlib1g-dev pkg-config gcc make clang libclang-rt-14-dev; do

@@ -1,0 +1,1476 @@
+/* fleet.c — see fleet.h.  The store: share/fleet/schema.sql.  Transport:
+ * RowBinary over sp_http (ClickHouse's HTTP interface), which needs no
+ * escaping and costs the server no parsing of text. */
+#include "fleet.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fold.h"
+#include "stream.h"
+
+/* share/fleet/schema.sql, verbatim (t9000 checks that they agree). */
+const char sp_fleet_schema[] =
+	"-- The fleet store of stackpipe (pfleet(1)), for ClickHouse 18.16 and later.\n"
+	"-- pfleet init applies it (with the database renamed by --database); by hand:\n"
+	"--   clickhouse-client --multiquery < share/fleet/schema.sql\n"
+	"-- Every statement is idempotent.  Times are UTC.\n"
+	"CREATE DATABASE IF NOT EXISTS stackpipe;\n"
+	"-- The stack dictionary, content-addressed: id is the 64-bit xxh3 chain of\n"
+	"-- the stack's frames (pfleet(1), STACK IDS), the same on every host, so a\n"
+	"-- stack is stored once for the fleet; duplicates sent by several hosts merge\n"
+	"-- in the background and readers take any() of an id.  frames are root\n"
+	"-- first; kinds are the stream's frame kinds (0 native, 1 kernel, 2 jit,\n"
+	"-- 3 inlined, 4 python, 5 synthetic).\n"
+	"CREATE TABLE IF NOT EXISTS stackpipe.stacks (\n"
+	"    id UInt64,\n"
+	"    frames Array(String),\n"
+	"    kinds Array(UInt8)\n"
+	") ENGINE = ReplacingMergeTree() ORDER BY id;\n"
+	"-- One row per time bucket, host and stack for each value column of the\n"
+	"-- input (value_name \"samples\", \"period\", \"cpu-ns\" ... with its unit),\n"
+	"-- holding the bucket's sum.  Ordered for the queries: one service, an hour,\n"
+	"-- GROUP BY stack; batch names the insert that wrote the row, so a retry\n"
+	"-- after a lost answer can tell whether the first attempt landed (32 bits:\n"
+	"-- the question is asked only of the batch's time range, where another batch\n"
+	"-- with the same id is a chance of one in hundreds of millions; 64 bits cost\n"
+	"-- 1.2 more bytes a row on disk).\n"
+	"CREATE TABLE IF NOT EXISTS stackpipe.samples (\n"
+	"    bucket DateTime,\n"
+	"    service String,\n"
+	"    host String,\n"
+	"    labels Array(String),\n"
+	"    stack UInt64,\n"
+	"    value_name String,\n"
+	"    unit String,\n"
+	"    value Float64,\n"
+	"    batch UInt32\n"
+	") ENGINE = MergeTree() PARTITION BY toDate(bucket)\n"
+	"  ORDER BY (service, toStartOfHour(bucket), stack, host, bucket);\n"
+	"-- Retention (ClickHouse 19.6 and later; 18.16 has no TTL: pfleet init says\n"
+	"-- so and pfleet prune drops the days older than --ttl instead):\n"
+	"-- TTL: ALTER TABLE stackpipe.samples MODIFY TTL bucket + INTERVAL 30 DAY;\n"
+	"-- Sharding (pfleet init --cluster NAME, after pfleet init on every shard;\n"
+	"-- NAME is a cluster of the server's remote_servers):\n"
+	"-- CLUSTER: CREATE TABLE IF NOT EXISTS stackpipe.samples_dist AS stackpipe.samples ENGINE = Distributed(NAME, stackpipe, samples, sipHash64(host));\n"
+	"-- CLUSTER: CREATE TABLE IF NOT EXISTS stackpipe.stacks_dist AS stackpipe.stacks ENGINE = Distributed(NAME, stackpipe, stacks, id);\n";
+
+/* ---- connection and statements ---- */
+
+int sp_fleet_open(struct sp_fleet *f, const char *url, const char *db, struct sp_err *err)
+{
+	memset(f, 0, sizeof *f);
+	if (sp_http_url_parse(url, &f->url, err) < 0)
+		return -1;
+	snprintf(f->urltext, sizeof f->urltext, "%s", url);
+	size_t n = strlen(db);
+	if (!n || n >= sizeof f->db || strspn(db, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != n)
+		return sp_err_set(err, "--database '%s': a name of letters, digits and '_' is needed", db), -1;
+	memcpy(f->db, db, n + 1);
+	f->timeout_ms = 60000;
+	f->retries = 3;
+	f->retry_delay = 0.5;
+	const char *fault = getenv("SP_FLEET_FAULT");
+	if (fault && !strncmp(fault, "lose-answer:", 12))
+		f->fault_lose = atol(fault + 12);
+	return 0;
+}
+
+void sp_fleet_close(struct sp_fleet *f)
+{
+	sp_buf_release(&f->resp);
+	sp_buf_release(&f->q);
+}
+
+/* The sentence of a ClickHouse error answer: "Code: 16, e.displayText() =
+ * DB::Exception: No such column x in table y, e.what() = DB::Exception". */
+static void server_sentence(const struct sp_buf *b, char *out, size_t cap)
+{
+	size_t n = b->len;
+	const char *s = b->p ? b->p : "";
+	const char *m = memmem(s, n, "DB::Exception: ", 15);
+	if (m) {
+		m += 15;
+		n -= (size_t)(m - s);
+		s = m;
+		const char *e = memmem(s, n, ", e.what()", 10);
+		if (e)
+			n = (size_t)(e - s);
+	}
+	const char *nl = memchr(s, '\n', n);
+	if (nl)
+		n = (size_t)(nl - s);
+	while (n && (s[n - 1] == '.' || s[n - 1] == ' ' || s[n - 1] == '\r'))
+		n--;
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(out, s, n);
+	out[n] = 0;
+	if (!n)
+		snprintf(out, cap, "an empty answer");
+}
+
+enum { FR_OK = 0, FR_DOWN = -1, FR_CUT = -2, FR_REFUSED = -3 };
+
+/* One request: sql in the URL when a body is given, else as the body. */
+static int request(struct sp_fleet *f, const char *sql, const void *body, size_t n, const char *settings,
+		   struct sp_err *err)
+{
+	struct sp_buf *q = &f->q;
+	sp_buf_reset(q);
+	sp_buf_adds(q, "?max_query_size=104857600&wait_end_of_query=1");
+	if (settings)
+		sp_buf_adds(q, settings);
+	if (body) {
+		sp_buf_adds(q, "&query=");
+		sp_http_urlencode(q, sql, strlen(sql));
+	} else {
+		body = sql;
+		n = strlen(sql);
+	}
+	int status;
+	struct sp_err e;
+	int r = sp_http_post(&f->url, sp_buf_cstr(q), body, n, f->timeout_ms, &status, &f->resp, &e);
+	if (r == SP_HTTP_REFUSED || r == SP_HTTP_BROKEN) {
+		sp_err_set(err, "%s: %s", f->urltext, e.msg);
+		return r == SP_HTTP_REFUSED ? FR_DOWN : FR_CUT;
+	}
+	if (r == SP_HTTP_CUT) {
+		sp_err_set(err, "%s: %s", f->urltext, e.msg);
+		return FR_CUT;
+	}
+	if (status != 200) {
+		char s[400];
+		server_sentence(&f->resp, s, sizeof s);
+		sp_err_set(err, "%s: the server refused it (HTTP %d): %s", f->urltext, status, s);
+		return FR_REFUSED;
+	}
+	return FR_OK;
+}
+
+int sp_fleet_sql(struct sp_fleet *f, const char *sql, const void *body, size_t n, struct sp_err *err)
+{
+	return request(f, sql, body, n, NULL, err) == FR_OK ? 0 : -1;
+}
+
+/* SQL string literal. */
+static void add_sqlstr(struct sp_buf *b, const char *s, size_t n)
+{
+	sp_buf_addc(b, '\'');
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\'' || s[i] == '\\')
+			sp_buf_addc(b, '\\');
+		sp_buf_addc(b, s[i]);
+	}
+	sp_buf_addc(b, '\'');
+}
+
+/* The statements of the schema for database db: comment lines dropped,
+ * "-- TTL: " and "-- CLUSTER: " lines kept only when asked for. */
+static void schema_statements(struct sp_buf *out, const char *db, const char *cluster, unsigned ttl)
+{
+	const char *s = sp_fleet_schema;
+	while (*s) {
+		const char *e = strchr(s, '\n');
+		size_t n = (size_t)(e - s);
+		const char *line = s;
+		s = e + 1;
+		if (n > 8 && !memcmp(line, "-- TTL: ", 8)) {
+			if (!ttl)
+				continue;
+			line += 8, n -= 8;
+		} else if (n > 12 && !memcmp(line, "-- CLUSTER: ", 12)) {
+			if (!cluster)
+				continue;
+			line += 12, n -= 12;
+		} else if (n >= 2 && !memcmp(line, "--", 2)) {
+			continue;
+		}
+		/* rename the database, the cluster and the TTL's days */
+		for (size_t i = 0; i < n;) {
+			if (i + 9 <= n && !memcmp(line + i, "stackpipe", 9)) {
+				sp_buf_adds(out, db);
+				i += 9;
+			} else if (cluster && i + 4 <= n && !memcmp(line + i, "NAME", 4)) {
+				sp_buf_adds(out, cluster);
+				i += 4;
+			} else if (ttl && i + 7 <= n && !memcmp(line + i, " 30 DAY", 7)) {
+				sp_buf_addf(out, " %u DAY", ttl);
+				i += 7;
+			} else {
+				sp_buf_addc(out, line[i++]);
+			}
+		}
+		sp_buf_addc(out, '\n');
+	}
+}
+
+static int server_version(struct sp_fleet *f, int *major, int *minor, struct sp_err *err)
+{
+	if (sp_fleet_sql(f, "SELECT version()", NULL, 0, err) < 0)
+		return -1;
+	*major = *minor = 0;
+	sscanf(sp_buf_cstr(&f->resp), "%d.%d", major, minor);
+	return 0;
+}
+
+int sp_fleet_init(struct sp_fleet *f, const char *cluster, unsigned ttl_days, int *no_ttl, struct sp_err *err)
+{
+	int ma, mi;
+	if (server_version(f, &ma, &mi, err) < 0)
+		return -1;
+	int has_ttl = ma > 19 || (ma == 19 && mi >= 6);
+	*no_ttl = ttl_days && !has_ttl;
+	if (cluster && !*cluster)
+		return sp_err_set(err, "--cluster: an empty name"), -1;
+	if (cluster && strspn(cluster, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != strlen(cluster))
+		return sp_err_set(err, "--cluster '%s': a name of letters, digits, '_' and '-' is needed", cluster), -1;
+	struct sp_buf all = SP_BUF_INIT;
+	schema_statements(&all, f->db, cluster, has_ttl ? ttl_days : 0);
+	sp_buf_addc(&all, 0);
+	int rc = 0;
+	char *s = all.p;
+	while (s && *s && rc == 0) {
+		char *e = strchr(s, ';');
+		if (!e)
+			break;
+		*e = 0;
+		while (*s == '\n' || *s == ' ')
+			s++;
+		if (*s && sp_fleet_sql(f, s, NULL, 0, err) < 0)
+			rc = -1;
+		s = e + 1;
+	}
+	sp_buf_release(&all);
+	return rc;
+}
+
+int sp_fleet_prune(struct sp_fleet *f, unsigned ttl_days, unsigned *dropped, struct sp_err *err)
+{
+	*dropped = 0;
+	struct sp_buf q = SP_BUF_INIT;
+	sp_buf_addf(&q, "SELECT DISTINCT partition FROM system.parts WHERE active AND database = '%s' AND table = 'samples'"
+		    " AND toDate(partition) < today() - %u ORDER BY partition FORMAT TabSeparated", f->db, ttl_days);
+	int rc = sp_fleet_sql(f, sp_buf_cstr(&q), NULL, 0, err);
+	struct sp_buf parts = SP_BUF_INIT;
+	if (rc == 0)
+		sp_buf_add(&parts, f->resp.p, f->resp.len);
+	sp_buf_addc(&parts, 0);
+	for (char *s = parts.p; rc == 0 && *s;) {
+		char *e = strchr(s, '\n');
+		if (!e)
+			break;
+		*e = 0;
+		sp_buf_reset(&q);
+		sp_buf_addf(&q, "ALTER TABLE %s.samples DROP PARTITION '%s'", f->db, s);
+		if (sp_fleet_sql(f, sp_buf_cstr(&q), NULL, 0, err) < 0)
+			rc = -1;
+		else
+			++*dropped;
+		s = e + 1;
+	}
+	sp_buf_release(&parts);
+	sp_buf_release(&q);
+	return rc;
+}
+
+/* ---- RowBinary ---- */
+
+static void rb_u64(struct sp_buf *b, uint64_t v)
+{
+	unsigned char x[8];
+	for (int i = 0; i < 8; i++)
+		x[i] = (unsigned char)(v >> (8 * i));
+	sp_buf_add(b, x, 8);
+}
+static void rb_u32(struct sp_buf *b, uint32_t v)
+{
+	unsigned char x[4] = { (unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16), (unsigned char)(v >> 24) };
+	sp_buf_add(b, x, 4);
+}
+static void rb_f64(struct sp_buf *b, double d)
+{
+	uint64_t v;
+	memcpy(&v, &d, 8);
+	rb_u64(b, v);
+}
+static void rb_str(struct sp_buf *b, const char *s, size_t n)
+{
+	sp_buf_add_uvarint(b, n);
+	sp_buf_add(b, s, n);
+}
+
+struct rb_reader {
+	const unsigned char *p, *e;
+	int bad;
+};
+static uint64_t rd_u64(struct rb_reader *r)
+{
+	if (r->e - r->p < 8) {
+		r->bad = 1;
+		return 0;
+	}
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | r->p[i];
+	r->p += 8;
+	return v;
+}
+static uint32_t rd_u32(struct rb_reader *r)
+{
+	if (r->e - r->p < 4) {
+		r->bad = 1;
+		return 0;
+	}
+	uint32_t v = (uint32_t)r->p[0] | (uint32_t)r->p[1] << 8 | (uint32_t)r->p[2] << 16 | (uint32_t)r->p[3] << 24;
+	r->p += 4;
+	return v;
+}
+static double rd_f64(struct rb_reader *r)
+{
+	uint64_t v = rd_u64(r);
+	double d;
+	memcpy(&d, &v, 8);
+	return d;
+}
+static uint64_t rd_varint(struct rb_reader *r)
+{
+	uint64_t v = 0;
+	for (int sh = 0; sh < 64; sh += 7) {
+		if (r->p >= r->e) {
+			r->bad = 1;
+			return 0;
+		}
+		unsigned c = *r->p++;
+		v |= (uint64_t)(c & 127) << sh;
+		if (!(c & 128))
+			return v;
+	}
+	r->bad = 1;
+	return 0;
+}
+static const char *rd_str(struct rb_reader *r, size_t *n)
+{
+	uint64_t l = rd_varint(r);
+	if (r->bad || (uint64_t)(r->e - r->p) < l) {
+		r->bad = 1;
+		*n = 0;
+		return "";
+	}
+	const char *s = (const char *)r->p;
+	r->p += l;
+	*n = (size_t)l;
+	return s;
+}
+
+/* ---- stack ids ---- */
+
+static uint64_t frame_step(uint64_t h, const char *name, size_t n, uint8_t kind, struct sp_buf *tmp)
+{
+	sp_buf_reset(tmp);
+	sp_buf_add(tmp, name, n);
+	sp_buf_addc(tmp, (char)kind);
+	return sp_hash_seed(tmp->p, tmp->len, h);
+}
+
+uint64_t sp_fleet_stack_id(const char *const *names, const size_t *lens, const uint8_t *kinds, size_t n)
+{
+	struct sp_buf tmp = SP_BUF_INIT;
+	uint64_t h = 0;
+	for (size_t i = 0; i < n; i++)
+		h = frame_step(h, names[i], lens[i], kinds[i], &tmp);
+	sp_buf_release(&tmp);
+	return h;
+}
+
+/* ---- times ---- */
+
+int sp_fleet_parse_time(const char *s, int64_t now, int64_t *out)
+{
+	char *end;
+	if (!strcmp(s, "now")) {
+		*out = now;
+		return 0;
+	}
+	if (*s == '-' || *s == '+') {
+		double v = strtod(s + 1, &end);
+		if (end == s + 1 || v < 0)
+			return -1;
+		double mul = !strcmp(end, "s") || !*end ? 1 : !strcmp(end, "m") ? 60 : !strcmp(end, "h") ? 3600 : !strcmp(end, "d") ? 86400 : 0;
+		if (!mul)
+			return -1;
+		*out = now + (int64_t)((*s == '-' ? -1 : 1) * v * mul);
+		return 0;
+	}
+	if (*s == '@') {
+		long long v = strtoll(s + 1, &end, 10);
+		if (end == s + 1 || *end)
+			return -1;
+		*out = v;
+		return 0;
+	}
+	struct tm tm;
+	memset(&tm, 0, sizeof tm);
+	const char *e = strptime(s, "%Y-%m-%d", &tm);
+	if (!e)
+		return -1;
+	if (*e == 'T' || *e == ' ') {
+		const char *e2 = strptime(e + 1, "%H:%M:%S", &tm);
+		if (!e2)
+			e2 = strptime(e + 1, "%H:%M", &tm);
+		if (!e2)
+			return -1;
+		e = e2;
+	}
+	if (*e == 'Z')
+		e++;
+	if (*e)
+		return -1;
+	*out = (int64_t)timegm(&tm);
+	return 0;
+}
+
+static void fmt_time(char *b, size_t n, int64_t t)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	gmtime_r(&tt, &tm);
+	strftime(b, n, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+/* ---- sending batches: retries, the landed check, the spool ---- */
+
+enum { T_STACKS = 0, T_SAMPLES = 1 };
+static const char *const table_name[] = { "stacks", "samples" };
+static const char *const table_cols[] = {
+	"(id, frames, kinds)",
+	"(bucket, service, host, labels, stack, value_name, unit, value, batch)",
+};
+
+struct batch {
+	int table;
+	uint64_t rows, id;
+	uint32_t bmin, bmax; /* the buckets it holds (samples) */
+	const char *body;
+	size_t n;
+};
+
+static void table_ref(struct sp_fleet *f, struct sp_buf *b, int table)
+{
+	sp_buf_addf(b, "%s.%s%s", f->db, table_name[table], f->cluster ? "_dist" : "");
+}
+
+/* 1 when the samples batch is in the store, 0 when not, -1 when the server
+ * cannot tell (down). */
+static int landed(struct sp_fleet *f, const struct batch *bt, struct sp_err *err)
+{
+	struct sp_buf q = SP_BUF_INIT;
+	sp_buf_adds(&q, "SELECT count() FROM ");
+	table_ref(f, &q, T_SAMPLES);
+	sp_buf_addf(&q, " WHERE bucket >= toDateTime(%u) AND bucket <= toDateTime(%u) AND batch = %llu FORMAT TabSeparated",
+		    bt->bmin, bt->bmax, (unsigned long long)bt->id);
+	int r = sp_fleet_sql(f, sp_buf_cstr(&q), NULL, 0, err);
+	sp_buf_release(&q);
+	if (r < 0)
+		return -1;
+	unsigned long long c = strtoull(sp_buf_cstr(&f->resp), NULL, 10);
+	if (c && c != bt->rows)
+		return sp_err_set(err, "batch %016llx holds %llu rows in the store, not %llu", (unsigned long long)bt->id, c,
+				  (unsigned long long)bt->rows), -1;
+	return c ? 1 : 0;
+}
+
+static void pause_s(double s)
+{
+	struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* Stores one batch.  Returns 0, FR_REFUSED (the server said no: retrying
+ * does not help) or FR_DOWN (no answer after the retries), err filled.
+ * maybe: the batch may already be in the store (from the spool). */
+static int send_batch(struct sp_fleet *f, const struct batch *bt, int maybe, struct sp_fleet_stats *st, struct sp_err *err)
+{
+	struct sp_buf sql = SP_BUF_INIT;
+	sp_buf_adds(&sql, "INSERT INTO ");
+	table_ref(f, &sql, bt->table);
+	sp_buf_addf(&sql, " %s FORMAT RowBinary", table_cols[bt->table]);
+	int rc = FR_DOWN;
+	double delay = f->retry_delay;
+	if (bt->table == T_STACKS)
+		maybe = 0; /* a stack stored twice is merged by the table: no need to ask */
+	sp_err_set(err, "%s: not sent", f->urltext);
+	for (int a = 0;; a++) {
+		if (maybe && bt->table == T_SAMPLES) {
+			int l = landed(f, bt, err);
+			if (l == 1) {
+				st->landed++;
+				rc = FR_OK;
+				break;
+			}
+			if (l == 0)
+				maybe = 0;
+		}
+		if (!maybe) {
+			int r = request(f, sp_buf_cstr(&sql), bt->body, bt->n, f->cluster ? "&insert_distributed_sync=1" : NULL, err);
+			if (r == FR_OK && bt->table == T_SAMPLES && ++f->nbatches == f->fault_lose) {
+				sp_err_set(err, "%s: the answer was lost (SP_FLEET_FAULT)", f->urltext);
+				r = FR_CUT;
+			}
+			if (r == FR_OK || r == FR_REFUSED) {
+				rc = r;
+				break;
+			}
+			if (r == FR_CUT)
+				maybe = 1;
+		}
+		if (a >= f->retries)
+			break;
+		st->retried++;
+		pause_s(delay);
+		delay *= 2;
+	}
+	sp_buf_release(&sql);
+	return rc;
+}
+
+/* The spool: records of "pfleet-spool 1 TABLE ROWS BATCH BMIN BMAX BYTES\n"
+ * and BYTES of RowBinary, appended under an flock; a failed append is cut
+ * off again, so the file never holds half a record. */
+static int spool_append(struct sp_fleet *f, const struct batch *bt, struct sp_err *err)
+{
+	if (!f->spool)
+		return sp_err_set(err, "no spool file: %llu rows not stored", (unsigned long long)bt->rows), -1;
+	int fd = open(f->spool, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return sp_err_set(err, "cannot open the spool %s: %s: %llu rows not stored", f->spool, strerror(errno),
+				  (unsigned long long)bt->rows), -1;
+	flock(fd, LOCK_EX);
+	off_t at = lseek(fd, 0, SEEK_END);
+	char head[160];
+	int hn = snprintf(head, sizeof head, "pfleet-spool 1 %s %llu %016llx %u %u %zu\n", table_name[bt->table],
+			  (unsigned long long)bt->rows, (unsigned long long)bt->id, bt->bmin, bt->bmax, bt->n);
+	int rc = 0;
+	const char *parts[2] = { head, bt->body };
+	size_t lens[2] = { (size_t)hn, bt->n };
+	for (int i = 0; i < 2 && rc == 0; i++)
+		for (size_t o = 0; o < lens[i];) {
+			ssize_t w = write(fd, parts[i] + o, lens[i] - o);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				rc = -1;
+				break;
+			}
+			o += (size_t)w;
+		}
+	if (rc == 0 && fsync(fd) < 0)
+		rc = -1;
+	if (rc < 0) {
+		int e = errno ? errno : ENOSPC;
+		if (at >= 0 && ftruncate(fd, at) < 0) { /* best effort: the record is cut below anyway */
+		}
+		sp_err_set(err, "cannot write the spool %s: %s: %llu rows not stored", f->spool, strerror(e),
+			   (unsigned long long)bt->rows);
+	}
+	close(fd);
+	return rc;
+}
+
+/* Sends a batch, or spools it when the server does not take it.  *down is
+ * set after a failure: later batches of the same run go to the spool
+ * without waiting for the retries again.  Returns -1 only when the batch
+ * could not be spooled either. */
+static int store_batch(struct sp_fleet *f, const struct batch *bt, int *down, struct sp_fleet_stats *st, struct sp_err *err)
+{
+	struct sp_err e;
+	int r = *down ? FR_DOWN : send_batch(f, bt, 0, st, &e);
+	if (r == FR_OK) {
+		st->batches++;
+		if (bt->table == T_SAMPLES)
+			st->rows += bt->rows;
+		else
+			st->stacks += bt->rows;
+		return 0;
+	}
+	if (!*down) {
+		*down = 1;
+		snprintf(st->first_error, sizeof st->first_error, "%s", e.msg);
+	}
+	if (spool_append(f, bt, err) < 0)
+		return -1;
+	st->spooled++;
+	st->spooled_rows += bt->rows;
+	return 0;
+}
+
+int sp_fleet_flush(struct sp_fleet *f, struct sp_fleet_stats *st, struct sp_err *err)
+{
+	if (!f->spool)
+		return 0;
+	int fd = open(f->spool, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : (sp_err_set(err, "cannot open the spool %s: %s", f->spool, strerror(errno)), -1);
+	struct stat sb;
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) { /* /dev/full in a test, a FIFO: nothing to read back */
+		close(fd);
+		return 0;
+	}
+	flock(fd, LOCK_EX);
+	struct sp_buf all = SP_BUF_INIT, keep = SP_BUF_INIT;
+	for (;;) {
+		sp_buf_grow(&all, 1 << 20);
+		ssize_t r = read(fd, all.p + all.len, all.cap - all.len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			sp_err_set(err, "cannot read the spool %s: %s", f->spool, strerror(errno));
+			goto fail;
+		}
+		if (!r)
+			break;
+		all.len += (size_t)r;
+	}
+	int down = 0, rc = 0;
+	for (size_t at = 0; at < all.len;) {
+		const char *h = all.p + at, *nl = memchr(h, '\n', all.len - at);
+		char tab[16];
+		unsigned long long rows, id;
+		unsigned bmin, bmax;
+		size_t n;
+		if (!nl || sscanf(h, "pfleet-spool 1 %15s %llu %llx %u %u %zu\n", tab, &rows, &id, &bmin, &bmax, &n) != 6 ||
+		    (strcmp(tab, "stacks") && strcmp(tab, "samples")) || n > all.len - (size_t)(nl + 1 - all.p)) {
+			sp_err_off(err, f->spool, at, "not a spool record of pfleet (the file was changed by hand?): "
+				   "%zu bytes from here kept, not sent", all.len - at);
+			sp_buf_add(&keep, h, all.len - at);
+			rc = -1;
+			break;
+		}
+		struct batch bt = { strcmp(tab, "stacks") ? T_SAMPLES : T_STACKS, rows, id, bmin, bmax, nl + 1, n };
+		size_t reclen = (size_t)(nl + 1 - h) + n;
+		struct sp_err e;
+		int r = down ? FR_DOWN : send_batch(f, &bt, 1, st, &e);
+		if (r == FR_OK) {
+			st->unspooled++;
+			st->unspooled_rows += rows;
+		} else {
+			if (!down)
+				snprintf(st->first_error, sizeof st->first_error, "%s", e.msg);
+			down = 1;
+			sp_buf_add(&keep, h, reclen);
+		}
+		at += reclen;
+	}
+	/* what was not sent stays, in place (the lock is on this file) */
+	if (ftruncate(fd, 0) < 0 || (keep.len && pwrite(fd, keep.p, keep.len, 0) != (ssize_t)keep.len) || fsync(fd) < 0) {
+		sp_err_set(err, "cannot rewrite the spool %s: %s", f->spool, strerror(errno));
+		rc = -1;
+	}
+	/* (an empty spool stays: removing it would lose the records of an
+	 * appender waiting for the lock on this file) */
+	sp_buf_release(&all);
+	sp_buf_release(&keep);
+	close(fd);
+	if (rc < 0)
+		return -1;
+	if (down)
+		return sp_err_set(err, "%s", st->first_error), 1;
+	return 0;
+fail:
+	sp_buf_release(&all);
+	sp_buf_release(&keep);
+	close(fd);
+	return -1;
+}
+
+/* ---- put: inputs into buckets, buckets into batches ---- */
+
+struct ent {
+	int64_t sec;    /* seconds from the input's first timestamped sample */
+	uint64_t stack;
+	uint32_t v;     /* index of its nvalues values in vals */
+};
+
+struct putter {
+	struct sp_sink sink;
+	struct sp_fleet *f;
+	const struct sp_fleet_put_opts *o;
+	struct sp_fleet_stats *st;
+	struct sp_err *err;
+	struct sp_profile *p;
+	int is_stdin;
+	int64_t mtime_ns;
+	/* per input */
+	uint64_t *nh;          /* node -> stack id (0 = not yet) */
+	size_t nhcap;
+	int nvalues;
+	char names[SP_MAX_VALUES][64], units[SP_MAX_VALUES][32];
+	int have_t;
+	uint64_t tref, tmax;   /* first and last timestamp (ns) */
+	int64_t anchor_ns;     /* wall clock of tref; INT64_MIN until known */
+	struct sp_u64map agg;  /* hash(sec, stack) -> ent index + 1 */
+	struct ent *ents;
+	size_t nents, cap;
+	double *vals;
+	size_t capv;
+	/* whole run */
+	struct sp_u64map known; /* stack ids queued for the dictionary */
+	struct sp_buf stacks;   /* RowBinary of the queued stacks */
+	uint64_t nstacks;
+	struct sp_buf tmp, rows, labels;
+	uint32_t *frames;
+	size_t capf;
+	struct sp_label_cache labc; /* thread -> its comm root frame */
+	struct sp_u64map labelled;  /* (thread, node) -> node under the comm root + 1 */
+	int down;
+	struct batch bt;        /* the sample rows being gathered (in rows), across inputs */
+	char service[256], host[256];
+	uint64_t batch_seq;
+};
+
+static uint64_t node_id(struct putter *u, uint32_t node)
+{
+	if (!node)
+		return 0;
+	if (node >= u->nhcap) {
+		size_t c = u->nhcap ? u->nhcap : 1024;
+		while (c <= node)
+			c *= 2;
+		u->nh = sp_xrealloc(u->nh, c * sizeof *u->nh);
+		memset(u->nh + u->nhcap, 0, (c - u->nhcap) * sizeof *u->nh);
+		u->nhcap = c;
+	}
+	if (u->nh[node])
+		return u->nh[node];
+	const struct sp_node *nd = sp_node_get(u->p, node);
+	uint32_t parent = nd->parent, frame = nd->frame;
+	uint64_t h = node_id(u, parent); /* recursion as deep as the stack: a stack of frames is bounded by its input */
+	const struct sp_frame *fr = sp_frame_get(u->p, frame);
+	h = frame_step(h, sp_str(u->p, fr->name), sp_str_len(u->p, fr->name), fr->kind, &u->tmp);
+	u->nh[node] = h;
+	return h;
+}
+
+/* Queues the frames of a stack not sent before for the dictionary. */
+static void queue_stack(struct putter *u, uint32_t node, uint64_t id)
+{
+	int found;
+	uint64_t key = id == UINT64_MAX ? UINT64_MAX - 1 : id;
+	sp_u64map_slot(&u->known, key, &found);
+	if (found)
+		return;
+	uint32_t d = sp_node_frames(u->p, node, &u->frames, &u->capf);
+	rb_u64(&u->stacks, id);
+	sp_buf_add_uvarint(&u->stacks, d);
+	for (uint32_t i = 0; i < d; i++) {
+		const struct sp_frame *fr = sp_frame_get(u->p, u->frames[i]);
+		rb_str(&u->stacks, sp_str(u->p, fr->name), sp_str_len(u->p, fr->name));
+	}
+	sp_buf_add_uvarint(&u->stacks, d);
+	for (uint32_t i = 0; i < d; i++)
+		sp_buf_addc(&u->stacks, (char)sp_frame_get(u->p, u->frames[i])->kind);
+	u->nstacks++;
+}
+
+static int flush_rows(struct putter *u);
+
+static int set_columns(struct putter *u, const struct sp_sample *smp)
+{
+	int nv = sp_profile_nvalues(u->p);
+	if (u->nvalues) {
+		if (nv == u->nvalues)
+			return 0;
+		if (flush_rows(u) < 0) /* the columns changed within the input */
+			return -1;
+	}
+	u->nvalues = nv;
+	for (int i = 0; i < nv; i++) {
+		snprintf(u->names[i], sizeof u->names[i], "%s", sp_profile_value_name(u->p, i));
+		snprintf(u->units[i], sizeof u->units[i], "%s", sp_value_unit(u->p, i, smp->event));
+	}
+	return 0;
+}
+
+static int put_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err)
+{
+	struct putter *u = (struct putter *)s;
+	(void)p;
+	u->st->samples++;
+	if ((!u->nvalues || sp_profile_nvalues(p) != u->nvalues) && set_columns(u, smp) < 0)
+		return sp_err_set(err, "%s", u->err->msg), -1;
+	int64_t sec = 0;
+	if (smp->time != SP_NO_TIME) {
+		if (!u->have_t) {
+			u->have_t = 1;
+			u->tref = u->tmax = smp->time;
+			if (u->o->start != INT64_MIN)
+				u->anchor_ns = u->o->start * 1000000000LL;
+			else if (u->is_stdin) {
+				struct timespec ts;
+				clock_gettime(CLOCK_REALTIME, &ts);
+				u->anchor_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+			}
+		}
+		if (smp->time > u->tmax)
+			u->tmax = smp->time;
+		int64_t d = (int64_t)(smp->time - u->tref);
+		sec = d >= 0 ? d / 1000000000LL : -((-d + 999999999LL) / 1000000000LL);
+	}
+	/* the thread's name as the root frame, as pfold prints it */
+	uint32_t node = smp->stack;
+	uint32_t lf = smp->thread ? sp_label_frame(&u->labc, p, smp->thread, SP_LABEL_COMM) : 0;
+	if (lf) {
+		int fnd;
+		uint64_t k = (uint64_t)smp->thread << 32 | node;
+		uint32_t *sl = sp_u64map_slot(&u->labelled, k, &fnd);
+		if (!fnd) {
+			uint32_t n = sp_node_intern(p, 0, lf);
+			uint32_t d = sp_node_frames(p, node, &u->frames, &u->capf);
+			for (uint32_t i = 0; i < d; i++)
+				n = sp_node_intern(p, n, u->frames[i]);
+			sl = sp_u64map_slot(&u->labelled, k, &fnd); /* the map may have grown */
+			*sl = n + 1;
+		}
+		node = *sl - 1;
+	}
+	uint64_t id = node_id(u, node);
+	queue_stack(u, node, id);
+	int found;
+	uint64_t key = sp_hash_seed(&sec, sizeof sec, id);
+	if (key == UINT64_MAX)
+		key--;
+	uint32_t *slot = sp_u64map_slot(&u->agg, key, &found);
+	size_t nv = (size_t)u->nvalues;
+	if (!found) {
+		if (u->nents == u->cap) {
+			u->cap = u->cap ? u->cap * 2 : 4096;
+			u->ents = sp_xrealloc(u->ents, u->cap * sizeof *u->ents);
+		}
+		if ((u->nents + 1) * nv > u->capv) {
+			u->capv = u->capv ? u->capv * 2 : 4096 * SP_MAX_VALUES;
+			u->vals = sp_xrealloc(u->vals, u->capv * sizeof *u->vals);
+		}
+		struct ent *e = &u->ents[u->nents];
+		e->sec = sec;
+		e->stack = id;
+		e->v = (uint32_t)(u->nents * nv);
+		memset(u->vals + e->v, 0, nv * sizeof *u->vals);
+		*slot = (uint32_t)++u->nents;
+	} else if (u->ents[*slot - 1].sec != sec || u->ents[*slot - 1].stack != id) {
+		/* a hash collision of (second, stack): vanishingly rare; keep exact */
+		return sp_err_set(err, "internal: bucket key collision"), -1;
+	}
+	double *v = u->vals + u->ents[*slot - 1].v;
+	for (size_t i = 0; i < nv; i++)
+		v[i] += smp->values[i];
+	/* a pipe is sent as it comes; a file once its end (and so its time
+	 * span, which anchors it at its mtime) is known */
+	if (u->anchor_ns != INT64_MIN && u->nents * nv >= u->o->batch_rows * 4 && flush_rows(u) < 0)
+		return sp_err_set(err, "%s", u->err->msg), -1;
+	return 0;
+}
+
+static int cmp_ent(const void *a, const void *b)
+{
+	const struct ent *x = a, *y = b;
+	if (x->sec != y->sec)
+		return x->sec < y->sec ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+static const char *service_of(struct putter *u)
+{
+	if (u->o->service)
+		return u->o->service;
+	if (u->service[0])
+		return u->service;
+	const char *c = sp_meta_find(u->p, "command");
+	if (c && *c) {
+		size_t n = strcspn(c, " ");
+		const char *b = c;
+		for (const char *q = c; q < c + n; q++)
+			if (*q == '/')
+				b = q + 1;
+		snprintf(u->service, sizeof u->service, "%.*s", (int)(c + n - b), b);
+	} else if (sp_thread_count(u->p) > 1) {
+		const struct sp_thread *t = sp_thread_get(u->p, 1);
+		snprintf(u->service, sizeof u->service, "%s", sp_str(u->p, t->name));
+	}
+	return u->service[0] ? u->service : NULL;
+}
+
+static const char *host_of(struct putter *u)
+{
+	if (u->o->host)
+		return u->o->host;
+	if (u->host[0])
+		return u->host;
+	const char *h = sp_meta_find(u->p, "host");
+	if (h && *h)
+		snprintf(u->host, sizeof u->host, "%s", h);
+	else if (gethostname(u->host, sizeof u->host - 1) < 0)
+		snprintf(u->host, sizeof u->host, "unknown");
+	return u->host;
+}
+
+static int send_stacks(struct putter *u)
+{
+	if (!u->nstacks)
+		return 0;
+	struct batch bt = { T_STACKS, u->nstacks, 0, 0, 0, u->stacks.p, u->stacks.len };
+	int r = store_batch(u->f, &bt, &u->down, u->st, u->err);
+	sp_buf_reset(&u->stacks);
+	u->nstacks = 0;
+	return r;
+}
+
+static uint32_t new_batch_id(struct putter *u)
+{
+	struct {
+		int64_t ns;
+		uint64_t seq;
+		pid_t pid;
+		char host[64];
+	} k;
+	memset(&k, 0, sizeof k);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	k.ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	k.seq = ++u->batch_seq;
+	k.pid = getpid();
+	snprintf(k.host, sizeof k.host, "%.63s", host_of(u));
+	return (uint32_t)sp_hash(&k, sizeof k); /* the column is UInt32 */
+}
+
+/* Sends the gathered sample rows as one batch, after the dictionary's new
+ * stacks (a reader must find every stack a row names). */
+static int send_rows(struct putter *u)
+{
+	if (send_stacks(u) < 0)
+		return -1;
+	struct batch *bt = &u->bt;
+	int rc = 0;
+	if (bt->rows) {
+		bt->body = u->rows.p;
+		bt->n = u->rows.len;
+		rc = store_batch(u->f, bt, &u->down, u->st, u->err);
+	}
+	bt->rows = 0;
+	bt->bmin = UINT32_MAX;
+	bt->bmax = 0;
+	sp_buf_reset(&u->rows);
+	return rc;
+}
+
+/* Turns the aggregated entries of an input into sample rows, gathered
+ * across inputs and sent in batches of batch_rows, each with its id. */
+static int flush_rows(struct putter *u)
+{
+	struct sp_err *err = u->err;
+	if (!u->nents)
+		return 0;
+	const char *service = service_of(u);
+	if (!service)
+		return sp_err_set(err, "the input names no command and no thread: give --service"), -1;
+	const char *host = host_of(u);
+	if (u->anchor_ns == INT64_MIN) /* a file: its last sample was written at its mtime */
+		u->anchor_ns = u->o->start != INT64_MIN ? u->o->start * 1000000000LL
+			: u->mtime_ns - (u->have_t ? (int64_t)(u->tmax - u->tref) : 0);
+	sp_sort(u->ents, u->nents, sizeof *u->ents, cmp_ent);
+	int64_t a = u->anchor_ns / 1000000000LL - (u->anchor_ns % 1000000000LL < 0);
+	int64_t B = u->o->bucket;
+	size_t nv = (size_t)u->nvalues;
+	struct batch *bt = &u->bt;
+	/* merge the seconds of one bucket and stack (the sort puts a bucket's
+	 * seconds together only per second, so merge through a small map) */
+	struct sp_u64map m;
+	sp_u64map_init(&m);
+	size_t out = 0;
+	for (size_t i = 0; i < u->nents; i++) {
+		struct ent *e = &u->ents[i];
+		int64_t w = a + e->sec;
+		w = (w / B - (w % B < 0)) * B;
+		e->sec = w;
+		int found;
+		uint64_t key = sp_hash_seed(&w, sizeof w, e->stack);
+		if (key == UINT64_MAX)
+			key--;
+		uint32_t *slot = sp_u64map_slot(&m, key, &found);
+		if (found) {
+			double *d = u->vals + u->ents[*slot - 1].v, *s = u->vals + e->v;
+			for (size_t k = 0; k < nv; k++)
+				d[k] += s[k];
+		} else {
+			u->ents[out] = *e;
+			*slot = (uint32_t)++out;
+		}
+	}
+	sp_u64map_release(&m);
+	int rc = 0;
+	for (size_t i = 0; i < out && rc == 0; i++) {
+		const struct ent *e = &u->ents[i];
+		if (e->sec < 0 || e->sec > UINT32_MAX) {
+			sp_err_set(err, "a sample's time is outside 1970-2106 (give --start)");
+			rc = -1;
+			break;
+		}
+		for (size_t k = 0; k < nv; k++) {
+			double v = u->vals[e->v + k];
+			if (v == 0) {
+				u->st->dropped_zero++;
+				continue;
+			}
+			if (!bt->rows)
+				bt->id = new_batch_id(u);
+			rb_u32(&u->rows, (uint32_t)e->sec);
+			rb_str(&u->rows, service, strlen(service));
+			rb_str(&u->rows, host, strlen(host));
+			sp_buf_add(&u->rows, u->labels.p, u->labels.len);
+			rb_u64(&u->rows, e->stack);
+			rb_str(&u->rows, u->names[k], strlen(u->names[k]));
+			rb_str(&u->rows, u->units[k], strlen(u->units[k]));
+			rb_f64(&u->rows, v);
+			rb_u32(&u->rows, (uint32_t)bt->id);
+			bt->rows++;
+			if ((uint32_t)e->sec < bt->bmin)
+				bt->bmin = (uint32_t)e->sec;
+			if ((uint32_t)e->sec > bt->bmax)
+				bt->bmax = (uint32_t)e->sec;
+		}
+		if (bt->rows >= u->o->batch_rows && send_rows(u) < 0)
+			rc = -1;
+	}
+	u->nents = 0;
+	sp_u64map_release(&u->agg);
+	sp_u64map_init(&u->agg);
+	return rc;
+}
+
+int sp_fleet_put(struct sp_fleet *f, const struct sp_fleet_put_opts *o, char **files, int nfiles,
+		 struct sp_fleet_stats *st, struct sp_err *err)
+{
+	memset(st, 0, sizeof *st);
+	int fr = sp_fleet_flush(f, st, err);
+	if (fr < 0)
+		return -1;
+	struct putter u;
+	memset(&u, 0, sizeof u);
+	u.sink.sample = put_sample;
+	u.f = f;
+	u.o = o;
+	u.st = st;
+	u.err = err;
+	u.down = fr == 1;
+	u.bt.table = T_SAMPLES;
+	u.bt.bmin = UINT32_MAX;
+	sp_u64map_init(&u.known);
+	sp_u64map_init(&u.agg);
+	sp_u64map_init(&u.labelled);
+	/* the labels, sorted, as their RowBinary array */
+	const char **ls = sp_xmalloc(((size_t)o->nlabels + 1) * sizeof *ls);
+	for (int i = 0; i < o->nlabels; i++)
+		ls[i] = o->labels[i];
+	for (int i = 1; i < o->nlabels; i++)
+		for (int j = i; j > 0 && strcmp(ls[j - 1], ls[j]) > 0; j--) {
+			const char *t = ls[j];
+			ls[j] = ls[j - 1];
+			ls[j - 1] = t;
+		}
+	sp_buf_add_uvarint(&u.labels, (uint64_t)o->nlabels);
+	for (int i = 0; i < o->nlabels; i++)
+		rb_str(&u.labels, ls[i], strlen(ls[i]));
+	free(ls);
+	int rc = 0;
+	for (int i = 0; i < nfiles && rc == 0; i++) {
+		u.p = sp_profile_new();
+		u.is_stdin = !strcmp(files[i], "-");
+		u.mtime_ns = 0;
+		struct stat sb;
+		if (!u.is_stdin && stat(files[i], &sb) == 0)
+			u.mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec;
+		u.nvalues = 0;
+		u.have_t = 0;
+		u.anchor_ns = INT64_MIN;
+		u.service[0] = u.host[0] = 0;
+		if (u.nh)
+			memset(u.nh, 0, u.nhcap * sizeof *u.nh);
+		if (sp_read_file(files[i], o->format, u.p, &u.sink, o->read, NULL, err) < 0)
+			rc = -1; /* what was read is sent below: nothing read is dropped */
+		struct sp_err ferr;
+		struct sp_err *keep = u.err;
+		if (rc < 0)
+			u.err = &ferr;
+		if (flush_rows(&u) < 0 && rc == 0)
+			rc = -1;
+		u.err = keep;
+		sp_profile_free(u.p);
+		u.p = NULL;
+		sp_label_cache_release(&u.labc);
+		memset(&u.labc, 0, sizeof u.labc);
+		sp_u64map_release(&u.labelled);
+		sp_u64map_init(&u.labelled);
+	}
+	{ /* the rows gathered last, sent even after an input error (what was read is kept) */
+		struct sp_err ferr;
+		struct sp_err *keep = u.err;
+		if (rc < 0)
+			u.err = &ferr;
+		if (send_rows(&u) < 0 && rc == 0)
+			rc = -1;
+		u.err = keep;
+	}
+	free(u.nh);
+	free(u.ents);
+	free(u.vals);
+	free(u.frames);
+	sp_u64map_release(&u.known);
+	sp_u64map_release(&u.agg);
+	sp_u64map_release(&u.labelled);
+	sp_buf_release(&u.stacks);
+	sp_buf_release(&u.tmp);
+	sp_buf_release(&u.rows);
+	sp_buf_release(&u.labels);
+	if (rc < 0)
+		return -1;
+	if (u.down)
+		return sp_err_set(err, "%s", st->first_error), 1;
+	return 0;
+}
+
+/* ---- get: a slice, aggregated by the server ---- */
+
+/* The WHERE clause of a query. */
+static void add_where(struct sp_buf *b, const struct sp_fleet_query *q)
+{
+	sp_buf_addf(b, " WHERE bucket >= toDateTime(%lld) AND bucket < toDateTime(%lld)", (long long)q->since,
+		    (long long)q->until);
+	if (q->service) {
+		sp_buf_adds(b, " AND service = ");
+		add_sqlstr(b, q->service, strlen(q->service));
+	}
+	if (q->host && strcmp(q->host, "*")) {
+		/* the glob as an anchored RE2 pattern */
+		struct sp_buf re = SP_BUF_INIT;
+		sp_buf_addc(&re, '^');
+		for (const char *s = q->host; *s; s++) {
+			if (*s == '*')
+				sp_buf_adds(&re, ".*");
+			else if (*s == '?')
+				sp_buf_addc(&re, '.');
+			else if (*s == '[' && strchr(s + 1, ']')) {
+				const char *e = strchr(s + 2, ']');
+				if (!e)
+					e = strchr(s + 1, ']');
+				sp_buf_addc(&re, '[');
+				s++;
+				if (*s == '!') {
+					sp_buf_addc(&re, '^');
+					s++;
+				}
+				for (; s < e; s++) {
+					if (*s == '\\' || *s == '[')
+						sp_buf_addc(&re, '\\');
+					sp_buf_addc(&re, *s);
+				}
+				sp_buf_addc(&re, ']');
+			} else {
+				if (strchr("\\.+()|{}^$[]", *s))
+					sp_buf_addc(&re, '\\');
+				sp_buf_addc(&re, *s);
+			}
+		}
+		sp_buf_addc(&re, '$');
+		sp_buf_adds(b, " AND match(host, ");
+		add_sqlstr(b, re.p, re.len);
+		sp_buf_addc(b, ')');
+		sp_buf_release(&re);
+	}
+	for (int i = 0; i < q->nlabels; i++) {
+		sp_buf_adds(b, " AND has(labels, ");
+		add_sqlstr(b, q->labels[i], strlen(q->labels[i]));
+		sp_buf_addc(b, ')');
+	}
+}
+
+/* "no samples for service api, hosts web-*, label k=v, between A and B" */
+static int no_samples(const struct sp_fleet_query *q, const char *what, struct sp_err *err)
+{
+	char a[32], b[32];
+	fmt_time(a, sizeof a, q->since);
+	fmt_time(b, sizeof b, q->until);
+	struct sp_buf m = SP_BUF_INIT;
+	sp_buf_addf(&m, "no samples%s for ", what);
+	if (q->service)
+		sp_buf_addf(&m, "service %s", q->service);
+	else
+		sp_buf_adds(&m, "any service");
+	if (q->host)
+		sp_buf_addf(&m, ", hosts %s", q->host);
+	for (int i = 0; i < q->nlabels; i++)
+		sp_buf_addf(&m, ", label %s", q->labels[i]);
+	sp_buf_addf(&m, " between %s and %s UTC", a, b);
+	sp_err_set(err, "%s", sp_buf_cstr(&m));
+	sp_buf_release(&m);
+	return 1;
+}
+
+struct column {
+	char name[64], unit[32];
+};
+
+/* The value columns in the slice ("samples" first).  Returns their number
+ * (0: no samples) or -1. */
+static int slice_columns(struct sp_fleet *f, const struct sp_fleet_query *q, struct column *cols, struct sp_err *err)
+{
+	struct sp_buf b = SP_BUF_INIT;
+	sp_buf_adds(&b, "SELECT value_name, any(unit) FROM ");
+	table_ref(f, &b, T_SAMPLES);
+	add_where(&b, q);
+	sp_buf_adds(&b, " GROUP BY value_name ORDER BY value_name != 'samples', value_name FORMAT RowBinary");
+	int r = sp_fleet_sql(f, sp_buf_cstr(&b), NULL, 0, err);
+	sp_buf_release(&b);
+	if (r < 0)
+		return -1;
+	struct rb_reader rd = { (const unsigned char *)f->resp.p, (const unsigned char *)f->resp.p + f->resp.len, 0 };
+	int n = 0;
+	while (rd.p < rd.e && !rd.bad) {
+		size_t ln, lu;
+		const char *nm = rd_str(&rd, &ln), *un = rd_str(&rd, &lu);
+		if (rd.bad)
+			break;
+		if (n == SP_MAX_VALUES)
+			return sp_err_set(err, "the slice has more than %d value columns: narrow it", SP_MAX_VALUES), -1;
+		snprintf(cols[n].name, sizeof cols[n].name, "%.*s", (int)ln, nm);
+		snprintf(cols[n].unit, sizeof cols[n].unit, "%.*s", (int)lu, un);
+		n++;
+	}
+	if (rd.bad)
+		return sp_err_set(err, "%s: a malformed answer (%zu bytes)", f->urltext, f->resp.len), -1;
+	return n;
+}
+
+int sp_fleet_get(struct sp_fleet *f, const struct sp_fleet_query *q, FILE *out, struct sp_fleet_stats *st,
+		 struct sp_err *err)
+{
+	memset(st, 0, sizeof *st);
+	struct column cols[SP_MAX_VALUES];
+	int nv = slice_columns(f, q, cols, err);
+	if (nv < 0)
+		return -1;
+	if (!nv)
+		return no_samples(q, "", err);
+	/* 1. the aggregate, by the server */
+	struct sp_buf b = SP_BUF_INIT;
+	sp_buf_adds(&b, "SELECT stack");
+	if (q->by & SP_FLEET_BY_TIME)
+		sp_buf_adds(&b, ", toUInt32(bucket) AS t");
+	if (q->by & SP_FLEET_BY_HOST)
+		sp_buf_adds(&b, ", host");
+	for (int i = 0; i < nv; i++) {
+		sp_buf_adds(&b, ", sumIf(value, value_name = ");
+		add_sqlstr(&b, cols[i].name, strlen(cols[i].name));
+		sp_buf_addc(&b, ')');
+	}
+	sp_buf_adds(&b, " FROM ");
+	table_ref(f, &b, T_SAMPLES);
+	add_where(&b, q);
+	sp_buf_adds(&b, " GROUP BY stack");
+	if (q->by & SP_FLEET_BY_TIME)
+		sp_buf_adds(&b, ", t");
+	if (q->by & SP_FLEET_BY_HOST)
+		sp_buf_adds(&b, ", host");
+	if (q->by & SP_FLEET_BY_TIME)
+		sp_buf_adds(&b, " ORDER BY t");
+	sp_buf_adds(&b, " FORMAT RowBinary");
+	int rc = 0;
+	struct sp_buf rows = SP_BUF_INIT;
+	struct sp_profile *p = NULL;
+	struct sp_stream_writer *w = NULL;
+	struct sp_u64map id2node;
+	sp_u64map_init(&id2node);
+	if (sp_fleet_sql(f, sp_buf_cstr(&b), NULL, 0, err) < 0) {
+		rc = -1;
+		goto out;
+	}
+	/* keep the rows: the next request reuses the answer buffer */
+	sp_buf_add(&rows, f->resp.p, f->resp.len);
+	/* 2. the frames of the stacks in it (the set computed by the server:
+	 * a list of ids would be an AST of as many elements) */
+	sp_buf_reset(&b);
+	sp_buf_adds(&b, "SELECT id, any(frames), any(kinds) FROM ");
+	table_ref(f, &b, T_STACKS);
+	sp_buf_adds(&b, f->cluster ? " WHERE id GLOBAL IN (SELECT stack FROM " : " WHERE id IN (SELECT stack FROM ");
+	table_ref(f, &b, T_SAMPLES);
+	add_where(&b, q);
+	sp_buf_adds(&b, ") GROUP BY id FORMAT RowBinary");
+	if (sp_fleet_sql(f, sp_buf_cstr(&b), NULL, 0, err) < 0) {
+		rc = -1;
+		goto out;
+	}
+	p = sp_profile_new();
+	const char *names[SP_MAX_VALUES];
+	for (int i = 0; i < nv; i++)
+		names[i] = cols[i].name;
+	sp_profile_set_values(p, nv, names);
+	for (int i = 0; i < nv; i++)
+		sp_profile_set_unit(p, i, cols[i].unit);
+	sp_meta_add(p, "source", "pfleet");
+	if (q->service)
+		sp_meta_add(p, "service", q->service);
+	struct rb_reader rd = (struct rb_reader){ (const unsigned char *)f->resp.p, (const unsigned char *)f->resp.p + f->resp.len, 0 };
+	while (rd.p < rd.e && !rd.bad) {
+		uint64_t id = rd_u64(&rd);
+		uint64_t d = rd_varint(&rd);
+		uint32_t node = 0;
+		const unsigned char *kinds = NULL;
+		struct rb_reader fr = rd;
+		for (uint64_t i = 0; i < d && !rd.bad; i++) {
+			size_t n;
+			rd_str(&rd, &n);
+		}
+		if (rd_varint(&rd) != d || (uint64_t)(rd.e - rd.p) < d) {
+			rd.bad = 1;
+			break;
+		}
+		kinds = rd.p;
+		rd.p += d;
+		for (uint64_t i = 0; i < d; i++) {
+			size_t n;
+			const char *s = rd_str(&fr, &n);
+			node = sp_node_intern(p, node, sp_frame_named(p, s, n, kinds[i] < SP_KIND_MAX ? kinds[i] : 0));
+		}
+		int found;
+		*sp_u64map_slot(&id2node, id == UINT64_MAX ? id - 1 : id, &found) = node;
+	}
+	if (rd.bad) {
+		rc = -1;
+		sp_err_set(err, "%s: a malformed answer (%zu bytes)", f->urltext, f->resp.len);
+		goto out;
+	}
+	/* 3. the stream */
+	w = sp_stream_writer_new(out, p);
+	struct sp_sink *sink = sp_stream_writer_sink(w);
+	uint32_t unknown = 0;
+	uint32_t *fr_buf = NULL;
+	size_t fr_cap = 0;
+	rd = (struct rb_reader){ (const unsigned char *)rows.p, (const unsigned char *)rows.p + rows.len, 0 };
+	while (rd.p < rd.e && rc == 0) {
+		struct sp_sample s;
+		memset(&s, 0, sizeof s);
+		s.time = SP_NO_TIME;
+		uint64_t id = rd_u64(&rd);
+		if (q->by & SP_FLEET_BY_TIME)
+			s.time = (uint64_t)rd_u32(&rd) * 1000000000ULL;
+		const char *host = NULL;
+		size_t hn = 0;
+		if (q->by & SP_FLEET_BY_HOST)
+			host = rd_str(&rd, &hn);
+		for (int i = 0; i < nv; i++)
+			s.values[i] = rd_f64(&rd);
+		int found;
+		uint32_t node = sp_u64map_get(&id2node, id == UINT64_MAX ? id - 1 : id, &found);
+		if (!found) {
+			/* a stack whose dictionary batch is still in a spool */
+			char nm[64];
+			snprintf(nm, sizeof nm, "[stack %016llx not in the dictionary]", (unsigned long long)id);
+			if (!unknown)
+				unknown = 1;
+			st->missing_stacks++;
+			node = sp_node_intern(p, 0, sp_frame_named(p, nm, strlen(nm), SP_KIND_SYNTHETIC));
+			*sp_u64map_slot(&id2node, id == UINT64_MAX ? id - 1 : id, &found) = node;
+		}
+		if (host) {
+			uint32_t hnode = sp_node_intern(p, 0, sp_frame_named(p, host, hn, SP_KIND_SYNTHETIC));
+			uint32_t dd = sp_node_frames(p, node, &fr_buf, &fr_cap);
+			for (uint32_t i = 0; i < dd; i++)
+				hnode = sp_node_intern(p, hnode, fr_buf[i]);
+			node = hnode;
+		}
+		s.stack = node;
+		if (sink->sample(sink, p, &s, err) < 0)
+			rc = -1;
+	}
+	free(fr_buf);
+	if (rc == 0 && sp_stream_writer_finish(w, err) < 0)
+		rc = -1;
+out:
+	if (w)
+		sp_stream_writer_free(w);
+	if (p)
+		sp_profile_free(p);
+	sp_u64map_release(&id2node);
+	sp_buf_release(&b);
+	sp_buf_release(&rows);
+	return rc;
+}
+
+int sp_fleet_hosts(struct sp_fleet *f, const struct sp_fleet_query *q, FILE *out, struct sp_err *err)
+{
+	struct column cols[SP_MAX_VALUES];
+	int nv = slice_columns(f, q, cols, err);
+	if (nv < 0)
+		return -1;
+	if (!nv)
+		return no_samples(q, "", err);
+	int c = -1;
+	for (int i = 0; i < nv; i++)
+		if (q->value ? !strcmp(cols[i].name, q->value) : (c < 0 && sp_unit_is_time(cols[i].unit)))
+			c = i;
+	if (c < 0 && q->value)
+		return sp_err_set(err, "--value %s: the slice's value columns are %s%s%s%s%s", q->value, cols[0].name,
+				  nv > 1 ? ", " : "", nv > 1 ? cols[1].name : "", nv > 2 ? ", " : "", nv > 2 ? "..." : ""), -1;
+	if (c < 0)
+		c = 0;
+	struct sp_buf b = SP_BUF_INIT;
+	sp_buf_adds(&b, "SELECT host, sumIf(value, stack ");
+	sp_buf_adds(&b, f->cluster ? "GLOBAL IN" : "IN");
+	sp_buf_adds(&b, " (SELECT id FROM ");
+	table_ref(f, &b, T_STACKS);
+	sp_buf_adds(&b, " WHERE has(frames, ");
+	add_sqlstr(&b, q->function, strlen(q->function));
+	sp_buf_adds(&b, "))) AS in_f, sum(value) AS total FROM ");
+	table_ref(f, &b, T_SAMPLES);
+	add_where(&b, q);
+	sp_buf_adds(&b, " AND value_name = ");
+	add_sqlstr(&b, cols[c].name, strlen(cols[c].name));
+	sp_buf_adds(&b, " GROUP BY host HAVING in_f > 0 ORDER BY in_f DESC, host FORMAT RowBinary");
+	int rc = sp_fleet_sql(f, sp_buf_cstr(&b), NULL, 0, err);
+	sp_buf_release(&b);
+	if (rc < 0)
+		return -1;
+	if (!f->resp.len) {
+		char what[300];
+		snprintf(what, sizeof what, " in %s", q->function);
+		return no_samples(q, what, err);
+	}
+	struct rb_reader rd = { (const unsigned char *)f->resp.p, (const unsigned char *)f->resp.p + f->resp.len, 0 };
+	struct sp_buf line = SP_BUF_INIT, v = SP_BUF_INIT;
+	fprintf(out, "%-24s %18s %18s %7s\n", "host", q->function, "host total", "share");
+	while (rd.p < rd.e && !rd.bad) {
+		size_t hn;
+		const char *h = rd_str(&rd, &hn);
+		double in = rd_f64(&rd), tot = rd_f64(&rd);
+		if (rd.bad)
+			break;
+		sp_buf_reset(&line);
+		sp_buf_addf(&line, "%-24.*s ", (int)hn, h);
+		sp_buf_reset(&v);
+		sp_buf_addvalue(&v, in, cols[c].unit);
+		sp_buf_addf(&line, "%18s ", sp_buf_cstr(&v));
+		sp_buf_reset(&v);
+		sp_buf_addvalue(&v, tot, cols[c].unit);
+		sp_buf_addf(&line, "%18s %6.2f%%\n", sp_buf_cstr(&v), tot > 0 ? 100 * in / tot : 0);
+		fputs(sp_buf_cstr(&line), out);
+	}
+	sp_buf_release(&line);
+	sp_buf_release(&v);
+	if (rd.bad)
+		return sp_err_set(err, "%s: a malformed answer (%zu bytes)", f->urltext, f->resp.len), -1;
+	return 0;
+}

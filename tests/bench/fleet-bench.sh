@@ -1,0 +1,135 @@
+#!/bin/bash
+# fleet-bench.sh — pfleet over ClickHouse against pmerge of stream files:
+# measured, never asserted.
+#
+# The fleet is made from a real recording: `perf record -a -g -F 1999` of
+# this machine for 20 s (whatever it runs, plus gcc compiling this
+# project's sources, xz, gzip and python3 started here), folded by pfold; its distinct stacks are the pool that
+# fleet-gen.py draws HOSTS x MINUTES profiles of STACKS distinct stacks
+# from, with per-host variation (fleet-gen.py says how), each kept as a
+# binary stream file hNNN/mMM.sp (pfold -b), dated at its minute.
+#
+# Measured, on a private clickhouse-server (127.0.0.1, its own data
+# directory under tests/bench/work/fleet, 2 threads a query as this VM has
+# 2 cores):
+#   ingest   pfleet put of every host's 60 files, two puts at a time:
+#            sample rows per second (wall clock)
+#   disk     bytes per sample row of the samples table after OPTIMIZE FINAL
+#            (all its columns), and per column; the stack dictionary apart
+#   queries  medians of RUNS runs, each against pmerge of the same files:
+#            one hour of the service on all hosts (to folded text: what a
+#            flame graph is drawn from), the same for 10 hosts, a diff of
+#            the first and second half hours (pdiff)
+#   answers  pfleet's folded output equals pmerge's (the bench says so)
+#
+#   FLEET_HOSTS=100 FLEET_MINUTES=60 FLEET_STACKS=3000 BENCH_RUNS=5
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+top=$PWD
+export PATH=$top/bin:$PATH
+HOSTS=${FLEET_HOSTS:-100} MINUTES=${FLEET_MINUTES:-60} STACKS=${FLEET_STACKS:-3000} RUNS=${BENCH_RUNS:-5}
+W=$top/tests/bench/work/fleet
+mkdir -p "$W"
+say() { printf 'fleet-bench: %s\n' "$*" >&2; }
+. "$top/tests/fleet/ch.sh"
+if ! why=$(ch_available); then say "skipped: $why"; exit 0; fi
+command -v perf > /dev/null || { say "skipped: perf is not installed (linux-perf)"; exit 0; }
+median() { sort -g | awk '{a[NR] = $1} END {if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+now() { date +%s.%N; }
+
+# ---- 1. the pool of real stacks ----
+if [ ! -s "$W/pool.folded" ]; then
+	say "recording the machine for 20 s (perf record -a -g) for the pool of stacks"
+	head -c 20000000 /dev/urandom > "$W/rand"
+	( xz -6 -T1 -c "$W/rand" > /dev/null & gzip -9 -c "$W/rand" > /dev/null &
+	  for f in lib/*.c formats/*.c; do gcc -std=gnu11 -D_GNU_SOURCE -O2 -Ilib -Iformats -c -o /dev/null "$f" 2> /dev/null; done &
+	  python3 -c 'import json, re, hashlib
+d = [{"k": i, "v": str(i) * 10} for i in range(200000)]
+for _ in range(40): s = json.dumps(d); json.loads(s); re.findall(r"\d+", s); hashlib.sha256(s.encode()).hexdigest()' & wait ) &
+	perf record -q -a -g -F 1999 -o "$W/pool.data" -- sleep 20 2> /dev/null
+	wait
+	pfold "$W/pool.data" > "$W/pool.folded.tmp" 2> /dev/null && mv "$W/pool.folded.tmp" "$W/pool.folded"
+	rm -f "$W/pool.data" "$W/rand"
+fi
+say "pool: $(wc -l < "$W/pool.folded") distinct stacks from a real system-wide recording"
+
+# ---- 2. the fleet, as per-host-per-minute stream files ----
+START=$(date -u -d 2026-11-26T10:00:00 +%s)
+G=$W/gen-$HOSTS-$MINUTES-$STACKS
+if [ ! -f "$G/done" ]; then
+	rm -rf "$G"; mkdir -p "$G"
+	say "generating $HOSTS hosts x $MINUTES minutes x $STACKS stacks in $G"
+	python3 "$top/tests/bench/fleet-gen.py" "$W/pool.folded" "$G" "$HOSTS" "$MINUTES" "$STACKS" "$START" > "$G/HOTFN"
+	find "$G" -name 'm*.folded' | sort | xargs -P2 -n 200 sh -c 'for f; do s=${f%.folded}.sp; pfold -b -o "$s" "$f" && touch -r "$f" "$s" && rm "$f"; done' sh
+	touch "$G/done"
+fi
+HOT=$(cat "$G/HOTFN")
+files=$(find -L "$G" -name 'm*.sp' | wc -l)
+say "fleet: $files stream files, $(du -shL "$G" | cut -f1) on disk"
+
+# ---- 3. a fresh server ----
+rm -rf "$W/ch"
+trap 'ch_stop_all' EXIT
+ch_start_free "$W/ch" > /dev/null
+U=http://127.0.0.1:$CH_HTTP
+export PFLEET_SPOOL=$W/spool
+rm -f "$PFLEET_SPOOL"
+pfleet init $U 2> /dev/null
+say "clickhouse-server $(ch_query "$CH_HTTP" 'SELECT version()') on $U"
+
+# ---- 4. ingest ----
+t0=$(now)
+ls -d "$G"/h* | xargs -P2 -I{} sh -c 'pfleet put -q --service api --host "$(basename "$1")" "$2" "$1"/m*.sp' sh {} "$U"
+t1=$(now)
+rows=$(ch_query "$CH_HTTP" "SELECT count() FROM stackpipe.samples")
+samples=$(ch_query "$CH_HTTP" "SELECT count() FROM stackpipe.samples WHERE value_name = 'samples'")
+ing=$(echo "$t1 $t0" | awk '{print $1 - $2}')
+rps=$(echo "$rows $ing" | awk '{printf "%.0f", $1 / $2}')
+
+# ---- 5. bytes on disk ----
+ch_query "$CH_HTTP" "OPTIMIZE TABLE stackpipe.samples FINAL" > /dev/null
+ch_query "$CH_HTTP" "OPTIMIZE TABLE stackpipe.stacks FINAL" > /dev/null
+bpr=$(ch_query "$CH_HTTP" "SELECT sum(bytes_on_disk) / sum(rows) FROM system.parts WHERE active AND database = 'stackpipe' AND table = 'samples'")
+sbytes=$(ch_query "$CH_HTTP" "SELECT sum(bytes_on_disk) FROM system.parts WHERE active AND database = 'stackpipe' AND table = 'stacks'")
+nstacks=$(ch_query "$CH_HTTP" "SELECT count() FROM stackpipe.stacks")
+percol=$(ch_query "$CH_HTTP" "SELECT name, round(data_compressed_bytes / $rows, 3) FROM system.columns WHERE database = 'stackpipe' AND table = 'samples' ORDER BY data_compressed_bytes DESC" | awk '{printf "%s %s, ", $1, $2}')
+sbytes_files=$(du -sbL "$G" | cut -f1)
+
+# ---- 6. queries, each beside pmerge of the same files ----
+H1="--since @$START --until @$((START + MINUTES * 60))"
+HALF=$((START + MINUTES * 30))
+A="--since @$START --until @$HALF" B="--since @$HALF --until @$((START + MINUTES * 60))"
+allf=$(echo "$G"/h*/m*.sp)
+subf=$(echo "$G"/h00?/m*.sp)
+firstf=$(for m in $(seq 0 $((MINUTES / 2 - 1))); do echo "$G"/h*/m$(printf %02d $m).sp; done | tr '\n' ' ')
+secondf=$(for m in $(seq $((MINUTES / 2)) $((MINUTES - 1))); do echo "$G"/h*/m$(printf %02d $m).sp; done | tr '\n' ' ')
+time_runs() { # NAME CMD: median wall seconds of RUNS runs
+	local name=$1 i t0 t1; shift
+	for i in $(seq "$RUNS"); do
+		t0=$(now); eval "$*" > "$W/out.$name"; t1=$(now)
+		echo "$t1 $t0" | awk '{print $1 - $2}'
+	done | median
+}
+q_all=$(time_runs fa "pfleet get --service api $H1 $U | pfold")
+m_all=$(time_runs ma "pmerge --folded $allf")
+q_sub=$(time_runs fs "pfleet get --service api --host 'h00?' $H1 $U | pfold")
+m_sub=$(time_runs ms "pmerge --folded $subf")
+q_diff=$(time_runs fd "pdiff -O folded <(pfleet get --service api $A $U) <(pfleet get --service api $B $U)")
+m_diff=$(time_runs md "pdiff <(pmerge --folded $firstf) <(pmerge --folded $secondf)")
+q_svg=$(time_runs fg "pfleet get --service api $H1 $U | psvg")
+same=""
+for p in a s d; do cmp -s "$W/out.f$p" "$W/out.m$p" && same="$same $p:same" || same="$same $p:DIFFERENT"; done
+
+# ---- 7. the figures ----
+cat <<TXT
+fleet-bench: $HOSTS hosts x $MINUTES min x $STACKS stacks/min ($files stream files, $(( sbytes_files / 1048576 )) MB),
+  pool of $(wc -l < "$W/pool.folded") real stacks; medians of $RUNS runs; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)
+  ingest:        $rows sample rows ($samples of them in the samples column) in ${ing} s = $rps rows/s (pfleet put, 2 at a time)
+  disk:          $(printf %.2f "$bpr") bytes per sample row (samples table after OPTIMIZE FINAL);
+                 per column: $percol
+                 stack dictionary: $nstacks stacks, $sbytes bytes
+  1 hour, all hosts:  pfleet get | pfold ${q_all} s   pmerge --folded ${m_all} s   (get | psvg ${q_svg} s)
+  1 hour, 10 hosts:   pfleet get | pfold ${q_sub} s   pmerge --folded ${m_sub} s
+  diff of half hours: pdiff of 2 gets ${q_diff} s   pdiff of 2 pmerges ${m_diff} s
+  answers (folded text, pfleet vs pmerge):$same   (slow hosts' hot function: $HOT)
+TXT

@@ -1,0 +1,75 @@
+#!/bin/bash
+# pfleet without a server: --help and the man page, usage errors, a server
+# that is down (the batches go to the spool, nothing lost, exit 2), a spool
+# on a full disk, get from a server that is down.
+. "$(dirname "$0")/../lib.sh"
+DEMO=$SP_TOP/share/demo/perf-demo.txt.gz
+export PFLEET_SPOOL=$T/spool
+
+pfleet --help > "$T/h" 2>&1; rc=$?
+if [ $rc = 0 ] && grep -q '^usage: pfleet init' "$T/h"; then ok "pfleet --help: synopsis, exit 0"; else notok "pfleet --help (exit $rc)"; fi
+man=$SP_TOP/share/man/man1/pfleet.1
+sed -n '/^\.SH SYNOPSIS/,/^\.SH DESC/p' "$man" | grep -v '^\.' | sed 's/\\f[BIRP]//g; s/\\-/-/g' > "$T/ms"
+sed -n '1,/^[^ u]/p' "$T/h" | grep -E '^(usage: | )' | sed 's/^usage: //; s/^ *//' > "$T/hs"
+if [ -s "$T/ms" ] && cmp -s "$T/ms" "$T/hs"; then ok "pfleet(1) SYNOPSIS equals --help's"; else notok "pfleet(1) SYNOPSIS differs from --help"; diff "$T/ms" "$T/hs" | head -5; fi
+if groff -ww -man -z "$man" 2> "$T/g" && [ ! -s "$T/g" ]; then ok "pfleet(1) is valid for groff -ww"; else notok "groff -ww pfleet.1"; head -3 "$T/g"; fi
+pfleet --version > "$T/o" 2>&1 && grep -qx 'pfleet (stackpipe) [0-9.]*' "$T/o" && ok "pfleet --version" || notok "pfleet --version"
+
+# usage errors: one reason, the usage line, exit 2, nothing written
+U=http://127.0.0.1:9
+check_usage() { # NAME PATTERN ARGS...
+	local name=$1 pat=$2; shift 2
+	pfleet "$@" > "$T/o" 2> "$T/e"; local rc=$?
+	if [ $rc = 2 ] && [ ! -s "$T/o" ] && grep -q -- "$pat" "$T/e" && grep -q '^usage: pfleet' "$T/e"; then ok "$name"
+	else notok "$name (exit $rc)"; head -3 "$T/e" | sed 's/^/  /'; fi
+}
+check_usage "no subcommand" "no subcommand" 
+check_usage "unknown subcommand" "unknown subcommand 'pull'" pull $U
+check_usage "no URL" "no URL" get --service api
+check_usage "a bad time" "--since 'yesterday': a time is" get --since yesterday $U
+check_usage "a bad label" "--label 'release': a label is KEY=VALUE" put --label release $U
+check_usage "--bucket 0" "--bucket '0'" put --bucket 0 $U
+check_usage "--by what" "--by 'cpu': host or time" get --by cpu $U
+check_usage "hosts without --function" "no --function" hosts $U
+check_usage "--since after --until" "--since is not before --until" get --since -1h --until -2h $U
+check_usage "an unknown option" "unrecognized option '--no-such-option'" get --no-such-option $U
+pfleet get --service api ftp://x > "$T/o" 2> "$T/e"; rc=$?
+if [ $rc = 2 ] && grep -q "^pfleet: ftp://x: not an http:// URL" "$T/e"; then ok "not an http URL: one sentence, exit 2"; else notok "ftp URL (exit $rc)"; cat "$T/e"; fi
+pfleet get --service api --database 'x;drop' $U > "$T/o" 2> "$T/e"; rc=$?
+[ $rc = 2 ] && grep -q "a name of letters, digits and '_'" "$T/e" && ok "--database: only a plain name" || notok "--database check (exit $rc)"
+
+# the server is down: put spools every batch, says so, exits 2; the input is untouched
+port=$((20000 + RANDOM % 20000))
+while (exec 3<> /dev/tcp/127.0.0.1/$port) 2> /dev/null; do port=$((port + 1)); done
+D=http://127.0.0.1:$port
+cp "$DEMO" "$T/demo.gz"; sum=$(md5sum < "$T/demo.gz")
+pfleet put --retries 1 --service demo --host h1 --start 2026-11-26T10:00:00 $D "$T/demo.gz" > "$T/o" 2> "$T/e"; rc=$?
+if [ $rc = 2 ] && grep -q "^pfleet: $D: cannot connect to 127.0.0.1:$port: Connection refused: [0-9]* rows in 2 batches spooled to $T/spool ('pfleet flush $D' or the next put sends them)" "$T/e"; then
+	ok "server down: exit 2, one sentence with the rows spooled and how to send them"; else notok "server down (exit $rc)"; cat "$T/e"; fi
+# (records: a header line, then binary rows; read the headers out of the bytes)
+spooled() { grep -ao 'pfleet-spool 1 [a-z]* [0-9]* ' "$1"; }
+n=$(spooled "$T/spool" | wc -l)
+rows=$(spooled "$T/spool" | awk '$3 == "samples" {s += $4} END {print s}')
+said=$(sed -n 's/.*: \([0-9]*\) rows in 2 batches spooled.*/\1/p' "$T/e")
+nst=$(spooled "$T/spool" | awk '$3 == "stacks" {s += $4} END {print s}')
+if [ "$n" = 2 ] && [ $((rows + nst)) = "$said" ] && [ "$rows" -gt 0 ]; then ok "the spool holds the 2 batches ($rows sample rows, $nst stacks)"; else notok "spool: $n records, $rows+$nst rows, said $said"; fi
+[ "$(md5sum < "$T/demo.gz")" = "$sum" ] && ok "the input file is untouched" || notok "input changed"
+grep -q 'after 0' "$T/e" && notok "no retry" || true
+pfleet flush --retries 0 $D > "$T/o" 2> "$T/e"; rc=$?
+if [ $rc = 2 ] && grep -q "Connection refused: the spool $T/spool keeps its batches" "$T/e" && [ "$(spooled "$T/spool" | wc -l)" = 2 ]; then
+	ok "flush while still down: exit 2, the spool keeps both batches"; else notok "flush while down (exit $rc)"; cat "$T/e"; fi
+
+# a spool on a full disk: said, exit 2, counted as not stored
+if [ -w /dev/full ]; then
+	pfleet put --retries 0 --spool /dev/full --service demo $D "$T/demo.gz" > "$T/o" 2> "$T/e"; rc=$?
+	if [ $rc = 2 ] && grep -q "cannot write the spool /dev/full: No space left on device: [0-9]* rows not stored" "$T/e"; then ok "spool on a full disk: said, with the rows not stored, exit 2"
+	else notok "full spool (exit $rc)"; cat "$T/e"; fi
+else skip "full spool" "/dev/full is not writable here"; fi
+
+# get from a server that is down
+pfleet get --service api $D > "$T/o" 2> "$T/e"; rc=$?
+if [ $rc = 2 ] && [ ! -s "$T/o" ] && grep -q "^pfleet: $D: cannot connect to 127.0.0.1:$port: Connection refused" "$T/e"; then ok "get, server down: one sentence, exit 2, no output"
+else notok "get down (exit $rc)"; cat "$T/e"; fi
+pfleet get --service api -o "$T/keep.sp" $D 2> "$T/e"; echo keep > "$T/keep.sp"
+pfleet get --service api -o "$T/keep.sp" $D 2> "$T/e"; rc=$?
+[ $rc = 2 ] && [ "$(cat "$T/keep.sp")" = keep ] && ok "get -o FILE: a failure leaves FILE as it was" || notok "get -o kept (exit $rc)"
