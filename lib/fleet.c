@@ -1090,7 +1090,12 @@ int sp_fleet_put(struct sp_fleet *f, const struct sp_fleet_put_opts *o, char **f
 	for (int i = 0; i < nfiles && rc == 0; i++) {
 		u.p = sp_profile_new();
 		u.is_stdin = !strcmp(files[i], "-");
-		u.mtime_ns = 0;
+		/* untimed input is stored at its file's mtime; standard input's
+		 * at the time it is read (0 would put it in 1970, out of every
+		 * query's range) */
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME, &now);
+		u.mtime_ns = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
 		struct stat sb;
 		if (!u.is_stdin && stat(files[i], &sb) == 0)
 			u.mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec;

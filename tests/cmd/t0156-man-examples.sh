@@ -55,13 +55,30 @@ if command -v go > /dev/null; then
 		./goheap.bin heap.pb.gz && have_go=1
 fi
 
+# pfleet(1)'s lines run against a private ClickHouse server (http://db:8123
+# becomes its address; "api" is the stand-in server)
+CH_URL= ch_why=
+. "$SP_TOP/tests/fleet/ch.sh"
+trap 'ch_stop_all; sp_cleanup' EXIT
+if ch_why=$(ch_available); then
+	if ch_start_free "$T/ch" > ch.start 2>&1; then CH_URL=http://127.0.0.1:$CH_HTTP; export PFLEET_SPOOL=$T/spool
+	else ch_why="clickhouse-server did not start: $(tail -1 ch.start)"; fi
+fi
+# the store's other release on a web host, as the page's queries assume: the
+# stand-in server's recording (it has no compress(): handle_request stands in)
+if [ -n "$CH_URL" ]; then
+	{ pfleet init "$CH_URL" && pfleet put --service api --host web-1 --label release=41 "$CH_URL" t.sp; } > ch.put 2>&1 ||
+		{ notok "pfleet stand-in data stored"; sed 's/^/  /' ch.put; CH_URL= ch_why="the stand-in data could not be stored"; }
+fi
+
 # ---- the lines ----
 # The EXAMPLES lines of a page: inside .nf/.fi, starting with a command.
 lines() {
 	awk '/^\.SH EXAMPLES?/ { e = 1; next } /^\.SH/ { e = 0 } e && /^\.nf/ { nf = 1; next } e && /^\.fi/ { nf = 0; next }
 	     e && nf && !/^\./ { print }' "$1" |
 		sed -e 's/\\-/-/g' -e 's/\\e/\\/g' -e 's/\\\\/\\/g' -e 's/^ *//' |
-		grep -E '^(pcollect|pfold|pfilter|pdiff|pmerge|preport|psvg|pspeedscope|plive|sp-dump|perf|go) '
+		awk '/\\$/ { sub(/\\$/, ""); held = held $0; next } { print held $0; held = "" }' |
+		grep -E '^(pcollect|pfold|pfilter|pdiff|pmerge|preport|psvg|pspeedscope|plive|pfleet|sp-dump|perf|go) '
 }
 # why LINE: why a line cannot run here, or nothing
 why() {
@@ -69,6 +86,7 @@ why() {
 	"go tool pprof -http="*) echo "go tool pprof -http serves a web page until it is interrupted" ;;
 	perf*|*"perf script"*|*perf.data*|*perf.txt*) [ $have_perf = 1 ] || echo "perf record is not usable here: $(tail -1 perf.err 2>/dev/null)" ;;
 	*heap.pb.gz*) [ $have_go = 1 ] || echo "$go_why" ;;
+	*http://db:8123*) [ -n "$CH_URL" ] || echo "$ch_why" ;;
 	esac
 }
 # a running copy of the stand-in server, for PID, 1234 and $(pidof server)
@@ -91,11 +109,12 @@ for page in "$MAN"/man*/*.[1-9]; do
 		cmd=$line
 		cmd=$(printf '%s' "$cmd" | sed -E 's/ -d (5|10|30|60)( |$)/ -d 1\2/g; s/sleep 10/sleep 1/; s/ -c 100 / -c 5 /')
 		pidline=0
-		case "$cmd" in *PID*|*1234*|*'$(pidof server)'*) pidline=1 ;; esac
+		case "$cmd" in *PID*|*1234*|*'$(pidof server)'*|*'$(pidof api)'*) pidline=1 ;; esac
 		if [ $pidline = 1 ]; then
 			start_server
-			cmd=$(printf '%s' "$cmd" | sed -e "s/\\\$(pidof server)/$SPID/g" -e "s/\\bPID\\b/$SPID/g" -e "s/\\b1234\\b/$SPID/g")
+			cmd=$(printf '%s' "$cmd" | sed -e "s/\\\$(pidof server)/$SPID/g" -e "s/\\\$(pidof api)/$SPID/g" -e "s/\\bPID\\b/$SPID/g" -e "s/\\b1234\\b/$SPID/g")
 		fi
+		[ -n "$CH_URL" ] && cmd=$(printf '%s' "$cmd" | sed -e "s|http://db:8123|$CH_URL|g" -e 's/--function compress/--function handle_request/')
 		# the files it writes: "> FILE" and "-o FILE"
 		outs=$(printf '%s\n' "$cmd" | grep -oE '(> |-o )[A-Za-z0-9_.-]+' | awk '$2 != "-" { print $2 }')
 		for o in $outs; do rm -f "$o"; done
@@ -119,5 +138,6 @@ want=$(awk '/^\.SH EXAMPLE/ { e = 1; next } /^\.SH/ { e = 0 } e && /^[0-9a-f][0-
 	"$MAN/man5/stackpipe-stream.5" | tr -s ' ')
 got=$(printf 'a;b 3\n' | pfold -b | od -An -tx1 | tr -s ' \n' ' ' | sed 's/^ //' | cut -c1-${#want})
 size=$(printf 'a;b 3\n' | pfold -b | wc -c)
-if [ -n "$want" ] && [ "$want" = "$got" ] && [ "$size" = 85 ]; then ok "stackpipe-stream.5: the example's bytes are pfold -b's (85 bytes)"
+said=$(sed -n 's/.*as a stream (\([0-9]*\) bytes).*/\1/p' "$MAN/man5/stackpipe-stream.5")
+if [ -n "$want" ] && [ "$want" = "$got" ] && [ "$size" = "$said" ]; then ok "stackpipe-stream.5: the example's bytes are pfold -b's ($size bytes, as the page says)"
 else notok "stackpipe-stream.5: the example's bytes are pfold -b's ($size bytes)"; printf '  want %s\n  got  %s\n' "$want" "$got"; fi
