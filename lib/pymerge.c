@@ -26,7 +26,7 @@ struct merged {
 struct sp_pymerge {
 	struct sp_profile *p;
 	enum sp_pymode mode;
-	int lines;
+	int lines, full;
 	struct pyproc *procs;
 	size_t nprocs, capprocs;
 	struct sp_u64map procidx; /* pid -> index + 1 */
@@ -50,19 +50,22 @@ struct sp_pymerge {
 	char *why;              /* why not exact, NULL when exact */
 	int npy;                /* the stopped thread's Python frames, in pyfr */
 	uint32_t take_gil, gil_wait; /* "take_gil"; the frame "[gil wait]" */
+	uint32_t changed;            /* the frame "[python frame changed]" */
 };
 
-struct sp_pymerge *sp_pymerge_new(struct sp_profile *p, enum sp_pymode mode, int lines)
+struct sp_pymerge *sp_pymerge_new(struct sp_profile *p, enum sp_pymode mode, int lines, int full_filenames)
 {
 	struct sp_pymerge *m = sp_xcalloc(1, sizeof *m);
 	m->p = p;
 	m->mode = mode;
 	m->lines = lines;
+	m->full = full_filenames;
 	sp_u64map_init(&m->procidx);
 	sp_u64map_init(&m->mergeidx);
 	m->eval = sp_str_intern(p, "_PyEval_EvalFrameDefault", 24);
 	m->take_gil = sp_str_intern(p, "take_gil", 8);
 	m->gil_wait = sp_frame_named(p, "[gil wait]", 10, SP_KIND_SYNTHETIC);
+	m->changed = sp_frame_named(p, "[python frame changed]", 22, SP_KIND_SYNTHETIC);
 	sp_buf_init(&m->msgs);
 	return m;
 }
@@ -178,6 +181,8 @@ static struct sp_python *reader(struct sp_pymerge *m, int pid, uint64_t serial, 
 	if (pp->state == SP_PY_NOT && pp->gen != gen) {
 		pp->gen = gen;
 		pp->py = sp_python_open(m->p, pid, maps, m->lines, &pp->state, &err);
+		if (pp->py)
+			sp_python_set_full_filenames(pp->py, m->full);
 		if (pp->state == SP_PY_REFUSED)
 			say(m, pid, err.msg);
 		else if (pp->py)
@@ -195,14 +200,15 @@ static struct sp_python *reader(struct sp_pymerge *m, int pid, uint64_t serial, 
 		return NULL;
 	if (!pp->announced) {
 		char buf[512];
+		const char *what = m->mode == SP_PY_ONLY ? "only" : "merged";
 		if (m->stop)
-			snprintf(buf, sizeof buf, "Python %s: Python frames merged, exact (each sampled thread is "
-				 "stopped while its stack is copied)", sp_python_version(pp->py));
+			snprintf(buf, sizeof buf, "Python %s: Python frames %s, exact (each sampled thread is "
+				 "stopped while its stack is copied)", sp_python_version(pp->py), what);
 		else if (m->why)
-			snprintf(buf, sizeof buf, "Python %s: Python frames merged, non-blocking: %s",
-				 sp_python_version(pp->py), m->why);
+			snprintf(buf, sizeof buf, "Python %s: Python frames %s, non-blocking: %s",
+				 sp_python_version(pp->py), what, m->why);
 		else
-			snprintf(buf, sizeof buf, "Python %s: Python frames merged", sp_python_version(pp->py));
+			snprintf(buf, sizeof buf, "Python %s: Python frames %s", sp_python_version(pp->py), what);
 		say(m, pid, buf);
 		pp->announced = 1;
 	}
@@ -372,6 +378,19 @@ static size_t gil_wait(struct sp_pymerge *m, uint32_t nn, size_t n)
 		j++;
 	if (j == nn)
 		return n;
+	/* Asleep, not re-taking a free GIL on its fast path (a single thread
+	 * that released it around a C call): a condition wait or the kernel
+	 * under take_gil. */
+	uint32_t w = j + 1;
+	for (; w < nn; w++) {
+		const struct sp_frame *f = sp_frame_get(m->p, m->nat[w]);
+		const char *nm = sp_str(m->p, f->name);
+		if (f->kind == SP_KIND_KERNEL || strstr(nm, "cond_wait") || strstr(nm, "cond_timedwait") ||
+		    strstr(nm, "futex"))
+			break;
+	}
+	if (w == nn)
+		return n;
 	if (m->mode != SP_PY_ONLY) {
 		size_t k = 0;
 		while (k < n && m->out[k] != m->nat[j])
@@ -392,6 +411,70 @@ uint32_t sp_pymerge_thread_name(struct sp_pymerge *m, int pid, uint64_t serial, 
 		return 0;
 	struct sp_python *py = reader(m, pid, serial, maps);
 	return py ? sp_python_thread_name(py, tid, 0) : 0;
+}
+
+/* Is range [lo, hi) held by one of the sample's registers or stack words
+ * below the end of its innermost eval frame? */
+static int held(const struct sp_py_cstack *cs, uint64_t lo, uint64_t hi)
+{
+	if (cs->regs)
+		for (int r = 0; r < SP_NREGS; r++)
+			if (cs->regs[r] >= lo && cs->regs[r] < hi)
+				return 1;
+	for (uint64_t at = (cs->sp + 7) & ~7ull; at + 8 <= cs->eval_end; at += 8) {
+		uint64_t w;
+		memcpy(&w, cs->data + (at - cs->sp), 8);
+		if (w >= lo && w < hi)
+			return 1;
+	}
+	return 0;
+}
+
+/* Non-blocking: the Python frames in m->pyfr (npy, read after the sample)
+ * against what the sample itself saw.  The eval loop that ran the
+ * sample's innermost Python frame holds that frame's anchor (python.h)
+ * in a register or in the stack the sample copied: the innermost frame
+ * whose anchor is there is the one the sample saw.  Frames read inside it
+ * (the thread went on into them) are dropped; when no frame's anchor is
+ * there (it returned and ran another function), the innermost group is
+ * replaced by "[python frame changed]", so the sample's native frames are
+ * never put under a function they did not run in.  Returns the new npy. */
+static int check_seen(struct sp_pymerge *m, struct sp_python *py, const struct sp_py_cstack *cs, int npy)
+{
+	if (!cs || !cs->data || cs->eval_end <= cs->sp || cs->eval_end > cs->sp + cs->len) {
+		m->st.unchecked++;
+		return npy;
+	}
+	int known = 0;
+	for (int i = 0; i < npy; i++) {
+		uint64_t lo, hi;
+		if (!sp_python_anchor(py, i, &lo, &hi))
+			continue;
+		known = 1;
+		if (!held(cs, lo, hi))
+			continue;
+		if (i == 0) {
+			m->st.seen++;
+			return npy;
+		}
+		m->st.trimmed++;
+		memmove(m->pyfr, m->pyfr + i, (size_t)(npy - i) * sizeof *m->pyfr);
+		memmove(m->entry, m->entry + i, (size_t)(npy - i) * sizeof *m->entry);
+		return npy - i;
+	}
+	if (!known) {
+		m->st.unchecked++;
+		return npy;
+	}
+	m->st.changed++;
+	int g = 0;
+	while (g < npy - 1 && !m->entry[g])
+		g++; /* the innermost group is pyfr[0..g] */
+	m->pyfr[g] = m->changed;
+	m->entry[g] = 1;
+	memmove(m->pyfr, m->pyfr + g, (size_t)(npy - g) * sizeof *m->pyfr);
+	memmove(m->entry, m->entry + g, (size_t)(npy - g) * sizeof *m->entry);
+	return npy - g;
 }
 
 uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid,
@@ -418,6 +501,8 @@ uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const
 				npy = again;
 		}
 	}
+	if (npy > 0)
+		npy = check_seen(m, py, cs, npy);
 	return merge(m, node, npy, truncated, 0);
 }
 

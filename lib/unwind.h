@@ -54,6 +54,13 @@ struct sp_unwind_result sp_unwind_stack(struct sp_unwind *u, int tid, const uint
 					const void *stack, size_t stack_len, unsigned flags, uint64_t *pcs,
 					int max);
 
+/* The same, and sps[i] (when sps is not NULL): the stack pointer of frame
+ * i (sps[0] = regs[SP_REG_SP]; the frame of pcs[i] spans [sps[i],
+ * sps[i+1])), 0 where the unwinder does not know it. */
+struct sp_unwind_result sp_unwind_stack_sps(struct sp_unwind *u, int tid, const uint64_t regs[SP_NREGS],
+					    const void *stack, size_t stack_len, unsigned flags, uint64_t *pcs,
+					    uint64_t *sps, int max);
+
 /* The libdwfl session of this process (NULL before the first module),
  * typed void* so that this header needs no libdwfl.h. */
 void *sp_unwind_dwfl(struct sp_unwind *u);
