@@ -582,6 +582,7 @@ static uint64_t type_flags(struct sp_python *py, uint64_t obj, uint64_t *type);
 #define TPF_LIST (1UL << 25)
 #define SYSPATH_REREAD_NS 1000000000ull
 #define SYSPATH_MAX 256
+#define SYSPATH_RETRY_NS 20000000ull
 
 /* sys.path of the interpreter, read anew into py->syspath (kept as it was
  * when it cannot be read). */
@@ -626,10 +627,18 @@ static uint32_t short_file(struct sp_python *py, uint32_t file)
 		syspath_read(py);
 	const char *f = sp_str(py->p, file);
 	size_t best = 0;
-	for (size_t i = 0; i < py->nsyspath; i++) {
-		size_t n = strlen(py->syspath[i]);
-		if (n > best && !strncmp(f, py->syspath[i], n) && f[n] == '/' && f[n + 1])
-			best = n;
+	for (int again = 0; again < 2 && !best; again++) {
+		/* under no entry: sys.path may have grown since (the script's
+		 * folder is put first just before the script runs) */
+		if (again && now_ns() - py->syspath_at > SYSPATH_RETRY_NS)
+			syspath_read(py);
+		else if (again)
+			break;
+		for (size_t i = 0; i < py->nsyspath; i++) {
+			size_t n = strlen(py->syspath[i]);
+			if (n > best && !strncmp(f, py->syspath[i], n) && f[n] == '/' && f[n + 1])
+				best = n;
+		}
 	}
 	if (!best)
 		return file;
