@@ -417,16 +417,17 @@ static uint32_t stack_node(struct sp_collect *c, struct sp_proc *pr, struct sp_u
  * What the eval loop holds at the sample (its frame and instruction
  * pointers) lies below it or in the registers (pymerge.h). */
 static uint64_t eval_end(struct sp_collect *c, struct sp_proc *pr, struct sp_unwind *u, const uint64_t *pcs,
-			 const uint64_t *sps, uint32_t nk, uint32_t n, const struct sp_py_cstack *cs)
+			 const uint64_t *sps, uint32_t nk, uint32_t n, struct sp_py_cstack *cs)
 {
 	for (uint32_t i = nk; i < n; i++) {
 		const uint32_t *f;
 		size_t k = sp_symbols_user(c->syms, u, pr->maps, pr->pid, pcs[i], &f);
 		if (!k || sp_frame_get(c->p, f[k - 1])->name != c->eval)
 			continue;
-		uint64_t end = cs->sp + cs->len;
-		if (i + 1 < n && sps[i + 1] > cs->sp && sps[i + 1] < end)
-			end = sps[i + 1];
+		uint64_t end = cs->sp + cs->len, next = i + 1 < n ? sps[(i + 1) * SP_UNWIND_KEPT] : 0;
+		if (next > cs->sp && next < end)
+			end = next;
+		cs->eval_regs = sps + i * SP_UNWIND_KEPT + 1;
 		return end;
 	}
 	return 0;
@@ -457,7 +458,7 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 		c->st.filtered++;
 		return;
 	}
-	uint64_t pcs[MAX_PCS], sps[MAX_PCS];
+	uint64_t pcs[MAX_PCS], sps[MAX_PCS * SP_UNWIND_KEPT];
 	uint32_t n = 0, nk = 0;
 	int truncated = 0;
 	for (uint32_t i = 0; i < s->nkernel && n < MAX_PCS / 2; i++)
@@ -486,7 +487,7 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 			exact ? sp_unwind_stack(u, (int)s->tid, stopped.regs, stopped.stack, stopped.len, 0, pcs + n,
 						MAX_PCS - (int)n)
 			      : sp_unwind_stack_sps(u, (int)s->tid, s->regs, s->stack, s->stack_len, 0, pcs + n,
-						    c->py ? sps + n : NULL, MAX_PCS - (int)n);
+						    c->py ? sps + n * SP_UNWIND_KEPT : NULL, MAX_PCS - (int)n);
 		n += (uint32_t)r.n;
 		c->st.truncated += (uint64_t)r.truncated;
 		truncated = r.truncated != 0;
@@ -510,7 +511,7 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 		smp.stack = sp_pymerge_stopped(c->py, smp.stack, truncated);
 	} else if (c->py) {
 		struct sp_py_cstack cs = { s->has_regs ? s->stack : NULL, s->regs[SP_REG_SP], s->stack_len,
-					   s->has_regs ? s->regs : NULL, 0 };
+					   s->has_regs ? s->regs : NULL, 0, NULL };
 		if (cs.data && cg == SP_CG_DWARF)
 			cs.eval_end = eval_end(c, pr, u, pcs, sps, nk, n, &cs);
 		smp.stack = sp_pymerge_sample(c->py, pr->pid, pr->serial, pr->maps, (int)s->tid, &cs, smp.stack,

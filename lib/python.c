@@ -124,8 +124,11 @@ struct code {
 	uint64_t qual_ptr, file_ptr;  /* the str objects it was read from */
 	uint32_t epoch;               /* checked against the target in this epoch */
 	uint32_t lt_off, lt_len; /* line table in py->lt */
-	uint32_t ncode;          /* 3.11+: code units at co_code_adaptive */
+	uint32_t ncode;          /* 3.11+: code units at co_code_adaptive;
+				  * 3.8-3.10: bytes of bytecode at bc */
+	uint64_t bc;
 };
+#define CO_CODE_OLD 48 /* 3.8-3.10: PyCodeObject.co_code (DWARF of pyenv's builds) */
 
 struct sp_python {
 	struct sp_profile *p;
@@ -167,7 +170,10 @@ struct sp_python {
 	char **syspath;
 	size_t nsyspath;
 	uint64_t syspath_at; /* CLOCK_MONOTONIC ns of the last read, 0 never */
+	int nthreads;        /* thread states, as of nthreads_at (0 never) */
+	uint64_t nthreads_at;
 };
+#define NTHREADS_REREAD_NS 200000000ull
 
 /* ---- target memory ---- */
 
@@ -678,6 +684,14 @@ static const struct code *code_get(struct sp_python *py, uint64_t addr)
 	c.file = short_file(py, read_str(py, get64(b, py->o.co_filename)));
 	int64_t units = (int64_t)get64(b, 16); /* ob_size: code units (3.11+) */
 	c.ncode = !py->o.old && units > 0 && units < (1 << 24) ? (uint32_t)units : 0;
+	if (py->o.old) {
+		/* 3.8-3.10: the bytecode is the bytes object co_code */
+		uint64_t cc = get64(b, CO_CODE_OLD), nb = 0;
+		if (cc && rd64(py, cc + py->o.bytes_size, &nb) == 0 && nb > 0 && nb < (1 << 24)) {
+			c.bc = cc + py->o.bytes_sval;
+			c.ncode = (uint32_t)nb;
+		}
+	}
 	int32_t first;
 	memcpy(&first, b + py->o.co_firstlineno, 4);
 	c.firstline = first;
@@ -883,7 +897,7 @@ int sp_python_anchor(const struct sp_python *py, int i, uint64_t *lo, uint64_t *
 		return 0;
 	*lo = py->anc[2 * i];
 	*hi = py->anc[2 * i + 1];
-	return 1;
+	return py->o.old ? 2 : 1;
 }
 
 void sp_python_set_full_filenames(struct sp_python *py, int full) { py->full = full; }
@@ -898,7 +912,6 @@ static int stack_old(struct sp_python *py, uint64_t ts, uint32_t *fr, uint8_t *e
 	if (rd64(py, ts + py->o.ts_frame, &cur) < 0)
 		goto fail;
 	for (int depth = 0; cur && depth < MAX_DEPTH && n < max; depth++) {
-		uint64_t at = cur;
 		if (rd(py, cur, b, sizeof b) < 0)
 			goto fail;
 		uint64_t code = get64(b, py->o.fo_code);
@@ -910,7 +923,8 @@ static int stack_old(struct sp_python *py, uint64_t ts, uint32_t *fr, uint8_t *e
 			continue;
 		fr[n] = frame_of(py, code, c, (uint64_t)(uint32_t)lasti);
 		entry[n] = 1;
-		anc_put(py, n, at, at + 1); /* the eval call's own frame object */
+		/* the eval call running it holds its next instruction */
+		anc_put(py, n, c->bc, c->bc && c->ncode ? c->bc + c->ncode + 2 : 0);
 		n++;
 	}
 	if (cur && n < max)
@@ -985,6 +999,23 @@ int sp_python_stack(struct sp_python *py, int tid, const struct sp_py_cstack *cs
 fail:
 	py->st.failed++;
 	return -1;
+}
+
+int sp_python_threads(struct sp_python *py)
+{
+	uint64_t now = now_ns();
+	if (py->nthreads_at && now - py->nthreads_at < NTHREADS_REREAD_NS)
+		return py->nthreads;
+	uint64_t interp, ts = 0;
+	int n = 0;
+	py->nthreads_at = now;
+	if (rd64(py, py->runtime + py->o.rt_interp_head, &interp) < 0 || !interp ||
+	    rd64(py, interp + py->o.is_threads_head, &ts) < 0)
+		return py->nthreads = -1;
+	for (; ts && n < 4096; n++)
+		if (rd64(py, ts + py->o.ts_next, &ts) < 0)
+			return py->nthreads = -1;
+	return py->nthreads = n;
 }
 
 int sp_python_gil_holder(struct sp_python *py)

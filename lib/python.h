@@ -65,6 +65,8 @@ struct sp_py_cstack {
 	const uint64_t *regs; /* the sample's registers (unwind.h's order), or NULL */
 	uint64_t eval_end;    /* the end of the innermost eval-loop frame in the
 			       * copy, 0 when the native stack has none */
+	const uint64_t *eval_regs; /* its callee-saved registers as it had them
+				    * (unwind.h's SP_UNWIND_KEPT - 1), or NULL */
 };
 
 /* The Python frames of thread tid, innermost first, into fr[0..max):
@@ -79,17 +81,24 @@ int sp_python_stack(struct sp_python *py, int tid, const struct sp_py_cstack *cs
 		    int max);
 
 /* After sp_python_stack: the addresses [*lo, *hi) that the eval loop
- * running frame i of that stack holds in a register or in its C frame
- * while it runs it (3.11+: the next instruction, inside the code object's
- * bytecode; 3.8-3.10: the frame object), so a sample's registers and stack
- * copy tell whether the frame read is the one the sample saw.  0 when
- * unknown. */
+ * running frame i of that stack holds while it runs it: its next
+ * instruction, inside the code object's bytecode.  So a sample's registers
+ * and stack copy tell whether the frame read is the one the sample saw.
+ * Returns 1 when the eval loop may keep it in a register or in its C
+ * frame (3.11+: measured there on 3.12, most often in the frame), 2 when
+ * only registers are to be trusted (3.8-3.10: found in the eval frame's
+ * callee-saved registers; its C frame's stale slots held older functions'
+ * pointers in 0.5-3 % of samples), 0 when unknown. */
 int sp_python_anchor(const struct sp_python *py, int i, uint64_t *lo, uint64_t *hi);
 
 /* File names are relative to the longest entry of the target's sys.path
  * they lie under ("json/encoder.py", as py-spy shows them) unless full is
  * set (the default: relative).  Set it before the first frame is read. */
 void sp_python_set_full_filenames(struct sp_python *py, int full);
+
+/* How many thread states the interpreter has (read at most every 200
+ * ms), -1 when they cannot be counted. */
+int sp_python_threads(struct sp_python *py);
 
 /* The thread id holding the GIL, 0 when no thread holds it, -1 when it
  * cannot be told (the fields do not hold together).  Exact only while the

@@ -225,8 +225,11 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 		return DWARF_CB_ABORT;
 	/* A return address points after the call: look up the call itself. */
 	if (u->sps) {
-		Dwarf_Word sp = 0;
-		u->sps[u->n] = dwfl_frame_reg(state, SP_REG_SP, &sp) == 0 ? sp : 0;
+		static const unsigned kept[SP_UNWIND_KEPT] = { SP_REG_SP, 3, 6, 12, 13, 14, 15 };
+		for (int k = 0; k < SP_UNWIND_KEPT; k++) {
+			Dwarf_Word v = 0;
+			u->sps[u->n * SP_UNWIND_KEPT + k] = dwfl_frame_reg(state, kept[k], &v) == 0 ? v : 0;
+		}
 	}
 	u->pcs[u->n++] = activation ? pc : pc - 1;
 	return u->n >= u->max ? DWARF_CB_ABORT : DWARF_CB_OK;
@@ -265,8 +268,11 @@ struct sp_unwind_result sp_unwind_stack_sps(struct sp_unwind *u, int tid, const 
 	}
 	if (u->n == 0) {
 		pcs[0] = regs[SP_REG_IP];
-		if (sps)
-			sps[0] = regs[SP_REG_SP];
+		if (sps) {
+			static const unsigned kept[SP_UNWIND_KEPT] = { SP_REG_SP, 3, 6, 12, 13, 14, 15 };
+			for (int k = 0; k < SP_UNWIND_KEPT; k++)
+				sps[k] = regs[kept[k]];
+		}
 		u->n = 1;
 		r.truncated = 1;
 	}

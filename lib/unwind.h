@@ -54,9 +54,11 @@ struct sp_unwind_result sp_unwind_stack(struct sp_unwind *u, int tid, const uint
 					const void *stack, size_t stack_len, unsigned flags, uint64_t *pcs,
 					int max);
 
-/* The same, and sps[i] (when sps is not NULL): the stack pointer of frame
- * i (sps[0] = regs[SP_REG_SP]; the frame of pcs[i] spans [sps[i],
- * sps[i+1])), 0 where the unwinder does not know it. */
+/* The same, and (when sps is not NULL) SP_UNWIND_KEPT registers of each
+ * frame i at sps[i * SP_UNWIND_KEPT ...]: its stack pointer (the frame of
+ * pcs[i] spans [sp of i, sp of i+1)), then the callee-saved rbx rbp r12
+ * r13 r14 r15 as that frame had them; 0 where the unwinder does not know. */
+#define SP_UNWIND_KEPT 7
 struct sp_unwind_result sp_unwind_stack_sps(struct sp_unwind *u, int tid, const uint64_t regs[SP_NREGS],
 					    const void *stack, size_t stack_len, unsigned flags, uint64_t *pcs,
 					    uint64_t *sps, int max);
