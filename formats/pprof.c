@@ -349,8 +349,9 @@ int sp_pprof_writer_finish(struct sp_pprof_writer *w, struct sp_err *err)
 	}
 
 	/* pprof names its first mapping "File:", the main binary: the
-	 * module most stacks start in (the executable's _start), not the
-	 * first one met (a sample's leaf: libpython, libc). */
+	 * module of _start, where stacks start (an interpreter's executable,
+	 * not the libpython of its leaves); without _start, the first one
+	 * met. */
 	uint32_t main_module = 0;
 	{
 		struct sp_u64map roots;
@@ -362,6 +363,8 @@ int sp_pprof_writer_finish(struct sp_pprof_writer *w, struct sp_err *err)
 				const struct sp_frame *f = sp_frame_get(p, frames[j]);
 				if (!f->module || f->kind == SP_KIND_KERNEL || sp_str(p, f->module)[0] == '[')
 					continue;
+				if (strcmp(sp_str(p, f->name), "_start"))
+					break;
 				int found;
 				uint32_t *c = sp_u64map_slot(&roots, f->module, &found);
 				*c = found ? *c + 1 : 1;

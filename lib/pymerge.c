@@ -460,13 +460,14 @@ static int check_seen(struct sp_pymerge *m, struct sp_python *py, const struct s
 		m->st.unchecked++;
 		return npy;
 	}
-	int known = 0;
+	int known = 0, regs_only = 0;
 	for (int i = 0; i < npy; i++) {
 		uint64_t lo, hi;
 		int kind = sp_python_anchor(py, i, &lo, &hi);
 		if (!kind)
 			continue;
 		known = 1;
+		regs_only = kind == 2;
 		int where = held(cs, lo, hi, kind == 2);
 		if (!where)
 			continue;
@@ -501,7 +502,29 @@ static int check_seen(struct sp_pymerge *m, struct sp_python *py, const struct s
 	m->entry[cut - 1] = 1;
 	memmove(m->pyfr, m->pyfr + cut - 1, (size_t)(npy - cut + 1) * sizeof *m->pyfr);
 	memmove(m->entry, m->entry + cut - 1, (size_t)(npy - cut + 1) * sizeof *m->entry);
-	return npy - cut + 1;
+	npy = npy - cut + 1;
+	/* The sample's own innermost frame, when its next instruction is
+	 * in a code object read before: under the marker (its callers are
+	 * the ones not known). */
+	uint32_t own = 0;
+	for (int r = 0; !own && cs->eval_regs && r < SP_UNWIND_KEPT - 1; r++)
+		own = cs->eval_regs[r] ? sp_python_frame_at(py, cs->eval_regs[r]) : 0;
+	for (int r = 0; !own && cs->regs && r < SP_NREGS; r++)
+		own = cs->regs[r] ? sp_python_frame_at(py, cs->regs[r]) : 0;
+	for (uint64_t at = (cs->sp + 7) & ~7ull; !own && !regs_only && at + 8 <= cs->eval_end; at += 8) {
+		uint64_t w;
+		memcpy(&w, cs->data + (at - cs->sp), 8);
+		own = w ? sp_python_frame_at(py, w) : 0;
+	}
+	if (own && npy < MAX_PY) {
+		memmove(m->pyfr + 1, m->pyfr, (size_t)npy * sizeof *m->pyfr);
+		memmove(m->entry + 1, m->entry, (size_t)npy * sizeof *m->entry);
+		m->pyfr[0] = own;
+		m->entry[0] = 0;
+		npy++;
+		m->st.recovered++;
+	}
+	return npy;
 }
 
 uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid,

@@ -59,6 +59,8 @@ struct sp_pymerge_stats {
 	uint64_t trimmed;   /* merged at an outer frame the sample saw */
 	uint64_t changed;   /* no frame read is the sample's: marked
 			     * "[python frame changed]" */
+	uint64_t recovered; /* of which the sample's own innermost frame was
+			     * named from its next instruction (under the mark) */
 	uint64_t unchecked; /* no eval frame in the stack copy, or no anchor */
 	/* exact mode (sp_pymerge_set_exact) */
 	uint64_t exact;     /* samples taken from the stopped thread */

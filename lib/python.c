@@ -127,6 +127,7 @@ struct code {
 	uint32_t ncode;          /* 3.11+: code units at co_code_adaptive;
 				  * 3.8-3.10: bytes of bytecode at bc */
 	uint64_t bc;
+	uint64_t addr;           /* the code object */
 };
 #define CO_CODE_OLD 48 /* 3.8-3.10: PyCodeObject.co_code (DWARF of pyenv's builds) */
 
@@ -171,6 +172,8 @@ struct sp_python {
 	size_t nsyspath;
 	uint64_t syspath_at; /* CLOCK_MONOTONIC ns of the last read, 0 never */
 	int nthreads;        /* thread states, as of nthreads_at (0 never) */
+	uint32_t *bysc;      /* code indexes sorted by bytecode start */
+	size_t nbysc;        /* codes sorted (== ncodes when current) */
 	uint64_t nthreads_at;
 };
 #define NTHREADS_REREAD_NS 200000000ull
@@ -445,6 +448,7 @@ void sp_python_free(struct sp_python *py)
 	free(py->names);
 	free(py->codes);
 	free(py->anc);
+	free(py->bysc);
 	for (size_t i = 0; i < py->nsyspath; i++)
 		free(py->syspath[i]);
 	free(py->syspath);
@@ -678,6 +682,7 @@ static const struct code *code_get(struct sp_python *py, uint64_t addr)
 	struct code c;
 	memset(&c, 0, sizeof c);
 	c.epoch = py->epoch;
+	c.addr = addr;
 	c.qual_ptr = get64(b, py->o.co_qualname);
 	c.file_ptr = get64(b, py->o.co_filename);
 	c.name = read_str(py, get64(b, py->o.co_qualname));
@@ -999,6 +1004,55 @@ int sp_python_stack(struct sp_python *py, int tid, const struct sp_py_cstack *cs
 fail:
 	py->st.failed++;
 	return -1;
+}
+
+static const struct sp_python *sort_py; /* for bc_cmp: qsort has no context */
+
+static uint64_t bc_lo(const struct sp_python *py, const struct code *c)
+{
+	return py->o.old ? c->bc : c->addr + py->o.co_code_adaptive;
+}
+
+static int bc_cmp(const void *a, const void *b)
+{
+	uint64_t x = bc_lo(sort_py, &sort_py->codes[*(const uint32_t *)a]);
+	uint64_t y = bc_lo(sort_py, &sort_py->codes[*(const uint32_t *)b]);
+	return x < y ? -1 : x > y;
+}
+
+uint32_t sp_python_frame_at(struct sp_python *py, uint64_t instr)
+{
+	if (py->state != SP_PY_READY || !py->ncodes)
+		return 0;
+	if (py->nbysc != py->ncodes) {
+		py->bysc = sp_xrealloc(py->bysc, py->ncodes * sizeof *py->bysc);
+		for (size_t i = 0; i < py->ncodes; i++)
+			py->bysc[i] = (uint32_t)i;
+		sort_py = py;
+		qsort(py->bysc, py->ncodes, sizeof *py->bysc, bc_cmp);
+		py->nbysc = py->ncodes;
+	}
+	/* the last code starting at or below instr */
+	size_t lo = 0, hi = py->nbysc;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (bc_lo(py, &py->codes[py->bysc[mid]]) <= instr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	const struct code *c = &py->codes[py->bysc[lo - 1]];
+	uint64_t start = bc_lo(py, c);
+	if (!c->ncode || instr >= start + (py->o.old ? c->ncode : 2 * (uint64_t)c->ncode))
+		return 0;
+	uint64_t addr = c->addr;
+	if (!(c = code_get(py, addr)) || bc_lo(py, c) != start)
+		return 0; /* freed since, or another code object there now */
+	/* 3.8/3.9: f_lasti in bytes; 3.10: in code units; 3.11+: the pointer */
+	uint64_t at = py->o.old == 1 ? instr - start : py->o.old == 2 ? (instr - start) / 2 : instr;
+	return frame_of(py, addr, c, at);
 }
 
 int sp_python_threads(struct sp_python *py)

@@ -91,6 +91,12 @@ int sp_python_stack(struct sp_python *py, int tid, const struct sp_py_cstack *cs
  * pointers in 0.5-3 % of samples), 0 when unknown. */
 int sp_python_anchor(const struct sp_python *py, int i, uint64_t *lo, uint64_t *hi);
 
+/* The frame (a frame id of the profile, at its line) of the code object
+ * read before whose bytecode holds instruction address instr, 0 when none
+ * does (or it was freed since).  Names a sample's own innermost frame
+ * from the next-instruction pointer its eval loop held. */
+uint32_t sp_python_frame_at(struct sp_python *py, uint64_t instr);
+
 /* File names are relative to the longest entry of the target's sys.path
  * they lie under ("json/encoder.py", as py-spy shows them) unless full is
  * set (the default: relative).  Set it before the first frame is read. */

