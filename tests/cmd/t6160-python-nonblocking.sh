@@ -31,7 +31,7 @@ run() {
 	read -r _ oa ob og < "$T/own"
 	# 2 points, or 3 binomial deviations of alpha's share where the
 	# samples are too few for 2 points to mean anything (99 Hz: 6.6)
-	tol=$(awk -v n="$tot" 'BEGIN { t = 300 * sqrt(0.24 / (n > 0 ? n : 1)); printf "%.1f", t > 2 ? t : 2 }')
+	tol=$(awk -v n="$tot" 'BEGIN { t = 300 * sqrt(0.24 / (n > 0 ? n : 1)); printf "%.1f", (t > 2 ? t : 2) }')
 	if awk -v a=$a -v b=$b -v g=$g -v oa=$oa -v ob=$ob -v og=$og -v t=$tol 'function d(x, y) { return x > y * 100 ? x - y * 100 : y * 100 - x }
 		BEGIN { exit !(d(a, oa) <= t && d(b, ob) <= t && d(g, og) <= t) }'; then
 		ok "$L$label: alpha/beta/gamma $a/$b/$g % of $tot samples, the program's own $oa/$ob/$og (want within $tol points)"
