@@ -70,6 +70,8 @@ static const char synopsis[] =
 	"                          in place of the interpreter's eval-loop frames), only\n"
 	"                          (Python frames alone) or off\n"
 	"      --python-lines=no   one frame per Python function, not per line\n"
+	"      --full-filenames    Python files by their full path, not relative to\n"
+	"                          the target's sys.path (json/encoder.py)\n"
 	"      --python-sampling=HOW  exact (default at -F 100 or less: each sampled\n"
 	"                          Python thread is stopped while its stack and Python\n"
 	"                          frames are read) or nonblocking (read just after\n"
@@ -118,7 +120,7 @@ static void on_task(void *ctx, int pid, int tid) { sp_collect_add_task(ctx, pid,
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
 	enum { O_CG = 256, O_LINES, O_NOINLINE, O_NOKERNEL, O_BUFFER, O_NORENAME, O_OFFCPU, O_WALL, O_TRACE,
-	       O_TRACE_RETURNS, O_TRACE_BUDGET, O_PYTHON, O_PYLINES, O_PYSAMPLING, O_STACKS, O_WEIGHT, O_EVERY, O_LIVE };
+	       O_TRACE_RETURNS, O_TRACE_BUDGET, O_PYTHON, O_PYLINES, O_PYSAMPLING, O_FULLNAMES, O_STACKS, O_WEIGHT, O_EVERY, O_LIVE };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -139,6 +141,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "python", required_argument, NULL, O_PYTHON },
 		{ "python-lines", required_argument, NULL, O_PYLINES },
 		{ "python-sampling", required_argument, NULL, O_PYSAMPLING },
+		{ "full-filenames", no_argument, NULL, O_FULLNAMES },
 		{ "stacks", no_argument, NULL, O_STACKS },
 		{ "weight", required_argument, NULL, O_WEIGHT },
 		{ "every", required_argument, NULL, O_EVERY },
@@ -250,6 +253,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 				return sp_usage_error(synopsis, "--python-sampling must be exact or nonblocking, not '%s'",
 						      optarg), -1;
 			break;
+		case O_FULLNAMES: o->python_full = 1; break;
 		case O_STACKS: o->stacks = 1; break;
 		case O_WEIGHT: /* argN or argN*argM */
 			if (strncmp(optarg, "arg", 3) || optarg[3] < '1' || optarg[3] > '6' ||
@@ -416,7 +420,10 @@ static int cmd_pcollect(int argc, char **argv)
 
 	struct sp_perfev_opts po = { c.o.freq, c.o.cg, c.o.stack_bytes, !c.o.no_kernel, 0, !c.o.pid, 0, 0, 0 };
 	po.offcpu = c.o.offcpu;
-	po.wakeup_each = pcollect_python_exact(&c);
+	/* Python: frames read right after each sample (exact: the thread
+	 * stopped then; non-blocking: the sooner, the more of them are the
+	 * frames the sample saw) */
+	po.wakeup_each = c.o.python != SP_PY_OFF && !c.o.offcpu && !c.o.stacks;
 	if (c.o.stacks) /* a hit with a stack copy is ~stack_bytes: room for bursts */
 		po.probe_ring_bytes = (c.o.buffer_mib ? c.o.buffer_mib : 32) << 20;
 	po.ring_bytes = (c.o.buffer_mib ? c.o.buffer_mib : c.o.cg == SP_CG_DWARF ? 8 : 1) << 20;
@@ -458,7 +465,7 @@ static int cmd_pcollect(int argc, char **argv)
 	c.sink = sp_stream_writer_sink(c.w);
 	struct sp_collect_opts co = { .callgraph = c.o.cg, .lines = c.o.lines, .no_inline = c.o.no_inline,
 				      .threads = c.o.threads, .event = event, .python = c.o.python,
-				      .python_lines = !c.o.python_nolines };
+				      .python_lines = !c.o.python_nolines, .python_full_filenames = c.o.python_full };
 	for (size_t i = 0; i < c.o.ntraces; i++)
 		sp_meta_add(c.p, "trace", c.o.traces[i]);
 	if (c.o.offcpu)

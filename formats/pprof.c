@@ -348,6 +348,35 @@ int sp_pprof_writer_finish(struct sp_pprof_writer *w, struct sp_err *err)
 		put_msg(&out, P_SAMPLE, &m);
 	}
 
+	/* pprof names its first mapping "File:", the main binary: the
+	 * module of _start, where stacks start (an interpreter's executable,
+	 * not the libpython of its leaves); without _start, the first one
+	 * met. */
+	uint32_t main_module = 0;
+	{
+		struct sp_u64map roots;
+		sp_u64map_init(&roots);
+		uint32_t best = 0;
+		for (size_t i = 0; i < w->n; i++) {
+			uint32_t d = sp_node_frames(p, w->ents[i].stack, &frames, &capf);
+			for (uint32_t j = 0; j < d; j++) {
+				const struct sp_frame *f = sp_frame_get(p, frames[j]);
+				if (!f->module || f->kind == SP_KIND_KERNEL || sp_str(p, f->module)[0] == '[')
+					continue;
+				if (strcmp(sp_str(p, f->name), "_start"))
+					break;
+				int found;
+				uint32_t *c = sp_u64map_slot(&roots, f->module, &found);
+				*c = found ? *c + 1 : 1;
+				if (*c > best)
+					best = *c, main_module = f->module;
+				break;
+			}
+		}
+		sp_u64map_release(&roots);
+	}
+	struct sp_buf mmain = SP_BUF_INIT;
+
 	/* locations (one per distinct frame), their functions and mappings */
 	for (size_t i = 0; i < nlocs; i++) {
 		struct sp_frame fr = *sp_frame_get(p, loc_frames[i]);
@@ -365,7 +394,10 @@ int sp_pprof_writer_finish(struct sp_pprof_writer *w, struct sp_err *err)
 				put_int(&m2, M_HAS_FUNCTIONS, 1);
 				/* pprof takes the first mapping for the main
 				 * binary: "[kernel.kallsyms]", "[vdso]" go last. */
-				put_msg(sp_str(p, module)[0] == '[' ? &mlate : &mbuf, P_MAPPING, &m2);
+				put_msg(module == main_module		? &mmain
+					: sp_str(p, module)[0] == '[' ? &mlate
+								       : &mbuf,
+					P_MAPPING, &m2);
 			}
 			map_id = *slot;
 		}
@@ -374,7 +406,12 @@ int sp_pprof_writer_finish(struct sp_pprof_writer *w, struct sp_err *err)
 			*fslot = ++nfuncs;
 			put_int(&m2, F_ID, nfuncs);
 			put_int(&m2, F_NAME, str_ix(w, fr.name));
-			put_int(&m2, F_SYSTEM_NAME, str_ix(w, fr.name));
+			/* A Python name such as <module> or <lambda> has no
+			 * system name: pprof would take it for demangled C++
+			 * and strip the <...> (an empty name, "<unknown>");
+			 * a name unlike its system name is left alone. */
+			if (fr.kind != SP_KIND_PYTHON)
+				put_int(&m2, F_SYSTEM_NAME, str_ix(w, fr.name));
 			put_int(&m2, F_FILE, str_ix(w, fr.file));
 			put_msg(&fbuf, P_FUNCTION, &m2);
 		}
@@ -386,8 +423,10 @@ int sp_pprof_writer_finish(struct sp_pprof_writer *w, struct sp_err *err)
 		put_msg(&m, LOC_LINE, &m2);
 		put_msg(&out, P_LOCATION, &m);
 	}
+	sp_buf_add(&out, mmain.p, mmain.len);
 	sp_buf_add(&out, mbuf.p, mbuf.len);
 	sp_buf_add(&out, mlate.p, mlate.len);
+	sp_buf_release(&mmain);
 	sp_buf_add(&out, fbuf.p, fbuf.len);
 
 	/* times, period, metadata as comments */

@@ -68,6 +68,7 @@ struct sp_collect {
 	uint32_t *fr;
 	size_t capfr;
 	struct sp_pymerge *py; /* NULL: no Python step */
+	uint32_t eval;         /* "_PyEval_EvalFrameDefault" */
 	struct sp_collect_stats st;
 	int write_failed;
 	struct sp_err werr;
@@ -104,7 +105,8 @@ struct sp_collect *sp_collect_new(struct sp_profile *p, struct sp_sink *sink, co
 	sp_u64map_init(&c->thridx);
 	sp_u64map_init(&c->stackidx);
 	if (o->python != SP_PY_OFF && !o->offline)
-		c->py = sp_pymerge_new(p, o->python, o->python_lines);
+		c->py = sp_pymerge_new(p, o->python, o->python_lines, o->python_full_filenames);
+	c->eval = sp_str_intern(p, "_PyEval_EvalFrameDefault", 24);
 	if (o->no_kallsyms) {
 		struct sp_frame f = { sp_str_intern(p, "[kernel.kallsyms]", 17), sp_str_intern(p, "[kernel.kallsyms]", 17),
 				      0, 0, 0, SP_KIND_KERNEL };
@@ -425,6 +427,28 @@ static uint32_t stack_node(struct sp_collect *c, struct sp_proc *pr, struct sp_u
 	return node;
 }
 
+/* The end of the innermost eval-loop frame in the stack copy: the stack
+ * pointer of its caller (the copy's end when it has none, or the unwinder
+ * does not know it), 0 when the user stack pcs[nk..n) has no eval frame.
+ * What the eval loop holds at the sample (its frame and instruction
+ * pointers) lies below it or in the registers (pymerge.h). */
+static uint64_t eval_end(struct sp_collect *c, struct sp_proc *pr, struct sp_unwind *u, const uint64_t *pcs,
+			 const uint64_t *sps, uint32_t nk, uint32_t n, struct sp_py_cstack *cs)
+{
+	for (uint32_t i = nk; i < n; i++) {
+		const uint32_t *f;
+		size_t k = sp_symbols_user(c->syms, u, pr->maps, pr->pid, pcs[i], &f);
+		if (!k || sp_frame_get(c->p, f[k - 1])->name != c->eval)
+			continue;
+		uint64_t end = cs->sp + cs->len, next = i + 1 < n ? sps[(i + 1) * SP_UNWIND_KEPT] : 0;
+		if (next > cs->sp && next < end)
+			end = next;
+		cs->eval_regs = sps + i * SP_UNWIND_KEPT + 1;
+		return end;
+	}
+	return 0;
+}
+
 static void h_sample(void *ctx, const struct sp_perf_sample *s)
 {
 	struct sp_collect *c = ctx;
@@ -450,7 +474,7 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 		c->st.filtered++;
 		return;
 	}
-	uint64_t pcs[MAX_PCS];
+	uint64_t pcs[MAX_PCS], sps[MAX_PCS * SP_UNWIND_KEPT];
 	uint32_t n = 0, nk = 0;
 	int truncated = 0;
 	for (uint32_t i = 0; i < s->nkernel && n < MAX_PCS / 2; i++)
@@ -483,10 +507,11 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 	}
 	if (cg == SP_CG_DWARF && s->has_regs) {
 		/* flags 0: memory outside the stack copy is never read, live or not */
-		struct sp_unwind_result r = sp_unwind_stack(u, (int)s->tid, exact ? stopped.regs : s->regs,
-							    exact ? stopped.stack : s->stack,
-							    exact ? stopped.len : s->stack_len, 0, pcs + n,
-							    MAX_PCS - (int)n);
+		struct sp_unwind_result r =
+			exact ? sp_unwind_stack(u, (int)s->tid, stopped.regs, stopped.stack, stopped.len, 0, pcs + n,
+						MAX_PCS - (int)n)
+			      : sp_unwind_stack_sps(u, (int)s->tid, s->regs, s->stack, s->stack_len, 0, pcs + n,
+						    c->py ? sps + n * SP_UNWIND_KEPT : NULL, MAX_PCS - (int)n);
 		/* Unwinding the stop's copy ran into a return probe's trampoline
 		 * that no entry read so far explains (its record is not read
 		 * yet): the sample's own copy, fixed already, unwinds; the
@@ -519,7 +544,10 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 	if (exact) {
 		smp.stack = sp_pymerge_stopped(c->py, smp.stack, truncated);
 	} else if (c->py) {
-		struct sp_py_cstack cs = { s->has_regs ? s->stack : NULL, s->regs[SP_REG_SP], s->stack_len };
+		struct sp_py_cstack cs = { s->has_regs ? s->stack : NULL, s->regs[SP_REG_SP], s->stack_len,
+					   s->has_regs ? s->regs : NULL, 0, NULL };
+		if (cs.data && cg == SP_CG_DWARF)
+			cs.eval_end = eval_end(c, pr, u, pcs, sps, nk, n, &cs);
 		smp.stack = sp_pymerge_sample(c->py, pr->pid, pr->serial, pr->maps, (int)s->tid, &cs, smp.stack,
 					      truncated);
 	}

@@ -71,6 +71,7 @@ struct sp_collect_opts {
 	 * whether they carry line numbers. */
 	enum sp_pymode python;
 	int python_lines;
+	int python_full_filenames; /* Python file names not relative to sys.path */
 };
 
 struct sp_collect_stats {

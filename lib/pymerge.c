@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "pymerge.h"
+#include "unwind.h"
 
 #define MAX_PY 1024
 
@@ -20,13 +21,14 @@ struct merged {
 	uint64_t hash;
 	uint32_t native, npy, off, node;
 	int truncated; /* bit 0: the native stack was; bit 1: the counts disagreed;
-			* bit 2: on a native stack cut short */
+			* bit 2: on a native stack cut short; bit 3: other Python
+			* threads (gil_wait) */
 };
 
 struct sp_pymerge {
 	struct sp_profile *p;
 	enum sp_pymode mode;
-	int lines;
+	int lines, full;
 	struct pyproc *procs;
 	size_t nprocs, capprocs;
 	struct sp_u64map procidx; /* pid -> index + 1 */
@@ -50,19 +52,23 @@ struct sp_pymerge {
 	char *why;              /* why not exact, NULL when exact */
 	int npy;                /* the stopped thread's Python frames, in pyfr */
 	uint32_t take_gil, gil_wait; /* "take_gil"; the frame "[gil wait]" */
+	uint32_t changed;            /* the frame "[python frame changed]" */
+	int multi;                   /* the sample's process has other Python threads */
 };
 
-struct sp_pymerge *sp_pymerge_new(struct sp_profile *p, enum sp_pymode mode, int lines)
+struct sp_pymerge *sp_pymerge_new(struct sp_profile *p, enum sp_pymode mode, int lines, int full_filenames)
 {
 	struct sp_pymerge *m = sp_xcalloc(1, sizeof *m);
 	m->p = p;
 	m->mode = mode;
 	m->lines = lines;
+	m->full = full_filenames;
 	sp_u64map_init(&m->procidx);
 	sp_u64map_init(&m->mergeidx);
 	m->eval = sp_str_intern(p, "_PyEval_EvalFrameDefault", 24);
 	m->take_gil = sp_str_intern(p, "take_gil", 8);
 	m->gil_wait = sp_frame_named(p, "[gil wait]", 10, SP_KIND_SYNTHETIC);
+	m->changed = sp_frame_named(p, "[python frame changed]", 22, SP_KIND_SYNTHETIC);
 	sp_buf_init(&m->msgs);
 	return m;
 }
@@ -178,6 +184,8 @@ static struct sp_python *reader(struct sp_pymerge *m, int pid, uint64_t serial, 
 	if (pp->state == SP_PY_NOT && pp->gen != gen) {
 		pp->gen = gen;
 		pp->py = sp_python_open(m->p, pid, maps, m->lines, &pp->state, &err);
+		if (pp->py)
+			sp_python_set_full_filenames(pp->py, m->full);
 		if (pp->state == SP_PY_REFUSED)
 			say(m, pid, err.msg);
 		else if (pp->py)
@@ -195,14 +203,15 @@ static struct sp_python *reader(struct sp_pymerge *m, int pid, uint64_t serial, 
 		return NULL;
 	if (!pp->announced) {
 		char buf[512];
+		const char *what = m->mode == SP_PY_ONLY ? "only" : "merged";
 		if (m->stop)
-			snprintf(buf, sizeof buf, "Python %s: Python frames merged, exact (each sampled thread is "
-				 "stopped while its stack is copied)", sp_python_version(pp->py));
+			snprintf(buf, sizeof buf, "Python %s: Python frames %s, exact (each sampled thread is "
+				 "stopped while its stack is copied)", sp_python_version(pp->py), what);
 		else if (m->why)
-			snprintf(buf, sizeof buf, "Python %s: Python frames merged, non-blocking: %s",
-				 sp_python_version(pp->py), m->why);
+			snprintf(buf, sizeof buf, "Python %s: Python frames %s, non-blocking: %s",
+				 sp_python_version(pp->py), what, m->why);
 		else
-			snprintf(buf, sizeof buf, "Python %s: Python frames merged", sp_python_version(pp->py));
+			snprintf(buf, sizeof buf, "Python %s: Python frames %s", sp_python_version(pp->py), what);
 		say(m, pid, buf);
 		pp->announced = 1;
 	}
@@ -349,6 +358,7 @@ int sp_pymerge_stop(struct sp_pymerge *m, int pid, uint64_t serial, const struct
 	}
 	/* Stopped: the live frames are the copy's. */
 	m->npy = sp_python_stack(py, tid, NULL, m->pyfr, m->entry, MAX_PY);
+	m->multi = sp_python_threads(py) != 1;
 	sp_pystop_cont(m->stop);
 	m->st.exact++;
 	if (out->stop_ns > time)
@@ -372,6 +382,20 @@ static size_t gil_wait(struct sp_pymerge *m, uint32_t nn, size_t n)
 		j++;
 	if (j == nn)
 		return n;
+	/* Waiting: asleep (a condition wait or the kernel under take_gil), or
+	 * on the CPU in take_gil while other Python threads may hold the GIL.
+	 * Not the only thread re-taking the free GIL after a C call that
+	 * released it (zlib.compress). */
+	uint32_t w = j + 1;
+	for (; w < nn; w++) {
+		const struct sp_frame *f = sp_frame_get(m->p, m->nat[w]);
+		const char *nm = sp_str(m->p, f->name);
+		if (f->kind == SP_KIND_KERNEL || strstr(nm, "cond_wait") || strstr(nm, "cond_timedwait") ||
+		    strstr(nm, "futex"))
+			break;
+	}
+	if (w == nn && !m->multi)
+		return n; /* on the CPU, and no other thread can hold the GIL */
 	if (m->mode != SP_PY_ONLY) {
 		size_t k = 0;
 		while (k < n && m->out[k] != m->nat[j])
@@ -394,6 +418,115 @@ uint32_t sp_pymerge_thread_name(struct sp_pymerge *m, int pid, uint64_t serial, 
 	return py ? sp_python_thread_name(py, tid, 0) : 0;
 }
 
+/* Is range [lo, hi) held by one of the registers of the sample's
+ * innermost eval frame (as the unwinder recovered them), or of the
+ * sample, or (unless regs_only) by a word of the stack copy below the end
+ * of that eval frame?  1, 2, 3 for where; 0 when not. */
+static int held(const struct sp_py_cstack *cs, uint64_t lo, uint64_t hi, int regs_only)
+{
+	if (cs->eval_regs)
+		for (int r = 0; r < SP_UNWIND_KEPT - 1; r++)
+			if (cs->eval_regs[r] >= lo && cs->eval_regs[r] < hi)
+				return 1;
+	if (regs_only)
+		return 0;
+	if (cs->regs)
+		for (int r = 0; r < SP_NREGS; r++)
+			if (cs->regs[r] >= lo && cs->regs[r] < hi)
+				return 2;
+	for (uint64_t at = (cs->sp + 7) & ~7ull; at + 8 <= cs->eval_end; at += 8) {
+		uint64_t w;
+		memcpy(&w, cs->data + (at - cs->sp), 8);
+		if (w >= lo && w < hi)
+			return 3;
+	}
+	return 0;
+}
+
+/* Non-blocking: the Python frames in m->pyfr (npy, read after the sample)
+ * against what the sample itself saw.  The eval loop that ran the
+ * sample's innermost Python frame holds that frame's anchor (python.h)
+ * in a register or in the stack the sample copied: the innermost frame
+ * whose anchor is there is the one the sample saw.  Frames read inside it
+ * (the thread went on into them) are dropped; when no frame's anchor is
+ * there (it returned and ran another function), the groups from the
+ * sample's innermost eval frame inwards (ne: the sample's eval frames) are
+ * replaced by "[python frame changed]", so the sample's native frames are
+ * never put under a function they did not run in.  Returns the new npy. */
+static int check_seen(struct sp_pymerge *m, struct sp_python *py, const struct sp_py_cstack *cs, int npy,
+		      uint32_t ne)
+{
+	if (!cs || !cs->data || cs->eval_end <= cs->sp || cs->eval_end > cs->sp + cs->len) {
+		m->st.unchecked++;
+		return npy;
+	}
+	int known = 0, regs_only = 0;
+	for (int i = 0; i < npy; i++) {
+		uint64_t lo, hi;
+		int kind = sp_python_anchor(py, i, &lo, &hi);
+		if (!kind)
+			continue;
+		known = 1;
+		regs_only = kind == 2;
+		int where = held(cs, lo, hi, kind == 2);
+		if (!where)
+			continue;
+		if (i == 0) {
+			m->st.seen++;
+			return npy;
+		}
+		m->st.trimmed++;
+		memmove(m->pyfr, m->pyfr + i, (size_t)(npy - i) * sizeof *m->pyfr);
+		memmove(m->entry, m->entry + i, (size_t)(npy - i) * sizeof *m->entry);
+		return npy - i;
+	}
+	if (!known) {
+		m->st.unchecked++;
+		return npy;
+	}
+	m->st.changed++;
+	/* The marker stands for the groups from the one at the sample's
+	 * innermost eval frame (the ne-th from the root) inwards; the outer
+	 * ones stay, one per outer eval frame the sample has.  At least the
+	 * innermost group goes. */
+	int ng = 0, keep = ne > 0 ? (int)ne - 1 : 0, cut = npy;
+	for (int i = 0; i < npy; i++)
+		ng += m->entry[i] || i == npy - 1;
+	int drop = ng - keep < 1 ? 1 : ng - keep; /* groups dropped, innermost first */
+	for (int i = 0, g = 0; i < npy; i++)
+		if ((m->entry[i] || i == npy - 1) && ++g == drop) {
+			cut = i + 1;
+			break;
+		}
+	m->pyfr[cut - 1] = m->changed;
+	m->entry[cut - 1] = 1;
+	memmove(m->pyfr, m->pyfr + cut - 1, (size_t)(npy - cut + 1) * sizeof *m->pyfr);
+	memmove(m->entry, m->entry + cut - 1, (size_t)(npy - cut + 1) * sizeof *m->entry);
+	npy = npy - cut + 1;
+	/* The sample's own innermost frame, when its next instruction is
+	 * in a code object read before: under the marker (its callers are
+	 * the ones not known). */
+	uint32_t own = 0;
+	for (int r = 0; !own && cs->eval_regs && r < SP_UNWIND_KEPT - 1; r++)
+		own = cs->eval_regs[r] ? sp_python_frame_at(py, cs->eval_regs[r]) : 0;
+	for (int r = 0; !own && cs->regs && r < SP_NREGS; r++)
+		own = cs->regs[r] ? sp_python_frame_at(py, cs->regs[r]) : 0;
+	for (uint64_t at = (cs->sp + 7) & ~7ull; !own && !regs_only && at + 8 <= cs->eval_end; at += 8) {
+		uint64_t w;
+		memcpy(&w, cs->data + (at - cs->sp), 8);
+		own = w ? sp_python_frame_at(py, w) : 0;
+	}
+	if (own && npy < MAX_PY) {
+		memmove(m->pyfr + 1, m->pyfr, (size_t)npy * sizeof *m->pyfr);
+		memmove(m->entry + 1, m->entry, (size_t)npy * sizeof *m->entry);
+		m->pyfr[0] = own;
+		m->entry[0] = 0;
+		npy++;
+		m->st.recovered++;
+	}
+	return npy;
+}
+
 uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid,
 			   const struct sp_py_cstack *cs, uint32_t node, int truncated)
 {
@@ -403,6 +536,7 @@ uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const
 	if (!py)
 		return node;
 	int npy = sp_python_stack(py, tid, cs, m->pyfr, m->entry, MAX_PY);
+	m->multi = sp_python_threads(py) != 1;
 	if (npy > 0 && cs && cs->data && !truncated) {
 		/* The innermost frame from the stack copy is right only when the
 		 * eval call whose C local it was still runs: when the groups do
@@ -417,6 +551,12 @@ uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const
 			if (again >= 0)
 				npy = again;
 		}
+	}
+	if (npy > 0) {
+		uint32_t ne = 0;
+		for (uint32_t n = node; n; n = sp_node_get(m->p, n)->parent)
+			ne += sp_frame_get(m->p, sp_node_get(m->p, n)->frame)->name == m->eval;
+		npy = check_seen(m, py, cs, npy, ne);
 	}
 	return merge(m, node, npy, truncated, 0);
 }
@@ -435,7 +575,7 @@ static uint32_t merge(struct sp_pymerge *m, uint32_t node, int npy, int truncate
 	for (int i = 0; i < npy; i++)
 		m->key[i] = m->pyfr[i] << 1 | m->entry[i];
 	uint64_t h = sp_hash_seed(m->key, (size_t)npy * sizeof *m->key,
-				  sp_mix64((uint64_t)node << 1 | (uint64_t)(truncated != 0)));
+				  sp_mix64((uint64_t)node << 2 | (uint64_t)m->multi << 1 | (uint64_t)(truncated != 0)));
 	uint64_t key = h == UINT64_MAX ? h - 1 : h;
 	for (;;) {
 		int found;
@@ -444,6 +584,7 @@ static uint32_t merge(struct sp_pymerge *m, uint32_t node, int npy, int truncate
 			break;
 		const struct merged *e = &m->ents[idx - 1];
 		if (e->hash == h && e->native == node && e->npy == (uint32_t)npy && (e->truncated & 1) == (truncated != 0) &&
+		    !(e->truncated & 8) == !m->multi &&
 		    !memcmp(m->arena + e->off, m->key, (size_t)npy * sizeof *m->key)) {
 			if (e->truncated & 2) { /* counts disagreed when it was merged */
 				m->st.disagree++;
@@ -475,7 +616,8 @@ static uint32_t merge(struct sp_pymerge *m, uint32_t node, int npy, int truncate
 	}
 	memcpy(m->arena + m->narena, m->key, (size_t)npy * sizeof *m->key);
 	m->ents[m->nents++] = (struct merged){ h, node, (uint32_t)npy, (uint32_t)m->narena, out,
-					      (truncated != 0) | (disagree ? 2 : 0) | (disagree == 2 ? 4 : 0) };
+					      (truncated != 0) | (disagree ? 2 : 0) | (disagree == 2 ? 4 : 0) |
+						      (m->multi ? 8 : 0) };
 	m->narena += (size_t)npy;
 	int found;
 	*sp_u64map_slot(&m->mergeidx, key, &found) = (uint32_t)m->nents;

@@ -15,7 +15,11 @@
  * not reach.  A thread asleep in the interpreter's take_gil (waiting for
  * the GIL) gets the leaf "[gil wait]" (kind synthetic) in place of
  * take_gil and what is under it.  On 3.11/3.12 a sample whose groups disagree with the frame
- * from the stack copy is read again from the live frame.
+ * from the stack copy is read again from the live frame.  A non-blocking
+ * sample's frames are then checked against the sample's own registers
+ * and stack copy (python.h's anchors): merged at the innermost frame the
+ * sample saw, or its innermost group marked "[python frame changed]"
+ * when it saw none of them (counted in stats).
  *
  * Per process: CPython is looked for when the process is first sampled,
  * again when its executable mappings change (a libpython loaded later)
@@ -49,6 +53,15 @@ struct sp_pymerge_stats {
 	uint64_t failed;    /* Python frames unreadable (the thread moved or died) */
 	uint64_t processes; /* Python processes seen */
 	uint64_t from_cstack;
+	/* non-blocking samples checked against what the sample saw
+	 * (sp_pymerge_sample) */
+	uint64_t seen;      /* the innermost frame read is the sample's */
+	uint64_t trimmed;   /* merged at an outer frame the sample saw */
+	uint64_t changed;   /* no frame read is the sample's: marked
+			     * "[python frame changed]" */
+	uint64_t recovered; /* of which the sample's own innermost frame was
+			     * named from its next instruction (under the mark) */
+	uint64_t unchecked; /* no eval frame in the stack copy, or no anchor */
 	/* exact mode (sp_pymerge_set_exact) */
 	uint64_t exact;     /* samples taken from the stopped thread */
 	uint64_t exact_disagree; /* of which the counts differed (a truncated stack) */
@@ -59,7 +72,9 @@ struct sp_pymerge_stats {
 
 struct sp_pymerge;
 
-struct sp_pymerge *sp_pymerge_new(struct sp_profile *p, enum sp_pymode mode, int lines);
+/* full_filenames: Python file names as the interpreter has them, not
+ * relative to sys.path (python.h). */
+struct sp_pymerge *sp_pymerge_new(struct sp_profile *p, enum sp_pymode mode, int lines, int full_filenames);
 void sp_pymerge_free(struct sp_pymerge *m); /* NULL ok */
 
 /* The stack node of a sample of thread tid of process pid (serial: its

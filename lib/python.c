@@ -124,7 +124,12 @@ struct code {
 	uint64_t qual_ptr, file_ptr;  /* the str objects it was read from */
 	uint32_t epoch;               /* checked against the target in this epoch */
 	uint32_t lt_off, lt_len; /* line table in py->lt */
+	uint32_t ncode;          /* 3.11+: code units at co_code_adaptive;
+				  * 3.8-3.10: bytes of bytecode at bc */
+	uint64_t bc;
+	uint64_t addr;           /* the code object */
 };
+#define CO_CODE_OLD 48 /* 3.8-3.10: PyCodeObject.co_code (DWARF of pyenv's builds) */
 
 struct sp_python {
 	struct sp_profile *p;
@@ -157,7 +162,21 @@ struct sp_python {
 				 * are checked again once per epoch */
 	struct sp_u64map typecls; /* type address -> class + 1 (enum tcls) */
 	struct sp_buf scratch;
+	/* the last stack read: per frame, the range of addresses the eval
+	 * loop running it holds (sp_python_anchor) */
+	uint64_t *anc;
+	size_t capanc;
+	/* file names: relative to the longest sys.path entry (unless full) */
+	int full;
+	char **syspath;
+	size_t nsyspath;
+	uint64_t syspath_at; /* CLOCK_MONOTONIC ns of the last read, 0 never */
+	int nthreads;        /* thread states, as of nthreads_at (0 never) */
+	uint32_t *bysc;      /* code indexes sorted by bytecode start */
+	size_t nbysc;        /* codes sorted (== ncodes when current) */
+	uint64_t nthreads_at;
 };
+#define NTHREADS_REREAD_NS 200000000ull
 
 /* ---- target memory ---- */
 
@@ -428,6 +447,11 @@ void sp_python_free(struct sp_python *py)
 	sp_u64map_release(&py->typecls);
 	free(py->names);
 	free(py->codes);
+	free(py->anc);
+	free(py->bysc);
+	for (size_t i = 0; i < py->nsyspath; i++)
+		free(py->syspath[i]);
+	free(py->syspath);
 	free(py->ts);
 	free(py);
 }
@@ -497,20 +521,21 @@ enum sp_python_state sp_python_check(struct sp_python *py, struct sp_err *err)
 
 /* ---- code objects ---- */
 
-/* A str object's text into py->strbuf; interned. */
-static uint32_t read_str(struct sp_python *py, uint64_t obj)
+/* A str object's text, UTF-8, into py->strbuf: 0, or -1 when obj is not
+ * a str this reader can read. */
+static int str_text(struct sp_python *py, uint64_t obj)
 {
 	uint8_t h[256];
 	sp_buf_reset(&py->strbuf);
 	if (rd(py, obj, h, sizeof h) < 0 && rd(py, obj, h, py->o.compact_size + 8) < 0)
-		return sp_str_intern(py->p, "?", 1);
+		return -1;
 	int64_t len;
 	uint32_t state;
 	memcpy(&len, h + py->o.str_length, 8);
 	memcpy(&state, h + py->o.str_state, 4);
 	unsigned kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
 	if (!compact || len < 0 || len > 65536 || (kind != 1 && kind != 2 && kind != 4))
-		return sp_str_intern(py->p, "?", 1);
+		return -1;
 	uint64_t start = ascii ? py->o.ascii_size : py->o.compact_size;
 	size_t nb = (size_t)len * kind;
 	uint8_t *data;
@@ -521,7 +546,7 @@ static uint32_t read_str(struct sp_python *py, uint64_t obj)
 		data = heap = sp_xmalloc(nb ? nb : 1);
 		if (rd(py, obj + start, data, nb) < 0) {
 			free(heap);
-			return sp_str_intern(py->p, "?", 1);
+			return -1;
 		}
 	}
 	for (int64_t i = 0; i < len; i++) {
@@ -549,7 +574,85 @@ static uint32_t read_str(struct sp_python *py, uint64_t obj)
 		}
 	}
 	free(heap);
-	return sp_str_intern(py->p, py->strbuf.p ? py->strbuf.p : "", py->strbuf.len);
+	sp_buf_addc(&py->strbuf, 0);
+	py->strbuf.len--;
+	return 0;
+}
+
+/* A str object's text, interned ("?" when it cannot be read). */
+static uint32_t read_str(struct sp_python *py, uint64_t obj)
+{
+	if (str_text(py, obj) < 0)
+		return sp_str_intern(py->p, "?", 1);
+	return sp_str_intern(py->p, py->strbuf.p, py->strbuf.len);
+}
+
+static uint64_t dict_get(struct sp_python *py, uint64_t d, const char *s);
+static uint64_t type_flags(struct sp_python *py, uint64_t obj, uint64_t *type);
+#define TPF_LIST (1UL << 25)
+#define SYSPATH_REREAD_NS 1000000000ull
+#define SYSPATH_MAX 256
+#define SYSPATH_RETRY_NS 20000000ull
+
+/* sys.path of the interpreter, read anew into py->syspath (kept as it was
+ * when it cannot be read). */
+static void syspath_read(struct sp_python *py)
+{
+	uint64_t interp, mods, mod, md, list, h[4];
+	py->syspath_at = now_ns();
+	if (rd64(py, py->runtime + py->o.rt_interp_head, &interp) < 0 || !interp ||
+	    rd64(py, interp + py->o.is_modules, &mods) < 0 || !(mod = dict_get(py, mods, "sys")) ||
+	    rd64(py, mod + 16, &md) < 0 || !(list = dict_get(py, md, "path")) ||
+	    !(type_flags(py, list, NULL) & TPF_LIST) || rd(py, list, h, sizeof h) < 0)
+		return;
+	int64_t n = (int64_t)h[2];
+	if (n < 0 || n > SYSPATH_MAX)
+		return;
+	uint64_t items[SYSPATH_MAX];
+	if (n && rd(py, h[3], items, (size_t)n * 8) < 0)
+		return;
+	for (size_t i = 0; i < py->nsyspath; i++)
+		free(py->syspath[i]);
+	py->nsyspath = 0;
+	if (!py->syspath)
+		py->syspath = sp_xmalloc(SYSPATH_MAX * sizeof *py->syspath);
+	for (int64_t i = 0; i < n; i++) {
+		if (str_text(py, items[i]) < 0 || py->strbuf.len < 2 || py->strbuf.p[0] != '/')
+			continue; /* "" (the working directory) and relative entries: not used */
+		size_t len = py->strbuf.len;
+		while (len > 1 && py->strbuf.p[len - 1] == '/')
+			len--;
+		py->syspath[py->nsyspath++] = sp_xstrndup(py->strbuf.p, len);
+	}
+}
+
+/* File name file (a string id) relative to the longest sys.path entry it
+ * lies under, as py-spy shows it ("json/encoder.py"); itself when it lies
+ * under none, or full names are asked for. */
+static uint32_t short_file(struct sp_python *py, uint32_t file)
+{
+	if (py->full)
+		return file;
+	if (!py->syspath_at || now_ns() - py->syspath_at > SYSPATH_REREAD_NS)
+		syspath_read(py);
+	const char *f = sp_str(py->p, file);
+	size_t best = 0;
+	for (int again = 0; again < 2 && !best; again++) {
+		/* under no entry: sys.path may have grown since (the script's
+		 * folder is put first just before the script runs) */
+		if (again && now_ns() - py->syspath_at > SYSPATH_RETRY_NS)
+			syspath_read(py);
+		else if (again)
+			break;
+		for (size_t i = 0; i < py->nsyspath; i++) {
+			size_t n = strlen(py->syspath[i]);
+			if (n > best && !strncmp(f, py->syspath[i], n) && f[n] == '/' && f[n + 1])
+				best = n;
+		}
+	}
+	if (!best)
+		return file;
+	return sp_str_intern(py->p, f + best + 1, strlen(f + best + 1));
 }
 
 /* The cached code object at addr, read on first sight; NULL when addr is
@@ -579,10 +682,21 @@ static const struct code *code_get(struct sp_python *py, uint64_t addr)
 	struct code c;
 	memset(&c, 0, sizeof c);
 	c.epoch = py->epoch;
+	c.addr = addr;
 	c.qual_ptr = get64(b, py->o.co_qualname);
 	c.file_ptr = get64(b, py->o.co_filename);
 	c.name = read_str(py, get64(b, py->o.co_qualname));
-	c.file = read_str(py, get64(b, py->o.co_filename));
+	c.file = short_file(py, read_str(py, get64(b, py->o.co_filename)));
+	int64_t units = (int64_t)get64(b, 16); /* ob_size: code units (3.11+) */
+	c.ncode = !py->o.old && units > 0 && units < (1 << 24) ? (uint32_t)units : 0;
+	if (py->o.old) {
+		/* 3.8-3.10: the bytecode is the bytes object co_code */
+		uint64_t cc = get64(b, CO_CODE_OLD), nb = 0;
+		if (cc && rd64(py, cc + py->o.bytes_size, &nb) == 0 && nb > 0 && nb < (1 << 24)) {
+			c.bc = cc + py->o.bytes_sval;
+			c.ncode = (uint32_t)nb;
+		}
+	}
 	int32_t first;
 	memcpy(&first, b + py->o.co_firstlineno, 4);
 	c.firstline = first;
@@ -769,6 +883,30 @@ static uint64_t tstate_of(struct sp_python *py, int tid)
 	return ts;
 }
 
+/* The anchor range of frame i of the stack being read. */
+static void anc_put(struct sp_python *py, int i, uint64_t lo, uint64_t hi)
+{
+	if ((size_t)i >= py->capanc) {
+		py->capanc = py->capanc ? 2 * py->capanc : 256;
+		while ((size_t)i >= py->capanc)
+			py->capanc *= 2;
+		py->anc = sp_xrealloc(py->anc, 2 * py->capanc * sizeof *py->anc);
+	}
+	py->anc[2 * i] = lo;
+	py->anc[2 * i + 1] = hi;
+}
+
+int sp_python_anchor(const struct sp_python *py, int i, uint64_t *lo, uint64_t *hi)
+{
+	if (i < 0 || (size_t)i >= py->capanc || !py->anc[2 * i + 1])
+		return 0;
+	*lo = py->anc[2 * i];
+	*hi = py->anc[2 * i + 1];
+	return py->o.old ? 2 : 1;
+}
+
+void sp_python_set_full_filenames(struct sp_python *py, int full) { py->full = full; }
+
 /* 3.8-3.10: the PyFrameObject chain from tstate->frame; every frame is
  * one C-level call of the eval loop. */
 static int stack_old(struct sp_python *py, uint64_t ts, uint32_t *fr, uint8_t *entry, int max)
@@ -790,6 +928,8 @@ static int stack_old(struct sp_python *py, uint64_t ts, uint32_t *fr, uint8_t *e
 			continue;
 		fr[n] = frame_of(py, code, c, (uint64_t)(uint32_t)lasti);
 		entry[n] = 1;
+		/* the eval call running it holds its next instruction */
+		anc_put(py, n, c->bc, c->bc && c->ncode ? c->bc + c->ncode + 2 : 0);
 		n++;
 	}
 	if (cur && n < max)
@@ -849,6 +989,9 @@ int sp_python_stack(struct sp_python *py, int tid, const struct sp_py_cstack *cs
 			continue; /* incomplete: it has not started running yet */
 		fr[n] = frame_of(py, code, c, instr);
 		entry[n] = py->o.fr_is_entry && b[py->o.fr_is_entry];
+		/* the eval loop running it holds its next instruction */
+		uint64_t lo = code + py->o.co_code_adaptive;
+		anc_put(py, n, lo, c->ncode ? lo + 2 * (uint64_t)c->ncode + 2 : 0);
 		n++;
 	}
 	if (cur && n < max)
@@ -861,6 +1004,72 @@ int sp_python_stack(struct sp_python *py, int tid, const struct sp_py_cstack *cs
 fail:
 	py->st.failed++;
 	return -1;
+}
+
+static const struct sp_python *sort_py; /* for bc_cmp: qsort has no context */
+
+static uint64_t bc_lo(const struct sp_python *py, const struct code *c)
+{
+	return py->o.old ? c->bc : c->addr + py->o.co_code_adaptive;
+}
+
+static int bc_cmp(const void *a, const void *b)
+{
+	uint64_t x = bc_lo(sort_py, &sort_py->codes[*(const uint32_t *)a]);
+	uint64_t y = bc_lo(sort_py, &sort_py->codes[*(const uint32_t *)b]);
+	return x < y ? -1 : x > y;
+}
+
+uint32_t sp_python_frame_at(struct sp_python *py, uint64_t instr)
+{
+	if (py->state != SP_PY_READY || !py->ncodes)
+		return 0;
+	if (py->nbysc != py->ncodes) {
+		py->bysc = sp_xrealloc(py->bysc, py->ncodes * sizeof *py->bysc);
+		for (size_t i = 0; i < py->ncodes; i++)
+			py->bysc[i] = (uint32_t)i;
+		sort_py = py;
+		qsort(py->bysc, py->ncodes, sizeof *py->bysc, bc_cmp);
+		py->nbysc = py->ncodes;
+	}
+	/* the last code starting at or below instr */
+	size_t lo = 0, hi = py->nbysc;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (bc_lo(py, &py->codes[py->bysc[mid]]) <= instr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	const struct code *c = &py->codes[py->bysc[lo - 1]];
+	uint64_t start = bc_lo(py, c);
+	if (!c->ncode || instr >= start + (py->o.old ? c->ncode : 2 * (uint64_t)c->ncode))
+		return 0;
+	uint64_t addr = c->addr;
+	if (!(c = code_get(py, addr)) || bc_lo(py, c) != start)
+		return 0; /* freed since, or another code object there now */
+	/* 3.8/3.9: f_lasti in bytes; 3.10: in code units; 3.11+: the pointer */
+	uint64_t at = py->o.old == 1 ? instr - start : py->o.old == 2 ? (instr - start) / 2 : instr;
+	return frame_of(py, addr, c, at);
+}
+
+int sp_python_threads(struct sp_python *py)
+{
+	uint64_t now = now_ns();
+	if (py->nthreads_at && now - py->nthreads_at < NTHREADS_REREAD_NS)
+		return py->nthreads;
+	uint64_t interp, ts = 0;
+	int n = 0;
+	py->nthreads_at = now;
+	if (rd64(py, py->runtime + py->o.rt_interp_head, &interp) < 0 || !interp ||
+	    rd64(py, interp + py->o.is_threads_head, &ts) < 0)
+		return py->nthreads = -1;
+	for (; ts && n < 4096; n++)
+		if (rd64(py, ts + py->o.ts_next, &ts) < 0)
+			return py->nthreads = -1;
+	return py->nthreads = n;
 }
 
 int sp_python_gil_holder(struct sp_python *py)

@@ -14,7 +14,8 @@
  * refused with one sentence, and the caller keeps its native frames.
  *
  * Frames are interned into the caller's profile: kind SP_KIND_PYTHON,
- * name = the code object's co_qualname (co_name before 3.11), file = co_filename, line from the
+ * name = the code object's co_qualname (co_name before 3.11), file = co_filename
+ * (relative to its sys.path entry, sp_python_set_full_filenames), line from the
  * PEP 626 location table (0 with lines off).  Code objects are cached by
  * address (name, file and line table read once), so a sample costs one
  * read per interpreter frame plus the thread-state reads.
@@ -61,6 +62,11 @@ enum sp_python_state sp_python_check(struct sp_python *py, struct sp_err *err);
 struct sp_py_cstack {
 	const uint8_t *data;
 	uint64_t sp, len;
+	const uint64_t *regs; /* the sample's registers (unwind.h's order), or NULL */
+	uint64_t eval_end;    /* the end of the innermost eval-loop frame in the
+			       * copy, 0 when the native stack has none */
+	const uint64_t *eval_regs; /* its callee-saved registers as it had them
+				    * (unwind.h's SP_UNWIND_KEPT - 1), or NULL */
 };
 
 /* The Python frames of thread tid, innermost first, into fr[0..max):
@@ -73,6 +79,32 @@ struct sp_py_cstack {
  * or the frames changed under the reader). */
 int sp_python_stack(struct sp_python *py, int tid, const struct sp_py_cstack *cs, uint32_t *fr, uint8_t *entry,
 		    int max);
+
+/* After sp_python_stack: the addresses [*lo, *hi) that the eval loop
+ * running frame i of that stack holds while it runs it: its next
+ * instruction, inside the code object's bytecode.  So a sample's registers
+ * and stack copy tell whether the frame read is the one the sample saw.
+ * Returns 1 when the eval loop may keep it in a register or in its C
+ * frame (3.11+: measured there on 3.12, most often in the frame), 2 when
+ * only registers are to be trusted (3.8-3.10: found in the eval frame's
+ * callee-saved registers; its C frame's stale slots held older functions'
+ * pointers in 0.5-3 % of samples), 0 when unknown. */
+int sp_python_anchor(const struct sp_python *py, int i, uint64_t *lo, uint64_t *hi);
+
+/* The frame (a frame id of the profile, at its line) of the code object
+ * read before whose bytecode holds instruction address instr, 0 when none
+ * does (or it was freed since).  Names a sample's own innermost frame
+ * from the next-instruction pointer its eval loop held. */
+uint32_t sp_python_frame_at(struct sp_python *py, uint64_t instr);
+
+/* File names are relative to the longest entry of the target's sys.path
+ * they lie under ("json/encoder.py", as py-spy shows them) unless full is
+ * set (the default: relative).  Set it before the first frame is read. */
+void sp_python_set_full_filenames(struct sp_python *py, int full);
+
+/* How many thread states the interpreter has (read at most every 200
+ * ms), -1 when they cannot be counted. */
+int sp_python_threads(struct sp_python *py);
 
 /* The thread id holding the GIL, 0 when no thread holds it, -1 when it
  * cannot be told (the fields do not hold together).  Exact only while the

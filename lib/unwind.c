@@ -38,7 +38,7 @@ struct sp_unwind {
 	const uint8_t *stack;
 	uint64_t sp, stack_len;
 	unsigned flags;
-	uint64_t *pcs;
+	uint64_t *pcs, *sps;
 	int n, max;
 };
 
@@ -224,6 +224,13 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	if (pc == 0)
 		return DWARF_CB_ABORT;
 	/* A return address points after the call: look up the call itself. */
+	if (u->sps) {
+		static const unsigned kept[SP_UNWIND_KEPT] = { SP_REG_SP, 3, 6, 12, 13, 14, 15 };
+		for (int k = 0; k < SP_UNWIND_KEPT; k++) {
+			Dwarf_Word v = 0;
+			u->sps[u->n * SP_UNWIND_KEPT + k] = dwfl_frame_reg(state, kept[k], &v) == 0 ? v : 0;
+		}
+	}
 	u->pcs[u->n++] = activation ? pc : pc - 1;
 	return u->n >= u->max ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
@@ -231,6 +238,13 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 struct sp_unwind_result sp_unwind_stack(struct sp_unwind *u, int tid, const uint64_t regs[SP_NREGS],
 					const void *stack, size_t stack_len, unsigned flags, uint64_t *pcs,
 					int max)
+{
+	return sp_unwind_stack_sps(u, tid, regs, stack, stack_len, flags, pcs, NULL, max);
+}
+
+struct sp_unwind_result sp_unwind_stack_sps(struct sp_unwind *u, int tid, const uint64_t regs[SP_NREGS],
+					    const void *stack, size_t stack_len, unsigned flags, uint64_t *pcs,
+					    uint64_t *sps, int max)
 {
 	struct sp_unwind_result r = { 0, 0 };
 	if (max < 1)
@@ -242,6 +256,7 @@ struct sp_unwind_result sp_unwind_stack(struct sp_unwind *u, int tid, const uint
 	u->sp = regs[SP_REG_SP];
 	u->flags = flags;
 	u->pcs = pcs;
+	u->sps = sps;
 	u->n = 0;
 	u->max = max;
 	if (u->attached) {
@@ -253,6 +268,11 @@ struct sp_unwind_result sp_unwind_stack(struct sp_unwind *u, int tid, const uint
 	}
 	if (u->n == 0) {
 		pcs[0] = regs[SP_REG_IP];
+		if (sps) {
+			static const unsigned kept[SP_UNWIND_KEPT] = { SP_REG_SP, 3, 6, 12, 13, 14, 15 };
+			for (int k = 0; k < SP_UNWIND_KEPT; k++)
+				sps[k] = regs[kept[k]];
+		}
 		u->n = 1;
 		r.truncated = 1;
 	}

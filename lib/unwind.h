@@ -54,6 +54,15 @@ struct sp_unwind_result sp_unwind_stack(struct sp_unwind *u, int tid, const uint
 					const void *stack, size_t stack_len, unsigned flags, uint64_t *pcs,
 					int max);
 
+/* The same, and (when sps is not NULL) SP_UNWIND_KEPT registers of each
+ * frame i at sps[i * SP_UNWIND_KEPT ...]: its stack pointer (the frame of
+ * pcs[i] spans [sp of i, sp of i+1)), then the callee-saved rbx rbp r12
+ * r13 r14 r15 as that frame had them; 0 where the unwinder does not know. */
+#define SP_UNWIND_KEPT 7
+struct sp_unwind_result sp_unwind_stack_sps(struct sp_unwind *u, int tid, const uint64_t regs[SP_NREGS],
+					    const void *stack, size_t stack_len, unsigned flags, uint64_t *pcs,
+					    uint64_t *sps, int max);
+
 /* The libdwfl session of this process (NULL before the first module),
  * typed void* so that this header needs no libdwfl.h. */
 void *sp_unwind_dwfl(struct sp_unwind *u);

@@ -32,6 +32,7 @@ struct opts {
 	double trace_budget; /* share of a CPU above which tracing warns */
 	enum sp_pymode python; /* --python */
 	int python_nolines;    /* --python-lines=no */
+	int python_full;       /* --full-filenames */
 	int python_sampling;   /* --python-sampling: 0 by the rate, 1 exact, 2 nonblocking */
 	int stacks;          /* --stacks: a profile of the probes' hits (lib/hitstack.h) */
 	int weight[2];       /* --weight argN[*argM]: N and M, 0 none */

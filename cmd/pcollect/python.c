@@ -26,6 +26,17 @@ void pcollect_python_meta(struct coll *c)
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)st->disagree);
 	sp_meta_add(c->p, "python-disagree", buf);
 	sp_meta_add(c->p, "python-sampling", sp_pymerge_stopper(m) ? "exact" : "nonblocking");
+	/* non-blocking samples checked against what each sample saw */
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)st->seen);
+	sp_meta_add(c->p, "python-seen", buf);
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)st->trimmed);
+	sp_meta_add(c->p, "python-trimmed", buf);
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)st->changed);
+	sp_meta_add(c->p, "python-changed", buf);
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)st->recovered);
+	sp_meta_add(c->p, "python-changed-named", buf);
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)st->unchecked);
+	sp_meta_add(c->p, "python-unchecked", buf);
 	if (sp_pymerge_stopper(m)) {
 		snprintf(buf, sizeof buf, "%llu", (unsigned long long)st->exact);
 		sp_meta_add(c->p, "python-exact", buf);
@@ -46,6 +57,15 @@ void pcollect_python_summary(struct coll *c)
 		 "copy in %llu",
 		 (unsigned long long)st->samples, (unsigned long long)st->disagree, (unsigned long long)st->failed,
 		 (unsigned long long)st->from_cstack);
+	if (st->seen + st->trimmed + st->changed + st->unchecked)
+		sp_error("python: non-blocking: %llu samples whose innermost Python frame is the one the sample saw "
+			 "(in its registers or stack copy), %llu merged at an outer frame the sample saw (the thread "
+			 "had gone deeper), %llu marked [python frame changed] (the sample saw none of the frames "
+			 "read: the thread had moved on; %llu of them with the sample's own innermost function, "
+			 "from its next instruction, under the mark), %llu not checked (no eval-loop frame in the "
+			 "stack copy)",
+			 (unsigned long long)st->seen, (unsigned long long)st->trimmed, (unsigned long long)st->changed,
+			 (unsigned long long)st->recovered, (unsigned long long)st->unchecked);
 	struct sp_pystop *ps = sp_pymerge_stopper(m);
 	if (!ps)
 		return;

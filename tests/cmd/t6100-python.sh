@@ -70,7 +70,7 @@ for entry in "${pys[@]}"; do
 	else notok "${L}launch: $ev of $pys_n samples keep _PyEval_EvalFrameDefault"; fi
 	sp-dump "$T/s.sp" > "$T/s.txt" 2>&1
 	expect_grep "${L}stream: Python frames are of kind python, with file and line" \
-		";a60 \[python $PROGS/t61-shares.py:[0-9]+\];" "$T/s.txt"
+		";a60 \[python t61-shares.py:[0-9]+\];" "$T/s.txt"
 	expect_grep "${L}stream: the disagreement count is in the metadata" '^meta python-disagree=[0-9]+$' "$T/s.txt"
 
 	# --- attach: shapes ---
@@ -124,7 +124,7 @@ if [ -s "$T/only.folded" ] && awk '/\.py:/ && $0 !~ ENVIRON["ONLY_RE"] {bad++} E
 	grep -q ';rec (.*;spin (' "$T/only.folded"; then ok "${L}--python=only: stacks of Python frames alone"; else
 	notok "${L}--python=only"; awk '/\.py:/ && $0 !~ ENVIRON["ONLY_RE"]' "$T/only.folded" | head -2 | cut -c1-300 | sed 's/^/  /'; fi
 pcollect -p $TPID -d 1 --python-lines=no 2> /dev/null | pfold > "$T/nl.folded" 2> /dev/null
-if grep -q ";spin ($PROGS/t61-shapes.py)" "$T/nl.folded" && ! grep -q '\.py:[0-9]' "$T/nl.folded"; then
+if grep -q ";spin (t61-shapes.py)" "$T/nl.folded" && ! grep -q '\.py:[0-9]' "$T/nl.folded"; then
 	ok "${L}--python-lines=no: one frame per function, 'spin (file)'"; else notok "${L}--python-lines=no"; grep -m2 spin "$T/nl.folded" | cut -c1-300; fi
 kill -9 -- -$TPID 2> /dev/null; wait $TPID 2> /dev/null
 pcollect --python=fast -- true 2> "$T/e"; rc=$?

@@ -30,30 +30,30 @@ for entry in "${pys[@]}"; do
 	expect_rc "${L}snapshot: exit status" 0 $rc
 	if [ -s "$T/snap.err" ]; then notok "${L}snapshot: said something"; sed 's/^/  /' "$T/snap.err"; else ok "${L}snapshot: nothing on stderr"; fi
 	# One block per thread; the first Python frame of each, and what is under it.
-	awk -v f="$PROG" '
+	awk -v f="t61-locks.py" '
 		/^thread / { t++ } 
 		/^ +#[0-9]+ / && index($0, " at " f ":") && !seen[t]++ { sub(/^ +#[0-9]+ +/, ""); print t, $0 }' "$T/snap.txt" > "$T/first"
-	for want in "holder at $PROG:$LH" "waiter at $PROG:$LW" "getter at $PROG:$LG" "<module> at $PROG:$LM"; do
-		if grep -qF " $want" "$T/first"; then ok "${L}snapshot: a thread's innermost own frame is '${want/$PROG/t61-locks.py}'"
+	for want in "holder at t61-locks.py:$LH" "waiter at t61-locks.py:$LW" "getter at t61-locks.py:$LG" "<module> at t61-locks.py:$LM"; do
+		if grep -qF " $want" "$T/first"; then ok "${L}snapshot: a thread's innermost own frame is '${want}'"
 		else notok "${L}snapshot: no thread at '$want'"; sed 's/^/  /' "$T/first"; fi
 	done
 	# the wait itself is native, under the Python line
-	if awk -v f="$PROG:$LG" '/^thread / { q = 0 } / (Queue\.)?get at .*queue\.py:[0-9]+/ { q = 1 } q && index($0, f) { found = 1 } END { exit !found }' "$T/snap.txt" &&
+	if awk -v f="t61-locks.py:$LG" '/^thread / { q = 0 } / (Queue\.)?get at .*queue\.py:[0-9]+/ { q = 1 } q && index($0, f) { found = 1 } END { exit !found }' "$T/snap.txt" &&
 		grep -Eq ' (Condition\.)?wait at .*threading\.py:[0-9]*$' "$T/snap.txt"; then
 		ok "${L}snapshot: queue.get: Condition.wait (threading.py) < Queue.get (queue.py) < getter"
 	else notok "${L}snapshot: the queue.get chain"; grep -B2 -A2 'Queue.get' "$T/snap.txt" | head -8 | sed 's/^/  /'; fi
 	if grep -q '_PyEval_EvalFrameDefault' "$T/snap.txt"; then notok "${L}snapshot: an eval-loop frame is left"; grep -m3 _PyEval_EvalFrameDefault "$T/snap.txt"
 	else ok "${L}snapshot: no eval-loop frame is left"; fi
 	if [ "$v" != debian ]; then
-		if awk -v f="$PROG:$LH" '/clock_nanosleep|select/ { s = 1 } s && /time_sleep/ { s = 2 } s == 2 && index($0, "holder at " f) { ok = 1 } /^thread / { s = 0 } END { exit !ok }' "$T/snap.txt"; then
+		if awk -v f="t61-locks.py:$LH" '/clock_nanosleep|select/ { s = 1 } s && /time_sleep/ { s = 2 } s == 2 && index($0, "holder at " f) { ok = 1 } /^thread / { s = 0 } END { exit !ok }' "$T/snap.txt"; then
 			ok "${L}snapshot: holder: clock_nanosleep (select) < time_sleep < holder (native under Python)"
 		else notok "${L}snapshot: holder's native frames under its Python line"; fi
 	fi
 	pcollect --snapshot -O folded -p $TPID > "$T/snap.folded" 2> "$T/e"; rc=$?
-	if [ $rc = 0 ] && grep -q ";waiter ($PROG:$LW);" "$T/snap.folded"; then ok "${L}snapshot -O folded: 'waiter (t61-locks.py:$LW)' frames"
+	if [ $rc = 0 ] && grep -q ";waiter (t61-locks.py:$LW);" "$T/snap.folded"; then ok "${L}snapshot -O folded: 'waiter (t61-locks.py:$LW)' frames"
 	else notok "${L}snapshot -O folded (rc $rc)"; head -3 "$T/snap.folded" "$T/e" | cut -c1-300; fi
 	pcollect --snapshot --python=off -p $TPID > "$T/off.txt" 2> "$T/e"; rc=$?
-	if [ $rc = 0 ] && ! grep -q "$PROG" "$T/off.txt" && grep -q '_PyEval_EvalFrameDefault\|python3' "$T/off.txt"; then
+	if [ $rc = 0 ] && ! grep -q "t61-locks.py" "$T/off.txt" && grep -q '_PyEval_EvalFrameDefault\|python3' "$T/off.txt"; then
 		ok "${L}snapshot --python=off: native frames only"; else notok "${L}snapshot --python=off (rc $rc)"; fi
 	expect_grep "${L}snapshot: no thread holds the GIL (all asleep)" '^Python 3\.[0-9]+(\.[0-9]+)?: no thread holds the GIL$' "$T/snap.txt"
 	if t6_alive $TPID && blocked $TPID; then ok "${L}the target runs on, not stopped"; else notok "${L}target state afterwards"; fi

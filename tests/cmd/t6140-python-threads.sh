@@ -47,7 +47,7 @@ for entry in "${pys[@]}"; do
 		if [ -n "$ht" ] && grep -qx "  waits for RLock $rl held by $ht (holder-1), 2 times" "$T/b"; then
 			ok "${L}snapshot: $w waits for RLock $rl (its id()) held by $ht (holder-1), 2 times"
 		else notok "${L}snapshot: $w's RLock (want $rl held by '$ht')"; grep -v '^ *#' "$T/b" | sed 's/^/  /'; fi
-		if awk -v f="holder at $PROG:$LH" '/^  owner [0-9]+ \(holder-1\)/ { o = 1 } o && index($0, f) { found = 1 } END { exit !found }' "$T/b"; then
+		if awk -v f="holder at t61-locks.py:$LH" '/^  owner [0-9]+ \(holder-1\)/ { o = 1 } o && index($0, f) { found = 1 } END { exit !found }' "$T/b"; then
 			ok "${L}snapshot: under $w, the owner's stack shows 'holder at t61-locks.py:$LH'"
 		else notok "${L}snapshot: $w: the owner's stack"; sed 's/^/  /' "$T/b" | head -30; fi
 	done
@@ -60,12 +60,12 @@ for entry in "${pys[@]}"; do
 	else ok "${L}snapshot: getter-4 (queue.get, a Lock in Condition.wait) is given no owner"; fi
 	for want in "holder-1 holder:$LH" "waiter-2 waiter:$LW" "acquirer-3 acquirer:$LA" "getter-4 getter:$LG" "joiner-5 joiner:$LJ" "MainThread <module>:$LM"; do
 		t=${want%% *} f=${want#* }
-		first=$(block "$t" "$T/snap.txt" | grep -m1 " at $PROG:" | sed 's/^ *#[0-9]* *//')
-		if [ "$first" = "${f%%:*} at $PROG:${f#*:}" ]; then ok "${L}snapshot: $t's innermost own frame is '${f%%:*} at t61-locks.py:${f#*:}'"
-		else notok "${L}snapshot: $t's innermost own frame is '$first', want '${f%%:*} at $PROG:${f#*:}'"; fi
+		first=$(block "$t" "$T/snap.txt" | grep -m1 " at t61-locks.py:" | sed 's/^ *#[0-9]* *//')
+		if [ "$first" = "${f%%:*} at t61-locks.py:${f#*:}" ]; then ok "${L}snapshot: $t's innermost own frame is '${f%%:*} at t61-locks.py:${f#*:}'"
+		else notok "${L}snapshot: $t's innermost own frame is '$first', want '${f%%:*} at t61-locks.py:${f#*:}'"; fi
 	done
 	pcollect --snapshot -O folded -p $TPID > "$T/snap.folded" 2> /dev/null
-	if grep -q "^waiter-2;.*;waiter ($PROG:$LW);" "$T/snap.folded" && grep -q "^MainThread;" "$T/snap.folded"; then
+	if grep -q "^waiter-2;.*;waiter (t61-locks.py:$LW);" "$T/snap.folded" && grep -q "^MainThread;" "$T/snap.folded"; then
 		ok "${L}snapshot -O folded: the root frames are the threading names"
 	else notok "${L}snapshot -O folded: roots"; grep -o '^[^;]*' "$T/snap.folded" | sed 's/^/  /'; fi
 	pcollect --snapshot -t '^acq' -p $TPID > "$T/t.txt" 2> /dev/null

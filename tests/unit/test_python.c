@@ -103,9 +103,12 @@ static void one(const char *label, const char *py, const char *script)
 					   ? "h:3* g:5* f:7* <module>:9*"
 					   : "h:3 g:5 f:7 <module>:9*";
 		CHECK(!strcmp(got, want), "%s: blocked thread reads %s (got '%s')", label, want, got);
+		/* the script's folder is sys.path[0]: its name alone */
 		const struct sp_frame *f = n > 0 ? sp_frame_get(p, fr[0]) : NULL;
-		CHECK(f && f->kind == SP_KIND_PYTHON && !strcmp(sp_str(p, f->file), script),
-		      "%s: frames are of kind python, file = the script", label);
+		const char *base = strrchr(script, '/') ? strrchr(script, '/') + 1 : script;
+		CHECK(f && f->kind == SP_KIND_PYTHON && !strcmp(sp_str(p, f->file), base),
+		      "%s: frames are of kind python, file = the script relative to sys.path ('%s', got '%s')", label,
+		      base, f ? sp_str(p, f->file) : "");
 		/* a second read comes from the caches: the same frame ids */
 		uint32_t fr2[64];
 		int n2 = sp_python_stack(r, pid, NULL, fr2, en, 64);

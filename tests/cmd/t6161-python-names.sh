@@ -1,0 +1,39 @@
+#!/bin/bash
+# pcollect names Python frames as py-spy does: the file relative to the
+# longest sys.path entry of the target (the stdlib's json/encoder.py, the
+# script's own name), --full-filenames for the interpreter's full paths;
+# --python=only says "Python frames only".  A stdlib workload nobody here
+# wrote (json.dumps of a large structure), for each installed interpreter.
+. "$(dirname "$0")/../lib.sh"
+. "$SP_TOP/tests/cmd/t6-lib.sh"
+
+t6_probe || exit 0
+t6_pythons
+[ ${#pys[@]} -gt 0 ] || exit 0
+cat > "$T/js.py" <<'PY'
+import json, time
+d = [{"k%d" % i: [i, str(i), {"x": i * 1.5}]} for i in range(3000)]
+end = time.process_time() + 1.0
+while time.process_time() < end:
+    json.JSONEncoder(indent=1).encode(d)
+PY
+for entry in "${pys[@]}"; do
+	v=${entry%% *} py=${entry#* }
+	L="$v: "
+	pcollect -F 99 -o "$T/n.sp" -- "$py" "$T/js.py" 2> "$T/n.err"; rc=$?
+	expect_rc "${L}exit status" 0 $rc
+	pfold "$T/n.sp" > "$T/n.folded" 2> /dev/null
+	expect_grep "${L}the stdlib relative to its sys.path entry: json/encoder.py" \
+		';[A-Za-z_.]*(encode|iterencode|_iterencode[a-z_]*) \(json/encoder\.py:[0-9]+\)' "$T/n.folded"
+	expect_grep "${L}the script relative to its folder (sys.path[0])" ';<module> \(js\.py:[0-9]+\)' "$T/n.folded"
+	if grep -q '(/[^)]*\.py:[0-9]*)' "$T/n.folded"; then notok "${L}no absolute Python file name left"
+		grep -o '(/[^)]*\.py:[0-9]*)' "$T/n.folded" | sort -u | head -3 | sed 's/^/  /'
+	else ok "${L}no absolute Python file name left"; fi
+	pcollect -F 99 --full-filenames -o "$T/f.sp" -- "$py" "$T/js.py" 2> /dev/null
+	pfold "$T/f.sp" > "$T/f.folded" 2> /dev/null
+	expect_grep "${L}--full-filenames: the interpreter's full path" ' \(/[^)]*/json/encoder\.py:[0-9]+\)' "$T/f.folded"
+	expect_grep "${L}--full-filenames: the script's full path" "<module> \\($T/js\\.py:[0-9]+\\)" "$T/f.folded"
+	pcollect -F 99 --python=only -o "$T/o.sp" -- "$py" "$T/js.py" 2> "$T/o.err"
+	expect_grep "${L}--python=only: says Python frames only" '^pcollect: process [0-9]+: Python [0-9.]+: Python frames only' "$T/o.err"
+	if grep -q 'frames merged' "$T/o.err"; then notok "${L}--python=only: does not say merged"; else ok "${L}--python=only: does not say merged"; fi
+done
