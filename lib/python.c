@@ -1714,11 +1714,18 @@ static uint32_t local_name(struct sp_python *py, uint64_t fa, const struct code 
 
 /* Code of threading.py or queue.py: frames that take locks on behalf of
  * the objects they implement. */
+/* Whether path f names the file base: "base" (relative to its sys.path
+ * entry, the default naming) or ".../base". */
+static int file_is(const char *f, const char *base)
+{
+	size_t fl = strlen(f), bl = strlen(base);
+	return fl >= bl && !strcmp(f + fl - bl, base) && (fl == bl || f[fl - bl - 1] == '/');
+}
+
 static int in_threading(struct sp_python *py, const struct code *c)
 {
 	const char *f = sp_str(py->p, c->file);
-	size_t fl = strlen(f);
-	return (fl >= 13 && !strcmp(f + fl - 13, "/threading.py")) || (fl >= 9 && !strcmp(f + fl - 9, "/queue.py"));
+	return file_is(f, "threading.py") || file_is(f, "queue.py");
 }
 
 #define LOCK_FRAMES 8
