@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -54,7 +55,10 @@ static const char synopsis[] =
 	"\n"
 	"Keys: q quit, o/t/n sort by own/total/name, w cycle the window (last S s, all, ewma),\n"
 	"p pause, / filter by regular expression, arrows/j/k select, h or Enter: callers and\n"
-	"callees of the selected function, Esc back.\n"
+	"callees of the selected function, Esc back.  With -p or COMMAND: T traces the selected\n"
+	"function's calls exactly (pcollect -F 0 --trace FUNC beside the sampler): calls/s,\n"
+	"p50, p95, p99, max, a latency histogram and the samples inside its slowest 5 %% of\n"
+	"calls, over the same window; X stops the probe.\n"
 	"When standard output is not a terminal, a plain table is printed every interval (and\n"
 	"at the end of the input).\n"
 	"With -p or COMMAND, pcollect's messages (and COMMAND's output) are printed when\n"
@@ -190,6 +194,212 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
+/* ---- T: a traced function, by a second pcollect (-F 0 --trace FUNC) ----
+ * The sampler keeps running untouched (the window stays continuous); this
+ * one only places the entry and return probes, with the same rules and
+ * refusals as pcollect --trace, and its stream is read by a thread into
+ * lib/livetrace.  Its messages (a refusal, the tracing budget) go to the
+ * status line.  X (or quitting) ends it: SIGTERM, and pcollect removes its
+ * probes; should plive die, PR_SET_PDEATHSIG sends it the same SIGTERM. */
+
+static void collector_path(char *buf, size_t n);
+static pid_t collector_target(struct collector *c, const struct opts *o);
+
+struct tracer {
+	pid_t pid;
+	FILE *err;
+	int fd;
+	char func[256];
+	char path[32];
+	struct sp_livetrace *lt;
+	struct sp_err rerr;
+	pthread_t th;
+	int joined, status, exited;
+	struct sp_livetrace_stats st;
+};
+
+static void *tracer_main(void *arg)
+{
+	struct tracer *t = arg;
+	sp_livetrace_read(t->lt, t->path, &t->rerr);
+	if (write(wake_pipe[1], "t", 1) < 0) {
+		/* the loop polls anyway */
+	}
+	return NULL;
+}
+
+/* pcollect's last message line (a refusal, the budget warning), or "". */
+static void tracer_last_line(struct tracer *t, char *buf, size_t n)
+{
+	buf[0] = 0;
+	fflush(t->err);
+	rewind(t->err);
+	char line[1024];
+	while (fgets(line, sizeof line, t->err))
+		if (line[0] != '\n')
+			snprintf(buf, n, "%s", line);
+	buf[strcspn(buf, "\n")] = 0;
+	fseek(t->err, 0, SEEK_END);
+}
+
+static struct tracer *tracer_start(const char *func, pid_t target, uint64_t window_ns, char *msg, size_t nmsg)
+{
+	struct tracer *t = sp_xcalloc(1, sizeof *t);
+	snprintf(t->func, sizeof t->func, "%s", func);
+	char exe[4096], pidbuf[32], probe[300];
+	collector_path(exe, sizeof exe);
+	snprintf(pidbuf, sizeof pidbuf, "%ld", (long)target);
+	snprintf(probe, sizeof probe, "--trace=%s", func);
+	char *args[] = { exe, "-F", "0", "-p", pidbuf, probe, NULL };
+	int fd[2];
+	if (!(t->err = tmpfile()) || pipe(fd) < 0) {
+		snprintf(msg, nmsg, "T: cannot start pcollect: %s", strerror(errno));
+		if (t->err)
+			fclose(t->err);
+		free(t);
+		return NULL;
+	}
+	fcntl(fd[0], F_SETFD, FD_CLOEXEC);
+	pid_t parent = getpid();
+	fflush(NULL);
+	t->pid = fork();
+	if (t->pid < 0) {
+		snprintf(msg, nmsg, "T: cannot start pcollect: %s", strerror(errno));
+		close(fd[0]);
+		close(fd[1]);
+		fclose(t->err);
+		free(t);
+		return NULL;
+	}
+	if (t->pid == 0) {
+		/* plive killed: pcollect ends as on q (probes removed) */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(1);
+		int null = open("/dev/null", O_RDONLY);
+		if (null >= 0)
+			dup2(null, STDIN_FILENO);
+		dup2(fd[1], STDOUT_FILENO);
+		dup2(fileno(t->err), STDERR_FILENO);
+		close(fd[0]);
+		close(fd[1]);
+		execvp(exe, args);
+		dprintf(STDERR_FILENO, "plive: cannot run %s: %s\n", exe, strerror(errno));
+		_exit(127);
+	}
+	close(fd[1]);
+	t->fd = fd[0];
+	snprintf(t->path, sizeof t->path, "/dev/fd/%d", t->fd);
+	t->lt = sp_livetrace_new(window_ns);
+	if (pthread_create(&t->th, NULL, tracer_main, t) != 0) {
+		snprintf(msg, nmsg, "T: cannot start a thread");
+		kill(t->pid, SIGTERM);
+		waitpid(t->pid, NULL, 0);
+		close(t->fd);
+		fclose(t->err);
+		sp_livetrace_free(t->lt);
+		free(t);
+		return NULL;
+	}
+	snprintf(msg, nmsg, "T: tracing %.200s (pcollect -p %ld --trace %.200s); X stops", func, (long)target, func);
+	return t;
+}
+
+/* Has pcollect exited (a refusal, the target gone)?  Reaps it. */
+static int tracer_exited(struct tracer *t)
+{
+	if (!t->exited && waitpid(t->pid, &t->status, WNOHANG) == t->pid)
+		t->exited = 1;
+	return t->exited;
+}
+
+/* Stops the probe and frees t; msg gets what happened. */
+static void tracer_stop(struct tracer *t, char *msg, size_t nmsg)
+{
+	if (!t->exited) {
+		kill(t->pid, SIGTERM);
+		while (waitpid(t->pid, &t->status, 0) < 0 && errno == EINTR)
+			;
+		t->exited = 1;
+	}
+	pthread_join(t->th, NULL);
+	close(t->fd);
+	char last[1024];
+	tracer_last_line(t, last, sizeof last);
+	struct sp_livetrace_stats st;
+	sp_livetrace_compute(t->lt, NULL, 0, &st);
+	if (msg) {
+		if (WIFEXITED(t->status) && WEXITSTATUS(t->status) == 0)
+			snprintf(msg, nmsg, "X: probe on %.200s removed (%llu calls traced)", t->func,
+				 (unsigned long long)st.total_calls);
+		else
+			snprintf(msg, nmsg, "X: probe on %.200s ended: %.600s", t->func, last[0] ? last : "pcollect failed");
+	}
+	fclose(t->err);
+	sp_livetrace_free(t->lt);
+	free(t);
+}
+
+/* The panel under the table: labelled figures a script can read. */
+static void tracer_render(struct tracer *t, int room, struct sp_buf *b)
+{
+	struct sp_livetrace_stats *st = &t->st;
+	char last[1024];
+	tracer_last_line(t, last, sizeof last);
+	int exited = tracer_exited(t);
+	sp_buf_addf(b, "Traced: %s  calls %llu in %.1f s of the window", t->func, (unsigned long long)st->calls,
+		    st->span_s);
+	if (exited)
+		sp_buf_adds(b, "  [probe ended]");
+	sp_buf_addc(b, '\n');
+	room--;
+	if (last[0] && room > 0) {
+		sp_buf_addf(b, "%s\n", last);
+		room--;
+	}
+	if (room <= 0)
+		return;
+	if (!st->calls) {
+		sp_buf_addf(b, "calls/s 0  (%s)\n", exited ? "pcollect ended: see the line above" :
+				    st->events ? "no call returned in the window" : "waiting for the first call");
+		return;
+	}
+	sp_buf_addf(b, "calls/s %.1f  p50 ", st->rate);
+	sp_livetrace_dur(b, st->p50);
+	sp_buf_adds(b, "  p95 ");
+	sp_livetrace_dur(b, st->p95);
+	sp_buf_adds(b, "  p99 ");
+	sp_livetrace_dur(b, st->p99);
+	sp_buf_adds(b, "  max ");
+	sp_livetrace_dur(b, st->max);
+	if (st->abandoned)
+		sp_buf_addf(b, "  (%llu left without returning)", (unsigned long long)st->abandoned);
+	sp_buf_addc(b, '\n');
+	if (--room <= 0)
+		return;
+	uint64_t in = st->samples_slow + st->samples_fast;
+	sp_buf_addf(b, "slowest 5%%: %llu calls >= ", (unsigned long long)st->slow_calls);
+	sp_livetrace_dur(b, st->threshold);
+	sp_buf_addf(b, "  samples in them %llu (%.1f%% of %llu in %s)  in the other calls %llu (%.1f%%)  outside %llu\n",
+		    (unsigned long long)st->samples_slow, in ? 100.0 * (double)st->samples_slow / (double)in : 0.0,
+		    (unsigned long long)in, t->func, (unsigned long long)st->samples_fast,
+		    in ? 100.0 * (double)st->samples_fast / (double)in : 0.0, (unsigned long long)st->samples_outside);
+	if (--room <= 0 || st->lo > st->hi)
+		return;
+	uint64_t max = 0;
+	for (int k = st->lo; k <= st->hi; k++)
+		max = st->hist[k] > max ? st->hist[k] : max;
+	sp_buf_addf(b, "  %23s : count    distribution\n", "usecs");
+	room--;
+	for (int k = st->lo; k <= st->hi && room > 0; k++, room--) {
+		uint64_t from = k ? (uint64_t)1 << k : 0, to = ((uint64_t)1 << (k + 1)) - 1;
+		int stars = max ? (int)(st->hist[k] * 40 / max) : 0;
+		sp_buf_addf(b, "  %10llu -> %-10llu : %-8llu |%-40.*s|\n", (unsigned long long)from,
+			    (unsigned long long)to, (unsigned long long)st->hist[k], stars,
+			    "****************************************");
+	}
+}
+
 /* ---- the interactive view ---- */
 
 struct ui {
@@ -206,6 +416,10 @@ struct ui {
 	uint32_t detail_func;
 	char msg[1024];
 	const char *title;
+	struct tracer *tr;       /* T: the traced function, NULL = none */
+	struct collector *coll;  /* the sampler (-p, -- COMMAND), NULL = none */
+	struct sp_live_point *pts;
+	size_t cap_pts;
 };
 
 static void ui_draw(struct ui *u)
@@ -227,6 +441,27 @@ static void ui_draw(struct ui *u)
 	else
 		snprintf(status, sizeof status, "q quit  o/t/n sort (%s)  w window  p pause  / filter  h callers+callees",
 			 u->q.sort == SP_LIVE_SORT_OWN ? "own" : u->q.sort == SP_LIVE_SORT_TOTAL ? "total" : "name");
+	/* the traced function's panel takes the bottom of the screen */
+	struct sp_buf panel = SP_BUF_INIT;
+	if (u->tr && !u->q.detail) {
+		int prow = height / 2 > 16 ? 16 : height / 2;
+		struct sp_buf raw = SP_BUF_INIT;
+		tracer_render(u->tr, prow, &raw);
+		/* each line cut to the screen's width (a wrapped line would
+		 * scroll the screen) */
+		int lines = 0;
+		const char *p = raw.p, *end = raw.p + raw.len;
+		while (p < end) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+			sp_buf_add(&panel, p, n < (size_t)width ? n : (size_t)width);
+			sp_buf_addc(&panel, '\n');
+			lines++;
+			p += n + 1;
+		}
+		sp_buf_release(&raw);
+		height -= lines;
+	}
 	/* keep the selection on screen */
 	int room = height - 5;
 	if (room < 1)
@@ -242,6 +477,16 @@ static void ui_draw(struct ui *u)
 	sp_buf_adds(&b, "\033[H");
 	struct sp_buf screen = SP_BUF_INIT;
 	u->fit = sp_live_render(u->l, &u->t, &look, &screen);
+	if (panel.len) {
+		/* the table may be shorter than its room: the panel stays at the bottom */
+		int lines = 0;
+		for (size_t i = 0; i < screen.len; i++)
+			lines += screen.p[i] == '\n';
+		for (; lines < height; lines++)
+			sp_buf_addc(&screen, '\n');
+		sp_buf_add(&screen, panel.p, panel.len);
+	}
+	sp_buf_release(&panel);
 	/* clear each line's rest, then everything below */
 	const char *p = screen.p, *end = screen.p + screen.len;
 	while (p < end) {
@@ -267,6 +512,52 @@ static void ui_compute(struct ui *u)
 	u->q.filter = u->have_re ? &u->re : NULL;
 	u->q.detail = u->detail_func;
 	sp_live_compute(u->l, &u->q, &u->t);
+	if (u->tr) {
+		size_t n = sp_live_points(u->l, &u->pts, &u->cap_pts);
+		sp_livetrace_compute(u->tr->lt, u->pts, n, &u->tr->st);
+	}
+}
+
+/* The selected row's function name, without its " (file:line)". */
+static void ui_selected(struct ui *u, char *buf, size_t n)
+{
+	buf[0] = 0;
+	if ((size_t)u->sel >= u->t.nrows)
+		return;
+	struct sp_buf b = SP_BUF_INIT;
+	sp_live_func_name(u->l, u->t.rows[u->sel].func, &b);
+	sp_buf_addc(&b, 0);
+	char *paren = strstr(b.p, " (");
+	if (paren)
+		*paren = 0;
+	snprintf(buf, n, "%s", b.p);
+	sp_buf_release(&b);
+}
+
+static void ui_trace(struct ui *u)
+{
+	if (!u->coll) {
+		snprintf(u->msg, sizeof u->msg, "T: tracing needs plive -p PID or plive -- COMMAND");
+		return;
+	}
+	char func[256];
+	ui_selected(u, func, sizeof func);
+	if (!func[0]) {
+		snprintf(u->msg, sizeof u->msg, "T: no function selected (arrows or j/k select a row)");
+		return;
+	}
+	if (func[0] == '[' || strchr(func, ' ')) {
+		snprintf(u->msg, sizeof u->msg, "T: %.200s is not a function pcollect --trace can probe", func);
+		return;
+	}
+	pid_t target = collector_target(u->coll, u->o);
+	if (target <= 0) {
+		snprintf(u->msg, sizeof u->msg, "T: the target process is not known (yet)");
+		return;
+	}
+	if (u->tr)
+		tracer_stop(u->tr, NULL, 0);
+	u->tr = tracer_start(func, target, (uint64_t)(u->o->window * 1e9), u->msg, sizeof u->msg);
 }
 
 /* Handles the keys in buf; returns 1 to quit. */
@@ -343,6 +634,15 @@ static int ui_keys(struct ui *u, const char *buf, size_t n)
 			u->editing = 1;
 			u->edit_len = 0;
 			break;
+		case 'T': ui_trace(u); break;
+		case 'X':
+			if (u->tr) {
+				tracer_stop(u->tr, u->msg, sizeof u->msg);
+				u->tr = NULL;
+			} else {
+				snprintf(u->msg, sizeof u->msg, "X: no probe to stop");
+			}
+			break;
 		case 'k': if (u->sel > 0) u->sel--; break;
 		case 'j': u->sel++; break;
 		case 'h': case '\r': case '\n':
@@ -366,6 +666,7 @@ static int run_tty(struct sp_live *l, struct opts *o, struct reader *r)
 	u.q.mode = o->mode;
 	u.q.sort = o->sort;
 	u.title = "plive";
+	u.coll = r->coll;
 	if (tcgetattr(tty_fd, &tty_saved) < 0) {
 		sp_error("/dev/tty: %s", strerror(errno));
 		return SP_EXIT_ERROR;
@@ -468,6 +769,9 @@ static int run_tty(struct sp_live *l, struct opts *o, struct reader *r)
 		}
 	}
 	tty_restore();
+	if (u.tr)
+		tracer_stop(u.tr, NULL, 0);
+	free(u.pts);
 	sp_live_table_release(&u.t);
 	if (u.have_re)
 		regfree(&u.re);
@@ -625,7 +929,8 @@ static int collector_start(struct collector *c, const struct opts *o)
 	}
 	if (c->pid == 0) {
 		/* stdin: nothing (keys are plive's); stdout: the stream; stderr:
-		 * kept for the end, off the screen */
+		 * kept for the end, off the screen; plive killed: it ends as on q */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		int null = open("/dev/null", O_RDONLY);
 		if (null >= 0)
 			dup2(null, STDIN_FILENO);
@@ -645,6 +950,24 @@ static int collector_start(struct collector *c, const struct opts *o)
 	}
 	close(fd[0]);
 	return 0;
+}
+
+/* The process pcollect samples: -p PID, or the COMMAND it started (its
+ * child). */
+static pid_t collector_target(struct collector *c, const struct opts *o)
+{
+	if (o->pid)
+		return (pid_t)atol(o->pid);
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)c->pid, (long)c->pid);
+	FILE *f = fopen(path, "r");
+	long pid = 0;
+	if (f) {
+		if (fscanf(f, "%ld", &pid) != 1)
+			pid = 0;
+		fclose(f);
+	}
+	return (pid_t)pid;
 }
 
 /* The last line pcollect wrote, for the screen when the stream failed. */

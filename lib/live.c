@@ -24,6 +24,7 @@ struct lsample {
 	uint64_t time;
 	double w;
 	uint32_t stack, thread;
+	uint32_t tid; /* the OS thread id (plive's traced calls) */
 };
 
 struct sp_live {
@@ -294,6 +295,8 @@ static int live_sample(struct sp_sink *sk, struct sp_profile *p, const struct sp
 	struct lsample s;
 	s.stack = map_node(l, p, smp->stack);
 	s.thread = smp->thread;
+	const struct sp_thread *th = sp_thread_get(p, smp->thread);
+	s.tid = th && th->tid >= 0 ? (uint32_t)th->tid : smp->thread;
 	s.w = smp->values[l->weight_col];
 	if (!(s.w > 0))
 		s.w = 0;
@@ -377,6 +380,22 @@ int sp_live_ended(struct sp_live *l)
 	int e = l->ended;
 	pthread_mutex_unlock(&l->mu);
 	return e;
+}
+
+size_t sp_live_points(struct sp_live *l, struct sp_live_point **pts, size_t *cap)
+{
+	pthread_mutex_lock(&l->mu);
+	if (l->ring_len > *cap) {
+		*cap = l->ring_len;
+		*pts = sp_xrealloc(*pts, *cap * sizeof **pts);
+	}
+	for (size_t i = 0; i < l->ring_len; i++) {
+		const struct lsample *s = &l->ring[(l->ring_head + i) % l->ring_cap];
+		(*pts)[i] = (struct sp_live_point){ s->time, s->tid };
+	}
+	size_t n = l->ring_len;
+	pthread_mutex_unlock(&l->mu);
+	return n;
 }
 
 uint64_t sp_live_samples(struct sp_live *l)
