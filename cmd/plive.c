@@ -347,8 +347,8 @@ static void tracer_render(struct tracer *t, int room, struct sp_buf *b)
 	char last[1024];
 	tracer_last_line(t, last, sizeof last);
 	int exited = tracer_exited(t);
-	sp_buf_addf(b, "Traced: %s  calls %llu in %.1f s of the window", t->func, (unsigned long long)st->calls,
-		    st->span_s);
+	sp_buf_addf(b, "Traced: %s  calls %llu in %.3f s of the window, to clock %.3f s", t->func,
+		    (unsigned long long)st->calls, st->span_s, (double)st->tend / 1e9);
 	if (exited)
 		sp_buf_adds(b, "  [probe ended]");
 	sp_buf_addc(b, '\n');

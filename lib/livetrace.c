@@ -201,6 +201,7 @@ void sp_livetrace_compute(struct sp_livetrace *lt, const struct sp_live_point *p
 	}
 	st->total_calls = lt->total;
 	st->events = lt->events;
+	st->tend = lt->tmax;
 	uint64_t first = lt->tfirst > from ? lt->tfirst : from;
 	st->span_s = lt->have_first && lt->tmax > first ? (double)(lt->tmax - first) / 1e9 : 0;
 	pthread_mutex_unlock(&lt->mu);

@@ -40,6 +40,7 @@ struct sp_livetrace_stats {
 	uint64_t events;           /* trace events read */
 	uint64_t abandoned;        /* left without returning, in the window */
 	double span_s;             /* stream time the window covers */
+	uint64_t tend;             /* its end: the newest event's time (ns) */
 	double rate;               /* calls per second */
 	uint64_t p50, p95, p99, max, threshold; /* ns; slow = at or above threshold (p95) */
 	uint64_t hist[64];         /* log2 buckets of microseconds */

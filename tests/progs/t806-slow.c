@@ -2,7 +2,8 @@
  * about 10 times longer (a distinct, longer loop).  Every second the
  * program prints its own figures for that second, measured around each
  * call with CLOCK_MONOTONIC:
- *   calls N rate R/s p50 X us p95 Y us
+ *   calls N rate R/s p50 X us p95 Y us at T s total C
+ * (T: CLOCK_MONOTONIC, the clock of pcollect's timestamps; C: calls so far)
  * so a test can compare plive's screen with them.  The fast body's length
  * varies a little per call (i % 7) so sampling cannot alias with it.
  * Build -O2: noinline and distinct bodies keep work/fast/slow apart. */
@@ -59,17 +60,21 @@ int main(int argc, char **argv)
 	static unsigned long long d[1 << 20];
 	size_t n = 0;
 	unsigned long long t0 = now_ns(), tick = t0;
+	unsigned long long total = 0;
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("ready\n");
 	for (unsigned long i = 0;; i++) {
 		unsigned long long a = now_ns();
 		sink += work(i);
 		unsigned long long b = now_ns();
+		total++;
 		if (n < sizeof d / sizeof d[0])
 			d[n++] = b - a;
 		if (b - tick >= 1000000000ull) {
 			qsort(d, n, sizeof d[0], cmp);
-			printf("calls %zu rate %.1f/s p50 %.1f us p95 %.1f us\n", n, (double)n * 1e9 / (double)(b - tick),
-			       (double)d[n / 2] / 1e3, (double)d[n * 95 / 100] / 1e3);
+			printf("calls %zu rate %.1f/s p50 %.1f us p95 %.1f us at %.6f s total %llu\n", n,
+			       (double)n * 1e9 / (double)(b - tick), (double)d[n / 2] / 1e3, (double)d[n * 95 / 100] / 1e3,
+			       (double)b / 1e9, total);
 			n = 0;
 			tick = b;
 			if ((long)((b - t0) / 1000000000ull) >= secs)
