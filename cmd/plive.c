@@ -34,6 +34,9 @@ static const char synopsis[] =
 	"  -p, --pid=PID           sample process PID (pcollect -p PID); q detaches\n"
 	"  -F, --freq=HZ           with -p or COMMAND: samples per second per thread\n"
 	"                          (pcollect -F, default 99)\n"
+	"  -o, --output=FILE       with -p or COMMAND: record the session (samples and the\n"
+	"                          T probes' calls) as a binary stream in FILE, at the end\n"
+	"                          (preport --latency, pfilter --slow, psvg --heatmap)\n"
 	"  -i, --interval=S        refresh every S seconds (default 1)\n"
 	"  -w, --window=S          show the last S seconds of stream time (default 10)\n"
 	"      --ewma=S            show an exponentially weighted moving average with a\n"
@@ -194,6 +197,150 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
+/* ---- -o FILE: the session recorded ----
+ * Each pcollect's stream passes through a tee (a thread copying its pipe to
+ * a temporary file beside FILE and on to plive's reader); at the end the
+ * sampler's and every probe's files are merged by pmerge into FILE (samples
+ * and trace events in time order), then removed.  FILE is replaced only
+ * by a whole merge (pmerge -o writes a temporary file and renames it). */
+
+struct tee {
+	int in, out, file;
+	pthread_t th;
+	int running;
+};
+
+static void *tee_main(void *arg)
+{
+	struct tee *t = arg;
+	char buf[65536];
+	int out_ok = 1;
+	for (;;) {
+		ssize_t n = read(t->in, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (write_all(t->file, buf, (size_t)n) < 0)
+			break;
+		if (out_ok && write_all(t->out, buf, (size_t)n) < 0)
+			out_ok = 0; /* the reader stopped: the file still gets the rest */
+	}
+	close(t->in);
+	close(t->out);
+	return NULL;
+}
+
+/* Starts copying fd `in` to path (created) and to a new pipe; returns the
+ * pipe's read end, or -1 (msg filled). */
+static int tee_start(struct tee *t, int in, const char *path, char *msg, size_t nmsg)
+{
+	int p[2];
+	t->file = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (t->file < 0 || pipe(p) < 0) {
+		snprintf(msg, nmsg, "%s: %s", path, strerror(errno));
+		if (t->file >= 0)
+			close(t->file);
+		return -1;
+	}
+	fcntl(p[1], F_SETFD, FD_CLOEXEC);
+	t->in = in;
+	t->out = p[1];
+	if (pthread_create(&t->th, NULL, tee_main, t) != 0) {
+		snprintf(msg, nmsg, "cannot start a thread");
+		close(t->file);
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	t->running = 1;
+	return p[0];
+}
+
+/* Waits for the tee to copy its input's end. */
+static int tee_finish(struct tee *t)
+{
+	if (!t->running)
+		return 0;
+	pthread_join(t->th, NULL);
+	t->running = 0;
+	return close(t->file);
+}
+
+struct recording {
+	const char *out;      /* -o FILE, NULL = none */
+	char **parts;         /* temporary files: the sampler's, then each probe's */
+	size_t nparts;
+	unsigned seq;
+};
+
+static struct recording rec;
+
+/* A new temporary file's name, beside FILE. */
+static const char *rec_part(void)
+{
+	char buf[4096];
+	snprintf(buf, sizeof buf, "%s.plive-%ld-%u.tmp", rec.out, (long)getpid(), rec.seq++);
+	rec.parts = sp_xrealloc(rec.parts, (rec.nparts + 1) * sizeof *rec.parts);
+	rec.parts[rec.nparts] = sp_xstrndup(buf, strlen(buf));
+	return rec.parts[rec.nparts++];
+}
+
+/* Merges the parts into FILE with pmerge; returns 0 or -1 (said). */
+static int rec_merge(void)
+{
+	if (!rec.out)
+		return 0;
+	char exe[4096];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 16);
+	char *slash = len > 0 ? (exe[len] = 0, strrchr(exe, '/')) : NULL;
+	if (slash)
+		snprintf(slash + 1, sizeof exe - (size_t)(slash + 1 - exe), "pmerge");
+	if (!slash || access(exe, X_OK) != 0)
+		snprintf(exe, sizeof exe, "pmerge");
+	char **args = sp_xcalloc(rec.nparts + 6, sizeof *args);
+	size_t k = 0;
+	args[k++] = exe;
+	args[k++] = "-q";
+	args[k++] = "-b";
+	args[k++] = "-o";
+	args[k++] = (char *)rec.out;
+	for (size_t i = 0; i < rec.nparts; i++) {
+		struct stat sb;
+		if (stat(rec.parts[i], &sb) == 0 && sb.st_size > 0)
+			args[k++] = rec.parts[i];
+	}
+	int rc = -1;
+	if (k == 5) {
+		sp_error("%s: nothing was recorded (pcollect wrote no stream)", rec.out);
+	} else {
+		fflush(NULL);
+		pid_t pid = fork();
+		if (pid == 0) {
+			execvp(exe, args);
+			dprintf(STDERR_FILENO, "plive: cannot run %s: %s\n", exe, strerror(errno));
+			_exit(127);
+		}
+		int st = 0;
+		while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		if (pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			rc = 0;
+		else
+			sp_error("%s: the recording was not written (pmerge failed)", rec.out);
+	}
+	free(args);
+	for (size_t i = 0; i < rec.nparts; i++) {
+		if (rc == 0)
+			unlink(rec.parts[i]);
+		else
+			sp_error("its parts are kept: %s", rec.parts[i]);
+		free(rec.parts[i]);
+	}
+	free(rec.parts);
+	return rc;
+}
+
 /* ---- T: a traced function, by a second pcollect (-F 0 --trace FUNC) ----
  * The sampler keeps running untouched (the window stays continuous); this
  * one only places the entry and return probes, with the same rules and
@@ -216,6 +363,7 @@ struct tracer {
 	pthread_t th;
 	int joined, status, exited;
 	struct sp_livetrace_stats st;
+	struct tee tee; /* -o FILE */
 };
 
 static void *tracer_main(void *arg)
@@ -289,6 +437,18 @@ static struct tracer *tracer_start(const char *func, pid_t target, uint64_t wind
 	}
 	close(fd[1]);
 	t->fd = fd[0];
+	if (rec.out) {
+		int r = tee_start(&t->tee, fd[0], rec_part(), msg, nmsg);
+		if (r < 0) {
+			kill(t->pid, SIGTERM);
+			waitpid(t->pid, NULL, 0);
+			close(fd[0]);
+			fclose(t->err);
+			free(t);
+			return NULL;
+		}
+		t->fd = r;
+	}
 	snprintf(t->path, sizeof t->path, "/dev/fd/%d", t->fd);
 	t->lt = sp_livetrace_new(window_ns);
 	if (pthread_create(&t->th, NULL, tracer_main, t) != 0) {
@@ -324,6 +484,7 @@ static void tracer_stop(struct tracer *t, char *msg, size_t nmsg)
 	}
 	pthread_join(t->th, NULL);
 	close(t->fd);
+	tee_finish(&t->tee);
 	char last[1024];
 	tracer_last_line(t, last, sizeof last);
 	struct sp_livetrace_stats st;
@@ -871,6 +1032,7 @@ static int run_plain(struct sp_live *l, struct opts *o, struct reader *r)
 
 struct collector {
 	pid_t pid;
+	struct tee tee; /* -o FILE */
 	FILE *err; /* its standard error (and COMMAND's output), shown at the end */
 	int status;
 };
@@ -944,6 +1106,15 @@ static int collector_start(struct collector *c, const struct opts *o)
 	}
 	free(args);
 	close(fd[1]);
+	if (rec.out) {
+		char msg[512];
+		int r = tee_start(&c->tee, fd[0], rec_part(), msg, sizeof msg);
+		if (r < 0) {
+			sp_error("%s", msg);
+			return -1;
+		}
+		fd[0] = r;
+	}
 	if (dup2(fd[0], STDIN_FILENO) < 0) {
 		sp_error("cannot read pcollect's output: %s", strerror(errno));
 		return -1;
@@ -993,6 +1164,7 @@ static void collector_finish(struct collector *c)
 		while (waitpid(c->pid, &c->status, 0) < 0 && errno == EINTR)
 			;
 	}
+	tee_finish(&c->tee);
 	fflush(c->err);
 	rewind(c->err);
 	char buf[4096];
@@ -1034,6 +1206,7 @@ static int cmd_plive(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		SP_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 },
@@ -1054,7 +1227,7 @@ static int cmd_plive(int argc, char **argv)
 			argc = i;
 			break;
 		}
-	while ((c = getopt_long(argc, argv, "i:w:as:n:f:qp:F:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:w:as:n:f:qp:F:o:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			if (opt_secs("--interval", optarg, 0.05, &o.interval) < 0)
@@ -1110,6 +1283,7 @@ static int cmd_plive(int argc, char **argv)
 				return SP_EXIT_ERROR;
 			o.freq = optarg;
 			break;
+		case 'o': rec.out = optarg; break;
 		case 'h': fputs(synopsis, stdout); return SP_EXIT_OK;
 		case 'V': return sp_version();
 		case SP_OPT_PARTIAL: o.read.partial = 1; break;
@@ -1127,6 +1301,10 @@ static int cmd_plive(int argc, char **argv)
 		return sp_usage_error(synopsis, "give -p PID or -- COMMAND, not both");
 	if (o.freq && !o.pid && !o.cmd)
 		return sp_usage_error(synopsis, "-F needs -p PID or -- COMMAND (plive runs pcollect)");
+	if (rec.out && !o.pid && !o.cmd)
+		return sp_usage_error(synopsis, "-o needs -p PID or -- COMMAND (plive records what its pcollect reads)");
+	if (rec.out)
+		signal(SIGPIPE, SIG_IGN); /* a tee whose reader stopped goes on into the file */
 	struct collector coll;
 	memset(&coll, 0, sizeof coll);
 	if ((o.pid || o.cmd) && collector_start(&coll, &o) < 0)
@@ -1171,6 +1349,8 @@ static int cmd_plive(int argc, char **argv)
 		collector_finish(&coll);
 		pthread_join(th, NULL);
 		sp_live_free(l);
+		if (rec_merge() < 0 && rc == SP_EXIT_OK)
+			rc = SP_EXIT_ERROR;
 		if (WIFEXITED(coll.status) && WEXITSTATUS(coll.status) == SP_EXIT_ERROR && rc == SP_EXIT_OK)
 			rc = SP_EXIT_ERROR; /* it said why */
 		else if (WIFEXITED(coll.status) && WEXITSTATUS(coll.status) == 127)
