@@ -61,7 +61,8 @@ static const char synopsis[] =
 	"callees of the selected function, Esc back.  With -p or COMMAND: T traces the selected\n"
 	"function's calls exactly (pcollect -F 0 --trace FUNC beside the sampler): calls/s,\n"
 	"p50, p95, p99, max, a latency histogram and the samples inside its slowest 5 %% of\n"
-	"calls, over the same window; X stops the probe.\n"
+	"calls, over the same window; A adds its first argument, then its return value\n"
+	"(latency by value); S shows the probe as a pcollect command line; X stops the probe.\n"
 	"When standard output is not a terminal, a plain table is printed every interval (and\n"
 	"at the end of the input).\n"
 	"With -p or COMMAND, pcollect's messages (and COMMAND's output) are printed when\n"
@@ -357,6 +358,8 @@ struct tracer {
 	FILE *err;
 	int fd;
 	char func[256];
+	char by[8];  /* A: "arg1", "ret" or "" */
+	long target;
 	char path[32];
 	struct sp_livetrace *lt;
 	struct sp_err rerr;
@@ -390,14 +393,26 @@ static void tracer_last_line(struct tracer *t, char *buf, size_t n)
 	fseek(t->err, 0, SEEK_END);
 }
 
-static struct tracer *tracer_start(const char *func, pid_t target, uint64_t window_ns, char *msg, size_t nmsg)
+/* The probe as pcollect's option: "--trace=FUNC" or "--trace=FUNC(arg1)". */
+static void tracer_probe(const struct tracer *t, char *buf, size_t n)
+{
+	if (t->by[0])
+		snprintf(buf, n, "--trace=%s(%s)", t->func, t->by);
+	else
+		snprintf(buf, n, "--trace=%s", t->func);
+}
+
+static struct tracer *tracer_start(const char *func, const char *by, pid_t target, uint64_t window_ns, char *msg,
+				   size_t nmsg)
 {
 	struct tracer *t = sp_xcalloc(1, sizeof *t);
 	snprintf(t->func, sizeof t->func, "%s", func);
+	snprintf(t->by, sizeof t->by, "%s", by ? by : "");
+	t->target = (long)target;
 	char exe[4096], pidbuf[32], probe[300];
 	collector_path(exe, sizeof exe);
 	snprintf(pidbuf, sizeof pidbuf, "%ld", (long)target);
-	snprintf(probe, sizeof probe, "--trace=%s", func);
+	tracer_probe(t, probe, sizeof probe);
 	char *args[] = { exe, "-F", "0", "-p", pidbuf, probe, NULL };
 	int fd[2];
 	if (!(t->err = tmpfile()) || pipe(fd) < 0) {
@@ -450,7 +465,7 @@ static struct tracer *tracer_start(const char *func, pid_t target, uint64_t wind
 		t->fd = r;
 	}
 	snprintf(t->path, sizeof t->path, "/dev/fd/%d", t->fd);
-	t->lt = sp_livetrace_new(window_ns);
+	t->lt = sp_livetrace_new(window_ns, t->by[0] ? t->by : NULL);
 	if (pthread_create(&t->th, NULL, tracer_main, t) != 0) {
 		snprintf(msg, nmsg, "T: cannot start a thread");
 		kill(t->pid, SIGTERM);
@@ -461,7 +476,12 @@ static struct tracer *tracer_start(const char *func, pid_t target, uint64_t wind
 		free(t);
 		return NULL;
 	}
-	snprintf(msg, nmsg, "T: tracing %.200s (pcollect -p %ld --trace %.200s); X stops", func, (long)target, func);
+	if (t->by[0])
+		snprintf(msg, nmsg, "A: tracing %.200s by %s (pcollect -p %ld %.250s); A: %s, X stops", func, t->by,
+			 (long)target, probe, !strcmp(t->by, "arg1") ? "by ret" : "no value");
+	else
+		snprintf(msg, nmsg, "T: tracing %.200s (pcollect -p %ld --trace %.200s); X stops", func, (long)target,
+			 func);
 	return t;
 }
 
@@ -545,7 +565,28 @@ static void tracer_render(struct tracer *t, int room, struct sp_buf *b)
 		    (unsigned long long)st->samples_slow, in ? 100.0 * (double)st->samples_slow / (double)in : 0.0,
 		    (unsigned long long)in, t->func, (unsigned long long)st->samples_fast,
 		    in ? 100.0 * (double)st->samples_fast / (double)in : 0.0, (unsigned long long)st->samples_outside);
-	if (--room <= 0 || st->lo > st->hi)
+	if (--room <= 0)
+		return;
+	if (t->by[0]) {
+		sp_buf_addf(b, "by %s: %llu values in the window", t->by, (unsigned long long)st->by_values);
+		if (st->by_missing)
+			sp_buf_addf(b, "  (%llu calls without one)", (unsigned long long)st->by_missing);
+		if (st->by_values > (uint64_t)st->nby)
+			sp_buf_addf(b, "  (the %d of the most calls shown)", st->nby);
+		sp_buf_addc(b, '\n');
+		room--;
+		for (int i = 0; i < st->nby && room > 0; i++, room--) {
+			const struct sp_livetrace_by *g = &st->by[i];
+			sp_buf_addf(b, "  %s=%lld  calls %llu  p50 ", t->by, (long long)g->value, (unsigned long long)g->calls);
+			sp_livetrace_dur(b, g->p50);
+			sp_buf_adds(b, "  p95 ");
+			sp_livetrace_dur(b, g->p95);
+			sp_buf_adds(b, "  max ");
+			sp_livetrace_dur(b, g->max);
+			sp_buf_addc(b, '\n');
+		}
+	}
+	if (room <= 0 || st->lo > st->hi)
 		return;
 	uint64_t max = 0;
 	for (int k = st->lo; k <= st->hi; k++)
@@ -718,7 +759,38 @@ static void ui_trace(struct ui *u)
 	}
 	if (u->tr)
 		tracer_stop(u->tr, NULL, 0);
-	u->tr = tracer_start(func, target, (uint64_t)(u->o->window * 1e9), u->msg, sizeof u->msg);
+	u->tr = tracer_start(func, NULL, target, (uint64_t)(u->o->window * 1e9), u->msg, sizeof u->msg);
+}
+
+/* A: the traced function again, with its first argument, then its return
+ * value, then neither (the probe restarted: its window starts over). */
+static void ui_by(struct ui *u)
+{
+	if (!u->tr) {
+		snprintf(u->msg, sizeof u->msg, "A: no traced function (T traces the selected one)");
+		return;
+	}
+	char func[256], by[8];
+	snprintf(func, sizeof func, "%s", u->tr->func);
+	snprintf(by, sizeof by, "%s", !u->tr->by[0] ? "arg1" : !strcmp(u->tr->by, "arg1") ? "ret" : "");
+	pid_t target = (pid_t)u->tr->target;
+	tracer_stop(u->tr, NULL, 0);
+	u->tr = tracer_start(func, by[0] ? by : NULL, target, (uint64_t)(u->o->window * 1e9), u->msg, sizeof u->msg);
+}
+
+/* S: the probe set as a pcollect command line (the status line, and
+ * plive's standard error at the end). */
+static char saved_cmd[1024];
+static void ui_save(struct ui *u)
+{
+	if (!u->tr) {
+		snprintf(u->msg, sizeof u->msg, "S: no probe to save (T traces the selected function)");
+		return;
+	}
+	char probe[300];
+	tracer_probe(u->tr, probe, sizeof probe);
+	snprintf(saved_cmd, sizeof saved_cmd, "pcollect -p %ld '%s' -d 10 -o trace.sp", u->tr->target, probe);
+	snprintf(u->msg, sizeof u->msg, "S: %.900s  (printed when plive ends)", saved_cmd);
 }
 
 /* Handles the keys in buf; returns 1 to quit. */
@@ -796,6 +868,8 @@ static int ui_keys(struct ui *u, const char *buf, size_t n)
 			u->edit_len = 0;
 			break;
 		case 'T': ui_trace(u); break;
+		case 'A': ui_by(u); break;
+		case 'S': ui_save(u); break;
 		case 'X':
 			if (u->tr) {
 				tracer_stop(u->tr, u->msg, sizeof u->msg);
@@ -932,6 +1006,8 @@ static int run_tty(struct sp_live *l, struct opts *o, struct reader *r)
 	tty_restore();
 	if (u.tr)
 		tracer_stop(u.tr, NULL, 0);
+	if (saved_cmd[0])
+		fprintf(stderr, "plive: probe set: %s\n", saved_cmd);
 	free(u.pts);
 	sp_live_table_release(&u.t);
 	if (u.have_re)

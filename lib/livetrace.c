@@ -11,17 +11,26 @@
 struct lcall {
 	uint64_t start, end;
 	uint32_t tid;
-	uint32_t abandoned;
+	uint16_t abandoned, has_by;
+	int64_t by;
 };
 
 struct lopen {
 	uint64_t call, start;
 	uint32_t tid, frame;
+	int has_by;
+	int64_t by;
+};
+
+struct byent {
+	int64_t v;
+	uint64_t d;
 };
 
 struct sp_livetrace {
 	pthread_mutex_t mu;
 	uint64_t window_ns;
+	char *by;
 	struct lcall *ring; /* calls by their end, oldest first */
 	size_t cap, head, len;
 	struct lopen *open; /* reader thread only */
@@ -31,12 +40,15 @@ struct sp_livetrace {
 	/* compute's scratch (view thread only) */
 	uint64_t *durs;
 	struct lcall *calls;
+	struct byent *bys;
 	size_t capd;
 };
 
-struct sp_livetrace *sp_livetrace_new(uint64_t window_ns)
+struct sp_livetrace *sp_livetrace_new(uint64_t window_ns, const char *by)
 {
 	struct sp_livetrace *lt = sp_xcalloc(1, sizeof *lt);
+	if (by)
+		lt->by = sp_xstrndup(by, strlen(by));
 	pthread_mutex_init(&lt->mu, NULL);
 	lt->window_ns = window_ns;
 	return lt;
@@ -51,6 +63,8 @@ void sp_livetrace_free(struct sp_livetrace *lt)
 	free(lt->open);
 	free(lt->durs);
 	free(lt->calls);
+	free(lt->bys);
+	free(lt->by);
 	free(lt);
 }
 
@@ -80,11 +94,26 @@ struct lt_sink {
 	struct sp_livetrace *lt;
 };
 
+/* The event's value of lt->by, if it carries one. */
+static int by_value(const struct sp_livetrace *lt, const struct sp_profile *p, const struct sp_trace *t, int64_t *v)
+{
+	if (!lt->by)
+		return 0;
+	for (uint32_t i = 0; i < t->nvalues && i < SP_TRACE_VALUES; i++)
+		if (!strcmp(sp_str(p, t->vname[i]), lt->by)) {
+			*v = t->value[i];
+			return 1;
+		}
+	return 0;
+}
+
 static int lt_trace(struct sp_sink *sk, struct sp_profile *p, const struct sp_trace *t, struct sp_err *err)
 {
 	struct sp_livetrace *lt = ((struct lt_sink *)sk)->lt;
 	const struct sp_thread *th = sp_thread_get(p, t->thread);
 	uint32_t tid = th && th->tid >= 0 ? (uint32_t)th->tid : t->thread;
+	int64_t bv = 0;
+	int hb = by_value(lt, p, t, &bv);
 	pthread_mutex_lock(&lt->mu);
 	if (lt->stop) {
 		pthread_mutex_unlock(&lt->mu);
@@ -105,7 +134,7 @@ static int lt_trace(struct sp_sink *sk, struct sp_profile *p, const struct sp_tr
 				lt->capopen = lt->capopen ? 2 * lt->capopen : 16;
 				lt->open = sp_xrealloc(lt->open, lt->capopen * sizeof *lt->open);
 			}
-			lt->open[lt->nopen++] = (struct lopen){ t->call, t->time, tid, t->frame };
+			lt->open[lt->nopen++] = (struct lopen){ t->call, t->time, tid, t->frame, hb, bv };
 		} else {
 			/* its entry, innermost first (as lib/latency pairs) */
 			size_t i = lt->nopen;
@@ -116,8 +145,12 @@ static int lt_trace(struct sp_sink *sk, struct sp_profile *p, const struct sp_tr
 				struct lopen o = lt->open[i - 1];
 				memmove(lt->open + i - 1, lt->open + i, (lt->nopen - i) * sizeof *lt->open);
 				lt->nopen--;
+				if (!hb) {
+					hb = o.has_by;
+					bv = o.by;
+				}
 				struct lcall c = { o.start, t->time > o.start ? t->time : o.start, tid,
-						   (t->flags & SP_TRACE_ABANDONED) != 0 };
+						   (t->flags & SP_TRACE_ABANDONED) != 0, (uint16_t)hb, bv };
 				lt->total++;
 				push_call(lt, &c);
 			}
@@ -167,6 +200,59 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int cmp_by(const void *a, const void *b)
+{
+	const struct byent *x = a, *y = b;
+	if (x->v != y->v)
+		return x->v < y->v ? -1 : 1;
+	return x->d < y->d ? -1 : x->d > y->d;
+}
+
+static int cmp_by_calls(const void *a, const void *b)
+{
+	const struct sp_livetrace_by *x = a, *y = b;
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	return x->value < y->value ? -1 : x->value > y->value;
+}
+
+/* Latency by value: per distinct value, its calls and percentiles; the
+ * values of the most calls kept. */
+static void by_groups(struct sp_livetrace *lt, size_t nc, struct sp_livetrace_stats *st)
+{
+	size_t nb = 0;
+	for (size_t i = 0; i < nc; i++) {
+		const struct lcall *c = &lt->calls[i];
+		if (c->abandoned)
+			continue;
+		if (!c->has_by) {
+			st->by_missing++;
+			continue;
+		}
+		lt->bys[nb++] = (struct byent){ c->by, c->end - c->start };
+	}
+	qsort(lt->bys, nb, sizeof *lt->bys, cmp_by);
+	struct sp_livetrace_by all[9];
+	int nall = 0;
+	for (size_t i = 0; i < nb;) {
+		size_t j = i;
+		while (j < nb && lt->bys[j].v == lt->bys[i].v)
+			j++;
+		size_t n = j - i;
+		struct sp_livetrace_by g = { lt->bys[i].v, n, lt->bys[i + n * 50 / 100].d, lt->bys[i + n * 95 / 100].d,
+					     lt->bys[j - 1].d };
+		st->by_values++;
+		/* keep the 8 of the most calls: insert, sort, drop the 9th */
+		all[nall++] = g;
+		qsort(all, (size_t)nall, sizeof *all, cmp_by_calls);
+		if (nall > 8)
+			nall = 8;
+		i = j;
+	}
+	memcpy(st->by, all, (size_t)nall * sizeof *all);
+	st->nby = nall;
+}
+
 static int cmp_call(const void *a, const void *b)
 {
 	const struct lcall *x = a, *y = b;
@@ -186,6 +272,7 @@ void sp_livetrace_compute(struct sp_livetrace *lt, const struct sp_live_point *p
 		lt->capd = lt->len;
 		lt->durs = sp_xrealloc(lt->durs, lt->capd * sizeof *lt->durs);
 		lt->calls = sp_xrealloc(lt->calls, lt->capd * sizeof *lt->calls);
+		lt->bys = sp_xrealloc(lt->bys, lt->capd * sizeof *lt->bys);
 	}
 	size_t n = 0, nc = 0;
 	uint64_t from = lt->tmax > lt->window_ns ? lt->tmax - lt->window_ns : 0;
@@ -225,6 +312,8 @@ void sp_livetrace_compute(struct sp_livetrace *lt, const struct sp_live_point *p
 		st->lo = k < st->lo ? k : st->lo;
 		st->hi = k > st->hi ? k : st->hi;
 	}
+	if (lt->by)
+		by_groups(lt, nc, st);
 	/* samples inside slow calls, other calls, or none: calls by thread
 	 * and start (calls of one thread nest or follow each other; the
 	 * innermost containing call decides) */

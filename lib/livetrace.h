@@ -19,7 +19,9 @@
 
 struct sp_livetrace;
 
-struct sp_livetrace *sp_livetrace_new(uint64_t window_ns);
+/* by: a recorded value ("arg1".."arg6", "ret") to group the calls by
+ * (latency by value, as preport --latency --by), NULL = none. */
+struct sp_livetrace *sp_livetrace_new(uint64_t window_ns, const char *by);
 void sp_livetrace_free(struct sp_livetrace *lt); /* NULL ok */
 /* Reads path ("/dev/fd/N") until its end or sp_livetrace_stop.  Returns 0
  * or -1 (err filled). */
@@ -47,6 +49,13 @@ struct sp_livetrace_stats {
 	int lo, hi;                /* the buckets used (lo > hi: none) */
 	uint64_t samples_slow, samples_fast, samples_outside; /* the points given */
 	uint64_t slow_calls;
+	/* with by: the values of the most calls in the window, most first */
+	struct sp_livetrace_by {
+		int64_t value;
+		uint64_t calls, p50, p95, max;
+	} by[8];
+	int nby;
+	uint64_t by_values, by_missing; /* distinct values; calls without one */
 };
 /* Computes over the last window of the trace's own stream time; points
  * (the sample view's, any order) are classified against the window's calls:

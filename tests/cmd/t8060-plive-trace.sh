@@ -1,24 +1,22 @@
 #!/bin/bash
 # plive -p PID, T on the selected function: its exact calls, live, beside the
 # samples.  tests/progs/t806-slow.c calls work() in a loop, 1 call in 10 about
-# 10x slower, and prints its own figures each second (calls, p50, p95,
-# measured around each call, and its clock).  The screen's calls/s, p50 and
-# p95 are compared with the program's own over the same window (the panel
-# says the window's end on the program's clock, CLOCK_MONOTONIC).
-# Tolerances: 5 %.  Assumes: the program's call count is linear inside each
-# of its 1 s lines (the window's ends are interpolated), that the median of
-# its per-second p50/p95 stands for the window's (a loaded second skews a
-# mean), and that the uprobes'
-# cost (a few us per call, inside the program's own timing, outside
-# pcollect's) stays under 5 % of a fast call (~90 us).  Polls up to 30 s per
-# step (a loaded machine starts pcollect late).
+# 10x slower, and logs every call itself (its end and duration, measured
+# around the call with CLOCK_MONOTONIC, the clock of pcollect's timestamps).
+# The screen's calls/s, p50 and p95 are compared with the program's own
+# figures over exactly the screen's window (the panel says its end on that
+# clock, and its span).  Tolerance 5 %; it assumes the uprobes' cost that
+# falls inside the program's timing but outside the probes' (a few us per
+# call) stays under 5 % of a fast call (~120 us).  Then -o's session read by
+# preport, pfilter, psvg; A (scaled(n): p50 by arg1), S, and SIGKILL of
+# plive.  Polls up to 30 s per step (a loaded machine starts pcollect late).
 . "$(dirname "$0")/../lib.sh"
 . "$SP_TOP/tests/cmd/t6-lib.sh"
 
 if ! command -v tmux > /dev/null; then skip "plive trace" "tmux is not installed (make deps installs it)"; exit 0; fi
 t6_build slow t806-slow.c -O2 -g || exit 0
 t6_probe || exit 0
-if ! t6_start slow 600; then notok "plive T: the target did not start"; exit 0; fi
+if ! t6_start slow 600 "$T/calls"; then notok "plive T: the target did not start"; exit 0; fi
 TM="tmux -L sp-t8060-$$ -f /dev/null"
 trap '$TM kill-server 2>/dev/null; kill -9 $TPID 2>/dev/null; sp_cleanup' EXIT
 cap() { $TM capture-pane -p -t t8060 > "$T/cap" 2>/dev/null; }
@@ -31,7 +29,7 @@ wait_for() {
 	done
 	return 1
 }
-tracer() { pgrep -f -- "-p $TPID --trace=work" | head -1; }
+tracer() { pgrep -f -- "-p $TPID --trace=" | grep -v "^$$\$" | head -1; }
 # within A B PCT: |A - B| <= PCT % of B
 within() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b * p / 100) }'; }
 # us "95.4 us" / "2.45 ms" -> microseconds
@@ -59,17 +57,10 @@ if [ -n "$rate" ] && [ -n "$p99u" ] && [ -n "$mxu" ] && grep -qE '^ +usecs : cou
 	grep -qE '^slowest 5%: [0-9]+ calls >= [0-9.]+ (us|ms)  samples in them [0-9]+ \([0-9.]+% of [0-9]+ in work\)  in the other calls [0-9]+ \([0-9.]+%\)  outside [0-9]+$' "$T/screen"; then
 	ok "the panel: calls/s, p50, p95, p99, max with units, histogram, slow split"; else
 	notok "the panel's labelled figures"; sed 's/^/  /' "$T/screen" | tail -20; fi
-# the program's own figures over [end - span, end]
-awk -v a="$end" -v s="$span" '
-	/^calls .* at .* total / { t[n] = $(NF - 3); c[n] = $NF; p50[n] = $6; p95[n] = $9; n++ }
-	function med(v, m,   i, j, w) { for (i = 1; i < m; i++) for (j = i; j > 0 && v[j - 1] > v[j]; j--) { w = v[j]; v[j] = v[j - 1]; v[j - 1] = w } return m % 2 ? v[int(m / 2)] : (v[m / 2 - 1] + v[m / 2]) / 2 }
-	function count_at(x,   i) { for (i = 1; i < n; i++) if (t[i] >= x) return c[i - 1] + (c[i] - c[i - 1]) * (x - t[i - 1]) / (t[i] - t[i - 1]); return -1 }
-	END {
-		lo = count_at(a - s); hi = count_at(a)
-		for (i = 0; i < n; i++) if (t[i] > a - s && t[i] <= a + 1) { x[k] = p50[i]; y[k] = p95[i]; k++ }
-		if (lo < 0 || hi < 0 || !k) { print "none"; exit }
-		printf "%.1f %.3f %.3f\n", (hi - lo) / s, med(x, k), med(y, k)
-	}' "$T/slow.ready" > "$T/own"
+# the program's own figures over [end - span, end]: its calls that ended
+# in the window, durations measured around each call
+awk -v a="$end" -v s="$span" '$1 / 1e9 > a - s && $1 / 1e9 <= a { print $2 }' "$T/calls" | sort -n > "$T/win"
+awk '{ d[n++] = $1 } END { if (!n) { print "none"; exit } printf "%.1f %.3f %.3f\n", n / '"$span"', d[int(n * 50 / 100)] / 1e3, d[int(n * 95 / 100)] / 1e3 }' "$T/win" > "$T/own"
 read -r own_rate own50 own95 < "$T/own"
 screen50=$(us "$p50" "$p50u"); screen95=$(us "$p95" "$p95u")
 echo "# screen: $n calls in $span s to $end: $rate/s p50 $screen50 us p95 $screen95 us; program: $own_rate/s p50 $own50 us p95 $own95 us"
@@ -115,16 +106,34 @@ if [ $rc = 0 ] && grep -q '<svg' "$T/heat.svg"; then ok "psvg --heatmap on the s
 rm -f "$T/rc"
 $TM respawn-pane -k -t t8060 "$SP_BIN/plive --window 5 -p $TPID 2> $T/plive.err; sleep 60"
 if wait_for 30 'grep -qE " work$" "$T/cap"'; then ok "plive again: work in the table"; else notok "plive again: work in the table"; fi
-# j: the selection moves onto work (sorted by name, main comes first)
-$TM send-keys -t t8060 n / '^(work|main)$' Enter
-wait_for 10 'grep -q "Filter: /^(work|main)\$/" "$T/cap"'
+# j: the selection moves onto scaled (sorted by name, main comes first)
+$TM send-keys -t t8060 n / '^(scaled|main)$' Enter
+wait_for 10 'grep -q "Filter: /^(scaled|main)\$/" "$T/cap"'
 sleep 1.2; cap
-row=$(awk 'f && NF >= 5 { n++; if ($5 == "work") { print n; exit } } /Function \(filename:line\)/ { f = 1 }' "$T/cap")
+row=$(awk 'f && NF >= 5 { n++; if ($5 == "scaled") { print n; exit } } /Function \(filename:line\)/ { f = 1 }' "$T/cap")
 [ -n "$row" ] && for _ in $(seq 2 "$row"); do $TM send-keys -t t8060 j; done
 $TM send-keys -t t8060 T
-if [ "$row" = 2 ] && wait_for 10 'grep -q "^T: tracing work " "$T/cap"'; then ok "j moves the selection: T traces work (row $row)"; else notok "j moves the selection onto work (row '$row')"; sed 's/^/  /' "$T/cap" | head -8; fi
-sampler=$(pgrep -f "pcollect -p $TPID\$" | head -1)
+if [ "$row" = 2 ] && wait_for 10 'grep -q "^T: tracing scaled " "$T/cap"'; then ok "j moves the selection: T traces scaled (row $row)"; else notok "j moves the selection onto scaled (row '$row')"; sed 's/^/  /' "$T/cap" | head -8; fi
 if wait_for 20 'grep -q "^calls/s [0-9]" "$T/cap"'; then ok "T: calls shown"; else notok "T: calls shown"; fi
+# A: latency by arg1 (scaled(n) takes about n x 20 us, plus the probes'
+# few us: p50 at 3 is over twice p50 at 1)
+$TM send-keys -t t8060 A
+if wait_for 20 'grep -q "^by arg1: 3 values in the window" "$T/cap" && [ "$(grep -c "^  arg1=[123]  calls [0-9]*  p50 " "$T/cap")" = 3 ]'; then
+	ok "A: latency by arg1, three values"; else notok "A: latency by arg1, three values"; sed 's/^/  /' "$T/cap" | tail -14; fi
+grep -q "^A: tracing scaled by arg1 (pcollect -p $TPID --trace=scaled(arg1))" "$T/cap" && ok "A: the status line says the probe" || notok "A: the status line says the probe"
+p1=$(awk '/^  arg1=1  / { print ($6 == "ms" ? $5 * 1000 : $5) }' "$T/cap")
+p2=$(awk '/^  arg1=2  / { print ($6 == "ms" ? $5 * 1000 : $5) }' "$T/cap")
+p3=$(awk '/^  arg1=3  / { print ($6 == "ms" ? $5 * 1000 : $5) }' "$T/cap")
+if awk -v a="$p1" -v b="$p2" -v c="$p3" 'BEGIN { exit !(a > 0 && a < b && b < c && c > 2 * a) }'; then ok "A: p50 grows with arg1 ($p1, $p2, $p3 us)"; else
+	notok "A: p50 grows with arg1 ('$p1', '$p2', '$p3' us)"; fi
+# S: the probe set as a command line, which runs
+$TM send-keys -t t8060 S
+if wait_for 10 'grep -q "^S: pcollect -p $TPID '"'"'--trace=scaled(arg1)'"'"' -d 10 -o trace.sp" "$T/cap"'; then ok "S: the probe as a pcollect command line"; else
+	notok "S: the probe as a pcollect command line"; sed -n 3p "$T/cap" | sed 's/^/  /'; fi
+pcollect -q -p "$TPID" '--trace=scaled(arg1)' -d 1 -o "$T/saved.sp" 2> "$T/saved.err"
+n=$(preport --latency --by arg1 "$T/saved.sp" 2> /dev/null | grep -c '^scaled \[arg1=[123]\]: [0-9]* calls')
+if [ "$n" = 3 ]; then ok "the saved command line traces scaled by arg1 (preport --by arg1: 3 values)"; else notok "the saved command line (got $n values)"; head -3 "$T/saved.err" | sed 's/^/  /'; fi
+sampler=$(pgrep -f "pcollect -p $TPID\$" | head -1)
 tr=$(tracer)
 pl=$(pgrep -f "plive --window 5 -p $TPID\$" | head -1)
 if [ -n "$tr" ] && [ -n "$pl" ]; then

@@ -4,8 +4,12 @@
  * call with CLOCK_MONOTONIC:
  *   calls N rate R/s p50 X us p95 Y us at T s total C
  * (T: CLOCK_MONOTONIC, the clock of pcollect's timestamps; C: calls so far)
+ * and, with a second argument FILE, every call as "END_NS DURATION_NS" in
+ * FILE (flushed each second), for exact figures over any window.
  * so a test can compare plive's screen with them.  The fast body's length
  * varies a little per call (i % 7) so sampling cannot alias with it.
+ * scaled(n), called by each work() with n = 1, 2, 3, takes n times as
+ * long (latency by its argument).
  * Build -O2: noinline and distinct bodies keep work/fast/slow apart. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +40,15 @@ __attribute__((noinline)) static unsigned long slow_path(unsigned long n)
 	return x;
 }
 
+/* its time grows with its argument: n x about 20 us */
+__attribute__((noinline)) unsigned long scaled(unsigned long n)
+{
+	unsigned long x = n;
+	for (unsigned long i = 0; i < n * 15000; i++)
+		x = (x << 1) ^ (x >> 7) ^ i;
+	return x;
+}
+
 __attribute__((noinline)) unsigned long work(unsigned long i)
 {
 	unsigned long r;
@@ -45,6 +58,7 @@ __attribute__((noinline)) unsigned long work(unsigned long i)
 	else
 		r = fast_path(60000 + (i % 7) * 600);
 	sink ^= r;
+	r += scaled(i % 3 + 1);
 	return r + i;
 }
 
@@ -57,6 +71,7 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	long secs = argc > 1 ? atol(argv[1]) : 600;
+	FILE *calls = argc > 2 ? fopen(argv[2], "w") : NULL;
 	static unsigned long long d[1 << 20];
 	size_t n = 0;
 	unsigned long long t0 = now_ns(), tick = t0;
@@ -68,6 +83,8 @@ int main(int argc, char **argv)
 		sink += work(i);
 		unsigned long long b = now_ns();
 		total++;
+		if (calls)
+			fprintf(calls, "%llu %llu\n", b, b - a);
 		if (n < sizeof d / sizeof d[0])
 			d[n++] = b - a;
 		if (b - tick >= 1000000000ull) {
@@ -77,6 +94,8 @@ int main(int argc, char **argv)
 			       (double)b / 1e9, total);
 			n = 0;
 			tick = b;
+			if (calls)
+				fflush(calls);
 			if ((long)((b - t0) / 1000000000ull) >= secs)
 				break;
 		}
