@@ -521,6 +521,21 @@ static void tracer_stop(struct tracer *t, char *msg, size_t nmsg)
 	free(t);
 }
 
+/* "p50 D  p95 D[  p99 D]  max D" */
+static void add_figures(struct sp_buf *b, uint64_t p50, uint64_t p95, const uint64_t *p99, uint64_t max)
+{
+	sp_buf_adds(b, "p50 ");
+	sp_livetrace_dur(b, p50);
+	sp_buf_adds(b, "  p95 ");
+	sp_livetrace_dur(b, p95);
+	if (p99) {
+		sp_buf_adds(b, "  p99 ");
+		sp_livetrace_dur(b, *p99);
+	}
+	sp_buf_adds(b, "  max ");
+	sp_livetrace_dur(b, max);
+}
+
 /* The panel under the table: labelled figures a script can read. */
 static void tracer_render(struct tracer *t, int room, struct sp_buf *b)
 {
@@ -545,14 +560,8 @@ static void tracer_render(struct tracer *t, int room, struct sp_buf *b)
 				    st->events ? "no call returned in the window" : "waiting for the first call");
 		return;
 	}
-	sp_buf_addf(b, "calls/s %.1f  p50 ", st->rate);
-	sp_livetrace_dur(b, st->p50);
-	sp_buf_adds(b, "  p95 ");
-	sp_livetrace_dur(b, st->p95);
-	sp_buf_adds(b, "  p99 ");
-	sp_livetrace_dur(b, st->p99);
-	sp_buf_adds(b, "  max ");
-	sp_livetrace_dur(b, st->max);
+	sp_buf_addf(b, "calls/s %.1f  ", st->rate);
+	add_figures(b, st->p50, st->p95, &st->p99, st->max);
 	if (st->abandoned)
 		sp_buf_addf(b, "  (%llu left without returning)", (unsigned long long)st->abandoned);
 	sp_buf_addc(b, '\n');
@@ -577,12 +586,8 @@ static void tracer_render(struct tracer *t, int room, struct sp_buf *b)
 		room--;
 		for (int i = 0; i < st->nby && room > 0; i++, room--) {
 			const struct sp_livetrace_by *g = &st->by[i];
-			sp_buf_addf(b, "  %s=%lld  calls %llu  p50 ", t->by, (long long)g->value, (unsigned long long)g->calls);
-			sp_livetrace_dur(b, g->p50);
-			sp_buf_adds(b, "  p95 ");
-			sp_livetrace_dur(b, g->p95);
-			sp_buf_adds(b, "  max ");
-			sp_livetrace_dur(b, g->max);
+			sp_buf_addf(b, "  %s=%lld  calls %llu  ", t->by, (long long)g->value, (unsigned long long)g->calls);
+			add_figures(b, g->p50, g->p95, NULL, g->max);
 			sp_buf_addc(b, '\n');
 		}
 	}
