@@ -47,24 +47,40 @@ if [ -n "$(tracer)" ]; then ok "T: a pcollect --trace=work runs beside the sampl
 # the window full (5 s of calls), then paused: the figures stand still
 if wait_for 40 'awk "/^Traced: work  calls [0-9]+ in / { exit !(\$6 >= 4.9) } END { }" "$T/cap" && grep -q "^Traced: work  calls [0-9]* in " "$T/cap" && grep -q "^calls/s " "$T/cap"'; then
 	ok "T: the panel fills its 5 s window"; else notok "T: the panel fills its window"; sed 's/^/  /' "$T/cap" | tail -20; fi
+# one window compared: paused, read, the program's calls of that window
+compare() {
 $TM send-keys -t t8060 p
 sleep 1.5; cap
 cp "$T/cap" "$T/screen"
-sleep 2.5 # the program's next line, past the window's end
+sleep 2.5 # the program's log flushed past the window's end
 read -r n span end <<< "$(awk '/^Traced: work  calls / { print $4, $6, $13 }' "$T/screen")"
 read -r rate p50 p50u p95 p95u p99 p99u mx mxu <<< "$(awk '/^calls\/s / { print $2, $4, $5, $7, $8, $10, $11, $13, $14 }' "$T/screen")"
-if [ -n "$rate" ] && [ -n "$p99u" ] && [ -n "$mxu" ] && grep -qE '^ +usecs : count +distribution$' "$T/screen" &&
-	grep -qE '^slowest 5%: [0-9]+ calls >= [0-9.]+ (us|ms)  samples in them [0-9]+ \([0-9.]+% of [0-9]+ in work\)  in the other calls [0-9]+ \([0-9.]+%\)  outside [0-9]+$' "$T/screen"; then
-	ok "the panel: calls/s, p50, p95, p99, max with units, histogram, slow split"; else
-	notok "the panel's labelled figures"; sed 's/^/  /' "$T/screen" | tail -20; fi
-# the program's own figures over [end - span, end]: its calls that ended
-# in the window, durations measured around each call
 awk -v a="$end" -v s="$span" '$1 / 1e9 > a - s && $1 / 1e9 <= a { print $2 }' "$T/calls" | sort -n > "$T/win"
 awk '{ d[n++] = $1 } END { if (!n) { print "none"; exit } printf "%.1f %.3f %.3f\n", n / '"$span"', d[int(n * 50 / 100)] / 1e3, d[int(n * 95 / 100)] / 1e3 }' "$T/win" > "$T/own"
 read -r own_rate own50 own95 < "$T/own"
 screen50=$(us "$p50" "$p50u"); screen95=$(us "$p95" "$p95u")
-echo "# screen: $n calls in $span s to $end: $rate/s p50 $screen50 us p95 $screen95 us; program: $own_rate/s p50 $own50 us p95 $own95 us"
-if [ "$own_rate" != none ] && within "$rate" "$own_rate" 5; then ok "calls/s within 5 % of the program's own ($rate vs $own_rate)"; else
+echo "# window $attempt: $n calls in $span s to $end: $rate/s p50 $screen50 us p95 $screen95 us; program: $own_rate/s p50 $own50 us p95 $own95 us"
+$TM send-keys -t t8060 p
+[ "$own_rate" != none ] && within "$rate" "$own_rate" 5 && within "$screen50" "$own50" 5 && within "$screen95" "$own95" 5
+}
+# Under heavy load a call preempted as its return probe hands back to it
+# is longer in the program's own timing than between the probes: such a
+# window can miss 5 % on p95 (seen: 1830 vs 1980 us, every slow call
+# preempted once).  Up to 3 windows, 6 s apart; the figures of the last one
+# read are checked, and every window's are printed.
+for attempt in 1 2 3; do
+	compare && break
+	sleep 6
+done
+if [ -n "$rate" ] && [ -n "$p99u" ] && [ -n "$mxu" ] && grep -qE '^ +usecs : count +distribution$' "$T/screen" &&
+	grep -qE '^slowest 5%: [0-9]+ calls >= [0-9.]+ (us|ms)  samples in them [0-9]+ \([0-9.]+% of [0-9]+ in work\)  in the other calls [0-9]+ \([0-9.]+%\)  outside [0-9]+$' "$T/screen"; then
+	ok "the panel: calls/s, p50, p95, p99, max with units, histogram, slow split"; else
+	notok "the panel's labelled figures"; sed 's/^/  /' "$T/screen" | tail -20; fi
+# work() is called ~4000 times a second: 2 hits a call at a few us each is
+# over pcollect's 1 % budget, and its warning is in the panel
+if grep -qE '^pcollect: tracing costs the target about [0-9.]+% of a CPU' "$T/screen"; then ok "the tracing budget warning is in the view"; else
+	notok "the tracing budget warning is in the view"; sed 's/^/  /' "$T/screen" | tail -20; fi
+if [ "$own_rate" != none ] && within "$rate" "$own_rate" 5; then ok "calls/s within 5 % of the program's own ($rate vs $own_rate, window $attempt)"; else
 	notok "calls/s within 5 % of the program's own ($rate vs $own_rate)"; fi
 if within "$screen50" "$own50" 5; then ok "p50 within 5 % ($screen50 vs $own50 us)"; else notok "p50 within 5 % ($screen50 vs $own50 us)"; fi
 if within "$screen95" "$own95" 5; then ok "p95 within 5 % ($screen95 vs $own95 us)"; else notok "p95 within 5 % ($screen95 vs $own95 us)"; fi
@@ -72,7 +88,7 @@ if within "$screen95" "$own95" 5; then ok "p95 within 5 % ($screen95 vs $own95 u
 if awk -v a="$screen95" -v b="$screen50" 'BEGIN { exit !(a > 5 * b) }'; then ok "p95 is the slow path (> 5x p50)"; else notok "p95 is the slow path"; fi
 
 # X: the probe removed, the sampler goes on
-$TM send-keys -t t8060 p X
+$TM send-keys -t t8060 X
 if wait_for 15 'grep -qE "^X: probe on work removed \([0-9]+ calls traced\)" "$T/cap"'; then ok "X: the status line says the probe is removed"; else
 	notok "X: the probe removed"; sed 's/^/  /' "$T/cap" | head -5; fi
 if [ -z "$(tracer)" ]; then ok "X: the tracing pcollect is gone"; else notok "X: the tracing pcollect is gone"; fi
@@ -153,5 +169,26 @@ if [ -n "$tr" ] && [ -n "$pl" ]; then
 	if t6_alive "$TPID" && [ "$lines1" -gt "$lines0" ]; then ok "the target keeps running (its lines go on)"; else notok "the target keeps running"; fi
 else
 	notok "plive and its tracing pcollect found (plive '$pl', tracer '$tr')"
+fi
+
+# the terminal closes (the tmux server killed: SIGHUP) while a probe runs:
+# the probe goes with plive, the target runs on
+$TM respawn-pane -k -t t8060 "$SP_BIN/plive --window 5 -p $TPID 2> $T/plive.err; sleep 60"
+if wait_for 30 'grep -qE " work$" "$T/cap"'; then
+	$TM send-keys -t t8060 / '^work$' Enter
+	wait_for 10 'grep -q "Filter: /^work\$/" "$T/cap"'
+	$TM send-keys -t t8060 T
+	if wait_for 20 'grep -q "^calls/s [0-9]" "$T/cap"'; then
+		tr=$(tracer)
+		$TM kill-server
+		for _ in $(seq 100); do kill -0 "$tr" 2> /dev/null || break; sleep 0.1; done
+		if [ -n "$tr" ] && ! kill -0 "$tr" 2> /dev/null; then ok "the terminal closed: the tracing pcollect ended"; else notok "the terminal closed: the tracing pcollect ended ('$tr')"; fi
+		if [ -z "$(pgrep -f "plive --window 5 -p $TPID\$")" ]; then ok "the terminal closed: plive ended"; else notok "the terminal closed: plive ended"; fi
+		if t6_alive "$TPID"; then ok "the terminal closed: the target keeps running"; else notok "the terminal closed: the target keeps running"; fi
+	else
+		notok "plive (third): T shows calls"
+	fi
+else
+	notok "plive (third): work in the table"
 fi
 exit 0
