@@ -762,6 +762,19 @@ static void ui_trace(struct ui *u)
 		snprintf(u->msg, sizeof u->msg, "T: the target process is not known (yet)");
 		return;
 	}
+	/* a library's function: LIB:FUNC, LIB its path (pcollect --trace) */
+	struct sp_buf mod = SP_BUF_INIT;
+	sp_live_func_module(u->l, u->t.rows[u->sel].func, &mod);
+	sp_buf_addc(&mod, 0);
+	char exe[64], real_exe[4096], real_mod[4096];
+	snprintf(exe, sizeof exe, "/proc/%ld/exe", (long)target);
+	if (mod.p[0] == '/' && realpath(mod.p, real_mod) &&
+	    (!realpath(exe, real_exe) || strcmp(real_exe, real_mod))) {
+		char f2[256];
+		snprintf(f2, sizeof f2, "%.200s:%.50s", mod.p, func);
+		snprintf(func, sizeof func, "%s", f2);
+	}
+	sp_buf_release(&mod);
 	if (u->tr)
 		tracer_stop(u->tr, NULL, 0);
 	u->tr = tracer_start(func, NULL, target, (uint64_t)(u->o->window * 1e9), u->msg, sizeof u->msg);

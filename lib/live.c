@@ -11,6 +11,7 @@
 
 struct func {
 	const char *name, *file; /* in the arena */
+	const char *module;      /* the first frame's (a library's path), "" unknown */
 	size_t name_len, file_len;
 	uint32_t line;
 };
@@ -163,6 +164,7 @@ static uint32_t map_frame(struct sp_live *l, struct sp_profile *p, uint32_t fram
 			struct func *fn = &l->funcs[id];
 			fn->name = sp_arena_strndup(&l->arena, name, nl);
 			fn->file = sp_arena_strndup(&l->arena, file, fl);
+			fn->module = sp_arena_strndup(&l->arena, sp_str(p, f->module), sp_str_len(p, f->module));
 			fn->name_len = nl;
 			fn->file_len = fl;
 			fn->line = line;
@@ -380,6 +382,14 @@ int sp_live_ended(struct sp_live *l)
 	int e = l->ended;
 	pthread_mutex_unlock(&l->mu);
 	return e;
+}
+
+void sp_live_func_module(struct sp_live *l, uint32_t func, struct sp_buf *out)
+{
+	pthread_mutex_lock(&l->mu);
+	if (func && func < l->nfuncs && l->funcs[func].module)
+		sp_buf_adds(out, l->funcs[func].module);
+	pthread_mutex_unlock(&l->mu);
 }
 
 size_t sp_live_points(struct sp_live *l, struct sp_live_point **pts, size_t *cap)

@@ -115,6 +115,9 @@ struct sp_live_look {
  * scrolling. */
 int sp_live_render(struct sp_live *l, const struct sp_live_table *t, const struct sp_live_look *look,
 		   struct sp_buf *out);
+/* The module (executable or library path) of a function's first frame
+ * seen, nothing when unknown. */
+void sp_live_func_module(struct sp_live *l, uint32_t func, struct sp_buf *out);
 /* The display name of a function: "name (file:line)". */
 void sp_live_func_name(struct sp_live *l, uint32_t func, struct sp_buf *out);
 
