@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -33,6 +34,9 @@ static const char synopsis[] =
 	"  -p, --pid=PID           sample process PID (pcollect -p PID); q detaches\n"
 	"  -F, --freq=HZ           with -p or COMMAND: samples per second per thread\n"
 	"                          (pcollect -F, default 99)\n"
+	"  -o, --output=FILE       with -p or COMMAND: record the session (samples and the\n"
+	"                          T probes' calls) as a binary stream in FILE, at the end\n"
+	"                          (preport --latency, pfilter --slow, psvg --heatmap)\n"
 	"  -i, --interval=S        refresh every S seconds (default 1)\n"
 	"  -w, --window=S          show the last S seconds of stream time (default 10)\n"
 	"      --ewma=S            show an exponentially weighted moving average with a\n"
@@ -54,7 +58,11 @@ static const char synopsis[] =
 	"\n"
 	"Keys: q quit, o/t/n sort by own/total/name, w cycle the window (last S s, all, ewma),\n"
 	"p pause, / filter by regular expression, arrows/j/k select, h or Enter: callers and\n"
-	"callees of the selected function, Esc back.\n"
+	"callees of the selected function, Esc back.  With -p or COMMAND: T traces the selected\n"
+	"function's calls exactly (pcollect -F 0 --trace FUNC beside the sampler): calls/s,\n"
+	"p50, p95, p99, max, a latency histogram and the samples inside its slowest 5 %% of\n"
+	"calls, over the same window; A adds its first argument, then its return value\n"
+	"(latency by value); S shows the probe as a pcollect command line; X stops the probe.\n"
 	"When standard output is not a terminal, a plain table is printed every interval (and\n"
 	"at the end of the input).\n"
 	"With -p or COMMAND, pcollect's messages (and COMMAND's output) are printed when\n"
@@ -190,6 +198,415 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
+/* ---- -o FILE: the session recorded ----
+ * Each pcollect's stream passes through a tee (a thread copying its pipe to
+ * a temporary file beside FILE and on to plive's reader); at the end the
+ * sampler's and every probe's files are merged by pmerge into FILE (samples
+ * and trace events in time order), then removed.  FILE is replaced only
+ * by a whole merge (pmerge -o writes a temporary file and renames it). */
+
+struct tee {
+	int in, out, file;
+	pthread_t th;
+	int running;
+};
+
+static void *tee_main(void *arg)
+{
+	struct tee *t = arg;
+	char buf[65536];
+	int out_ok = 1;
+	for (;;) {
+		ssize_t n = read(t->in, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (write_all(t->file, buf, (size_t)n) < 0)
+			break;
+		if (out_ok && write_all(t->out, buf, (size_t)n) < 0)
+			out_ok = 0; /* the reader stopped: the file still gets the rest */
+	}
+	close(t->in);
+	close(t->out);
+	return NULL;
+}
+
+/* Starts copying fd `in` to path (created) and to a new pipe; returns the
+ * pipe's read end, or -1 (msg filled). */
+static int tee_start(struct tee *t, int in, const char *path, char *msg, size_t nmsg)
+{
+	int p[2];
+	t->file = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (t->file < 0 || pipe(p) < 0) {
+		snprintf(msg, nmsg, "%s: %s", path, strerror(errno));
+		if (t->file >= 0)
+			close(t->file);
+		return -1;
+	}
+	fcntl(p[1], F_SETFD, FD_CLOEXEC);
+	t->in = in;
+	t->out = p[1];
+	if (pthread_create(&t->th, NULL, tee_main, t) != 0) {
+		snprintf(msg, nmsg, "cannot start a thread");
+		close(t->file);
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	t->running = 1;
+	return p[0];
+}
+
+/* Waits for the tee to copy its input's end. */
+static int tee_finish(struct tee *t)
+{
+	if (!t->running)
+		return 0;
+	pthread_join(t->th, NULL);
+	t->running = 0;
+	return close(t->file);
+}
+
+struct recording {
+	const char *out;      /* -o FILE, NULL = none */
+	char **parts;         /* temporary files: the sampler's, then each probe's */
+	size_t nparts;
+	unsigned seq;
+};
+
+static struct recording rec;
+
+/* A new temporary file's name, beside FILE. */
+static const char *rec_part(void)
+{
+	char buf[4096];
+	snprintf(buf, sizeof buf, "%s.plive-%ld-%u.tmp", rec.out, (long)getpid(), rec.seq++);
+	rec.parts = sp_xrealloc(rec.parts, (rec.nparts + 1) * sizeof *rec.parts);
+	rec.parts[rec.nparts] = sp_xstrndup(buf, strlen(buf));
+	return rec.parts[rec.nparts++];
+}
+
+/* Merges the parts into FILE with pmerge; returns 0 or -1 (said). */
+static int rec_merge(void)
+{
+	if (!rec.out)
+		return 0;
+	char exe[4096];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 16);
+	char *slash = len > 0 ? (exe[len] = 0, strrchr(exe, '/')) : NULL;
+	if (slash)
+		snprintf(slash + 1, sizeof exe - (size_t)(slash + 1 - exe), "pmerge");
+	if (!slash || access(exe, X_OK) != 0)
+		snprintf(exe, sizeof exe, "pmerge");
+	char **args = sp_xcalloc(rec.nparts + 6, sizeof *args);
+	size_t k = 0;
+	args[k++] = exe;
+	args[k++] = "-q";
+	args[k++] = "-b";
+	args[k++] = "-o";
+	args[k++] = (char *)rec.out;
+	for (size_t i = 0; i < rec.nparts; i++) {
+		struct stat sb;
+		if (stat(rec.parts[i], &sb) == 0 && sb.st_size > 0)
+			args[k++] = rec.parts[i];
+	}
+	int rc = -1;
+	if (k == 5) {
+		sp_error("%s: nothing was recorded (pcollect wrote no stream)", rec.out);
+	} else {
+		fflush(NULL);
+		pid_t pid = fork();
+		if (pid == 0) {
+			execvp(exe, args);
+			dprintf(STDERR_FILENO, "plive: cannot run %s: %s\n", exe, strerror(errno));
+			_exit(127);
+		}
+		int st = 0;
+		while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		if (pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			rc = 0;
+		else
+			sp_error("%s: the recording was not written (pmerge failed)", rec.out);
+	}
+	free(args);
+	for (size_t i = 0; i < rec.nparts; i++) {
+		if (rc == 0)
+			unlink(rec.parts[i]);
+		else
+			sp_error("its parts are kept: %s", rec.parts[i]);
+		free(rec.parts[i]);
+	}
+	free(rec.parts);
+	return rc;
+}
+
+/* ---- T: a traced function, by a second pcollect (-F 0 --trace FUNC) ----
+ * The sampler keeps running untouched (the window stays continuous); this
+ * one only places the entry and return probes, with the same rules and
+ * refusals as pcollect --trace, and its stream is read by a thread into
+ * lib/livetrace.  Its messages (a refusal, the tracing budget) go to the
+ * status line.  X (or quitting) ends it: SIGTERM, and pcollect removes its
+ * probes; should plive die, PR_SET_PDEATHSIG sends it the same SIGTERM. */
+
+static void collector_path(char *buf, size_t n);
+static pid_t collector_target(struct collector *c, const struct opts *o);
+
+struct tracer {
+	pid_t pid;
+	FILE *err;
+	int fd;
+	char func[256];
+	char by[8];  /* A: "arg1", "ret" or "" */
+	long target;
+	char path[32];
+	struct sp_livetrace *lt;
+	struct sp_err rerr;
+	pthread_t th;
+	int joined, status, exited;
+	struct sp_livetrace_stats st;
+	struct tee tee; /* -o FILE */
+};
+
+static void *tracer_main(void *arg)
+{
+	struct tracer *t = arg;
+	sp_livetrace_read(t->lt, t->path, &t->rerr);
+	if (write(wake_pipe[1], "t", 1) < 0) {
+		/* the loop polls anyway */
+	}
+	return NULL;
+}
+
+/* pcollect's last message line (a refusal, the budget warning), or "". */
+static void tracer_last_line(struct tracer *t, char *buf, size_t n)
+{
+	buf[0] = 0;
+	fflush(t->err);
+	rewind(t->err);
+	char line[1024];
+	while (fgets(line, sizeof line, t->err))
+		if (line[0] != '\n')
+			snprintf(buf, n, "%s", line);
+	buf[strcspn(buf, "\n")] = 0;
+	fseek(t->err, 0, SEEK_END);
+}
+
+/* The probe as pcollect's option: "--trace=FUNC" or "--trace=FUNC(arg1)". */
+static void tracer_probe(const struct tracer *t, char *buf, size_t n)
+{
+	if (t->by[0])
+		snprintf(buf, n, "--trace=%s(%s)", t->func, t->by);
+	else
+		snprintf(buf, n, "--trace=%s", t->func);
+}
+
+static struct tracer *tracer_start(const char *func, const char *by, pid_t target, uint64_t window_ns, char *msg,
+				   size_t nmsg)
+{
+	struct tracer *t = sp_xcalloc(1, sizeof *t);
+	snprintf(t->func, sizeof t->func, "%s", func);
+	snprintf(t->by, sizeof t->by, "%s", by ? by : "");
+	t->target = (long)target;
+	char exe[4096], pidbuf[32], probe[300];
+	collector_path(exe, sizeof exe);
+	snprintf(pidbuf, sizeof pidbuf, "%ld", (long)target);
+	tracer_probe(t, probe, sizeof probe);
+	char *args[] = { exe, "-F", "0", "-p", pidbuf, probe, NULL };
+	int fd[2];
+	if (!(t->err = tmpfile()) || pipe(fd) < 0) {
+		snprintf(msg, nmsg, "T: cannot start pcollect: %s", strerror(errno));
+		if (t->err)
+			fclose(t->err);
+		free(t);
+		return NULL;
+	}
+	fcntl(fd[0], F_SETFD, FD_CLOEXEC);
+	pid_t parent = getpid();
+	fflush(NULL);
+	t->pid = fork();
+	if (t->pid < 0) {
+		snprintf(msg, nmsg, "T: cannot start pcollect: %s", strerror(errno));
+		close(fd[0]);
+		close(fd[1]);
+		fclose(t->err);
+		free(t);
+		return NULL;
+	}
+	if (t->pid == 0) {
+		/* plive killed: pcollect ends as on q (probes removed) */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(1);
+		int null = open("/dev/null", O_RDONLY);
+		if (null >= 0)
+			dup2(null, STDIN_FILENO);
+		dup2(fd[1], STDOUT_FILENO);
+		dup2(fileno(t->err), STDERR_FILENO);
+		close(fd[0]);
+		close(fd[1]);
+		execvp(exe, args);
+		dprintf(STDERR_FILENO, "plive: cannot run %s: %s\n", exe, strerror(errno));
+		_exit(127);
+	}
+	close(fd[1]);
+	t->fd = fd[0];
+	if (rec.out) {
+		int r = tee_start(&t->tee, fd[0], rec_part(), msg, nmsg);
+		if (r < 0) {
+			kill(t->pid, SIGTERM);
+			waitpid(t->pid, NULL, 0);
+			close(fd[0]);
+			fclose(t->err);
+			free(t);
+			return NULL;
+		}
+		t->fd = r;
+	}
+	snprintf(t->path, sizeof t->path, "/dev/fd/%d", t->fd);
+	t->lt = sp_livetrace_new(window_ns, t->by[0] ? t->by : NULL);
+	if (pthread_create(&t->th, NULL, tracer_main, t) != 0) {
+		snprintf(msg, nmsg, "T: cannot start a thread");
+		kill(t->pid, SIGTERM);
+		waitpid(t->pid, NULL, 0);
+		close(t->fd);
+		fclose(t->err);
+		sp_livetrace_free(t->lt);
+		free(t);
+		return NULL;
+	}
+	if (t->by[0])
+		snprintf(msg, nmsg, "A: tracing %.200s by %s (pcollect -p %ld %.250s); A: %s, X stops", func, t->by,
+			 (long)target, probe, !strcmp(t->by, "arg1") ? "by ret" : "no value");
+	else
+		snprintf(msg, nmsg, "T: tracing %.200s (pcollect -p %ld --trace %.200s); X stops", func, (long)target,
+			 func);
+	return t;
+}
+
+/* Has pcollect exited (a refusal, the target gone)?  Reaps it. */
+static int tracer_exited(struct tracer *t)
+{
+	if (!t->exited && waitpid(t->pid, &t->status, WNOHANG) == t->pid)
+		t->exited = 1;
+	return t->exited;
+}
+
+/* Stops the probe and frees t; msg gets what happened. */
+static void tracer_stop(struct tracer *t, char *msg, size_t nmsg)
+{
+	if (!t->exited) {
+		kill(t->pid, SIGTERM);
+		while (waitpid(t->pid, &t->status, 0) < 0 && errno == EINTR)
+			;
+		t->exited = 1;
+	}
+	pthread_join(t->th, NULL);
+	close(t->fd);
+	tee_finish(&t->tee);
+	char last[1024];
+	tracer_last_line(t, last, sizeof last);
+	struct sp_livetrace_stats st;
+	sp_livetrace_compute(t->lt, NULL, 0, &st);
+	if (msg) {
+		if (WIFEXITED(t->status) && WEXITSTATUS(t->status) == 0)
+			snprintf(msg, nmsg, "X: probe on %.200s removed (%llu calls traced)", t->func,
+				 (unsigned long long)st.total_calls);
+		else
+			snprintf(msg, nmsg, "X: probe on %.200s ended: %.600s", t->func, last[0] ? last : "pcollect failed");
+	}
+	fclose(t->err);
+	sp_livetrace_free(t->lt);
+	free(t);
+}
+
+/* "p50 D  p95 D[  p99 D]  max D" */
+static void add_figures(struct sp_buf *b, uint64_t p50, uint64_t p95, const uint64_t *p99, uint64_t max)
+{
+	sp_buf_adds(b, "p50 ");
+	sp_livetrace_dur(b, p50);
+	sp_buf_adds(b, "  p95 ");
+	sp_livetrace_dur(b, p95);
+	if (p99) {
+		sp_buf_adds(b, "  p99 ");
+		sp_livetrace_dur(b, *p99);
+	}
+	sp_buf_adds(b, "  max ");
+	sp_livetrace_dur(b, max);
+}
+
+/* The panel under the table: labelled figures a script can read. */
+static void tracer_render(struct tracer *t, int room, struct sp_buf *b)
+{
+	struct sp_livetrace_stats *st = &t->st;
+	char last[1024];
+	tracer_last_line(t, last, sizeof last);
+	int exited = tracer_exited(t);
+	sp_buf_addf(b, "Traced: %s  calls %llu in %.3f s of the window, to clock %.3f s", t->func,
+		    (unsigned long long)st->calls, st->span_s, (double)st->tend / 1e9);
+	if (exited)
+		sp_buf_adds(b, "  [probe ended]");
+	sp_buf_addc(b, '\n');
+	room--;
+	if (last[0] && room > 0) {
+		sp_buf_addf(b, "%s\n", last);
+		room--;
+	}
+	if (room <= 0)
+		return;
+	if (!st->calls) {
+		sp_buf_addf(b, "calls/s 0  (%s)\n", exited ? "pcollect ended: see the line above" :
+				    st->events ? "no call returned in the window" : "waiting for the first call");
+		return;
+	}
+	sp_buf_addf(b, "calls/s %.1f  ", st->rate);
+	add_figures(b, st->p50, st->p95, &st->p99, st->max);
+	if (st->abandoned)
+		sp_buf_addf(b, "  (%llu left without returning)", (unsigned long long)st->abandoned);
+	sp_buf_addc(b, '\n');
+	if (--room <= 0)
+		return;
+	uint64_t in = st->samples_slow + st->samples_fast;
+	sp_buf_addf(b, "slowest 5%%: %llu calls >= ", (unsigned long long)st->slow_calls);
+	sp_livetrace_dur(b, st->threshold);
+	sp_buf_addf(b, "  samples in them %llu (%.1f%% of %llu in %s)  in the other calls %llu (%.1f%%)  outside %llu\n",
+		    (unsigned long long)st->samples_slow, in ? 100.0 * (double)st->samples_slow / (double)in : 0.0,
+		    (unsigned long long)in, t->func, (unsigned long long)st->samples_fast,
+		    in ? 100.0 * (double)st->samples_fast / (double)in : 0.0, (unsigned long long)st->samples_outside);
+	if (--room <= 0)
+		return;
+	if (t->by[0]) {
+		sp_buf_addf(b, "by %s: %llu values in the window", t->by, (unsigned long long)st->by_values);
+		if (st->by_missing)
+			sp_buf_addf(b, "  (%llu calls without one)", (unsigned long long)st->by_missing);
+		if (st->by_values > (uint64_t)st->nby)
+			sp_buf_addf(b, "  (the %d of the most calls shown)", st->nby);
+		sp_buf_addc(b, '\n');
+		room--;
+		for (int i = 0; i < st->nby && room > 0; i++, room--) {
+			const struct sp_livetrace_by *g = &st->by[i];
+			sp_buf_addf(b, "  %s=%lld  calls %llu  ", t->by, (long long)g->value, (unsigned long long)g->calls);
+			add_figures(b, g->p50, g->p95, NULL, g->max);
+			sp_buf_addc(b, '\n');
+		}
+	}
+	if (room <= 0 || st->lo > st->hi)
+		return;
+	uint64_t max = 0;
+	for (int k = st->lo; k <= st->hi; k++)
+		max = st->hist[k] > max ? st->hist[k] : max;
+	sp_buf_addf(b, "  %23s : count    distribution\n", "usecs");
+	room--;
+	for (int k = st->lo; k <= st->hi && room > 0; k++, room--) {
+		uint64_t from = k ? (uint64_t)1 << k : 0, to = ((uint64_t)1 << (k + 1)) - 1;
+		int stars = max ? (int)(st->hist[k] * 40 / max) : 0;
+		sp_buf_addf(b, "  %10llu -> %-10llu : %-8llu |%-40.*s|\n", (unsigned long long)from,
+			    (unsigned long long)to, (unsigned long long)st->hist[k], stars,
+			    "****************************************");
+	}
+}
+
 /* ---- the interactive view ---- */
 
 struct ui {
@@ -206,6 +623,10 @@ struct ui {
 	uint32_t detail_func;
 	char msg[1024];
 	const char *title;
+	struct tracer *tr;       /* T: the traced function, NULL = none */
+	struct collector *coll;  /* the sampler (-p, -- COMMAND), NULL = none */
+	struct sp_live_point *pts;
+	size_t cap_pts;
 };
 
 static void ui_draw(struct ui *u)
@@ -227,6 +648,27 @@ static void ui_draw(struct ui *u)
 	else
 		snprintf(status, sizeof status, "q quit  o/t/n sort (%s)  w window  p pause  / filter  h callers+callees",
 			 u->q.sort == SP_LIVE_SORT_OWN ? "own" : u->q.sort == SP_LIVE_SORT_TOTAL ? "total" : "name");
+	/* the traced function's panel takes the bottom of the screen */
+	struct sp_buf panel = SP_BUF_INIT;
+	if (u->tr && !u->q.detail) {
+		int prow = height / 2 > 16 ? 16 : height / 2;
+		struct sp_buf raw = SP_BUF_INIT;
+		tracer_render(u->tr, prow, &raw);
+		/* each line cut to the screen's width (a wrapped line would
+		 * scroll the screen) */
+		int lines = 0;
+		const char *p = raw.p, *end = raw.p + raw.len;
+		while (p < end) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+			sp_buf_add(&panel, p, n < (size_t)width ? n : (size_t)width);
+			sp_buf_addc(&panel, '\n');
+			lines++;
+			p += n + 1;
+		}
+		sp_buf_release(&raw);
+		height -= lines;
+	}
 	/* keep the selection on screen */
 	int room = height - 5;
 	if (room < 1)
@@ -242,6 +684,16 @@ static void ui_draw(struct ui *u)
 	sp_buf_adds(&b, "\033[H");
 	struct sp_buf screen = SP_BUF_INIT;
 	u->fit = sp_live_render(u->l, &u->t, &look, &screen);
+	if (panel.len) {
+		/* the table may be shorter than its room: the panel stays at the bottom */
+		int lines = 0;
+		for (size_t i = 0; i < screen.len; i++)
+			lines += screen.p[i] == '\n';
+		for (; lines < height; lines++)
+			sp_buf_addc(&screen, '\n');
+		sp_buf_add(&screen, panel.p, panel.len);
+	}
+	sp_buf_release(&panel);
 	/* clear each line's rest, then everything below */
 	const char *p = screen.p, *end = screen.p + screen.len;
 	while (p < end) {
@@ -267,6 +719,96 @@ static void ui_compute(struct ui *u)
 	u->q.filter = u->have_re ? &u->re : NULL;
 	u->q.detail = u->detail_func;
 	sp_live_compute(u->l, &u->q, &u->t);
+	if (u->tr) {
+		size_t n = sp_live_points(u->l, &u->pts, &u->cap_pts);
+		sp_livetrace_compute(u->tr->lt, u->pts, n, &u->tr->st);
+	}
+}
+
+/* The selected row's function name, without its " (file:line)". */
+static void ui_selected(struct ui *u, char *buf, size_t n)
+{
+	buf[0] = 0;
+	if ((size_t)u->sel >= u->t.nrows)
+		return;
+	struct sp_buf b = SP_BUF_INIT;
+	sp_live_func_name(u->l, u->t.rows[u->sel].func, &b);
+	sp_buf_addc(&b, 0);
+	char *paren = strstr(b.p, " (");
+	if (paren)
+		*paren = 0;
+	snprintf(buf, n, "%s", b.p);
+	sp_buf_release(&b);
+}
+
+static void ui_trace(struct ui *u)
+{
+	if (!u->coll) {
+		snprintf(u->msg, sizeof u->msg, "T: tracing needs plive -p PID or plive -- COMMAND");
+		return;
+	}
+	char func[256];
+	ui_selected(u, func, sizeof func);
+	if (!func[0]) {
+		snprintf(u->msg, sizeof u->msg, "T: no function selected (arrows or j/k select a row)");
+		return;
+	}
+	if (func[0] == '[' || strchr(func, ' ')) {
+		snprintf(u->msg, sizeof u->msg, "T: %.200s is not a function pcollect --trace can probe", func);
+		return;
+	}
+	pid_t target = collector_target(u->coll, u->o);
+	if (target <= 0) {
+		snprintf(u->msg, sizeof u->msg, "T: the target process is not known (yet)");
+		return;
+	}
+	/* a library's function: LIB:FUNC, LIB its path (pcollect --trace) */
+	struct sp_buf mod = SP_BUF_INIT;
+	sp_live_func_module(u->l, u->t.rows[u->sel].func, &mod);
+	sp_buf_addc(&mod, 0);
+	char exe[64], real_exe[4096], real_mod[4096];
+	snprintf(exe, sizeof exe, "/proc/%ld/exe", (long)target);
+	if (mod.p[0] == '/' && realpath(mod.p, real_mod) &&
+	    (!realpath(exe, real_exe) || strcmp(real_exe, real_mod))) {
+		char f2[256];
+		snprintf(f2, sizeof f2, "%.200s:%.50s", mod.p, func);
+		snprintf(func, sizeof func, "%s", f2);
+	}
+	sp_buf_release(&mod);
+	if (u->tr)
+		tracer_stop(u->tr, NULL, 0);
+	u->tr = tracer_start(func, NULL, target, (uint64_t)(u->o->window * 1e9), u->msg, sizeof u->msg);
+}
+
+/* A: the traced function again, with its first argument, then its return
+ * value, then neither (the probe restarted: its window starts over). */
+static void ui_by(struct ui *u)
+{
+	if (!u->tr) {
+		snprintf(u->msg, sizeof u->msg, "A: no traced function (T traces the selected one)");
+		return;
+	}
+	char func[256], by[8];
+	snprintf(func, sizeof func, "%s", u->tr->func);
+	snprintf(by, sizeof by, "%s", !u->tr->by[0] ? "arg1" : !strcmp(u->tr->by, "arg1") ? "ret" : "");
+	pid_t target = (pid_t)u->tr->target;
+	tracer_stop(u->tr, NULL, 0);
+	u->tr = tracer_start(func, by[0] ? by : NULL, target, (uint64_t)(u->o->window * 1e9), u->msg, sizeof u->msg);
+}
+
+/* S: the probe set as a pcollect command line (the status line, and
+ * plive's standard error at the end). */
+static char saved_cmd[1024];
+static void ui_save(struct ui *u)
+{
+	if (!u->tr) {
+		snprintf(u->msg, sizeof u->msg, "S: no probe to save (T traces the selected function)");
+		return;
+	}
+	char probe[300];
+	tracer_probe(u->tr, probe, sizeof probe);
+	snprintf(saved_cmd, sizeof saved_cmd, "pcollect -p %ld '%s' -d 10 -o trace.sp", u->tr->target, probe);
+	snprintf(u->msg, sizeof u->msg, "S: %.900s  (printed when plive ends)", saved_cmd);
 }
 
 /* Handles the keys in buf; returns 1 to quit. */
@@ -343,6 +885,17 @@ static int ui_keys(struct ui *u, const char *buf, size_t n)
 			u->editing = 1;
 			u->edit_len = 0;
 			break;
+		case 'T': ui_trace(u); break;
+		case 'A': ui_by(u); break;
+		case 'S': ui_save(u); break;
+		case 'X':
+			if (u->tr) {
+				tracer_stop(u->tr, u->msg, sizeof u->msg);
+				u->tr = NULL;
+			} else {
+				snprintf(u->msg, sizeof u->msg, "X: no probe to stop");
+			}
+			break;
 		case 'k': if (u->sel > 0) u->sel--; break;
 		case 'j': u->sel++; break;
 		case 'h': case '\r': case '\n':
@@ -366,6 +919,7 @@ static int run_tty(struct sp_live *l, struct opts *o, struct reader *r)
 	u.q.mode = o->mode;
 	u.q.sort = o->sort;
 	u.title = "plive";
+	u.coll = r->coll;
 	if (tcgetattr(tty_fd, &tty_saved) < 0) {
 		sp_error("/dev/tty: %s", strerror(errno));
 		return SP_EXIT_ERROR;
@@ -468,6 +1022,11 @@ static int run_tty(struct sp_live *l, struct opts *o, struct reader *r)
 		}
 	}
 	tty_restore();
+	if (u.tr)
+		tracer_stop(u.tr, NULL, 0);
+	if (saved_cmd[0])
+		fprintf(stderr, "plive: probe set: %s\n", saved_cmd);
+	free(u.pts);
 	sp_live_table_release(&u.t);
 	if (u.have_re)
 		regfree(&u.re);
@@ -567,6 +1126,7 @@ static int run_plain(struct sp_live *l, struct opts *o, struct reader *r)
 
 struct collector {
 	pid_t pid;
+	struct tee tee; /* -o FILE */
 	FILE *err; /* its standard error (and COMMAND's output), shown at the end */
 	int status;
 };
@@ -625,7 +1185,8 @@ static int collector_start(struct collector *c, const struct opts *o)
 	}
 	if (c->pid == 0) {
 		/* stdin: nothing (keys are plive's); stdout: the stream; stderr:
-		 * kept for the end, off the screen */
+		 * kept for the end, off the screen; plive killed: it ends as on q */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		int null = open("/dev/null", O_RDONLY);
 		if (null >= 0)
 			dup2(null, STDIN_FILENO);
@@ -639,12 +1200,39 @@ static int collector_start(struct collector *c, const struct opts *o)
 	}
 	free(args);
 	close(fd[1]);
+	if (rec.out) {
+		char msg[512];
+		int r = tee_start(&c->tee, fd[0], rec_part(), msg, sizeof msg);
+		if (r < 0) {
+			sp_error("%s", msg);
+			return -1;
+		}
+		fd[0] = r;
+	}
 	if (dup2(fd[0], STDIN_FILENO) < 0) {
 		sp_error("cannot read pcollect's output: %s", strerror(errno));
 		return -1;
 	}
 	close(fd[0]);
 	return 0;
+}
+
+/* The process pcollect samples: -p PID, or the COMMAND it started (its
+ * child). */
+static pid_t collector_target(struct collector *c, const struct opts *o)
+{
+	if (o->pid)
+		return (pid_t)atol(o->pid);
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)c->pid, (long)c->pid);
+	FILE *f = fopen(path, "r");
+	long pid = 0;
+	if (f) {
+		if (fscanf(f, "%ld", &pid) != 1)
+			pid = 0;
+		fclose(f);
+	}
+	return (pid_t)pid;
 }
 
 /* The last line pcollect wrote, for the screen when the stream failed. */
@@ -670,6 +1258,7 @@ static void collector_finish(struct collector *c)
 		while (waitpid(c->pid, &c->status, 0) < 0 && errno == EINTR)
 			;
 	}
+	tee_finish(&c->tee);
 	fflush(c->err);
 	rewind(c->err);
 	char buf[4096];
@@ -711,6 +1300,7 @@ static int cmd_plive(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		SP_LONGOPTS_COMMON,
 		{ NULL, 0, NULL, 0 },
@@ -731,7 +1321,7 @@ static int cmd_plive(int argc, char **argv)
 			argc = i;
 			break;
 		}
-	while ((c = getopt_long(argc, argv, "i:w:as:n:f:qp:F:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:w:as:n:f:qp:F:o:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			if (opt_secs("--interval", optarg, 0.05, &o.interval) < 0)
@@ -787,6 +1377,7 @@ static int cmd_plive(int argc, char **argv)
 				return SP_EXIT_ERROR;
 			o.freq = optarg;
 			break;
+		case 'o': rec.out = optarg; break;
 		case 'h': fputs(synopsis, stdout); return SP_EXIT_OK;
 		case 'V': return sp_version();
 		case SP_OPT_PARTIAL: o.read.partial = 1; break;
@@ -804,6 +1395,10 @@ static int cmd_plive(int argc, char **argv)
 		return sp_usage_error(synopsis, "give -p PID or -- COMMAND, not both");
 	if (o.freq && !o.pid && !o.cmd)
 		return sp_usage_error(synopsis, "-F needs -p PID or -- COMMAND (plive runs pcollect)");
+	if (rec.out && !o.pid && !o.cmd)
+		return sp_usage_error(synopsis, "-o needs -p PID or -- COMMAND (plive records what its pcollect reads)");
+	if (rec.out)
+		signal(SIGPIPE, SIG_IGN); /* a tee whose reader stopped goes on into the file */
 	struct collector coll;
 	memset(&coll, 0, sizeof coll);
 	if ((o.pid || o.cmd) && collector_start(&coll, &o) < 0)
@@ -848,6 +1443,8 @@ static int cmd_plive(int argc, char **argv)
 		collector_finish(&coll);
 		pthread_join(th, NULL);
 		sp_live_free(l);
+		if (rec_merge() < 0 && rc == SP_EXIT_OK)
+			rc = SP_EXIT_ERROR;
 		if (WIFEXITED(coll.status) && WEXITSTATUS(coll.status) == SP_EXIT_ERROR && rc == SP_EXIT_OK)
 			rc = SP_EXIT_ERROR; /* it said why */
 		else if (WIFEXITED(coll.status) && WEXITSTATUS(coll.status) == 127)

@@ -11,6 +11,7 @@
 
 struct func {
 	const char *name, *file; /* in the arena */
+	const char *module;      /* the first frame's (a library's path), "" unknown */
 	size_t name_len, file_len;
 	uint32_t line;
 };
@@ -24,6 +25,7 @@ struct lsample {
 	uint64_t time;
 	double w;
 	uint32_t stack, thread;
+	uint32_t tid; /* the OS thread id (plive's traced calls) */
 };
 
 struct sp_live {
@@ -162,6 +164,7 @@ static uint32_t map_frame(struct sp_live *l, struct sp_profile *p, uint32_t fram
 			struct func *fn = &l->funcs[id];
 			fn->name = sp_arena_strndup(&l->arena, name, nl);
 			fn->file = sp_arena_strndup(&l->arena, file, fl);
+			fn->module = sp_arena_strndup(&l->arena, sp_str(p, f->module), sp_str_len(p, f->module));
 			fn->name_len = nl;
 			fn->file_len = fl;
 			fn->line = line;
@@ -294,6 +297,8 @@ static int live_sample(struct sp_sink *sk, struct sp_profile *p, const struct sp
 	struct lsample s;
 	s.stack = map_node(l, p, smp->stack);
 	s.thread = smp->thread;
+	const struct sp_thread *th = sp_thread_get(p, smp->thread);
+	s.tid = th && th->tid >= 0 ? (uint32_t)th->tid : smp->thread;
 	s.w = smp->values[l->weight_col];
 	if (!(s.w > 0))
 		s.w = 0;
@@ -377,6 +382,30 @@ int sp_live_ended(struct sp_live *l)
 	int e = l->ended;
 	pthread_mutex_unlock(&l->mu);
 	return e;
+}
+
+void sp_live_func_module(struct sp_live *l, uint32_t func, struct sp_buf *out)
+{
+	pthread_mutex_lock(&l->mu);
+	if (func && func < l->nfuncs && l->funcs[func].module)
+		sp_buf_adds(out, l->funcs[func].module);
+	pthread_mutex_unlock(&l->mu);
+}
+
+size_t sp_live_points(struct sp_live *l, struct sp_live_point **pts, size_t *cap)
+{
+	pthread_mutex_lock(&l->mu);
+	if (l->ring_len > *cap) {
+		*cap = l->ring_len;
+		*pts = sp_xrealloc(*pts, *cap * sizeof **pts);
+	}
+	for (size_t i = 0; i < l->ring_len; i++) {
+		const struct lsample *s = &l->ring[(l->ring_head + i) % l->ring_cap];
+		(*pts)[i] = (struct sp_live_point){ s->time, s->tid };
+	}
+	size_t n = l->ring_len;
+	pthread_mutex_unlock(&l->mu);
+	return n;
 }
 
 uint64_t sp_live_samples(struct sp_live *l)

@@ -24,6 +24,7 @@
 #include <regex.h>
 
 #include "format.h"
+#include "livetrace.h"
 #include "util.h"
 
 enum sp_live_mode { SP_LIVE_WINDOW = 0, SP_LIVE_ALL = 1, SP_LIVE_EWMA = 2 };
@@ -52,6 +53,9 @@ void sp_live_stop(struct sp_live *l);
 void sp_live_unpace(struct sp_live *l);
 /* 0 while reading, 1 after the input ended, 2 after a read error. */
 int sp_live_ended(struct sp_live *l);
+/* The window's samples as (time, OS thread id), for the traced calls
+ * (sp_livetrace_compute): fills *pts, grown as needed; returns the count. */
+size_t sp_live_points(struct sp_live *l, struct sp_live_point **pts, size_t *cap);
 /* Samples read so far. */
 uint64_t sp_live_samples(struct sp_live *l);
 
@@ -111,6 +115,9 @@ struct sp_live_look {
  * scrolling. */
 int sp_live_render(struct sp_live *l, const struct sp_live_table *t, const struct sp_live_look *look,
 		   struct sp_buf *out);
+/* The module (executable or library path) of a function's first frame
+ * seen, nothing when unknown. */
+void sp_live_func_module(struct sp_live *l, uint32_t func, struct sp_buf *out);
 /* The display name of a function: "name (file:line)". */
 void sp_live_func_name(struct sp_live *l, uint32_t func, struct sp_buf *out);
 

@@ -1,0 +1,194 @@
+#!/bin/bash
+# plive -p PID, T on the selected function: its exact calls, live, beside the
+# samples.  tests/progs/t806-slow.c calls work() in a loop, 1 call in 10 about
+# 10x slower, and logs every call itself (its end and duration, measured
+# around the call with CLOCK_MONOTONIC, the clock of pcollect's timestamps).
+# The screen's calls/s, p50 and p95 are compared with the program's own
+# figures over exactly the screen's window (the panel says its end on that
+# clock, and its span).  Tolerance 5 %; it assumes the uprobes' cost that
+# falls inside the program's timing but outside the probes' (a few us per
+# call) stays under 5 % of a fast call (~120 us).  Then -o's session read by
+# preport, pfilter, psvg; A (scaled(n): p50 by arg1), S, and SIGKILL of
+# plive.  Polls up to 30 s per step (a loaded machine starts pcollect late).
+. "$(dirname "$0")/../lib.sh"
+. "$SP_TOP/tests/cmd/t6-lib.sh"
+
+if ! command -v tmux > /dev/null; then skip "plive trace" "tmux is not installed (make deps installs it)"; exit 0; fi
+t6_build slow t806-slow.c -O2 -g || exit 0
+t6_probe || exit 0
+if ! t6_start slow 600 "$T/calls"; then notok "plive T: the target did not start"; exit 0; fi
+TM="tmux -L sp-t8060-$$ -f /dev/null"
+trap '$TM kill-server 2>/dev/null; kill -9 $TPID 2>/dev/null; sp_cleanup' EXIT
+cap() { $TM capture-pane -p -t t8060 > "$T/cap" 2>/dev/null; }
+wait_for() {
+	local n=$(($1 * 10))
+	for _ in $(seq "$n"); do
+		cap
+		if eval "$2"; then return 0; fi
+		sleep 0.1
+	done
+	return 1
+}
+tracer() { pgrep -f -- "-p $TPID --trace=" | grep -v "^$$\$" | head -1; }
+# within A B PCT: |A - B| <= PCT % of B
+within() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b * p / 100) }'; }
+# us "95.4 us" / "2.45 ms" -> microseconds
+us() { awk -v v="$1" -v u="$2" 'BEGIN { printf "%.3f", u == "ms" ? v * 1000 : u == "s" ? v * 1e6 : v }'; }
+
+$TM new-session -d -s t8060 -x 130 -y 40 "$SP_BIN/plive --window 5 -o $T/sess.sp -p $TPID 2> $T/plive.err; echo \$? > $T/rc; sleep 60"
+if wait_for 30 'grep -qE " work$" "$T/cap"'; then ok "plive -p PID: work in the table"; else
+	notok "plive -p PID: work in the table"; sed 's/^/  /' "$T/cap" | head -12; exit 0; fi
+$TM send-keys -t t8060 / '^work$' Enter
+if wait_for 10 'grep -q "Filter: /^work\$/" "$T/cap"'; then ok "/^work\$: the filter applies"; else notok "/^work\$: the filter applies"; fi
+$TM send-keys -t t8060 T
+if wait_for 10 'grep -q "^T: tracing work (pcollect -p $TPID --trace work); X stops" "$T/cap"'; then
+	ok "T: the status line says the probe"; else notok "T: the status line says the probe"; sed 's/^/  /' "$T/cap" | head -5; fi
+if [ -n "$(tracer)" ]; then ok "T: a pcollect --trace=work runs beside the sampler"; else notok "T: a pcollect --trace=work runs"; fi
+# the window full (5 s of calls), then paused: the figures stand still
+if wait_for 40 'awk "/^Traced: work  calls [0-9]+ in / { exit !(\$6 >= 4.9) } END { }" "$T/cap" && grep -q "^Traced: work  calls [0-9]* in " "$T/cap" && grep -q "^calls/s " "$T/cap"'; then
+	ok "T: the panel fills its 5 s window"; else notok "T: the panel fills its window"; sed 's/^/  /' "$T/cap" | tail -20; fi
+# one window compared: paused, read, the program's calls of that window
+compare() {
+$TM send-keys -t t8060 p
+sleep 1.5; cap
+cp "$T/cap" "$T/screen"
+sleep 2.5 # the program's log flushed past the window's end
+read -r n span end <<< "$(awk '/^Traced: work  calls / { print $4, $6, $13 }' "$T/screen")"
+read -r rate p50 p50u p95 p95u p99 p99u mx mxu <<< "$(awk '/^calls\/s / { print $2, $4, $5, $7, $8, $10, $11, $13, $14 }' "$T/screen")"
+awk -v a="$end" -v s="$span" '$1 / 1e9 > a - s && $1 / 1e9 <= a { print $2 }' "$T/calls" | sort -n > "$T/win"
+awk '{ d[n++] = $1 } END { if (!n) { print "none"; exit } printf "%.1f %.3f %.3f\n", n / '"$span"', d[int(n * 50 / 100)] / 1e3, d[int(n * 95 / 100)] / 1e3 }' "$T/win" > "$T/own"
+read -r own_rate own50 own95 < "$T/own"
+screen50=$(us "$p50" "$p50u"); screen95=$(us "$p95" "$p95u")
+echo "# window $attempt: $n calls in $span s to $end: $rate/s p50 $screen50 us p95 $screen95 us; program: $own_rate/s p50 $own50 us p95 $own95 us"
+$TM send-keys -t t8060 p
+[ "$own_rate" != none ] && within "$rate" "$own_rate" 5 && within "$screen50" "$own50" 5 && within "$screen95" "$own95" 5
+}
+# Under heavy load a call preempted as its return probe hands back to it
+# is longer in the program's own timing than between the probes: such a
+# window can miss 5 % on p95 (seen: 1830 vs 1980 us, every slow call
+# preempted once).  Up to 3 windows, 6 s apart; the figures of the last one
+# read are checked, and every window's are printed.
+for attempt in 1 2 3; do
+	compare && break
+	sleep 6
+done
+if [ -n "$rate" ] && [ -n "$p99u" ] && [ -n "$mxu" ] && grep -qE '^ +usecs : count +distribution$' "$T/screen" &&
+	grep -qE '^slowest 5%: [0-9]+ calls >= [0-9.]+ (us|ms)  samples in them [0-9]+ \([0-9.]+% of [0-9]+ in work\)  in the other calls [0-9]+ \([0-9.]+%\)  outside [0-9]+$' "$T/screen"; then
+	ok "the panel: calls/s, p50, p95, p99, max with units, histogram, slow split"; else
+	notok "the panel's labelled figures"; sed 's/^/  /' "$T/screen" | tail -20; fi
+# work() is called ~4000 times a second: 2 hits a call at a few us each is
+# over pcollect's 1 % budget, and its warning is in the panel
+if grep -qE '^pcollect: tracing costs the target about [0-9.]+% of a CPU' "$T/screen"; then ok "the tracing budget warning is in the view"; else
+	notok "the tracing budget warning is in the view"; sed 's/^/  /' "$T/screen" | tail -20; fi
+if [ "$own_rate" != none ] && within "$rate" "$own_rate" 5; then ok "calls/s within 5 % of the program's own ($rate vs $own_rate, window $attempt)"; else
+	notok "calls/s within 5 % of the program's own ($rate vs $own_rate)"; fi
+if within "$screen50" "$own50" 5; then ok "p50 within 5 % ($screen50 vs $own50 us)"; else notok "p50 within 5 % ($screen50 vs $own50 us)"; fi
+if within "$screen95" "$own95" 5; then ok "p95 within 5 % ($screen95 vs $own95 us)"; else notok "p95 within 5 % ($screen95 vs $own95 us)"; fi
+# the slow path is 10x: p95 (a slow call) against p50 (a fast one)
+if awk -v a="$screen95" -v b="$screen50" 'BEGIN { exit !(a > 5 * b) }'; then ok "p95 is the slow path (> 5x p50)"; else notok "p95 is the slow path"; fi
+
+# X: the probe removed, the sampler goes on
+$TM send-keys -t t8060 X
+if wait_for 15 'grep -qE "^X: probe on work removed \([0-9]+ calls traced\)" "$T/cap"'; then ok "X: the status line says the probe is removed"; else
+	notok "X: the probe removed"; sed 's/^/  /' "$T/cap" | head -5; fi
+if [ -z "$(tracer)" ]; then ok "X: the tracing pcollect is gone"; else notok "X: the tracing pcollect is gone"; fi
+if ! grep -q '^Traced: ' "$T/cap"; then ok "X: the panel is gone"; else notok "X: the panel is gone"; fi
+sampler=$(pgrep -f "pcollect -p $TPID\$" | head -1)
+if [ -n "$sampler" ]; then ok "X: the sampler still runs"; else notok "X: the sampler still runs"; fi
+
+xcount=$(sed -n 's/^X: probe on work removed (\([0-9]*\) calls traced)$/\1/p' "$T/cap")
+
+# q: the session recorded (-o), read by preport, pfilter, psvg
+$TM send-keys -t t8060 q
+for _ in $(seq 300); do [ -s "$T/rc" ] && break; sleep 0.1; done
+expect_rc "q with -o: exit 0" 0 "$(cat "$T/rc" 2>/dev/null)"
+if [ ! -s "$T/plive.err" ]; then ok "q: nothing on stderr"; else notok "q: nothing on stderr"; head -3 "$T/plive.err" | sed 's/^/  /'; fi
+if ! ls "$T"/sess.sp.plive-* > /dev/null 2>&1; then ok "-o: no temporary part left"; else notok "-o: no temporary part left"; fi
+preport --latency "$T/sess.sp" > "$T/lat" 2> "$T/lat.err"; rc=$?
+expect_rc "preport --latency on the session: exit 0" 0 $rc
+got=$(sed -n 's/^work: \([0-9]*\) calls.*/\1/p' "$T/lat")
+if [ -n "$xcount" ] && [ "$got" = "$xcount" ]; then ok "preport --latency: the calls X counted ($got)"; else
+	notok "preport --latency: the calls X counted (X '$xcount', preport '$got')"; head -3 "$T/lat" | sed 's/^/  /'; fi
+stacks=$(pfold "$T/sess.sp" 2> /dev/null | grep -c ';work;')
+if [ "$stacks" -gt 0 ]; then ok "the session holds work's samples ($stacks stacks)"; else notok "the session holds work's samples"; fi
+pfilter --slow work:95 "$T/sess.sp" > "$T/slow.sp" 2> "$T/pf.err"; rc=$?
+if [ $rc = 0 ] && grep -q '^pfilter: work: [0-9]* calls (from trace events)' "$T/pf.err"; then ok "pfilter --slow work:95 on the session: calls from its trace events"; else
+	notok "pfilter --slow work:95 on the session (exit $rc)"; head -3 "$T/pf.err" | sed 's/^/  /'; fi
+psvg --heatmap "$T/sess.sp" > "$T/heat.svg" 2> "$T/heat.err"; rc=$?
+if [ $rc = 0 ] && grep -q '<svg' "$T/heat.svg"; then ok "psvg --heatmap on the session"; else notok "psvg --heatmap on the session (exit $rc)"; head -3 "$T/heat.err" | sed 's/^/  /'; fi
+
+# a second plive: T, then SIGKILL of plive: both pcollects end
+# (PR_SET_PDEATHSIG), the probe with them; the target keeps running
+rm -f "$T/rc"
+$TM respawn-pane -k -t t8060 "$SP_BIN/plive --window 5 -p $TPID 2> $T/plive.err; sleep 60"
+if wait_for 30 'grep -qE " work$" "$T/cap"'; then ok "plive again: work in the table"; else notok "plive again: work in the table"; fi
+# j: the selection moves onto scaled (sorted by name, main comes first)
+$TM send-keys -t t8060 n / '^(scaled|main)$' Enter
+wait_for 10 'grep -q "Filter: /^(scaled|main)\$/" "$T/cap"'
+sleep 1.2; cap
+row=$(awk 'f && NF >= 5 { n++; if ($5 == "scaled") { print n; exit } } /Function \(filename:line\)/ { f = 1 }' "$T/cap")
+[ -n "$row" ] && for _ in $(seq 2 "$row"); do $TM send-keys -t t8060 j; done
+$TM send-keys -t t8060 T
+if [ "$row" = 2 ] && wait_for 10 'grep -q "^T: tracing scaled " "$T/cap"'; then ok "j moves the selection: T traces scaled (row $row)"; else notok "j moves the selection onto scaled (row '$row')"; sed 's/^/  /' "$T/cap" | head -8; fi
+if wait_for 20 'grep -q "^calls/s [0-9]" "$T/cap"'; then ok "T: calls shown"; else notok "T: calls shown"; fi
+# A: latency by arg1 (scaled(n) takes about n x 20 us, plus the probes'
+# few us: p50 at 3 is over twice p50 at 1)
+$TM send-keys -t t8060 A
+if wait_for 20 'grep -q "^by arg1: 3 values in the window" "$T/cap" && [ "$(grep -c "^  arg1=[123]  calls [0-9]*  p50 " "$T/cap")" = 3 ]'; then
+	ok "A: latency by arg1, three values"; else notok "A: latency by arg1, three values"; sed 's/^/  /' "$T/cap" | tail -14; fi
+grep -q "^A: tracing scaled by arg1 (pcollect -p $TPID --trace=scaled(arg1))" "$T/cap" && ok "A: the status line says the probe" || notok "A: the status line says the probe"
+p1=$(awk '/^  arg1=1  / { print ($6 == "ms" ? $5 * 1000 : $5) }' "$T/cap")
+p2=$(awk '/^  arg1=2  / { print ($6 == "ms" ? $5 * 1000 : $5) }' "$T/cap")
+p3=$(awk '/^  arg1=3  / { print ($6 == "ms" ? $5 * 1000 : $5) }' "$T/cap")
+if awk -v a="$p1" -v b="$p2" -v c="$p3" 'BEGIN { exit !(a > 0 && a < b && b < c && c > 2 * a) }'; then ok "A: p50 grows with arg1 ($p1, $p2, $p3 us)"; else
+	notok "A: p50 grows with arg1 ('$p1', '$p2', '$p3' us)"; fi
+# S: the probe set as a command line, which runs
+$TM send-keys -t t8060 S
+if wait_for 10 'grep -q "^S: pcollect -p $TPID '"'"'--trace=scaled(arg1)'"'"' -d 10 -o trace.sp" "$T/cap"'; then ok "S: the probe as a pcollect command line"; else
+	notok "S: the probe as a pcollect command line"; sed -n 3p "$T/cap" | sed 's/^/  /'; fi
+pcollect -q -p "$TPID" '--trace=scaled(arg1)' -d 1 -o "$T/saved.sp" 2> "$T/saved.err"
+n=$(preport --latency --by arg1 "$T/saved.sp" 2> /dev/null | grep -c '^scaled \[arg1=[123]\]: [0-9]* calls')
+if [ "$n" = 3 ]; then ok "the saved command line traces scaled by arg1 (preport --by arg1: 3 values)"; else notok "the saved command line (got $n values)"; head -3 "$T/saved.err" | sed 's/^/  /'; fi
+sampler=$(pgrep -f "pcollect -p $TPID\$" | head -1)
+tr=$(tracer)
+pl=$(pgrep -f "plive --window 5 -p $TPID\$" | head -1)
+if [ -n "$tr" ] && [ -n "$pl" ]; then
+	kill -9 "$pl"
+	for _ in $(seq 100); do kill -0 "$tr" 2> /dev/null || break; sleep 0.1; done
+	if ! kill -0 "$tr" 2> /dev/null; then ok "plive SIGKILLed: the tracing pcollect ended"; else notok "plive SIGKILLed: the tracing pcollect ended"; fi
+	for _ in $(seq 100); do kill -0 "$sampler" 2> /dev/null || break; sleep 0.1; done
+	if ! kill -0 "$sampler" 2> /dev/null; then ok "plive SIGKILLed: the sampler ended"; else notok "plive SIGKILLed: the sampler ended"; fi
+	if [ -r /sys/kernel/debug/tracing/uprobe_events ]; then
+		if ! grep -q "$T/slow" /sys/kernel/debug/tracing/uprobe_events; then ok "no uprobe of the target in uprobe_events"; else notok "no uprobe of the target in uprobe_events"; fi
+	else
+		skip "uprobe_events" "/sys/kernel/debug/tracing/uprobe_events is not readable here (pcollect's probes are perf events: their process gone is their end)"
+	fi
+	# pcollect's uprobes are perf events of its own: its exit closed them
+	# (the kernel removes a uprobe with its last event)
+	lines0=$(wc -l < "$T/slow.ready"); sleep 2.5; lines1=$(wc -l < "$T/slow.ready")
+	if t6_alive "$TPID" && [ "$lines1" -gt "$lines0" ]; then ok "the target keeps running (its lines go on)"; else notok "the target keeps running"; fi
+else
+	notok "plive and its tracing pcollect found (plive '$pl', tracer '$tr')"
+fi
+
+# the terminal closes (the tmux server killed: SIGHUP) while a probe runs:
+# the probe goes with plive, the target runs on
+$TM respawn-pane -k -t t8060 "$SP_BIN/plive --window 5 -p $TPID 2> $T/plive.err; sleep 60"
+if wait_for 30 'grep -qE " work$" "$T/cap"'; then
+	$TM send-keys -t t8060 / '^work$' Enter
+	wait_for 10 'grep -q "Filter: /^work\$/" "$T/cap"'
+	$TM send-keys -t t8060 T
+	if wait_for 20 'grep -q "^calls/s [0-9]" "$T/cap"'; then
+		tr=$(tracer)
+		$TM kill-server
+		for _ in $(seq 100); do kill -0 "$tr" 2> /dev/null || break; sleep 0.1; done
+		if [ -n "$tr" ] && ! kill -0 "$tr" 2> /dev/null; then ok "the terminal closed: the tracing pcollect ended"; else notok "the terminal closed: the tracing pcollect ended ('$tr')"; fi
+		if [ -z "$(pgrep -f "plive --window 5 -p $TPID\$")" ]; then ok "the terminal closed: plive ended"; else notok "the terminal closed: plive ended"; fi
+		if t6_alive "$TPID"; then ok "the terminal closed: the target keeps running"; else notok "the terminal closed: the target keeps running"; fi
+	else
+		notok "plive (third): T shows calls"
+	fi
+else
+	notok "plive (third): work in the table"
+fi
+exit 0
