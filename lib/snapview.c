@@ -820,6 +820,8 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 	if (!c->py && c->pystate != SP_PY_REFUSED && !c->o.no_python) {
 		c->py = sp_python_open(c->p, c->o.pid, c->maps, 1, &c->pystate, &c->pyerr);
 		if (c->py)
+			sp_python_set_full_filenames(c->py, c->o.full_filenames);
+		if (c->py)
 			snprintf(c->last.python, sizeof c->last.python, "Python %s", sp_python_version(c->py));
 		else if (c->pystate == SP_PY_REFUSED)
 			snprintf(c->last.python, sizeof c->last.python, "%s", c->pyerr.msg);

@@ -31,6 +31,7 @@ struct sp_snapview_opts {
 	int verbose;             /* text: how long each thread was stopped */
 	double interval;         /* seconds between snapshots (for the metadata) */
 	int no_python;           /* do not merge CPython's frames (python.h) */
+	int full_filenames;      /* Python files by full path, not relative to sys.path */
 };
 
 struct sp_snapview_stats {

@@ -42,6 +42,8 @@ static const char sp_snapshot_synopsis[] =
 	"      --python=off        CPython 3.8-3.13: do not put the Python frames (read\n"
 	"                          while the threads are stopped: exact) in place of the\n"
 	"                          interpreter's eval-loop frames (--python=merged: default)\n"
+	"      --full-filenames    Python files by their full path, not relative to\n"
+	"                          their sys.path entry (json/encoder.py)\n"
 	"  -v, --verbose           how long each thread was stopped\n"
 	"  -q, --quiet             no warnings\n"
 	"  -V, --version           print the version\n"
@@ -60,7 +62,7 @@ struct sopts {
 	double interval;
 	enum sp_snapview_format format; /* 0: by -n */
 	unsigned long stack;
-	int lines, no_inline, verbose, quiet, no_python;
+	int lines, no_inline, verbose, quiet, no_python, full_filenames;
 };
 
 static volatile sig_atomic_t stop_sig;
@@ -68,7 +70,7 @@ static void on_stop(int sig) { stop_sig = sig; }
 
 static int parse(struct sopts *o, int argc, char **argv)
 {
-	enum { O_SNAP = 256, O_FORMAT, O_STACK, O_LINES, O_NOINLINE, O_PYTHON };
+	enum { O_SNAP = 256, O_FORMAT, O_STACK, O_LINES, O_NOINLINE, O_PYTHON, O_FULLNAMES };
 	static const struct option longopts[] = {
 		{ "snapshot", no_argument, NULL, O_SNAP },
 		{ "pid", required_argument, NULL, 'p' },
@@ -81,6 +83,7 @@ static int parse(struct sopts *o, int argc, char **argv)
 		{ "lines", no_argument, NULL, O_LINES },
 		{ "no-inline", no_argument, NULL, O_NOINLINE },
 		{ "python", required_argument, NULL, O_PYTHON },
+		{ "full-filenames", no_argument, NULL, O_FULLNAMES },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -140,6 +143,7 @@ static int parse(struct sopts *o, int argc, char **argv)
 						      optarg), -1;
 			o->no_python = !strcmp(optarg, "off");
 			break;
+		case O_FULLNAMES: o->full_filenames = 1; break;
 		case 'v': o->verbose = 1; break;
 		case 'q': o->quiet = 1; break;
 		case 'h': fputs(syn, stdout); return 1;
@@ -235,7 +239,7 @@ int pcollect_snapshot(int argc, char **argv)
 	struct sp_err err;
 	memset(&err, 0, sizeof err);
 	struct sp_snapview_opts vo = { o.pid, o.threads, o.format, o.stack, o.lines, o.no_inline, o.verbose,
-				       o.interval, o.no_python };
+				       o.interval, o.no_python, o.full_filenames };
 	struct sp_snapview *v = sp_snapview_new(&vo, out, &err);
 	if (!v) {
 		sp_error_e(&err);

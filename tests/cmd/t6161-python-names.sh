@@ -2,7 +2,7 @@
 # pcollect names Python frames as py-spy does: the file relative to the
 # longest sys.path entry of the target (the stdlib's json/encoder.py, the
 # script's own name), --full-filenames for the interpreter's full paths;
-# --python=only says "Python frames only".  A stdlib workload nobody here
+# --python=only says "Python frames only"; snapshots name files the same way.  A stdlib workload nobody here
 # wrote (json.dumps of a large structure), for each installed interpreter.
 . "$(dirname "$0")/../lib.sh"
 . "$SP_TOP/tests/cmd/t6-lib.sh"
@@ -16,6 +16,16 @@ d = [{"k%d" % i: [i, str(i), {"x": i * 1.5}]} for i in range(3000)]
 end = time.process_time() + 1.0
 while time.process_time() < end:
     json.JSONEncoder(indent=1).encode(d)
+PY
+cat > "$T/sl.py" <<'PY'
+import sys, threading
+def waiter(ev):
+    ev.wait()
+ev = threading.Event()
+threading.Thread(target=waiter, args=(ev,), name="waiter").start()
+print("ready", flush=True)
+sys.stdin.read()
+ev.set()
 PY
 for entry in "${pys[@]}"; do
 	v=${entry%% *} py=${entry#* }
@@ -36,4 +46,14 @@ for entry in "${pys[@]}"; do
 	pcollect -F 99 --python=only -o "$T/o.sp" -- "$py" "$T/js.py" 2> "$T/o.err"
 	expect_grep "${L}--python=only: says Python frames only" '^pcollect: process [0-9]+: Python [0-9.]+: Python frames only' "$T/o.err"
 	if grep -q 'frames merged' "$T/o.err"; then notok "${L}--python=only: does not say merged"; else ok "${L}--python=only: does not say merged"; fi
+	# a snapshot of a script waiting in threading's Event.wait
+	rm -f "$T/sl.out"
+	sleep 30 | "$py" "$T/sl.py" > "$T/sl.out" 2>&1 &
+	for _ in $(seq 100); do grep -q ready "$T/sl.out" 2> /dev/null && break; sleep 0.05; done
+	spid=$(pgrep -n -f "$T/sl.py")
+	pcollect --snapshot -p "$spid" > "$T/s.txt" 2> /dev/null
+	pcollect --snapshot --full-filenames -p "$spid" > "$T/sf.txt" 2> /dev/null
+	pkill -f "sleep 30" 2> /dev/null; kill "$spid" 2> /dev/null; wait 2> /dev/null
+	expect_grep "${L}snapshot: threading.py relative to its sys.path entry" ' ([A-Za-z]+\.)?wait at threading\.py:[0-9]+' "$T/s.txt"
+	expect_grep "${L}snapshot --full-filenames: threading.py's full path" ' ([A-Za-z]+\.)?wait at /[^ ]*/threading\.py:[0-9]+' "$T/sf.txt"
 done
