@@ -6,28 +6,15 @@
 # stops, the target runs on and the terminal is restored (after SIGTERM too).
 . "$(dirname "$0")/../lib.sh"
 . "$SP_TOP/tests/cmd/t6-lib.sh"
+. "$SP_TOP/tests/cmd/t8-lib.sh"
 
 if ! command -v tmux > /dev/null; then skip "plive tty" "tmux is not installed (make deps installs it)"; exit 0; fi
 t6_build phases t80-phases.c -O2 -g || exit 0
 t6_probe || exit 0
 if ! t6_start phases 4; then notok "plive: the target did not start"; exit 0; fi
-TM="tmux -L sp-t8000-$$ -f /dev/null"
-trap '$TM kill-server 2>/dev/null; kill -9 $TPID 2>/dev/null; sp_cleanup' EXIT
-
-# cap: the pane's text now
-cap() { $TM capture-pane -p -t t8000 > "$T/cap" 2>/dev/null; }
+t8_tmux t8000
 # top_row: the function of the first table row
 top_row() { awk 'f && NF >= 5 { sub(/^ *[0-9.]+% +[0-9.]+% +[0-9.]+s? +[0-9.]+s? +/, ""); print; exit } /Function \(filename:line\)/ { f = 1 }' "$T/cap"; }
-# wait_for SECONDS AWK-CONDITION-ON-CAPTURE: poll the pane until it holds
-wait_for() {
-	local n=$(($1 * 10))
-	for _ in $(seq "$n"); do
-		cap
-		if eval "$2"; then return 0; fi
-		sleep 0.1
-	done
-	return 1
-}
 
 $TM new-session -d -s t8000 -x 120 -y 30 \
 	"$SP_BIN/pcollect -q -p $TPID | $SP_BIN/plive --window 2; echo \$? > $T/rc; stty -a > $T/stty; sleep 60"

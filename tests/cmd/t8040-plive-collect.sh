@@ -7,23 +7,13 @@
 # Timing: polls for up to 20 s per step (a loaded machine draws late).
 . "$(dirname "$0")/../lib.sh"
 . "$SP_TOP/tests/cmd/t6-lib.sh"
+. "$SP_TOP/tests/cmd/t8-lib.sh"
 
 if ! command -v tmux > /dev/null; then skip "plive collect" "tmux is not installed (make deps installs it)"; exit 0; fi
 t6_build phases t80-phases.c -O2 -g || exit 0
 t6_probe || exit 0
 if ! t6_start phases 600; then notok "plive: the target did not start"; exit 0; fi
-TM="tmux -L sp-t8040-$$ -f /dev/null"
-trap '$TM kill-server 2>/dev/null; kill -9 $TPID 2>/dev/null; sp_cleanup' EXIT
-cap() { $TM capture-pane -p -t t8040 > "$T/cap" 2>/dev/null; }
-wait_for() {
-	local n=$(($1 * 10))
-	for _ in $(seq "$n"); do
-		cap
-		if eval "$2"; then return 0; fi
-		sleep 0.1
-	done
-	return 1
-}
+t8_tmux t8040
 # rows_intact: the header on row 1, the counts on row 2, the keys or the
 # filter prompt on row 3, and no pcollect line anywhere
 rows_intact() {

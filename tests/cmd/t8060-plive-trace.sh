@@ -12,23 +12,13 @@
 # plive.  Polls up to 30 s per step (a loaded machine starts pcollect late).
 . "$(dirname "$0")/../lib.sh"
 . "$SP_TOP/tests/cmd/t6-lib.sh"
+. "$SP_TOP/tests/cmd/t8-lib.sh"
 
 if ! command -v tmux > /dev/null; then skip "plive trace" "tmux is not installed (make deps installs it)"; exit 0; fi
 t6_build slow t806-slow.c -O2 -g || exit 0
 t6_probe || exit 0
 if ! t6_start slow 600 "$T/calls"; then notok "plive T: the target did not start"; exit 0; fi
-TM="tmux -L sp-t8060-$$ -f /dev/null"
-trap '$TM kill-server 2>/dev/null; kill -9 $TPID 2>/dev/null; sp_cleanup' EXIT
-cap() { $TM capture-pane -p -t t8060 > "$T/cap" 2>/dev/null; }
-wait_for() {
-	local n=$(($1 * 10))
-	for _ in $(seq "$n"); do
-		cap
-		if eval "$2"; then return 0; fi
-		sleep 0.1
-	done
-	return 1
-}
+t8_tmux t8060
 tracer() { pgrep -f -- "-p $TPID --trace=" | grep -v "^$$\$" | head -1; }
 # within A B PCT: |A - B| <= PCT % of B
 within() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b * p / 100) }'; }

@@ -7,6 +7,7 @@
 # session's in preport --latency.  Polls up to 30 s per step.
 . "$(dirname "$0")/../lib.sh"
 . "$SP_TOP/tests/cmd/t6-lib.sh"
+. "$SP_TOP/tests/cmd/t8-lib.sh"
 
 if ! command -v tmux > /dev/null; then skip "plive trace python" "tmux is not installed (make deps installs it)"; exit 0; fi
 PY=$(command -v python3)
@@ -23,18 +24,7 @@ while True:
     i += 1
 PYEOF
 if ! t6_spawn "$T/adler.out" "$PY" "$T/adler.py"; then notok "the Python target did not start"; exit 0; fi
-TM="tmux -L sp-t8061-$$ -f /dev/null"
-trap '$TM kill-server 2>/dev/null; kill -9 $TPID 2>/dev/null; sp_cleanup' EXIT
-cap() { $TM capture-pane -p -t t8061 > "$T/cap" 2>/dev/null; }
-wait_for() {
-	local n=$(($1 * 10))
-	for _ in $(seq "$n"); do
-		cap
-		if eval "$2"; then return 0; fi
-		sleep 0.1
-	done
-	return 1
-}
+t8_tmux t8061
 $TM new-session -d -s t8061 -x 200 -y 40 "$SP_BIN/plive --window 5 -o $T/sess.sp -p $TPID 2> $T/plive.err; echo \$? > $T/rc; sleep 60"
 if wait_for 30 'grep -qE " adler32(_z)?$" "$T/cap"'; then ok "plive -p python3: adler32 in the table"; else
 	notok "plive -p python3: adler32 in the table"; sed 's/^/  /' "$T/cap" | head -14; exit 0; fi
