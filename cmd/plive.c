@@ -3,6 +3,7 @@
  * input into lib/live; this one draws and reads keys.  The terminal is
  * set raw (termios) and drawn with ANSI sequences on the alternate screen;
  * it is restored on every way out, signals included. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -65,7 +66,8 @@ static const char synopsis[] =
 	"calls, over the same window; A adds its first argument, then its return value\n"
 	"(latency by value); S shows the probe as a pcollect command line; X stops the probe.\n"
 	"L lists the selected function's source lines (DWARF): Up/Down or a typed number, Enter\n"
-	"counts that line's hits live (pcollect --trace=FILE:LINE): hits, hits/s; X stops it.\n"
+	"counts that line's hits live (pcollect --trace=FILE:LINE): hits, hits/s; A then asks\n"
+	"for a variable there and counts the hits by its value; X stops it.\n"
 	"When standard output is not a terminal, a plain table is printed every interval (and\n"
 	"at the end of the input).\n"
 	"With -p or COMMAND, pcollect's messages (and COMMAND's output) are printed when\n"
@@ -361,7 +363,7 @@ struct tracer {
 	FILE *err;
 	int fd;
 	char func[256];
-	char by[8];  /* A: "arg1", "ret" or "" */
+	char by[64]; /* A: "arg1", "ret", a line's variable, or "" */
 	int line;    /* L: func is FILE:LINE, a line probe (hits, no calls) */
 	long target;
 	char path[32];
@@ -414,7 +416,7 @@ static struct tracer *tracer_start(const char *func, const char *by, int line, p
 	snprintf(t->func, sizeof t->func, "%s", func);
 	snprintf(t->by, sizeof t->by, "%s", by ? by : "");
 	t->target = (long)target;
-	char exe[4096], pidbuf[32], probe[300];
+	char exe[4096], pidbuf[32], probe[400];
 	collector_path(exe, sizeof exe);
 	snprintf(pidbuf, sizeof pidbuf, "%ld", (long)target);
 	tracer_probe(t, probe, sizeof probe);
@@ -481,9 +483,12 @@ static struct tracer *tracer_start(const char *func, const char *by, int line, p
 		free(t);
 		return NULL;
 	}
-	if (line)
-		snprintf(msg, nmsg, "L: counting the hits of %.200s (pcollect -p %ld %.250s); X stops", func,
-			 (long)target, probe);
+	if (line && t->by[0])
+		snprintf(msg, nmsg, "A: counting the hits of %.200s by %.60s (pcollect -p %ld %.250s); X stops", func,
+			 t->by, (long)target, probe);
+	else if (line)
+		snprintf(msg, nmsg, "L: counting the hits of %.200s (pcollect -p %ld %.250s); A adds a variable, X stops",
+			 func, (long)target, probe);
 	else if (t->by[0])
 		snprintf(msg, nmsg, "A: tracing %.200s by %s (pcollect -p %ld %.250s); A: %s, X stops", func, t->by,
 			 (long)target, probe, !strcmp(t->by, "arg1") ? "by ret" : "no value");
@@ -544,6 +549,17 @@ static void add_figures(struct sp_buf *b, uint64_t p50, uint64_t p95, const uint
 	sp_livetrace_dur(b, max);
 }
 
+/* "by VAR: N values in the window  (...)\n"; what: "calls" or "hits" */
+static void by_header(struct sp_buf *b, const char *by, const struct sp_livetrace_stats *st, const char *what)
+{
+	sp_buf_addf(b, "by %s: %llu values in the window", by, (unsigned long long)st->by_values);
+	if (st->by_missing)
+		sp_buf_addf(b, "  (%llu %s without one)", (unsigned long long)st->by_missing, what);
+	if (st->by_values > (uint64_t)st->nby)
+		sp_buf_addf(b, "  (the %d of the most %s shown)", st->nby, what);
+	sp_buf_addc(b, '\n');
+}
+
 /* L's panel: the line's hits over the window, then every line pcollect
  * said (where a probe moved off a lock-prefixed instruction, a refusal,
  * the tracing budget), the newest last. */
@@ -558,6 +574,13 @@ static void line_render(struct tracer *t, const struct sp_livetrace_stats *st, i
 		sp_buf_adds(b, "  (no hit yet)");
 	sp_buf_addc(b, '\n');
 	room--;
+	if (t->by[0] && room > 2) {
+		by_header(b, t->by, st, "hits");
+		room--;
+		for (int i = 0; i < st->nby && room > 2; i++, room--)
+			sp_buf_addf(b, "  %s=%lld  hits %llu\n", t->by, (long long)st->by[i].value,
+				    (unsigned long long)st->by[i].calls);
+	}
 	fflush(t->err);
 	rewind(t->err);
 	char ln[1024];
@@ -619,12 +642,7 @@ static void tracer_render(struct tracer *t, int room, struct sp_buf *b)
 	if (--room <= 0)
 		return;
 	if (t->by[0]) {
-		sp_buf_addf(b, "by %s: %llu values in the window", t->by, (unsigned long long)st->by_values);
-		if (st->by_missing)
-			sp_buf_addf(b, "  (%llu calls without one)", (unsigned long long)st->by_missing);
-		if (st->by_values > (uint64_t)st->nby)
-			sp_buf_addf(b, "  (the %d of the most calls shown)", st->nby);
-		sp_buf_addc(b, '\n');
+		by_header(b, t->by, st, "calls");
 		room--;
 		for (int i = 0; i < st->nby && room > 0; i++, room--) {
 			const struct sp_livetrace_by *g = &st->by[i];
@@ -671,7 +689,7 @@ struct ui {
 	size_t cap_pts;
 	/* L: picking a line of the selected function */
 	int picking, plines[256], npl, pl;
-	char pfile[256], pedit[16];
+	char pfile[256], pedit[64];
 	size_t pedit_len;
 	pid_t ptarget;
 };
@@ -687,7 +705,10 @@ static void ui_draw(struct ui *u)
 		height = ws.ws_row;
 	}
 	char status[1400];
-	if (u->picking)
+	if (u->picking == 2)
+		snprintf(status, sizeof status, "A: a variable at %.200s (a local or parameter, VAR.MEMBER, VAR->MEMBER; Enter "
+			 "counts the hits by its value, Esc cancels): %.*s", u->tr->func, (int)u->pedit_len, u->pedit);
+	else if (u->picking)
 		ui_pick_status(u, status, sizeof status);
 	else if (u->editing)
 		snprintf(status, sizeof status, "Filter (regex, Enter applies, Esc cancels): /%.*s", (int)u->edit_len,
@@ -917,11 +938,13 @@ static void ui_by(struct ui *u)
 		snprintf(u->msg, sizeof u->msg, "A: no traced function (T traces the selected one)");
 		return;
 	}
-	char func[256], by[8];
+	char func[256], by[64];
 	snprintf(func, sizeof func, "%s", u->tr->func);
 	snprintf(by, sizeof by, "%s", !u->tr->by[0] ? "arg1" : !strcmp(u->tr->by, "arg1") ? "ret" : "");
 	if (u->tr->line) {
-		snprintf(u->msg, sizeof u->msg, "A: %.200s is a line probe (A groups a traced function's calls)", func);
+		/* a local variable or parameter at that line, typed */
+		u->picking = 2;
+		u->pedit_len = 0;
 		return;
 	}
 	pid_t target = (pid_t)u->tr->target;
@@ -938,7 +961,7 @@ static void ui_save(struct ui *u)
 		snprintf(u->msg, sizeof u->msg, "S: no probe to save (T traces the selected function)");
 		return;
 	}
-	char probe[300];
+	char probe[400];
 	tracer_probe(u->tr, probe, sizeof probe);
 	snprintf(saved_cmd, sizeof saved_cmd, "pcollect -p %ld '%s' -d 10 -o trace.sp", u->tr->target, probe);
 	snprintf(u->msg, sizeof u->msg, "S: %.900s  (printed when plive ends)", saved_cmd);
@@ -949,6 +972,31 @@ static int ui_keys(struct ui *u, const char *buf, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)buf[i];
+		if (u->picking == 2) {
+			if (c == 27) {
+				u->picking = 0;
+				if (i + 2 < n && buf[i + 1] == '[')
+					i += 2;
+			} else if (c == '\r' || c == '\n') {
+				u->picking = 0;
+				u->pedit[u->pedit_len] = 0;
+				if (u->pedit_len) {
+					char func[256];
+					snprintf(func, sizeof func, "%s", u->tr->func);
+					pid_t target = (pid_t)u->tr->target;
+					tracer_stop(u->tr, NULL, 0);
+					u->tr = tracer_start(func, u->pedit, 1, target, (uint64_t)(u->o->window * 1e9), u->msg,
+							     sizeof u->msg);
+				}
+			} else if (c == 127 || c == 8) {
+				if (u->pedit_len)
+					u->pedit_len--;
+			} else if ((isalnum(c) || c == '_' || c == '.' || c == '-' || c == '>') &&
+				   u->pedit_len + 1 < sizeof u->pedit) {
+				u->pedit[u->pedit_len++] = (char)c;
+			}
+			continue;
+		}
 		if (u->picking) {
 			if (c == 27 && i + 2 < n && (buf[i + 1] == '[' || buf[i + 1] == 'O')) {
 				char k = buf[i + 2];

@@ -9,8 +9,8 @@
 # (every 10th call takes that line): the line is hit ~1.2 ms before its
 # call ends, so a window's edges can differ by a call or two; tolerance 3 %
 # (about 2000 hits in 5 s).
-# Then X, a typed line without code (pcollect's refusal in the panel), and a
-# library function (refused: line probes are the executable's).
+# Then A with work()'s i (every value shown is a slow call's), X, a typed
+# line without code (pcollect's refusal in the panel), Esc.
 # Polls up to 30 s per step (a loaded machine starts pcollect late).
 . "$(dirname "$0")/../lib.sh"
 . "$SP_TOP/tests/cmd/t6-lib.sh"
@@ -56,7 +56,7 @@ for _ in $(seq 1 $((idx - 1))); do $TM send-keys -t t8080 Down; done
 $TM send-keys -t t8080 Up
 if wait_for 10 'grep -q "^L: line $LINE of t806-slow.c" "$T/cap"'; then ok "Down, Up: line $LINE"; else notok "Down, Up: line $LINE"; sed -n 3p "$T/cap" | sed 's/^/  /'; fi
 $TM send-keys -t t8080 Enter
-if wait_for 10 'grep -q "^L: counting the hits of t806-slow.c:$LINE (pcollect -p $TPID --trace=t806-slow.c:$LINE); X stops" "$T/cap"'; then
+if wait_for 10 'grep -q "^L: counting the hits of t806-slow.c:$LINE (pcollect -p $TPID --trace=t806-slow.c:$LINE); A adds a variable, X stops" "$T/cap"'; then
 	ok "Enter: the status line says the probe"; else notok "Enter: the status line says the probe"; sed -n 3p "$T/cap" | sed 's/^/  /'; fi
 if [ -n "$(tracer)" ]; then ok "Enter: a pcollect --trace=t806-slow.c:$LINE runs"; else notok "Enter: a pcollect --trace=FILE:LINE runs"; fi
 if wait_for 40 'awk "/^Line: t806-slow.c:$LINE  hits [0-9]+  hits\/s [0-9.]+  in / { exit !(\$8 >= 4.9) } END { }" "$T/cap" && grep -q "^Line: t806-slow.c:$LINE  hits " "$T/cap"'; then
@@ -82,6 +82,20 @@ if [ -n "$hits" ] && within "$hits" "$own" 3; then ok "hits within 3 % of the pr
 if awk -v r="$rate" -v h="$hits" -v s="$span" 'BEGIN { exit !(s > 0 && r > 0 && (r - h / s) ^ 2 < 0.01 + (h / s / 100) ^ 2) }'; then
 	ok "hits/s = hits / span ($rate)"; else notok "hits/s = hits / span ('$rate', $hits in $span s)"; fi
 
+# A: a variable at the line, typed: work()'s i, every value shown is a
+# 10th call's (i % 10 == 9), one hit each
+$TM send-keys -t t8080 A
+if wait_for 10 'grep -q "^A: a variable at t806-slow.c:$LINE " "$T/cap"'; then ok "A on a line probe: asks for a variable"; else
+	notok "A on a line probe: asks for a variable"; sed -n 3p "$T/cap" | sed 's/^/  /'; fi
+$TM send-keys -t t8080 i Enter
+if wait_for 10 'grep -q "^A: counting the hits of t806-slow.c:$LINE by i (pcollect -p $TPID --trace=t806-slow.c:$LINE(i)); X stops" "$T/cap"'; then
+	ok "A i: the status line says the probe"; else notok "A i: the status line says the probe"; sed -n 3p "$T/cap" | sed 's/^/  /'; fi
+if wait_for 30 'grep -q "^by i: [1-9][0-9]* values in the window" "$T/cap" && [ "$(grep -c "^  i=[0-9]*  hits 1$" "$T/cap")" -ge 3 ]'; then
+	ok "A i: the hits by value of i"; else notok "A i: the hits by value of i"; sed 's/^/  /' "$T/cap" | tail -12; fi
+vals=$(sed -n 's/^  i=\([0-9]*\)  hits 1$/\1/p' "$T/cap")
+if [ -n "$vals" ] && echo "$vals" | awk '$1 % 10 != 9 { bad = 1 } END { exit bad }'; then
+	ok "A i: every value shown takes the slow path (i % 10 == 9): $(echo $vals | cut -c1-40)"; else
+	notok "A i: every value shown has i % 10 == 9 ($vals)"; fi
 $TM send-keys -t t8080 X
 if wait_for 15 'grep -qE "^X: probe on t806-slow.c:$LINE removed \([0-9]+ hits counted\)" "$T/cap"'; then ok "X: the probe removed, its hits said"; else
 	notok "X: the probe removed"; sed -n 3p "$T/cap" | sed 's/^/  /'; fi
