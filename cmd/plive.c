@@ -3,6 +3,7 @@
  * input into lib/live; this one draws and reads keys.  The terminal is
  * set raw (termios) and drawn with ANSI sequences on the alternate screen;
  * it is restored on every way out, signals included. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -20,6 +21,7 @@
 
 #include "cmd.h"
 #include "live.h"
+#include "uprobe.h"
 
 static const char synopsis[] =
 	"usage: plive [options] -p PID\n"
@@ -63,6 +65,9 @@ static const char synopsis[] =
 	"p50, p95, p99, max, a latency histogram and the samples inside its slowest 5 %% of\n"
 	"calls, over the same window; A adds its first argument, then its return value\n"
 	"(latency by value); S shows the probe as a pcollect command line; X stops the probe.\n"
+	"L lists the selected function's source lines (DWARF): Up/Down or a typed number, Enter\n"
+	"counts that line's hits live (pcollect --trace=FILE:LINE): hits, hits/s; A then asks\n"
+	"for a variable there and counts the hits by its value; X stops it.\n"
 	"When standard output is not a terminal, a plain table is printed every interval (and\n"
 	"at the end of the input).\n"
 	"With -p or COMMAND, pcollect's messages (and COMMAND's output) are printed when\n"
@@ -358,7 +363,8 @@ struct tracer {
 	FILE *err;
 	int fd;
 	char func[256];
-	char by[8];  /* A: "arg1", "ret" or "" */
+	char by[64]; /* A: "arg1", "ret", a line's variable, or "" */
+	int line;    /* L: func is FILE:LINE, a line probe (hits, no calls) */
 	long target;
 	char path[32];
 	struct sp_livetrace *lt;
@@ -402,14 +408,15 @@ static void tracer_probe(const struct tracer *t, char *buf, size_t n)
 		snprintf(buf, n, "--trace=%s", t->func);
 }
 
-static struct tracer *tracer_start(const char *func, const char *by, pid_t target, uint64_t window_ns, char *msg,
-				   size_t nmsg)
+static struct tracer *tracer_start(const char *func, const char *by, int line, pid_t target, uint64_t window_ns,
+				   char *msg, size_t nmsg)
 {
 	struct tracer *t = sp_xcalloc(1, sizeof *t);
+	t->line = line;
 	snprintf(t->func, sizeof t->func, "%s", func);
 	snprintf(t->by, sizeof t->by, "%s", by ? by : "");
 	t->target = (long)target;
-	char exe[4096], pidbuf[32], probe[300];
+	char exe[4096], pidbuf[32], probe[400];
 	collector_path(exe, sizeof exe);
 	snprintf(pidbuf, sizeof pidbuf, "%ld", (long)target);
 	tracer_probe(t, probe, sizeof probe);
@@ -476,7 +483,13 @@ static struct tracer *tracer_start(const char *func, const char *by, pid_t targe
 		free(t);
 		return NULL;
 	}
-	if (t->by[0])
+	if (line && t->by[0])
+		snprintf(msg, nmsg, "A: counting the hits of %.200s by %.60s (pcollect -p %ld %.250s); X stops", func,
+			 t->by, (long)target, probe);
+	else if (line)
+		snprintf(msg, nmsg, "L: counting the hits of %.200s (pcollect -p %ld %.250s); A adds a variable, X stops",
+			 func, (long)target, probe);
+	else if (t->by[0])
 		snprintf(msg, nmsg, "A: tracing %.200s by %s (pcollect -p %ld %.250s); A: %s, X stops", func, t->by,
 			 (long)target, probe, !strcmp(t->by, "arg1") ? "by ret" : "no value");
 	else
@@ -511,8 +524,8 @@ static void tracer_stop(struct tracer *t, char *msg, size_t nmsg)
 	sp_livetrace_compute(t->lt, NULL, 0, &st);
 	if (msg) {
 		if (WIFEXITED(t->status) && WEXITSTATUS(t->status) == 0)
-			snprintf(msg, nmsg, "X: probe on %.200s removed (%llu calls traced)", t->func,
-				 (unsigned long long)st.total_calls);
+			snprintf(msg, nmsg, "X: probe on %.200s removed (%llu %s)", t->func,
+				 (unsigned long long)st.total_calls, t->line ? "hits counted" : "calls traced");
 		else
 			snprintf(msg, nmsg, "X: probe on %.200s ended: %.600s", t->func, last[0] ? last : "pcollect failed");
 	}
@@ -536,6 +549,54 @@ static void add_figures(struct sp_buf *b, uint64_t p50, uint64_t p95, const uint
 	sp_livetrace_dur(b, max);
 }
 
+/* "by VAR: N values in the window  (...)\n"; what: "calls" or "hits" */
+static void by_header(struct sp_buf *b, const char *by, const struct sp_livetrace_stats *st, const char *what)
+{
+	sp_buf_addf(b, "by %s: %llu values in the window", by, (unsigned long long)st->by_values);
+	if (st->by_missing)
+		sp_buf_addf(b, "  (%llu %s without one)", (unsigned long long)st->by_missing, what);
+	if (st->by_values > (uint64_t)st->nby)
+		sp_buf_addf(b, "  (the %d of the most %s shown)", st->nby, what);
+	sp_buf_addc(b, '\n');
+}
+
+/* L's panel: the line's hits over the window, then every line pcollect
+ * said (where a probe moved off a lock-prefixed instruction, a refusal,
+ * the tracing budget), the newest last. */
+static void line_render(struct tracer *t, const struct sp_livetrace_stats *st, int exited, int room, struct sp_buf *b)
+{
+	sp_buf_addf(b, "Line: %s  hits %llu  hits/s %.1f  in %.3f s of the window, to clock %.3f s  total %llu", t->func,
+		    (unsigned long long)st->calls, st->span_s > 0 ? (double)st->calls / st->span_s : 0.0, st->span_s,
+		    (double)st->tend / 1e9, (unsigned long long)st->total_calls);
+	if (exited)
+		sp_buf_adds(b, "  [probe ended]");
+	else if (!st->events)
+		sp_buf_adds(b, "  (no hit yet)");
+	sp_buf_addc(b, '\n');
+	room--;
+	if (t->by[0] && room > 2) {
+		by_header(b, t->by, st, "hits");
+		room--;
+		for (int i = 0; i < st->nby && room > 2; i++, room--)
+			sp_buf_addf(b, "  %s=%lld  hits %llu\n", t->by, (long long)st->by[i].value,
+				    (unsigned long long)st->by[i].calls);
+	}
+	fflush(t->err);
+	rewind(t->err);
+	char ln[1024];
+	int n = 0;
+	while (fgets(ln, sizeof ln, t->err))
+		n += ln[0] != '\n';
+	rewind(t->err);
+	int skip = n > room ? n - room : 0;
+	while (fgets(ln, sizeof ln, t->err))
+		if (ln[0] != '\n' && skip-- <= 0) {
+			ln[strcspn(ln, "\n")] = 0;
+			sp_buf_addf(b, "%s\n", ln);
+		}
+	fseek(t->err, 0, SEEK_END);
+}
+
 /* The panel under the table: labelled figures a script can read. */
 static void tracer_render(struct tracer *t, int room, struct sp_buf *b)
 {
@@ -543,6 +604,10 @@ static void tracer_render(struct tracer *t, int room, struct sp_buf *b)
 	char last[1024];
 	tracer_last_line(t, last, sizeof last);
 	int exited = tracer_exited(t);
+	if (t->line) {
+		line_render(t, st, exited, room, b);
+		return;
+	}
 	sp_buf_addf(b, "Traced: %s  calls %llu in %.3f s of the window, to clock %.3f s", t->func,
 		    (unsigned long long)st->calls, st->span_s, (double)st->tend / 1e9);
 	if (exited)
@@ -577,12 +642,7 @@ static void tracer_render(struct tracer *t, int room, struct sp_buf *b)
 	if (--room <= 0)
 		return;
 	if (t->by[0]) {
-		sp_buf_addf(b, "by %s: %llu values in the window", t->by, (unsigned long long)st->by_values);
-		if (st->by_missing)
-			sp_buf_addf(b, "  (%llu calls without one)", (unsigned long long)st->by_missing);
-		if (st->by_values > (uint64_t)st->nby)
-			sp_buf_addf(b, "  (the %d of the most calls shown)", st->nby);
-		sp_buf_addc(b, '\n');
+		by_header(b, t->by, st, "calls");
 		room--;
 		for (int i = 0; i < st->nby && room > 0; i++, room--) {
 			const struct sp_livetrace_by *g = &st->by[i];
@@ -627,7 +687,14 @@ struct ui {
 	struct collector *coll;  /* the sampler (-p, -- COMMAND), NULL = none */
 	struct sp_live_point *pts;
 	size_t cap_pts;
+	/* L: picking a line of the selected function */
+	int picking, plines[256], npl, pl;
+	char pfile[256], pedit[64];
+	size_t pedit_len;
+	pid_t ptarget;
 };
+
+static void ui_pick_status(struct ui *u, char *buf, size_t n);
 
 static void ui_draw(struct ui *u)
 {
@@ -638,7 +705,12 @@ static void ui_draw(struct ui *u)
 		height = ws.ws_row;
 	}
 	char status[1400];
-	if (u->editing)
+	if (u->picking == 2)
+		snprintf(status, sizeof status, "A: a variable at %.200s (a local or parameter, VAR.MEMBER, VAR->MEMBER; Enter "
+			 "counts the hits by its value, Esc cancels): %.*s", u->tr->func, (int)u->pedit_len, u->pedit);
+	else if (u->picking)
+		ui_pick_status(u, status, sizeof status);
+	else if (u->editing)
 		snprintf(status, sizeof status, "Filter (regex, Enter applies, Esc cancels): /%.*s", (int)u->edit_len,
 			 u->edit);
 	else if (u->msg[0])
@@ -741,26 +813,28 @@ static void ui_selected(struct ui *u, char *buf, size_t n)
 	sp_buf_release(&b);
 }
 
-static void ui_trace(struct ui *u)
+/* The selected function as pcollect --trace names it (FUNC, or LIB:FUNC
+ * for a library's), and the target; 0 with u->msg saying why not (key:
+ * the key pressed, for the message). */
+static pid_t ui_probe_func(struct ui *u, char key, char *func, size_t nfunc)
 {
 	if (!u->coll) {
-		snprintf(u->msg, sizeof u->msg, "T: tracing needs plive -p PID or plive -- COMMAND");
-		return;
+		snprintf(u->msg, sizeof u->msg, "%c: tracing needs plive -p PID or plive -- COMMAND", key);
+		return 0;
 	}
-	char func[256];
-	ui_selected(u, func, sizeof func);
+	ui_selected(u, func, nfunc);
 	if (!func[0]) {
-		snprintf(u->msg, sizeof u->msg, "T: no function selected (arrows or j/k select a row)");
-		return;
+		snprintf(u->msg, sizeof u->msg, "%c: no function selected (arrows or j/k select a row)", key);
+		return 0;
 	}
 	if (func[0] == '[' || strchr(func, ' ')) {
-		snprintf(u->msg, sizeof u->msg, "T: %.200s is not a function pcollect --trace can probe", func);
-		return;
+		snprintf(u->msg, sizeof u->msg, "%c: %.200s is not a function pcollect --trace can probe", key, func);
+		return 0;
 	}
 	pid_t target = collector_target(u->coll, u->o);
 	if (target <= 0) {
-		snprintf(u->msg, sizeof u->msg, "T: the target process is not known (yet)");
-		return;
+		snprintf(u->msg, sizeof u->msg, "%c: the target process is not known (yet)", key);
+		return 0;
 	}
 	/* a library's function: LIB:FUNC, LIB its path (pcollect --trace) */
 	struct sp_buf mod = SP_BUF_INIT;
@@ -772,12 +846,88 @@ static void ui_trace(struct ui *u)
 	    (!realpath(exe, real_exe) || strcmp(real_exe, real_mod))) {
 		char f2[256];
 		snprintf(f2, sizeof f2, "%.200s:%.50s", mod.p, func);
-		snprintf(func, sizeof func, "%s", f2);
+		snprintf(func, nfunc, "%s", f2);
 	}
 	sp_buf_release(&mod);
+	return target;
+}
+
+static void ui_trace(struct ui *u)
+{
+	char func[256];
+	pid_t target = ui_probe_func(u, 'T', func, sizeof func);
+	if (!target)
+		return;
 	if (u->tr)
 		tracer_stop(u->tr, NULL, 0);
-	u->tr = tracer_start(func, NULL, target, (uint64_t)(u->o->window * 1e9), u->msg, sizeof u->msg);
+	u->tr = tracer_start(func, NULL, 0, target, (uint64_t)(u->o->window * 1e9), u->msg, sizeof u->msg);
+}
+
+/* L: the selected function's source lines (DWARF), one picked with
+ * arrows or typed, then Enter counts its hits (pcollect --trace=FILE:LINE,
+ * whose notes and refusals the panel shows). */
+static void ui_lines(struct ui *u)
+{
+	char func[256];
+	pid_t target = ui_probe_func(u, 'L', func, sizeof func);
+	if (!target)
+		return;
+	char exe[64];
+	snprintf(exe, sizeof exe, "/proc/%ld/exe", (long)target);
+	struct sp_err err;
+	memset(&err, 0, sizeof err);
+	char *path = NULL;
+	int n = sp_uprobe_func_lines(func, exe, (int)target, u->pfile, sizeof u->pfile, u->plines,
+				     (int)(sizeof u->plines / sizeof *u->plines), &path, &err);
+	if (n < 0) {
+		snprintf(u->msg, sizeof u->msg, "L: %.900s", err.msg);
+		return;
+	}
+	char real_exe[4096], real_path[4096];
+	int in_exe = realpath(exe, real_exe) && realpath(path, real_path) && !strcmp(real_exe, real_path);
+	if (!in_exe) {
+		snprintf(u->msg, sizeof u->msg, "L: %.200s is in %.300s: line probes are the executable's only", func,
+			 path);
+		free(path);
+		return;
+	}
+	free(path);
+	u->npl = n;
+	u->pl = 0;
+	u->pedit_len = 0;
+	u->picking = 1;
+	u->ptarget = target;
+}
+
+static void ui_line_start(struct ui *u)
+{
+	u->picking = 0;
+	int line = u->plines[u->pl];
+	if (u->pedit_len) {
+		u->pedit[u->pedit_len] = 0;
+		line = atoi(u->pedit);
+	}
+	char spec[300];
+	snprintf(spec, sizeof spec, "%s:%d", u->pfile, line);
+	if (u->tr)
+		tracer_stop(u->tr, NULL, 0);
+	u->tr = tracer_start(spec, NULL, 1, u->ptarget, (uint64_t)(u->o->window * 1e9), u->msg, sizeof u->msg);
+}
+
+/* The status line while L picks a line. */
+static void ui_pick_status(struct ui *u, char *buf, size_t n)
+{
+	struct sp_buf b = SP_BUF_INIT;
+	if (u->pedit_len)
+		sp_buf_addf(&b, "L: line %.*s of %s", (int)u->pedit_len, u->pedit, u->pfile);
+	else
+		sp_buf_addf(&b, "L: line %d of %s", u->plines[u->pl], u->pfile);
+	sp_buf_adds(&b, " (Up/Down or type a number, Enter counts its hits, Esc cancels); lines with code:");
+	for (int i = 0; i < u->npl; i++)
+		sp_buf_addf(&b, i == u->pl && !u->pedit_len ? " [%d]" : " %d", u->plines[i]);
+	sp_buf_cstr(&b);
+	snprintf(buf, n, "%s", b.p);
+	sp_buf_release(&b);
 }
 
 /* A: the traced function again, with its first argument, then its return
@@ -788,12 +938,18 @@ static void ui_by(struct ui *u)
 		snprintf(u->msg, sizeof u->msg, "A: no traced function (T traces the selected one)");
 		return;
 	}
-	char func[256], by[8];
+	char func[256], by[64];
 	snprintf(func, sizeof func, "%s", u->tr->func);
 	snprintf(by, sizeof by, "%s", !u->tr->by[0] ? "arg1" : !strcmp(u->tr->by, "arg1") ? "ret" : "");
+	if (u->tr->line) {
+		/* a local variable or parameter at that line, typed */
+		u->picking = 2;
+		u->pedit_len = 0;
+		return;
+	}
 	pid_t target = (pid_t)u->tr->target;
 	tracer_stop(u->tr, NULL, 0);
-	u->tr = tracer_start(func, by[0] ? by : NULL, target, (uint64_t)(u->o->window * 1e9), u->msg, sizeof u->msg);
+	u->tr = tracer_start(func, by[0] ? by : NULL, 0, target, (uint64_t)(u->o->window * 1e9), u->msg, sizeof u->msg);
 }
 
 /* S: the probe set as a pcollect command line (the status line, and
@@ -805,7 +961,7 @@ static void ui_save(struct ui *u)
 		snprintf(u->msg, sizeof u->msg, "S: no probe to save (T traces the selected function)");
 		return;
 	}
-	char probe[300];
+	char probe[400];
 	tracer_probe(u->tr, probe, sizeof probe);
 	snprintf(saved_cmd, sizeof saved_cmd, "pcollect -p %ld '%s' -d 10 -o trace.sp", u->tr->target, probe);
 	snprintf(u->msg, sizeof u->msg, "S: %.900s  (printed when plive ends)", saved_cmd);
@@ -816,6 +972,58 @@ static int ui_keys(struct ui *u, const char *buf, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)buf[i];
+		if (u->picking == 2) {
+			if (c == 27) {
+				u->picking = 0;
+				if (i + 2 < n && buf[i + 1] == '[')
+					i += 2;
+			} else if (c == '\r' || c == '\n') {
+				u->picking = 0;
+				u->pedit[u->pedit_len] = 0;
+				if (u->pedit_len) {
+					char func[256];
+					snprintf(func, sizeof func, "%s", u->tr->func);
+					pid_t target = (pid_t)u->tr->target;
+					tracer_stop(u->tr, NULL, 0);
+					u->tr = tracer_start(func, u->pedit, 1, target, (uint64_t)(u->o->window * 1e9), u->msg,
+							     sizeof u->msg);
+				}
+			} else if (c == 127 || c == 8) {
+				if (u->pedit_len)
+					u->pedit_len--;
+			} else if ((isalnum(c) || c == '_' || c == '.' || c == '-' || c == '>') &&
+				   u->pedit_len + 1 < sizeof u->pedit) {
+				u->pedit[u->pedit_len++] = (char)c;
+			}
+			continue;
+		}
+		if (u->picking) {
+			if (c == 27 && i + 2 < n && (buf[i + 1] == '[' || buf[i + 1] == 'O')) {
+				char k = buf[i + 2];
+				i += 2;
+				if (k == 'A' && u->pl > 0)
+					u->pl--;
+				else if (k == 'B' && u->pl + 1 < u->npl)
+					u->pl++;
+				u->pedit_len = 0;
+			} else if (c == 27) {
+				u->picking = 0;
+			} else if (c == '\r' || c == '\n') {
+				ui_line_start(u);
+			} else if (c == 127 || c == 8) {
+				if (u->pedit_len)
+					u->pedit_len--;
+			} else if (c >= '0' && c <= '9' && u->pedit_len + 1 < sizeof u->pedit) {
+				u->pedit[u->pedit_len++] = (char)c;
+			} else if (c == 'k' && u->pl > 0) {
+				u->pl--;
+				u->pedit_len = 0;
+			} else if (c == 'j' && u->pl + 1 < u->npl) {
+				u->pl++;
+				u->pedit_len = 0;
+			}
+			continue;
+		}
 		if (u->editing) {
 			if (c == 27) {
 				u->editing = 0;
@@ -886,6 +1094,7 @@ static int ui_keys(struct ui *u, const char *buf, size_t n)
 			u->edit_len = 0;
 			break;
 		case 'T': ui_trace(u); break;
+		case 'L': ui_lines(u); break;
 		case 'A': ui_by(u); break;
 		case 'S': ui_save(u); break;
 		case 'X':

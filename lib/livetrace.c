@@ -128,7 +128,12 @@ static int lt_trace(struct sp_sink *sk, struct sp_profile *p, const struct sp_tr
 		lt->have_first = 1;
 		lt->tfirst = t->time;
 	}
-	if (!(t->flags & SP_TRACE_POINT)) {
+	if (t->flags & SP_TRACE_POINT) {
+		/* a line probe's hit: a call of no duration */
+		struct lcall c = { t->time, t->time, tid, 0, (uint16_t)hb, bv };
+		lt->total++;
+		push_call(lt, &c);
+	} else {
 		if (t->kind == SP_TRACE_ENTRY) {
 			if (lt->nopen == lt->capopen) {
 				lt->capopen = lt->capopen ? 2 * lt->capopen : 16;

@@ -7,7 +7,8 @@
  * One thread reads (sp_livetrace_read blocks on its input), another
  * computes (sp_livetrace_compute); a mutex guards what they share.  Calls
  * are paired by the trace's call id (or the innermost open call of the
- * thread, as lib/latency pairs them).  Memory: the window's calls (32 bytes
+ * thread, as lib/latency pairs them); a point event (a line probe's hit)
+ * counts as a call of no duration.  Memory: the window's calls (32 bytes
  * each) plus the open calls.  The library never prints.
  */
 #ifndef SP_LIVETRACE_H

@@ -1190,6 +1190,89 @@ static int decode(const uint8_t *p, size_t n, uint64_t addr, struct insn *in)
 #undef M
 #undef BAD
 
+int sp_uprobe_func_lines(const char *spec, const char *exe, int pid, char *file, size_t nfile, int *lines, int max,
+			 char **path_out, struct sp_err *err)
+{
+	struct sp_uprobe_set s;
+	sp_uprobe_set_init(&s);
+	file[0] = 0;
+	if (path_out)
+		*path_out = NULL;
+	if (sp_uprobe_resolve(&s, spec, exe, pid, err) < 0) {
+		sp_uprobe_set_release(&s);
+		return -1;
+	}
+	if (!s.n || s.v[0].point || !s.v[0].size) {
+		sp_uprobe_set_release(&s);
+		return sp_err_set(err, "%s: not one function of known size", spec);
+	}
+	uint64_t lo = s.v[0].vaddr, hi = lo + s.v[0].size;
+	char *path = sp_xstrndup(s.v[0].path, strlen(s.v[0].path));
+	sp_uprobe_set_release(&s);
+	elf_version(EV_CURRENT);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	Dwarf *dw = e ? dwarf_begin_elf(e, DWARF_C_READ, NULL) : NULL;
+	int n = 0;
+	char src0[PATH_MAX] = "";
+	Dwarf_Die cu;
+	Dwarf_Lines *tab;
+	size_t nl;
+	if (dw && dwarf_addrdie(dw, lo, &cu) && dwarf_getsrclines(&cu, &tab, &nl) == 0) {
+		/* the file: of the row at (or first after) the function's start */
+		Dwarf_Addr best = 0;
+		for (size_t i = 0; i < nl; i++) {
+			Dwarf_Line *l = dwarf_onesrcline(tab, i);
+			Dwarf_Addr a;
+			const char *src = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+			if (src && dwarf_lineaddr(l, &a) == 0 && a >= lo && a < hi && (!src0[0] || a < best)) {
+				best = a;
+				snprintf(src0, sizeof src0, "%s", src);
+			}
+		}
+		for (size_t i = 0; i < nl && src0[0]; i++) {
+			Dwarf_Line *l = dwarf_onesrcline(tab, i);
+			Dwarf_Addr a;
+			int ln;
+			bool stmt = false, end = false;
+			const char *src = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+			if (!src || dwarf_lineaddr(l, &a) || dwarf_lineno(l, &ln) || a < lo || a >= hi ||
+			    strcmp(src, src0) || ln <= 0)
+				continue;
+			dwarf_linebeginstatement(l, &stmt);
+			dwarf_lineendsequence(l, &end);
+			if (!stmt || end)
+				continue;
+			int dup = 0;
+			for (int k = 0; k < n && !dup; k++)
+				dup = lines[k] == ln;
+			if (!dup && n < max)
+				lines[n++] = ln;
+		}
+	}
+	int have_dw = dw != NULL;
+	if (dw)
+		dwarf_end(dw);
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	if (!n) {
+		sp_err_set(err, have_dw ? "%s: no DWARF line rows inside it in %s" :
+				"%s: %s has no DWARF line table (build it with -g)", spec, path);
+		free(path);
+		return -1;
+	}
+	qsort(lines, (size_t)n, sizeof *lines, cmp_int);
+	const char *base = strrchr(src0, '/');
+	snprintf(file, nfile, "%s", base ? base + 1 : src0);
+	if (path_out)
+		*path_out = path;
+	else
+		free(path);
+	return n;
+}
+
 int sp_uprobe_insn(const uint8_t *code, size_t n, int *bad_prefix)
 {
 	struct insn in;

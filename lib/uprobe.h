@@ -106,6 +106,17 @@ void sp_uprobe_set_release(struct sp_uprobe_set *s);
  * be probed moves the probe there (same count; see set->notes). */
 int sp_uprobe_resolve(struct sp_uprobe_set *s, const char *spec, const char *exe, int pid, struct sp_err *err);
 
+/* The source lines of a function, for a line probe (FILE:LINE) on one of
+ * them: the function resolved as sp_uprobe_resolve resolves spec (exe,
+ * pid alike), then the DWARF line table rows inside it that start a
+ * statement in the file of its first row (lines inlined from other files
+ * are left out).  file gets that file's base name; lines[0..ret) the
+ * distinct lines, ascending (at most max).  *path_out (optional) gets the
+ * binary (owned by the caller).  Returns the number of lines or -1 with err
+ * set (no such function, no DWARF line table, no rows in it). */
+int sp_uprobe_func_lines(const char *spec, const char *exe, int pid, char *file, size_t nfile, int *lines, int max,
+			 char **path_out, struct sp_err *err);
+
 /* The x86-64 instruction at code (n bytes readable): its length, and in
  * *bad_prefix the prefix byte that keeps the kernel from probing it (lock
  * 0xf0; es, cs, ss, ds 0x26 0x2e 0x36 0x3e), 0 if none.  -1: not an
