@@ -14,23 +14,13 @@
 # Polls up to 30 s per step (a loaded machine starts pcollect late).
 . "$(dirname "$0")/../lib.sh"
 . "$SP_TOP/tests/cmd/t6-lib.sh"
+. "$SP_TOP/tests/cmd/t8-lib.sh"
 
 if ! command -v tmux > /dev/null; then skip "plive line" "tmux is not installed (make deps installs it)"; exit 0; fi
 t6_build slow t806-slow.c -O2 -g || exit 0
 t6_probe || exit 0
 if ! t6_start slow 600 "$T/calls"; then notok "plive L: the target did not start"; exit 0; fi
-TM="tmux -L sp-t8080-$$ -f /dev/null"
-trap '$TM kill-server 2>/dev/null; kill -9 $TPID 2>/dev/null; sp_cleanup' EXIT
-cap() { $TM capture-pane -p -t t8080 > "$T/cap" 2>/dev/null; }
-wait_for() {
-	local n=$(($1 * 10))
-	for _ in $(seq "$n"); do
-		cap
-		if eval "$2"; then return 0; fi
-		sleep 0.1
-	done
-	return 1
-}
+t8_tmux t8080
 tracer() { pgrep -f -- "-p $TPID --trace=" | grep -v "^$$\$" | head -1; }
 within() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b * p / 100) }'; }
 LINE=$(grep -n 'r = slow_path(750000);' "$SP_TOP/tests/progs/t806-slow.c" | cut -d: -f1)

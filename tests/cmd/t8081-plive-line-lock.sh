@@ -10,6 +10,7 @@
 # Then X, q; the target runs on.  Polls up to 30 s per step.
 . "$(dirname "$0")/../lib.sh"
 . "$SP_TOP/tests/cmd/t6-lib.sh"
+. "$SP_TOP/tests/cmd/t8-lib.sh"
 
 if ! command -v tmux > /dev/null; then skip "plive line lock" "tmux is not installed (make deps installs it)"; exit 0; fi
 t6_build lk t808-lock.c -O2 -g || exit 0
@@ -17,18 +18,7 @@ t6_probe || exit 0
 if ! objdump -d "$T/lk" 2>/dev/null | awk '/<step>:/,/ret/' | grep -q 'lock add'; then
 	skip "plive line lock" "this compiler does not put a lock-prefixed add in step()"; exit 0; fi
 if ! t6_start lk; then notok "plive L lock: the target did not start"; exit 0; fi
-TM="tmux -L sp-t8081-$$ -f /dev/null"
-trap '$TM kill-server 2>/dev/null; kill -9 $TPID 2>/dev/null; sp_cleanup' EXIT
-cap() { $TM capture-pane -p -t t8081 > "$T/cap" 2>/dev/null; }
-wait_for() {
-	local n=$(($1 * 10))
-	for _ in $(seq "$n"); do
-		cap
-		if eval "$2"; then return 0; fi
-		sleep 0.1
-	done
-	return 1
-}
+t8_tmux t8081
 within() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b * p / 100) }'; }
 LINE=$(grep -n 'LOCKLINE \*/' "$SP_TOP/tests/progs/t808-lock.c" | cut -d: -f1)
 

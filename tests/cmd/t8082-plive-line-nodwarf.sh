@@ -6,6 +6,7 @@
 # is said so too.
 . "$(dirname "$0")/../lib.sh"
 . "$SP_TOP/tests/cmd/t6-lib.sh"
+. "$SP_TOP/tests/cmd/t8-lib.sh"
 
 if ! command -v tmux > /dev/null; then skip "plive L xz" "tmux is not installed (make deps installs it)"; exit 0; fi
 if ! command -v xz > /dev/null; then skip "plive L xz" "xz is not installed"; exit 0; fi
@@ -16,18 +17,7 @@ if [ -z "$lib" ] || [ -n "$(objdump --dwarf=decodedline "$lib" 2>/dev/null | gre
 	skip "plive L xz" "liblzma ($lib) has a DWARF line table here (the test wants one without)"; exit 0; fi
 head -c 100000000 /dev/urandom > "$T/data"
 t6_spawn "$T/xz.out" sh -c 'echo ready; exec xz -T1 -6 -c "$0" > /dev/null' "$T/data" || { notok "xz did not start"; exit 0; }
-TM="tmux -L sp-t8082-$$ -f /dev/null"
-trap '$TM kill-server 2>/dev/null; kill -9 $TPID 2>/dev/null; sp_cleanup' EXIT
-cap() { $TM capture-pane -p -t t8082 > "$T/cap" 2>/dev/null; }
-wait_for() {
-	local n=$(($1 * 10))
-	for _ in $(seq "$n"); do
-		cap
-		if eval "$2"; then return 0; fi
-		sleep 0.1
-	done
-	return 1
-}
+t8_tmux t8082
 $TM new-session -d -s t8082 -x 250 -y 30 "$SP_BIN/plive --window 5 -p $TPID 2> $T/plive.err; echo \$? > $T/rc; sleep 60"
 if wait_for 30 'grep -qE " lzma_code$" "$T/cap"'; then ok "plive -p xz: lzma_code in the table"; else
 	notok "plive -p xz: lzma_code in the table"; sed 's/^/  /' "$T/cap" | head -12; exit 0; fi
