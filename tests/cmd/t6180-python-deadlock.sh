@@ -18,7 +18,7 @@
 # The lock is matched by its semaphore (the futex the thread sleeps on),
 # so Debian's stripped python3 is covered too.  No timing is asserted: the
 # program prints "ready" before its threads block, and the test waits (up
-# to 10 s) until every thread sleeps in futex.
+# to 10 s) until every thread sleeps in futex, three times in a row.
 . "$(dirname "$0")/../lib.sh"
 . "$SP_TOP/tests/cmd/t6-lib.sh"
 
@@ -34,7 +34,12 @@ tid_of() { sed -n "s/^thread \([0-9]*\) ($1) .*/\1/p" "$2"; }
 snap() {
 	if ! t6_pystart "$py" "$PROG" "$1"; then notok "${L}$1: t618-deadlock.py did not start"; t6_pystop; return 1; fi
 	ids=($(sed -n 's/^ready //p' "$T/ready"))
-	for _ in $(seq 100); do t6_pyblocked $TPID "$2" && break; sleep 0.1; done
+	# asleep in futex at three polls 0.2 s apart: a thread that waits for
+	# the GIL on its way to lock.acquire sleeps in futex too, but not for long
+	for _ in $(seq 100); do
+		t6_pyblocked $TPID "$2" && sleep 0.2 && t6_pyblocked $TPID "$2" && sleep 0.2 && t6_pyblocked $TPID "$2" && break
+		sleep 0.1
+	done
 	if ! t6_pyblocked $TPID "$2"; then notok "${L}$1: the program did not block ($2 threads asleep)"; t6_pystop; return 1; fi
 	pcollect --snapshot -p $TPID > "$T/snap.txt" 2> "$T/snap.err"; rc=$?
 	expect_rc "${L}$1: snapshot exit status" 0 $rc
