@@ -205,18 +205,23 @@ static void text_group(struct sp_latency *l, struct sp_profile *p, const struct 
 		return;
 	}
 	sp_buf_addf(b, ": %zu calls", g->n);
-	if (g->abandoned)
-		sp_buf_addf(b, ", %" PRIu64 " left without returning (longjmp, exception)", g->abandoned);
 	/* pcollect's "trace-lost" metadata, "PROBE N": the probe lost hits,
 	 * so some calls are missing and these figures are not whole. */
-	const char *name = sp_str(p, g->name);
+	const char *name = sp_str(p, g->name), *lost = NULL;
 	size_t nl = strlen(name);
-	for (size_t i = 0; i < sp_meta_count(p); i++) {
+	for (size_t i = 0; i < sp_meta_count(p) && !lost; i++) {
 		const struct sp_meta *m = sp_meta_get(p, i);
 		const char *v = sp_str(p, m->value);
 		if (!strcmp(sp_str(p, m->key), "trace-lost") && !strncmp(v, name, nl) && v[nl] == ' ')
-			sp_buf_addf(b, " (INCOMPLETE: %s hits of this probe were lost)", v + nl + 1);
+			lost = v + nl + 1;
 	}
+	/* a call without its return: a longjmp or an exception, or, when the
+	 * probe lost hits, its return may be among them */
+	if (g->abandoned)
+		sp_buf_addf(b, ", %" PRIu64 " left without returning (%s)", g->abandoned,
+			    lost ? "lost returns, a longjmp or an exception" : "longjmp, exception");
+	if (lost)
+		sp_buf_addf(b, " (INCOMPLETE: %s hits of this probe were lost)", lost);
 	sp_buf_adds(b, "\n");
 	if (!g->n)
 		return;
