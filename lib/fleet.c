@@ -1052,6 +1052,18 @@ static int flush_rows(struct putter *u)
 	return rc;
 }
 
+/* Runs step (flush_rows, send_rows) after the outcome rc so far: what was
+ * read is sent even after an input error, whose message is the one kept. */
+static int send_after(struct putter *u, int (*step)(struct putter *), int rc)
+{
+	struct sp_err scratch, *keep = u->err;
+	if (rc < 0)
+		u->err = &scratch;
+	int r = step(u);
+	u->err = keep;
+	return rc == 0 && r < 0 ? -1 : rc;
+}
+
 int sp_fleet_put(struct sp_fleet *f, const struct sp_fleet_put_opts *o, char **files, int nfiles,
 		 struct sp_fleet_stats *st, struct sp_err *err)
 {
@@ -1107,13 +1119,7 @@ int sp_fleet_put(struct sp_fleet *f, const struct sp_fleet_put_opts *o, char **f
 			memset(u.nh, 0, u.nhcap * sizeof *u.nh);
 		if (sp_read_file(files[i], o->format, u.p, &u.sink, o->read, NULL, err) < 0)
 			rc = -1; /* what was read is sent below: nothing read is dropped */
-		struct sp_err ferr;
-		struct sp_err *keep = u.err;
-		if (rc < 0)
-			u.err = &ferr;
-		if (flush_rows(&u) < 0 && rc == 0)
-			rc = -1;
-		u.err = keep;
+		rc = send_after(&u, flush_rows, rc);
 		sp_profile_free(u.p);
 		u.p = NULL;
 		sp_label_cache_release(&u.labc);
@@ -1121,15 +1127,8 @@ int sp_fleet_put(struct sp_fleet *f, const struct sp_fleet_put_opts *o, char **f
 		sp_u64map_release(&u.labelled);
 		sp_u64map_init(&u.labelled);
 	}
-	{ /* the rows gathered last, sent even after an input error (what was read is kept) */
-		struct sp_err ferr;
-		struct sp_err *keep = u.err;
-		if (rc < 0)
-			u.err = &ferr;
-		if (send_rows(&u) < 0 && rc == 0)
-			rc = -1;
-		u.err = keep;
-	}
+	/* the rows gathered last, sent even after an input error (what was read is kept) */
+	rc = send_after(&u, send_rows, rc);
 	free(u.nh);
 	free(u.ents);
 	free(u.vals);
