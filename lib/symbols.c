@@ -507,10 +507,11 @@ static uint32_t frame(struct sp_symbols *s, uint32_t name, uint32_t module, cons
  *
  * One sorted table per file, built at its first look-up (libdwfl's
  * dwfl_module_addrinfo scans the whole symbol table on every call: 0.5 ms
- * for cc1's 27k symbols).  perf's rules: function symbols and code labels
- * (from .symtab, the debug file's, or .dynsym) of sections whose name holds
- * "text" (so not _init in .init: a CPython 3.12 profile had 3 % of its
- * samples in PLT stubs named _init, which perf names NAME@plt); an address outside every
+ * for cc1's 27k symbols).  perf's rules: function symbols of code sections
+ * and code labels of sections whose name holds "text" (from .symtab, the
+ * debug file's, or .dynsym), but not _init in .init (a CPython 3.12
+ * profile had 3 % of its samples in PLT stubs named _init, which perf
+ * names NAME@plt; _fini in .fini perf does name); an address outside every
  * symbol's [start, start + size) has no name ([unknown]); a zero-sized
  * symbol ends where the next begins; of several at one address perf keeps
  * a sized one over a zero-sized one, not weak over weak, global over local,
@@ -653,16 +654,19 @@ void sp_psyms_build(struct sp_psyms *t, void *module, void (*each)(void *ctx, co
 			continue;
 		if (type != STT_NOTYPE && type != STT_FUNC && type != STT_GNU_IFUNC)
 			continue;
-		/* perf loads the symbols of sections named "*text*" only: not
-		 * _init in .init, whose zero size would otherwise stretch it
-		 * over the .plt after it */
+		/* Function symbols of any code section (perf names a sample in
+		 * a library's .fini "_fini", the last symbol stretched to the
+		 * next page), but not _init in .init: its zero size would
+		 * stretch it over the .plt after it, where perf names the
+		 * stubs NAME@plt.  Labels count in "*text*" sections only. */
 		GElf_Shdr sh;
 		size_t shstrndx;
 		Elf_Scn *scn = elf ? elf_getscn(elf, shndx) : NULL;
 		const char *secname = scn && gelf_getshdr(scn, &sh) && elf_getshdrstrndx(elf, &shstrndx) == 0
 					      ? elf_strptr(elf, shstrndx, sh.sh_name)
 					      : NULL;
-		if (!secname || !strstr(secname, "text"))
+		if (!secname || !strcmp(secname, ".init") || !(sh.sh_flags & SHF_EXECINSTR) ||
+		    (type == STT_NOTYPE && !strstr(secname, "text")))
 			continue;
 		if (type == STT_NOTYPE) {
 			/* assembly labels count, in code sections */

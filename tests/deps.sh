@@ -27,6 +27,10 @@ optional "man-db groff-base" 'command -v man && command -v groff' "t0150's man p
 # servers) and of tests/bench/fleet-bench.sh.
 optional "clickhouse-server clickhouse-client" 'command -v clickhouse-server || [ -x /usr/sbin/clickhouse-server ]' "the pfleet tests (t9010-t9030)"
 
+# libc6-dbg: glibc's symbol tables, as perf reads them (test_symbols' _fini
+# check; t0153 compares pfold with perf script on a recording through libc).
+optional libc6-dbg 'dpkg-query -W -f="\${Status}" libc6-dbg | grep -q "ok installed"' "test_symbols' _fini check"
+
 need=""
 for p in libdw-dev libelf-dev libxxhash-dev libcjson-dev zlib1g-dev pkg-config gcc make clang libclang-rt-14-dev; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || need="$need $p"
