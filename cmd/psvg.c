@@ -59,9 +59,16 @@ static const char synopsis[] =
 	"                          (--root='<module>'); the frames below stay in the file\n"
 	"      --every=S           with -o FILE: rewrite FILE (atomically) every S seconds of\n"
 	"                          stream time while the input grows, and at its end\n"
-	"      --heatmap           a sub-second heat map (flamescope): a column per second, a\n"
-	"                          row per slice; select a range of cells to draw its flame graph\n"
+	"      --heatmap[=seconds|hosts]\n"
+	"                          a heat map; select a range of cells to draw its flame graph.\n"
+	"                          seconds: sub-second (flamescope): a column per second, a row\n"
+	"                          per slice; hosts: a row per host (root frame of pfleet get\n"
+	"                          --by host, pmerge --tag), a column per --bucket.  Default:\n"
+	"                          hosts for pfleet get's streams, else seconds\n"
 	"      --slices=N          heat map rows: slices per second (default 50: 20 ms)\n"
+	"      --bucket=SECONDS    hosts heat map: seconds per column (default 60)\n"
+	"      --function=NAME     hosts heat map: colour by the share of the stacks that hold\n"
+	"                          the frame NAME (exactly), as pfleet hosts --function\n"
 	"      --sort=name|weight  order of frames: by name (default) or heaviest first\n"
 	"      --negate            differential: swap red and blue\n"
 	"      --show-removed      differential: draw the first profile's shape, so paths gone\n"
@@ -85,8 +92,10 @@ static const char synopsis[] =
 struct opts {
 	const char *format, *output, *palette_file;
 	double last, every; /* seconds, 0 = none */
-	int heatmap;
+	int heatmap; /* 1 auto, 2 seconds, 3 hosts */
 	unsigned long slices;
+	double bucket;
+	const char *function;
 	struct sp_roll *roll;
 	int cp, quiet;
 	struct sp_warnings warn; /* line warnings: counted, -q drops them */
@@ -137,8 +146,12 @@ static int render_every(void *ctx, struct sp_profile *p, struct sp_err *err)
 /* --heatmap: read every input into the heat map, then write it. */
 static int heatmap_main(struct opts *o, int nfiles, char **files)
 {
-	struct sp_heatmap_opts ho = { (int)(o->slices ? o->slices : 50), o->svg.width, o->svg.title,
-				      (const char *)sp_asset_heatmap_js, sp_asset_heatmap_js_len };
+	struct sp_heatmap_opts ho = {
+		.rows = (int)(o->slices ? o->slices : 50), .width = o->svg.width, .title = o->svg.title,
+		.js = (const char *)sp_asset_heatmap_js, .js_len = sp_asset_heatmap_js_len,
+		.hosts = o->heatmap == 1 ? -1 : o->heatmap == 3, .bucket = o->bucket, .fn = o->function,
+		.weight = o->flame.weight,
+	};
 	struct sp_profile *p = sp_profile_new();
 	struct sp_heatmap *h = sp_heatmap_new(p, &ho);
 	char *stdin_only[] = { "-" };
@@ -198,6 +211,7 @@ static int cmd_psvg(int argc, char **argv)
 		O_COUNTNAME, O_NAMETYPE, O_COLORS, O_BGCOLORS, O_HASH, O_CP, O_PALFILE, O_SEARCHCOLOR, O_REVERSE,
 		O_INVERTED, O_FLAMECHART, O_SORT, O_NEGATE, O_SHOWREMOVED, O_FACTOR, O_NOTES, O_WEIGHT, O_PID,
 		O_TID, O_NOCOMM, O_LAST, O_EVERY, O_HEATMAP, O_SLICES, O_ROOT,
+		O_BUCKET, O_FUNCTION,
 	};
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -235,7 +249,9 @@ static int cmd_psvg(int argc, char **argv)
 		{ "last", required_argument, NULL, O_LAST },
 		{ "root", required_argument, NULL, O_ROOT },
 		{ "every", required_argument, NULL, O_EVERY },
-		{ "heatmap", no_argument, NULL, O_HEATMAP },
+		{ "heatmap", optional_argument, NULL, O_HEATMAP },
+		{ "bucket", required_argument, NULL, O_BUCKET },
+		{ "function", required_argument, NULL, O_FUNCTION },
 		{ "slices", required_argument, NULL, O_SLICES },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -346,7 +362,21 @@ static int cmd_psvg(int argc, char **argv)
 			if (opt_double("--last", optarg, 1e-9, 1e9, &o.last) < 0)
 				return SP_EXIT_ERROR;
 			break;
-		case O_HEATMAP: o.heatmap = 1; break;
+		case O_HEATMAP:
+			if (!optarg)
+				o.heatmap = 1;
+			else if (!strcmp(optarg, "seconds"))
+				o.heatmap = 2;
+			else if (!strcmp(optarg, "hosts"))
+				o.heatmap = 3;
+			else
+				return sp_usage_error(synopsis, "--heatmap must be seconds or hosts, not '%s'", optarg);
+			break;
+		case O_BUCKET:
+			if (opt_double("--bucket", optarg, 1, 86400 * 366, &o.bucket) < 0)
+				return SP_EXIT_ERROR;
+			break;
+		case O_FUNCTION: o.function = optarg; break;
 		case O_SLICES:
 			if (sp_opt_uint("--slices", optarg, &o.slices) < 0)
 				return SP_EXIT_ERROR;
@@ -366,6 +396,10 @@ static int cmd_psvg(int argc, char **argv)
 	}
 	if (o.heatmap && (o.every || o.flame.flamechart || o.flame.reverse))
 		return sp_usage_error(synopsis, "--heatmap draws its own graphs: not with --every, --flamechart or --reverse");
+	if ((o.bucket || o.function) && o.heatmap != 1 && o.heatmap != 3)
+		return sp_usage_error(synopsis, "--bucket and --function are options of the hosts heat map (--heatmap=hosts)");
+	if (o.heatmap == 3 && o.slices)
+		return sp_usage_error(synopsis, "--slices is an option of the sub-second heat map (--heatmap=seconds)");
 	if (o.heatmap)
 		return heatmap_main(&o, argc - optind, argv + optind);
 	if (o.every && (!o.output || !strcmp(o.output, "-")))

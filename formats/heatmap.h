@@ -8,9 +8,17 @@
  * (share/svg/heatmap.js) draws the flame graph of any range of cells the
  * user selects, below the map, with zoom and search.
  *
+ * With hosts set (psvg --heatmap=hosts), the fleet's view instead: a row
+ * per host (the stack's root frame when a tool made it: pfleet get --by
+ * host, pmerge --tag; else the thread's name, else the root frame), a
+ * column per time bucket (bucket seconds, 60), cells coloured by the
+ * weight column (or by the share of the stacks holding the function fn);
+ * a selection is a rectangle of hosts x buckets.
+ *
  * The sink needs timestamps: the first sample without one stops the read
  * with an error.  Memory grows with distinct (cell, stack) pairs.  Weights
- * are sample counts.  The library never prints.
+ * are sample counts (sub-second map) or the weight column's values (hosts).
+ * The library never prints.
  */
 #ifndef SP_HEATMAP_H
 #define SP_HEATMAP_H
@@ -25,6 +33,12 @@ struct sp_heatmap_opts {
 	const char *title;  /* NULL = "Heat Map" */
 	const char *js;     /* the embedded script (share/svg/heatmap.js) */
 	size_t js_len;
+	int hosts;          /* 1 hosts x buckets, 0 sub-second, -1: hosts when the
+			       input says source=pfleet (pfleet get), else 0 */
+	double bucket;      /* hosts: column width, seconds (60) */
+	const char *fn;     /* hosts: colour by the share of stacks holding the frame
+			       named fn (NULL: by weight) */
+	const char *weight; /* hosts: the value column (sp_value_column; NULL default) */
 };
 
 struct sp_heatmap;

@@ -9,10 +9,15 @@
  * resets, Ctrl-F or "Search" highlights names matching a regular
  * expression and shows their share (each sample counted once).  Names reach
  * the document only through textContent.
+ *
+ * D.mode "hosts" (psvg --heatmap=hosts): a row per host, a column per time
+ * bucket, cells holding weights of D.unit; a selection is the rectangle of
+ * hosts and buckets between the two cells clicked.
  */
 (function () {
 	"use strict";
 	var D = window.spheat;
+	var hosts = D.mode === "hosts";
 	var NS = "http://www.w3.org/2000/svg";
 	var svg = document.documentElement;
 	function $(id) { return document.getElementById(id); }
@@ -42,6 +47,14 @@
 		i += 2 + 2 * k;
 	}
 	D.cells = null;
+	/* hosts --function: the weight of the stacks holding D.fn, per cell */
+	var cellFn = new Float64Array(ncells);
+	if (hosts && D.fn !== null) {
+		var hasF = new Uint8Array(n);
+		for (i = 1; i < n; i++) hasF[i] = hasF[parent[i]] || D.names[name[i]] === D.fn ? 1 : 0;
+		for (c = 0; c < ncells; c++) if (cellData[c])
+			for (j = 0; j < cellData[c].length; j += 2) if (hasF[cellData[c][j]]) cellFn[c] += cellData[c][j + 1];
+	}
 
 	/* ---- state ---- */
 	var rects = $("cells").getElementsByTagName("rect");
@@ -49,26 +62,66 @@
 	var flame = $("flame"), details = $("details"), matched = $("matched"), unzoom = $("unzoom");
 	var flameTop = D.top + D.rows * D.ch + 34, baseH = +svg.getAttribute("height");
 
+	function two(v) { return (v < 10 ? "0" : "") + v; }
+	function bucketName(col) {
+		var t = D.t0 + col * D.bucket;
+		if (!D.wall) return "+" + (t - D.t0) + " s";
+		var d = new Date(t * 1000);
+		return two(d.getUTCHours()) + ":" + two(d.getUTCMinutes()) + (d.getUTCSeconds() ? ":" + two(d.getUTCSeconds()) : "");
+	}
 	function cellName(c) {
 		var col = Math.floor(c / D.rows), row = c % D.rows;
+		if (hosts) return D.rowNames[row] + " " + bucketName(col) + (D.wall ? " UTC" : "");
 		return col + " s + " + Math.round(row * 1000 / D.rows) + " ms";
 	}
-	function samples(v) { return v + (v === 1 ? " sample" : " samples"); }
+	function rangeName(a, b) {
+		if (!hosts) return cellName(a) + " .. " + cellName(b);
+		var r0 = a % D.rows, r1 = b % D.rows, c0 = Math.floor(a / D.rows), c1 = Math.floor(b / D.rows);
+		return (r0 === r1 ? D.rowNames[r0] : D.rowNames[r0] + " .. " + D.rowNames[r1] + " (" + (r1 - r0 + 1) + " hosts)") +
+			", " + bucketName(c0) + " .. " + bucketName(c1 + 1) + (D.wall ? " UTC" : "");
+	}
+	/* a value in the map's unit, as psvg and preport write it */
+	function commas(v) {
+		var s = Math.abs(v) === Math.floor(Math.abs(v)) ? String(Math.abs(v)) : Math.abs(v).toFixed(2), k = s.indexOf(".");
+		if (k < 0) k = s.length;
+		var out = s.slice(k);
+		for (var q = k; q > 0; q -= 3) out = s.slice(Math.max(0, q - 3), q) + (out && out[0] !== "." ? "," : "") + out;
+		return (v < 0 ? "-" : "") + out;
+	}
+	function samples(v) {
+		if (!hosts) return v + (v === 1 ? " sample" : " samples");
+		if (D.unit === "ns") return Math.abs(v) >= 1e9 ? (v / 1e9).toFixed(2) + " s" : (v / 1e6).toFixed(2) + " ms";
+		return commas(v) + (D.unit ? " " + D.unit : "");
+	}
 	function pct(a, b) { return b > 0 ? (100 * a / b).toFixed(2) + "%" : "-"; }
 
 	/* ---- the selection ---- */
+	/* hosts: the rectangle between cells start and end (start: its top
+	 * left, end: its bottom right); else every cell from start to end */
+	function inRange(c) {
+		if (!hosts) return c >= start && c <= end;
+		var r = c % D.rows, col = Math.floor(c / D.rows);
+		return r >= start % D.rows && r <= end % D.rows && col >= Math.floor(start / D.rows) && col <= Math.floor(end / D.rows);
+	}
 	function mark() {
 		for (var c = 0; c < rects.length; c++) {
-			var on = start >= 0 && (end < 0 ? c === start : c >= start && c <= end);
+			var on = start >= 0 && (end < 0 ? c === start : inRange(c));
 			if (on) rects[c].classList.add("sel"); else rects[c].classList.remove("sel");
 		}
 	}
 	function select(a, b) {
-		start = Math.min(a, b);
-		end = Math.max(a, b);
+		if (hosts) {
+			var ra = a % D.rows, rb = b % D.rows, ca = Math.floor(a / D.rows), cb = Math.floor(b / D.rows);
+			start = Math.min(ca, cb) * D.rows + Math.min(ra, rb);
+			end = Math.max(ca, cb) * D.rows + Math.max(ra, rb);
+		} else {
+			start = Math.min(a, b);
+			end = Math.max(a, b);
+		}
 		mark();
 		var self = new Float64Array(n), c, m;
 		for (c = start; c <= end; c++) {
+			if (!inRange(c)) continue;
 			var d = cellData[c];
 			if (!d) continue;
 			for (m = 0; m < d.length; m += 2) self[d[m]] += d[m + 1];
@@ -138,7 +191,7 @@
 			}
 		})(z, D.pad);
 		unzoom.setAttribute("display", z ? "inline" : "none");
-		details.textContent = "Range " + cellName(start) + " .. " + cellName(end) + ": " + samples(tot[0]) +
+		details.textContent = "Range " + rangeName(start, end) + ": " + samples(tot[0]) +
 			(z ? "; zoomed to " + D.names[name[z]] + " (" + samples(tot[z]) + ", " + pct(tot[z], tot[0]) + ")" : "");
 		showMatched();
 	}
@@ -179,7 +232,8 @@
 	});
 	$("cells").addEventListener("mousemove", function (e) {
 		var c = cellOf(e.target);
-		if (c >= 0) details.textContent = cellName(c) + ": " + samples(cellCount[c]);
+		if (c >= 0) details.textContent = cellName(c) + ": " + samples(cellCount[c]) +
+			(hosts && D.fn !== null ? ", " + pct(cellFn[c], cellCount[c]) + " in " + D.fn : "");
 	});
 	flame.addEventListener("click", function (e) {
 		var g = e.target.parentNode;
@@ -211,9 +265,25 @@
 			return -1;
 		},
 		count: function (c) { return cellCount[c]; },
+		share: function (c) { return cellFn[c]; },
+		cellName: cellName,
 		state: function () {
 			return { start: start, end: end, total: tot[0], zoomed: zoomed, zoomTotal: tot[zoomed], drawn: drawn,
-				matched: matched.textContent, height: +svg.getAttribute("height"), cols: D.cols, rows: D.rows };
+				matched: matched.textContent, height: +svg.getAttribute("height"), cols: D.cols, rows: D.rows,
+				mode: D.mode || "seconds", details: details.textContent };
+		},
+		/* the selection as folded text: "a;b;c weight" per stack with own
+		 * weight, root ("all") left out, in no particular order */
+		folded: function () {
+			var out = [], own = new Float64Array(n), q;
+			for (q = 1; q < n; q++) own[q] = tot[q];
+			for (q = 1; q < n; q++) if (parent[q]) own[parent[q]] -= tot[q];
+			for (q = 1; q < n; q++) if (own[q] > 0) {
+				var path = [];
+				for (var a = q; a > 0; a = parent[a]) path.push(D.names[name[a]]);
+				out.push(path.reverse().join(";") + " " + own[q]);
+			}
+			return out;
 		},
 		/* frames drawn: [name, samples] */
 		frames: function () {
