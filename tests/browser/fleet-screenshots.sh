@@ -7,10 +7,10 @@
 # ports and temporary data directory) and a small real fleet: 6 "hosts",
 # web-1 .. web-6, each a running service process (tests/browser/fleet-work.py:
 # Python's standard library at work -- JSON, zlib, sha256 -- a request every
-# 0.1 s, web-2 every 0.05 s, a hot shard) under pyenv's CPython 3.12 (Python
-# frames merged; else python3).  Every "minute" each host runs what the
-# README says hosts run, pcollect -p PID -d 5 | pfleet put, placed at
-# 2026-11-26 10:0M:05 UTC (--start), 8 minutes; before 10:04, web-4 ..
+# 0.2 s, web-2 every 0.1 s, a hot shard) under pyenv's CPython 3.12 (Python
+# frames merged; else python3).  Every round ("minute") each host is
+# sampled with pcollect -p PID -d 12 and stored with pfleet put --start
+# 2026-11-26T10:0M:05 (the minute it stands for), 8 rounds; before 10:04, web-4 ..
 # web-6 are restarted on release 2 (it also validates every batch).  Then:
 #   fleet-heatmap.png: pfleet get --by host --by time | psvg --heatmap, in
 #     headless Chromium, the cells of web-4 .. web-6 from 10:04 selected,
@@ -43,7 +43,7 @@ PY=$(ls ~/.pyenv/versions/3.12.*/bin/python3.12 2> /dev/null | head -1)
 [ -x "$PY" ] || PY=python3
 start() { # start HOST RELEASE: (re)start the service of web-HOST
 	if [ -n "${pid[$1]}" ]; then kill "${pid[$1]}"; wait "${pid[$1]}" 2> /dev/null || true; fi
-	local iv=0.1; [ "$1" = 2 ] && iv=0.05
+	local iv=0.2; [ "$1" = 2 ] && iv=0.1
 	"$PY" "$top/tests/browser/fleet-work.py" "$2" $iv & pid[$1]=$!
 	rel[$1]=$2
 }
@@ -52,7 +52,7 @@ sleep 2
 for m in 0 1 2 3 4 5 6 7; do
 	if [ $m = 4 ]; then for h in 4 5 6; do start $h 2; done; sleep 2; fi
 	rec=""
-	for h in 1 2 3 4 5 6; do pcollect -q -F 99 -p "${pid[$h]}" -d 5 -o "$T/web-$h.sp" & rec="$rec $!"; done
+	for h in 1 2 3 4 5 6; do pcollect -q -F 99 -p "${pid[$h]}" -d 12 -o "$T/web-$h.sp" & rec="$rec $!"; done
 	for r in $rec; do wait $r; done
 	for h in 1 2 3 4 5 6; do
 		pfleet put -q --service archive --host web-$h --label release=${rel[$h]} --start 2026-11-26T10:0$m:05 $U "$T/web-$h.sp"
