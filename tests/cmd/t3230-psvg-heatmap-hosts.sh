@@ -41,6 +41,7 @@ grep -q '>&lt;script&gt;x</text>' "$T/p.svg" && grep -q $'>a]]&gt;b\xef\xbf\xbd<
 if command -v xmllint > /dev/null; then
 	if xmllint --noout "$T/p.svg" 2> "$T/x"; then ok "the SVG is well-formed XML"; else notok "well-formed"; head -3 "$T/x"; fi
 else skip "well-formed" "xmllint is not installed (apt-get install libxml2-utils)"; fi
+if ! grep -v 'xmlns' "$T/p.svg" | grep -qE '(href|src)="?https?:'; then ok "standalone: nothing loaded from outside"; else notok "standalone"; fi
 grep -q '>+0s</text>' "$T/p.svg" && grep -q '>+60s</text>' "$T/p.svg" && grep -q '4 hosts x 3 buckets of 60 s' "$T/p.svg" &&
 	ok "bucket labels from the first bucket (+0s, +60s: not a wall clock), the help line counts hosts and buckets" || notok "labels"
 psvg --heatmap=hosts --bucket 30 "$T/p.sp" > "$T/b.svg" 2> "$T/e"
