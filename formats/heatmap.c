@@ -391,8 +391,14 @@ static int data_and_script(FILE *out, struct sp_buf *b, struct sp_heatmap *h, st
 			j++;
 		sp_buf_addf(b, "%s%lld,%zu", first ? "" : ",", (long long)h->e[i].cell, j - i);
 		first = 0;
-		for (size_t k = i; k < j; k++)
-			sp_buf_addf(b, ",%u,%.15g", h->e[k].node, h->e[k].w);
+		for (size_t k = i; k < j; k++) {
+			double w = h->e[k].w;
+			/* whole counts (samples, ns) as integers: printed faster than by %g */
+			if (w == floor(w) && fabs(w) < 1e15)
+				sp_buf_addf(b, ",%u,%lld", h->e[k].node, (long long)w);
+			else
+				sp_buf_addf(b, ",%u,%.15g", h->e[k].node, w);
+		}
 		i = j;
 		if (b->len > 1 << 16)
 			rc = flush(out, b, err);
