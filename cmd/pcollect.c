@@ -821,7 +821,6 @@ out:
 	sp_profile_free(c.p);
 	pcollect_targets_free(&c);
 	pcollect_rotate_free(&c);
-	free(c.o.pids);
 	return rc;
 }
 

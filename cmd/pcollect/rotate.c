@@ -105,10 +105,13 @@ static char *file_name(const char *pattern, time_t t, const char *prev)
 	return name;
 }
 
+/* Kept here too: an early return of the command leaves it reachable. */
+static struct pc_rotate *the;
+
 int pcollect_rotate_start(struct coll *c, double now)
 {
 	struct pc_rotate *r = sp_xcalloc(1, sizeof *r);
-	c->rot = r;
+	c->rot = the = r;
 	r->pattern = c->o.output;
 	if (!(r->name = file_name(c->o.output, time(NULL), NULL))) {
 		sp_error("-o '%s' makes an empty file name (or one longer than 4095 bytes)", c->o.output);
@@ -172,10 +175,11 @@ int pcollect_rotate(struct coll *c, struct sp_outfile *of, double now)
 
 void pcollect_rotate_free(struct coll *c)
 {
-	if (!c->rot)
+	struct pc_rotate *r = c->rot ? c->rot : the;
+	if (!r)
 		return;
-	free(c->rot->name);
-	free(c->rot->prev);
-	free(c->rot);
-	c->rot = NULL;
+	free(r->name);
+	free(r->prev);
+	free(r);
+	c->rot = the = NULL;
 }

@@ -40,7 +40,11 @@ struct pc_targets {
 	int children;
 };
 
-static struct pc_targets *the; /* the record callbacks' (one collection per run) */
+/* The record callbacks' targets (one collection per run), and the -p
+ * list: kept here so that an early return of the command, which does not
+ * free them, leaves them reachable. */
+static struct pc_targets *the;
+static int *pid_list;
 
 int pcollect_pids_opt(struct opts *o, const char *arg)
 {
@@ -55,7 +59,7 @@ int pcollect_pids_opt(struct opts *o, const char *arg)
 		int pid = pcollect_pid(one);
 		if (pid < 0)
 			return -1;
-		o->pids = sp_xrealloc(o->pids, (o->npids + 1) * sizeof *o->pids);
+		o->pids = pid_list = sp_xrealloc(o->pids, (o->npids + 1) * sizeof *o->pids);
 		o->pids[o->npids++] = pid;
 		s += len;
 	} while (*s++ == ',');
@@ -305,11 +309,13 @@ void pcollect_targets_meta(struct coll *c)
 
 void pcollect_targets_free(struct coll *c)
 {
+	free(pid_list);
+	pid_list = c->o.pids = NULL;
 	struct pc_targets *t = c->tg;
 	if (!t)
 		return;
 	sp_u64map_release(&t->live);
 	free(t->pid);
 	free(t);
-	c->tg = NULL;
+	c->tg = the = NULL;
 }
