@@ -171,8 +171,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		switch (ch) {
 		case 'p':
 			if (pcollect_pids_opt(o, optarg) < 0)
-				return sp_usage_error(synopsis, "-p needs a process id or a list PID,PID..., not '%s'",
-						      optarg), -1;
+				return sp_usage_error(synopsis, "-p needs a process id, not '%s'", optarg), -1;
 			break;
 		case 'F':
 			if (sp_opt_uint("--freq", optarg, &v) < 0)

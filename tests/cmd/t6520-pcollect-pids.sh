@@ -64,7 +64,7 @@ pcollect -p "$R,$R" -d 1 > /dev/null 2> "$T/err"; rc=$?
 if [ $rc = 2 ] && grep -qx "pcollect: -p: process $R is given twice" "$T/err"; then ok "-p R,R: said, exit 2"
 else notok "-p R,R: exit $rc"; sed 's/^/  /' "$T/err"; fi
 pcollect -p "$R,x" -d 1 > /dev/null 2> "$T/err"; rc=$?
-if [ $rc = 2 ] && grep -q "^pcollect: -p needs a process id or a list PID,PID..., not '$R,x'" "$T/err"; then
+if [ $rc = 2 ] && grep -q "^pcollect: -p needs a process id, not '$R,x'" "$T/err"; then
 	ok "-p R,x: usage error, exit 2"
 else notok "-p R,x: exit $rc"; sed 's/^/  /' "$T/err"; fi
 pcollect -p "$R,$N" --trace malloc -d 1 > /dev/null 2> "$T/err"; rc=$?
