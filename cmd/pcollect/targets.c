@@ -10,7 +10,11 @@
  * they sample, and a PERF_RECORD_FORK names the new process.  That is
  * cheaper than a second follower: lib/hold.c's ptrace holder stops every
  * new thread (two context switches and a waitpid per clone) and is needed
- * only where inheritance cannot be used (uprobes, --trace).  What
+ * only where inheritance cannot be used (uprobes, --trace).  Measured
+ * (launch mode, sh running /bin/true 400 times, -F 49, load 19 on 2
+ * cores): no pcollect 0.48-1.58 s, pcollect (inherit) 0.28-0.50 s,
+ * pcollect --trace libc:getpid (the holder, which also opens each new
+ * process's probes) 139-198 s.  What
  * inheritance cannot reach are the processes that exist already: those
  * are found by walking the ppid tree of /proc once, before any event is
  * opened (so a child that appears after that inherits its parent's events
