@@ -151,6 +151,7 @@ void pcollect_targets_scan(struct coll *c, int launched)
 		t->pid = sp_xmalloc(c->o.npids * sizeof *t->pid);
 		for (size_t i = 0; i < c->o.npids; i++)
 			t->pid[t->n++] = c->o.pids[i];
+		t->pid[0] = c->o.pid; /* -p TID --children: its process's children */
 	}
 	t->listed = t->n;
 	if (c->o.children && !launched) {
