@@ -17,6 +17,10 @@
 
 struct opts {
 	int pid;
+	int *pids;           /* -p PID,PID...: all of them (pid is the first) */
+	size_t npids;
+	int children;        /* --children */
+	double rotate;       /* --rotate SECONDS, 0 none */
 	unsigned freq;
 	double duration;
 	const char *output;
@@ -39,10 +43,6 @@ struct opts {
 	int live;            /* --live: stacks of the blocks not freed (lib/hitstack.h) */
 	unsigned every;      /* --every N, 0 = 1 */
 	int stack_set;       /* --call-graph dwarf,BYTES given */
-	int *pids;           /* -p PID,PID...: all of them (pid is the first) */
-	size_t npids;
-	int children;        /* --children */
-	double rotate;       /* --rotate SECONDS, 0 none */
 };
 
 struct coll {
