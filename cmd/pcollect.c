@@ -28,7 +28,7 @@
 #include "stream.h"
 
 static const char synopsis[] =
-	"usage: pcollect [options] -p PID\n"
+	"usage: pcollect [options] -p PID[,PID...]\n"
 	"       pcollect [options] [--] COMMAND [ARG...]\n"
 	"       pcollect --snapshot [-c COUNT -i SECONDS] -p PID   (see pcollect --snapshot -h)\n"
 	"Sample the native stacks of every thread of a running process, or of a command\n"
@@ -41,11 +41,20 @@ static const char synopsis[] =
 	"                          sampling, only --trace\n"
 	"  -d, --duration=SECONDS  stop after SECONDS (default: when the target exits,\n"
 	"                          or on SIGINT/SIGTERM)\n"
+	"  -p PID,PID...           several processes (or -p repeated), each under its own\n"
+	"                          name; the end when the last one has exited\n"
+	"      --children          also the processes the targets forked before pcollect\n"
+	"                          attached (those forked later are always followed);\n"
+	"                          the end waits for all of them\n"
 	"  -o, --output=FILE       write to FILE instead of standard output: a temporary\n"
 	"                          file renamed to FILE at the end (an error or a kill\n"
 	"                          leaves FILE as it was)\n"
 	"      --no-rename         write -o FILE itself as samples come (to follow it\n"
 	"                          while it grows)\n"
+	"      --rotate=SECONDS    with -o PATTERN: a new file every SECONDS, each a whole\n"
+	"                          stream renamed into place when complete; PATTERN as\n"
+	"                          strftime(3) (api-%%H%%M%%S.sp), or without a %%: with\n"
+	"                          .YYYYmmdd-HHMMSS before its extension\n"
 	"  -t, --threads=REGEX     keep only threads whose name matches REGEX (extended)\n"
 	"      --call-graph=MODE   dwarf[,BYTES] (default, BYTES of stack per sample,\n"
 	"                          default 16384), fp (frame pointers) or none\n"
@@ -120,7 +129,8 @@ static void on_task(void *ctx, int pid, int tid) { sp_collect_add_task(ctx, pid,
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
 	enum { O_CG = 256, O_LINES, O_NOINLINE, O_NOKERNEL, O_BUFFER, O_NORENAME, O_OFFCPU, O_WALL, O_TRACE,
-	       O_TRACE_RETURNS, O_TRACE_BUDGET, O_PYTHON, O_PYLINES, O_PYSAMPLING, O_FULLNAMES, O_STACKS, O_WEIGHT, O_EVERY, O_LIVE };
+	       O_TRACE_RETURNS, O_TRACE_BUDGET, O_PYTHON, O_PYLINES, O_PYSAMPLING, O_FULLNAMES, O_STACKS, O_WEIGHT, O_EVERY, O_LIVE,
+	       O_CHILDREN, O_ROTATE };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -146,6 +156,8 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "weight", required_argument, NULL, O_WEIGHT },
 		{ "every", required_argument, NULL, O_EVERY },
 		{ "live", no_argument, NULL, O_LIVE },
+		{ "children", no_argument, NULL, O_CHILDREN },
+		{ "rotate", required_argument, NULL, O_ROTATE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -159,7 +171,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "+:p:F:d:o:t:qvhV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'p':
-			if ((o->pid = pcollect_pid(optarg)) < 0)
+			if (pcollect_pids_opt(o, optarg) < 0)
 				return sp_usage_error(synopsis, "-p needs a process id, not '%s'", optarg), -1;
 			break;
 		case 'F':
@@ -265,6 +277,14 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 			o->weight[1] = optarg[4] ? optarg[8] - '0' : 0;
 			break;
 		case O_LIVE: o->live = 1; break;
+		case O_CHILDREN: o->children = 1; break;
+		case O_ROTATE:
+			errno = 0;
+			o->rotate = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(o->rotate >= 1) || !isfinite(o->rotate))
+				return sp_usage_error(synopsis, "--rotate needs a number of seconds >= 1, not '%s'", optarg),
+				       -1;
+			break;
 		case O_EVERY:
 			if (sp_opt_uint("--every", optarg, &v) < 0)
 				return -1;
@@ -300,6 +320,13 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	}
 	if (!o->freq && !o->ntraces)
 		return sp_usage_error(synopsis, "-F 0 samples nothing: it is for --trace alone"), -1;
+	if (o->rotate && (!o->output || !strcmp(o->output, "-")))
+		return sp_usage_error(synopsis, "--rotate writes one file per period: it needs -o PATTERN"), -1;
+	if (o->rotate && o->no_rename)
+		return sp_usage_error(synopsis, "--rotate renames each file when complete: not with --no-rename"), -1;
+	if ((o->npids > 1 || o->children) && o->ntraces)
+		return sp_usage_error(synopsis, "--trace follows one process: not with several -p targets or "
+					      "--children"), -1;
 	if ((o->weight[0] || o->every) && !o->stacks)
 		return sp_usage_error(synopsis, "--weight and --every are for --stacks"), -1;
 	if (o->python_sampling == 1) {
@@ -404,6 +431,10 @@ static int cmd_pcollect(int argc, char **argv)
 		sp_error("no process %d", c.o.pid);
 		return SP_EXIT_ERROR;
 	}
+	if (c.o.npids > 1 && pcollect_targets_check(&c) < 0)
+		return SP_EXIT_ERROR;
+	if (c.o.rotate && pcollect_rotate_start(&c, mono_s()) < 0)
+		return SP_EXIT_ERROR;
 	/* -o FILE: a temporary renamed over FILE once the trailer is written
 	 * (after -d, the command's end, SIGINT/SIGTERM/SIGHUP), so an error or
 	 * a SIGKILL leaves FILE as it was.  --no-rename: FILE itself, for a
@@ -417,6 +448,8 @@ static int cmd_pcollect(int argc, char **argv)
 		sp_outfile_close(&of, 0);
 		return SP_EXIT_ERROR;
 	}
+	if (c.o.pid && (c.o.npids > 1 || c.o.children))
+		pcollect_targets_scan(&c, 0); /* before any event is opened */
 
 	struct sp_perfev_opts po = { c.o.freq, c.o.cg, c.o.stack_bytes, !c.o.no_kernel, 0, !c.o.pid, 0, 0, 0 };
 	po.offcpu = c.o.offcpu;
@@ -463,6 +496,10 @@ static int cmd_pcollect(int argc, char **argv)
 	}
 	c.w = sp_stream_writer_new(out, c.p);
 	c.sink = sp_stream_writer_sink(c.w);
+	if (c.o.rotate)
+		c.sink = pcollect_rotate_sink(&c);
+	if (c.tg)
+		pcollect_targets_meta(&c);
 	struct sp_collect_opts co = { .callgraph = c.o.cg, .lines = c.o.lines, .no_inline = c.o.no_inline,
 				      .threads = c.o.threads, .event = event, .python = c.o.python,
 				      .python_lines = !c.o.python_nolines, .python_full_filenames = c.o.python_full };
@@ -524,7 +561,7 @@ static int cmd_pcollect(int argc, char **argv)
 		} else {
 			n = sp_perfev_add_process(c.ev, c.o.pid, on_task, c.eng, &err);
 		}
-		if (n < 0) {
+		if (n < 0 || (c.tg && pcollect_targets_attach(&c, &err) < 0)) {
 			sp_error_e(&err);
 			rc = SP_EXIT_ERROR;
 			goto out;
@@ -540,6 +577,8 @@ static int cmd_pcollect(int argc, char **argv)
 			rc = SP_EXIT_ERROR;
 			goto out;
 		}
+		if (c.tg)
+			pcollect_targets_load_maps(&c);
 	} else {
 		if (pcollect_spawn(&ch, cmd, out == stdout) < 0) {
 			sp_error("cannot start %s: %s", cmd[0], strerror(errno));
@@ -556,6 +595,8 @@ static int cmd_pcollect(int argc, char **argv)
 			goto out;
 		}
 		sp_collect_add_task(c.eng, ch.pid, ch.pid);
+		if (c.o.children)
+			pcollect_targets_scan(&c, ch.pid);
 		if (c.o.ntraces)
 			pcollect_trace_start(&c, ch.pid);
 		if (write(ch.go, "x", 1) != 1) {
@@ -582,6 +623,8 @@ static int cmd_pcollect(int argc, char **argv)
 		sp_offcpu_handler(c.off, &eng, &hd);
 	}
 	pcollect_trace_handler(&c, &hd);
+	if (c.tg)
+		pcollect_targets_handler(&c, &hd);
 	double t0 = mono_s(), last_status = 0, last_flush = t0;
 	int show_status = !c.o.quiet && isatty(STDERR_FILENO);
 	/* Python frames are read when a sample is handed out, not when it was
@@ -610,12 +653,21 @@ static int cmd_pcollect(int argc, char **argv)
 				c.write_failed = 1;
 			}
 		}
+		if (pcollect_rotate_due(&c, now) && !c.write_failed) {
+			if (pcollect_rotate(&c, &of, now) < 0)
+				c.write_failed = 1;
+			out = of.f;
+		}
 		if (ch.pid) {
-			if (pcollect_wait_child(&c, ch.pid, &child_status, WNOHANG) == ch.pid) {
+			/* --children: the command's end waits for its children's */
+			if (!child_done && pcollect_wait_child(&c, ch.pid, &child_status, WNOHANG) == ch.pid) {
 				child_done = 1;
-				break;
+				if (!c.tg)
+					break;
 			}
-		} else if (pcollect_target_gone(&c)) {
+			if (child_done && pcollect_targets_gone(&c, now))
+				break;
+		} else if (c.tg ? pcollect_targets_gone(&c, now) : pcollect_target_gone(&c)) {
 			break;
 		}
 		if (c.o.duration && now - t0 >= c.o.duration)
@@ -767,6 +819,8 @@ out:
 	sp_hitstacks_free(c.hs);
 	sp_stream_writer_free(c.w);
 	sp_profile_free(c.p);
+	pcollect_targets_free(&c);
+	pcollect_rotate_free(&c);
 	return rc;
 }
 

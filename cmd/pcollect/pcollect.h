@@ -17,6 +17,10 @@
 
 struct opts {
 	int pid;
+	int *pids;           /* -p PID,PID...: all of them (pid is the first) */
+	size_t npids;
+	int children;        /* --children */
+	double rotate;       /* --rotate SECONDS, 0 none */
 	unsigned freq;
 	double duration;
 	const char *output;
@@ -69,6 +73,8 @@ struct coll {
 	unsigned long arm_failed;         /* new threads whose probes could not be opened */
 	struct sp_err arm_err;            /* the first one's reason */
 	void (*engine_fork)(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid, uint64_t time);
+	struct pc_targets *tg; /* targets.c */
+	struct pc_rotate *rot; /* rotate.c */
 };
 
 /* target.c: -p's process or thread.  check: it exists and is not a
@@ -131,6 +137,36 @@ void pcollect_python_poll(struct coll *c);
 void pcollect_python_release(struct coll *c);
 /* waitpid for the launched command, which exact mode may have reaped. */
 int pcollect_wait_child(struct coll *c, int pid, int *status, int options);
+
+/* targets.c: -p PID,PID... and --children.  pids_opt adds the pids of
+ * one -p value (-1: not a list of pids); check says (and returns -1) when
+ * a listed pid cannot be sampled; scan, before any event is opened, lists
+ * the targets (launched: the command's pid, else o.pids) and with
+ * --children their descendants; attach follows all but the first after it
+ * (-1 with err set); load_maps their mappings once sampling is enabled;
+ * handler follows the processes forked later (--children); gone: every
+ * process waited for has exited. */
+int pcollect_pids_opt(struct opts *o, const char *arg);
+int pcollect_targets_check(struct coll *c);
+void pcollect_targets_scan(struct coll *c, int launched);
+int pcollect_targets_attach(struct coll *c, struct sp_err *err);
+void pcollect_targets_load_maps(struct coll *c);
+void pcollect_targets_handler(struct coll *c, struct sp_perf_handler *hd);
+int pcollect_targets_gone(struct coll *c, double now);
+void pcollect_targets_meta(struct coll *c);
+void pcollect_targets_free(struct coll *c);
+
+/* rotate.c: --rotate.  start names the first file (o.output becomes it;
+ * -1 after an error message); sink wraps c->sink so that the file can
+ * change under the engine; rotate, when due, completes the current file
+ * and starts the next (-1 with c->werr set: stop, as after a write error;
+ * *of is then still a file to close). */
+struct sp_outfile;
+int pcollect_rotate_start(struct coll *c, double now);
+struct sp_sink *pcollect_rotate_sink(struct coll *c);
+int pcollect_rotate_due(const struct coll *c, double now);
+int pcollect_rotate(struct coll *c, struct sp_outfile *of, double now);
+void pcollect_rotate_free(struct coll *c);
 
 /* pcollect --snapshot with pcollect's argv; returns the exit status. */
 int pcollect_snapshot(int argc, char **argv);
