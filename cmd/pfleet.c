@@ -348,6 +348,9 @@ static int cmd_pfleet(int argc, char **argv)
 			sp_error("%s", err.msg);
 		else if (r < 0)
 			sp_outfile_error(&of, &err);
+		if (st.rollup_stale)
+			sp_error("warning: the hourly rollup of %s disagrees with its samples in this range (an insert cut short by"
+				 " a server stopped?): read from the samples; pfleet(1), ROLLUP, says how to rebuild it", db);
 		if (st.missing_stacks)
 			sp_error("warning: %llu stack%s of the slice not in the dictionary (its batch is in a spool?): "
 				 "shown as '[stack ID not in the dictionary]'", (unsigned long long)st.missing_stacks,

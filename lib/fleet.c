@@ -26,11 +26,16 @@ const char sp_fleet_schema[] =
 	"-- stack is stored once for the fleet; duplicates sent by several hosts merge\n"
 	"-- in the background and readers take any() of an id.  frames are root\n"
 	"-- first; kinds are the stream's frame kinds (0 native, 1 kernel, 2 jit,\n"
-	"-- 3 inlined, 4 python, 5 synthetic).\n"
+	"-- 3 inlined, 4 python, 5 synthetic); files and lines their source file\n"
+	"-- and line ('' and 0: unknown), as a Python frame's \"dumps\n"
+	"-- (json/__init__.py:231)\" (schema 2; pfleet init adds them to a\n"
+	"-- dictionary of the first schema).\n"
 	"CREATE TABLE IF NOT EXISTS stackpipe.stacks (\n"
 	"    id UInt64,\n"
 	"    frames Array(String),\n"
-	"    kinds Array(UInt8)\n"
+	"    kinds Array(UInt8),\n"
+	"    files Array(String),\n"
+	"    lines Array(UInt32)\n"
 	") ENGINE = ReplacingMergeTree() ORDER BY id;\n"
 	"-- One row per time bucket, host and stack for each value column of the\n"
 	"-- input (value_name \"samples\", \"period\", \"cpu-ns\" ... with its unit),\n"
@@ -286,6 +291,18 @@ int sp_fleet_init(struct sp_fleet *f, const char *cluster, unsigned ttl_days, in
 			rc = -1;
 		s = e + 1;
 	}
+	/* a dictionary of the first schema gets the source files and lines */
+	sp_buf_reset(&all);
+	sp_buf_addf(&all, "SELECT count() FROM system.columns WHERE database = '%s' AND table = 'stacks' AND name = 'files'"
+		    " FORMAT TabSeparated", f->db);
+	if (rc == 0 && sp_fleet_sql(f, sp_buf_cstr(&all), NULL, 0, err) < 0)
+		rc = -1;
+	if (rc == 0 && !strcmp(sp_buf_cstr(&f->resp), "0\n")) {
+		sp_buf_reset(&all);
+		sp_buf_addf(&all, "ALTER TABLE %s.stacks ADD COLUMN files Array(String), ADD COLUMN lines Array(UInt32)", f->db);
+		if (sp_fleet_sql(f, sp_buf_cstr(&all), NULL, 0, err) < 0)
+			rc = -1;
+	}
 	sp_buf_release(&all);
 	return rc;
 }
@@ -415,11 +432,20 @@ static const char *rd_str(struct rb_reader *r, size_t *n)
 
 /* ---- stack ids ---- */
 
-static uint64_t frame_step(uint64_t h, const char *name, size_t n, uint8_t kind, struct sp_buf *tmp)
+/* A frame with a source file or line (a Python frame's "file:line")
+ * hashes them too, after a 0 byte; a frame without either hashes as the
+ * first schema's did. */
+static uint64_t frame_step(uint64_t h, const char *name, size_t n, uint8_t kind, const char *file, size_t fn,
+			   uint32_t line, struct sp_buf *tmp)
 {
 	sp_buf_reset(tmp);
 	sp_buf_add(tmp, name, n);
 	sp_buf_addc(tmp, (char)kind);
+	if (fn || line) {
+		sp_buf_addc(tmp, 0);
+		sp_buf_add(tmp, file, fn);
+		sp_buf_addf(tmp, ":%u", line);
+	}
 	return sp_hash_seed(tmp->p, tmp->len, h);
 }
 
@@ -428,7 +454,7 @@ uint64_t sp_fleet_stack_id(const char *const *names, const size_t *lens, const u
 	struct sp_buf tmp = SP_BUF_INIT;
 	uint64_t h = 0;
 	for (size_t i = 0; i < n; i++)
-		h = frame_step(h, names[i], lens[i], kinds[i], &tmp);
+		h = frame_step(h, names[i], lens[i], kinds[i], NULL, 0, 0, &tmp);
 	sp_buf_release(&tmp);
 	return h;
 }
@@ -493,7 +519,7 @@ static void fmt_time(char *b, size_t n, int64_t t)
 enum { T_STACKS = 0, T_SAMPLES = 1, T_HOURLY = 2 };
 static const char *const table_name[] = { "stacks", "samples", "samples_hourly" };
 static const char *const table_cols[] = {
-	"(id, frames, kinds)",
+	"(id, frames, kinds, files, lines)",
 	"(bucket, service, host, labels, stack, value_name, unit, value, batch)",
 };
 
@@ -802,7 +828,8 @@ static uint64_t node_id(struct putter *u, uint32_t node)
 	uint32_t parent = nd->parent, frame = nd->frame;
 	uint64_t h = node_id(u, parent); /* recursion as deep as the stack: a stack of frames is bounded by its input */
 	const struct sp_frame *fr = sp_frame_get(u->p, frame);
-	h = frame_step(h, sp_str(u->p, fr->name), sp_str_len(u->p, fr->name), fr->kind, &u->tmp);
+	h = frame_step(h, sp_str(u->p, fr->name), sp_str_len(u->p, fr->name), fr->kind, fr->file ? sp_str(u->p, fr->file) : NULL,
+		       fr->file ? sp_str_len(u->p, fr->file) : 0, fr->line, &u->tmp);
 	u->nh[node] = h;
 	return h;
 }
@@ -838,6 +865,17 @@ static void add_stack_row(struct putter *u, uint32_t node, uint64_t id)
 	sp_buf_add_uvarint(&u->stacks, d);
 	for (uint32_t i = 0; i < d; i++)
 		sp_buf_addc(&u->stacks, (char)sp_frame_get(u->p, u->frames[i])->kind);
+	sp_buf_add_uvarint(&u->stacks, d);
+	for (uint32_t i = 0; i < d; i++) {
+		const struct sp_frame *fr = sp_frame_get(u->p, u->frames[i]);
+		if (fr->file)
+			rb_str(&u->stacks, sp_str(u->p, fr->file), sp_str_len(u->p, fr->file));
+		else
+			rb_str(&u->stacks, "", 0);
+	}
+	sp_buf_add_uvarint(&u->stacks, d);
+	for (uint32_t i = 0; i < d; i++)
+		rb_u32(&u->stacks, sp_frame_get(u->p, u->frames[i])->line);
 	u->nstacks++;
 }
 
@@ -1408,6 +1446,29 @@ int sp_fleet_get(struct sp_fleet *f, const struct sp_fleet_query *q, FILE *out, 
 	}
 	if (nv < 0)
 		return -1;
+	if (table == T_HOURLY && nv > 0) {
+		/* the rollup is filled by the samples' inserts, but not in the
+		 * same transaction: a server killed between the two writes of an
+		 * insert leaves them apart (the retry finds the samples stored
+		 * and does not send them again).  Its totals are checked against
+		 * the samples' (a sum of one column: cheap beside the GROUP BY). */
+		struct sp_buf c = SP_BUF_INIT;
+		sp_buf_adds(&c, "SELECT (SELECT sum(value) FROM ");
+		table_ref(f, &c, T_SAMPLES);
+		add_where(&c, q, T_SAMPLES);
+		sp_buf_adds(&c, ") = (SELECT sum(value) FROM ");
+		table_ref(f, &c, T_HOURLY);
+		add_where(&c, q, T_HOURLY);
+		sp_buf_adds(&c, ") FORMAT TabSeparated");
+		int r = sp_fleet_sql(f, sp_buf_cstr(&c), NULL, 0, err);
+		sp_buf_release(&c);
+		if (r < 0)
+			return -1;
+		if (strcmp(sp_buf_cstr(&f->resp), "1\n")) {
+			st->rollup_stale = 1;
+			table = T_SAMPLES;
+		}
+	}
 	st->rollup = table == T_HOURLY;
 	if (!nv)
 		return no_samples(q, "", err);
@@ -1448,8 +1509,18 @@ int sp_fleet_get(struct sp_fleet *f, const struct sp_fleet_query *q, FILE *out, 
 	sp_buf_add(&rows, f->resp.p, f->resp.len);
 	/* 2. the frames of the stacks in it (the set computed by the server:
 	 * a list of ids would be an AST of as many elements) */
+	/* (a dictionary of the first schema has no files and lines) */
 	sp_buf_reset(&b);
-	sp_buf_adds(&b, "SELECT id, any(frames), any(kinds) FROM ");
+	sp_buf_addf(&b, "SELECT count() FROM system.columns WHERE database = '%s' AND table = 'stacks' AND name = 'lines'"
+		    " FORMAT TabSeparated", f->db);
+	if (sp_fleet_sql(f, sp_buf_cstr(&b), NULL, 0, err) < 0) {
+		rc = -1;
+		goto out;
+	}
+	int v1 = !strcmp(sp_buf_cstr(&f->resp), "0\n");
+	sp_buf_reset(&b);
+	sp_buf_adds(&b, v1 ? "SELECT id, any(frames) AS fr, any(kinds), arrayMap(x -> '', fr), arrayMap(x -> toUInt32(0), fr) FROM "
+		    : "SELECT id, any(frames), any(kinds), any(files), any(lines) FROM ");
 	table_ref(f, &b, T_STACKS);
 	sp_buf_adds(&b, f->cluster ? " WHERE id GLOBAL IN (SELECT stack FROM " : " WHERE id IN (SELECT stack FROM ");
 	table_ref(f, &b, table);
@@ -1486,10 +1557,33 @@ int sp_fleet_get(struct sp_fleet *f, const struct sp_fleet_query *q, FILE *out, 
 		}
 		kinds = rd.p;
 		rd.p += d;
-		for (uint64_t i = 0; i < d; i++) {
+		/* files and lines: d each, or none (a row of the first schema's
+		 * dictionary, given the columns' default []) */
+		uint64_t nf = rd_varint(&rd);
+		struct rb_reader files = rd;
+		for (uint64_t i = 0; i < nf && !rd.bad; i++) {
 			size_t n;
-			const char *s = rd_str(&fr, &n);
-			node = sp_node_intern(p, node, sp_frame_named(p, s, n, kinds[i] < SP_KIND_MAX ? kinds[i] : 0));
+			rd_str(&rd, &n);
+		}
+		uint64_t nl = rd_varint(&rd);
+		if (rd.bad || (nf && nf != d) || (nl && nl != d) || (uint64_t)(rd.e - rd.p) < nl * 4) {
+			rd.bad = 1;
+			break;
+		}
+		const unsigned char *lines = rd.p;
+		rd.p += nl * 4;
+		for (uint64_t i = 0; i < d; i++) {
+			size_t n, fn = 0;
+			const char *s = rd_str(&fr, &n), *fl = nf ? rd_str(&files, &fn) : "";
+			struct sp_frame fm;
+			memset(&fm, 0, sizeof fm);
+			fm.name = sp_str_intern(p, s, n);
+			fm.kind = kinds[i] < SP_KIND_MAX ? kinds[i] : 0;
+			fm.file = fn ? sp_str_intern(p, fl, fn) : 0;
+			const unsigned char *l = lines + 4 * i;
+			if (nl)
+				fm.line = (uint32_t)l[0] | (uint32_t)l[1] << 8 | (uint32_t)l[2] << 16 | (uint32_t)l[3] << 24;
+			node = sp_node_intern(p, node, sp_frame_intern(p, &fm));
 		}
 		int found;
 		*sp_u64map_slot(&id2node, id == UINT64_MAX ? id - 1 : id, &found) = node;

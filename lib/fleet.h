@@ -87,6 +87,7 @@ struct sp_fleet_stats {
 	uint64_t rounded;       /* put: values not whole, stored rounded */
 	uint64_t stacks_known;  /* put: stacks the dictionary had already (not sent) */
 	int rollup;             /* get: read from the hourly rollup */
+	int rollup_stale;       /* get: the rollup's totals differ from the samples' (read from them) */
 	char first_error[480];  /* the first send failure that led to spooling */
 };
 

@@ -8,11 +8,16 @@ CREATE DATABASE IF NOT EXISTS stackpipe;
 -- stack is stored once for the fleet; duplicates sent by several hosts merge
 -- in the background and readers take any() of an id.  frames are root
 -- first; kinds are the stream's frame kinds (0 native, 1 kernel, 2 jit,
--- 3 inlined, 4 python, 5 synthetic).
+-- 3 inlined, 4 python, 5 synthetic); files and lines their source file
+-- and line ('' and 0: unknown), as a Python frame's "dumps
+-- (json/__init__.py:231)" (schema 2; pfleet init adds them to a
+-- dictionary of the first schema).
 CREATE TABLE IF NOT EXISTS stackpipe.stacks (
     id UInt64,
     frames Array(String),
-    kinds Array(UInt8)
+    kinds Array(UInt8),
+    files Array(String),
+    lines Array(UInt32)
 ) ENGINE = ReplacingMergeTree() ORDER BY id;
 -- One row per time bucket, host and stack for each value column of the
 -- input (value_name "samples", "period", "cpu-ns" ... with its unit),
