@@ -258,7 +258,7 @@ int sp_fleet_check_schema(struct sp_fleet *f, struct sp_err *err)
 	return sp_err_set(err, "%s: the store %s is of pfleet's first schema (samples.value is %.*s, now Int64): pfleet get "
 			  "still reads it; to write to it, move it aside and copy it over: RENAME TABLE %s.samples TO %s.samples_v1; "
 			  "then pfleet init; then INSERT INTO %s.samples SELECT bucket, service, host, labels, stack, value_name, "
-			  "unit, toInt64(round(value)), batch FROM %s.samples_v1 (pfleet(1), SCHEMA)",
+			  "unit, toInt64(round(value)), batch FROM %s.samples_v1 (pfleet(1), SCHEMA VERSIONS)",
 			  f->urltext, d, (int)strcspn(t, "\n"), t, d, d, d, d), -1;
 }
 
