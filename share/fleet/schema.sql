@@ -47,11 +47,13 @@ CREATE TABLE IF NOT EXISTS stackpipe.samples (
 -- of samples when the range is whole hours, with no --host and no --by:
 -- one service's hour is then about as many rows as distinct stacks, not
 -- hosts x buckets x stacks.  Rows of an hour merge in the background;
--- readers sum() them.
+-- readers sum() them.  rows counts the samples rows summed into a row:
+-- get compares a range's sum(rows) with the samples' count() (a server
+-- killed between an insert's two writes leaves the rollup short).
 CREATE MATERIALIZED VIEW IF NOT EXISTS stackpipe.samples_hourly
-  ENGINE = SummingMergeTree(value) PARTITION BY toDate(hour)
+  ENGINE = SummingMergeTree((value, rows)) PARTITION BY toDate(hour)
   ORDER BY (service, hour, value_name, unit, labels, stack)
-  AS SELECT toStartOfHour(bucket) AS hour, service, labels, stack, value_name, unit, value
+  AS SELECT toStartOfHour(bucket) AS hour, service, labels, stack, value_name, unit, value, toUInt64(1) AS rows
   FROM stackpipe.samples;
 -- Retention (ClickHouse 19.6 and later; 18.16 has no TTL: pfleet init says
 -- so and pfleet prune drops the days older than --ttl instead, of both tables):

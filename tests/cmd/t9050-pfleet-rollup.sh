@@ -82,7 +82,7 @@ nk=$(q "SELECT count() FROM (SELECT DISTINCT service, toStartOfHour(bucket), lab
 [ "$n1" -gt 0 ] && [ "$n1" = "$nk" ] && ok "the merged rollup has a row per service, hour, labels, stack and value column ($n1)" || notok "rollup $n1 rows, $nk keys"
 # a rollup that disagrees with the samples (as after a server killed
 # between an insert's two writes): said, and the samples answer
-q "INSERT INTO stackpipe.\`.inner.samples_hourly\` SELECT hour, service, labels, stack, value_name, unit, 1 FROM stackpipe.samples_hourly LIMIT 1" > /dev/null
+q "INSERT INTO stackpipe.\`.inner.samples_hourly\` SELECT hour, service, labels, stack, value_name, unit, 1, 1 FROM stackpipe.samples_hourly LIMIT 1" > /dev/null
 pfleet get --service s --since @$H0 --until @$((H0 + 7200)) $U 2> "$T/e" | pfold > "$T/r"; read_table
 [ "$t" = "FROM stackpipe.samples" ] && grep -q '^pfleet: warning: the hourly rollup of stackpipe disagrees with its samples in this range' "$T/e" &&
 	ok "a rollup that disagrees with the samples: said, read from the samples" || { notok "stale rollup: read $t"; cat "$T/e"; }
