@@ -79,13 +79,22 @@ ch_start() {
 	echo "clickhouse-server did not answer on port $http within 60 s"; return 1
 }
 ch_start_free() {
-	local d=$1 try r
+	local d=$1 try r why
 	for try in 1 2 3 4 5 6; do
 		CH_HTTP=$((20000 + RANDOM % 20000)); CH_TCP=$((CH_HTTP + 20000))
-		ch_start "$d" "$CH_HTTP" "$CH_TCP"; r=$?
-		[ $r = 3 ] || return $r
+		mkdir -p "$d"
+		ch_start "$d" "$CH_HTTP" "$CH_TCP" > "$d/start.why" 2>&1; r=$?
+		[ $r = 0 ] && return 0
+		why=$(cat "$d/start.why")
+		# taken ports (3), or a server that exited or did not answer (a
+		# port taken between the check and its bind, by the servers other
+		# tests start at the same time): tried again on other ports, the
+		# reasons said when every try failed
+		ch_stop "$d"
+		[ $r = 3 ] && why="ports $CH_HTTP/$CH_TCP taken"
+		echo "  try $try: $why" | head -8
 	done
-	echo "no free port pair found in 6 tries"; return 1
+	echo "  clickhouse-server did not start in 6 tries"; return 1
 }
 ch_stop() {
 	local d=$1 pid i
