@@ -307,9 +307,14 @@ static int cmd_pfleet(int argc, char **argv)
 			fprintf(stderr, "pfleet: %llu batch%s found stored after a lost answer: not sent twice\n",
 				(unsigned long long)st.landed, st.landed == 1 ? "" : "es");
 		if (mode == PUT && !quiet && r == 0)
-			fprintf(stderr, "pfleet: %llu samples -> %llu rows stored in %llu insert%s, %llu stacks sent to the dictionary%s\n",
+			fprintf(stderr, "pfleet: %llu samples -> %llu rows stored in %llu insert%s, %llu stacks sent to the dictionary"
+				" (%llu it had already)%s\n",
 				(unsigned long long)st.samples, (unsigned long long)st.rows, (unsigned long long)st.batches,
-				st.batches == 1 ? "" : "s", (unsigned long long)st.stacks, st.retried ? " (after retries)" : "");
+				st.batches == 1 ? "" : "s", (unsigned long long)st.stacks, (unsigned long long)st.stacks_known,
+				st.retried ? " (after retries)" : "");
+		if (st.rounded)
+			fprintf(stderr, "pfleet: %llu value%s not whole, stored rounded to the nearest integer\n",
+				(unsigned long long)st.rounded, st.rounded == 1 ? "" : "s");
 		if (r == 1) {
 			if (st.spooled)
 				sp_error("%s: %llu rows in %llu batch%s spooled to %s ('pfleet flush %s' or the next put sends them)",
@@ -343,6 +348,9 @@ static int cmd_pfleet(int argc, char **argv)
 			sp_error("%s", err.msg);
 		else if (r < 0)
 			sp_outfile_error(&of, &err);
+		if (st.rollup_stale)
+			sp_error("warning: the hourly rollup of %s disagrees with its samples in this range (an insert cut short by"
+				 " a server stopped?): read from the samples; pfleet(1), ROLLUP, says how to rebuild it", db);
 		if (st.missing_stacks)
 			sp_error("warning: %llu stack%s of the slice not in the dictionary (its batch is in a spool?): "
 				 "shown as '[stack ID not in the dictionary]'", (unsigned long long)st.missing_stacks,

@@ -26,20 +26,28 @@ const char sp_fleet_schema[] =
 	"-- stack is stored once for the fleet; duplicates sent by several hosts merge\n"
 	"-- in the background and readers take any() of an id.  frames are root\n"
 	"-- first; kinds are the stream's frame kinds (0 native, 1 kernel, 2 jit,\n"
-	"-- 3 inlined, 4 python, 5 synthetic).\n"
+	"-- 3 inlined, 4 python, 5 synthetic); files and lines their source file\n"
+	"-- and line ('' and 0: unknown), as a Python frame's \"dumps\n"
+	"-- (json/__init__.py:231)\" (schema 2; pfleet init adds them to a\n"
+	"-- dictionary of the first schema).\n"
 	"CREATE TABLE IF NOT EXISTS stackpipe.stacks (\n"
 	"    id UInt64,\n"
 	"    frames Array(String),\n"
-	"    kinds Array(UInt8)\n"
+	"    kinds Array(UInt8),\n"
+	"    files Array(String),\n"
+	"    lines Array(UInt32)\n"
 	") ENGINE = ReplacingMergeTree() ORDER BY id;\n"
 	"-- One row per time bucket, host and stack for each value column of the\n"
 	"-- input (value_name \"samples\", \"period\", \"cpu-ns\" ... with its unit),\n"
-	"-- holding the bucket's sum.  Ordered for the queries: one service, an hour,\n"
-	"-- GROUP BY stack; batch names the insert that wrote the row, so a retry\n"
-	"-- after a lost answer can tell whether the first attempt landed (32 bits:\n"
-	"-- the question is asked only of the batch's time range, where another batch\n"
+	"-- holding the bucket's sum as an integer (the unit carries the scale: ns,\n"
+	"-- bytes, samples; a value that is not whole is rounded, and put says how\n"
+	"-- many were).  Ordered for the queries: one service, an hour, GROUP BY\n"
+	"-- stack; batch names the insert that wrote the row, so a retry after a\n"
+	"-- lost answer can tell whether the first attempt landed (32 bits: the\n"
+	"-- question is asked only of the batch's time range, where another batch\n"
 	"-- with the same id is a chance of one in hundreds of millions; 64 bits cost\n"
-	"-- 1.2 more bytes a row on disk).\n"
+	"-- 1.2 more bytes a row on disk).  Schema 2: the first schema's value was\n"
+	"-- Float64; pfleet init and put name what to do with such a store.\n"
 	"CREATE TABLE IF NOT EXISTS stackpipe.samples (\n"
 	"    bucket DateTime,\n"
 	"    service String,\n"
@@ -48,17 +56,32 @@ const char sp_fleet_schema[] =
 	"    stack UInt64,\n"
 	"    value_name String,\n"
 	"    unit String,\n"
-	"    value Float64,\n"
+	"    value Int64,\n"
 	"    batch UInt32\n"
 	") ENGINE = MergeTree() PARTITION BY toDate(bucket)\n"
 	"  ORDER BY (service, toStartOfHour(bucket), stack, host, bucket);\n"
+	"-- The hourly rollup: the samples of each hour summed over hosts (labels\n"
+	"-- kept), filled by every insert into samples.  pfleet get reads it instead\n"
+	"-- of samples when the range is whole hours, with no --host and no --by:\n"
+	"-- one service's hour is then about as many rows as distinct stacks, not\n"
+	"-- hosts x buckets x stacks.  Rows of an hour merge in the background;\n"
+	"-- readers sum() them.  rows counts the samples rows summed into a row:\n"
+	"-- get compares a range's sum(rows) with the samples' count() (a server\n"
+	"-- killed between an insert's two writes leaves the rollup short).\n"
+	"CREATE MATERIALIZED VIEW IF NOT EXISTS stackpipe.samples_hourly\n"
+	"  ENGINE = SummingMergeTree((value, rows)) PARTITION BY toDate(hour)\n"
+	"  ORDER BY (service, hour, value_name, unit, labels, stack)\n"
+	"  AS SELECT toStartOfHour(bucket) AS hour, service, labels, stack, value_name, unit, value, toUInt64(1) AS rows\n"
+	"  FROM stackpipe.samples;\n"
 	"-- Retention (ClickHouse 19.6 and later; 18.16 has no TTL: pfleet init says\n"
-	"-- so and pfleet prune drops the days older than --ttl instead):\n"
+	"-- so and pfleet prune drops the days older than --ttl instead, of both tables):\n"
 	"-- TTL: ALTER TABLE stackpipe.samples MODIFY TTL bucket + INTERVAL 30 DAY;\n"
+	"-- TTL: ALTER TABLE stackpipe.`.inner.samples_hourly` MODIFY TTL hour + INTERVAL 30 DAY;\n"
 	"-- Sharding (pfleet init --cluster NAME, after pfleet init on every shard;\n"
 	"-- NAME is a cluster of the server's remote_servers):\n"
 	"-- CLUSTER: CREATE TABLE IF NOT EXISTS stackpipe.samples_dist AS stackpipe.samples ENGINE = Distributed(NAME, stackpipe, samples, sipHash64(host));\n"
-	"-- CLUSTER: CREATE TABLE IF NOT EXISTS stackpipe.stacks_dist AS stackpipe.stacks ENGINE = Distributed(NAME, stackpipe, stacks, id);\n";
+	"-- CLUSTER: CREATE TABLE IF NOT EXISTS stackpipe.stacks_dist AS stackpipe.stacks ENGINE = Distributed(NAME, stackpipe, stacks, id);\n"
+	"-- CLUSTER: CREATE TABLE IF NOT EXISTS stackpipe.samples_hourly_dist AS stackpipe.samples_hourly ENGINE = Distributed(NAME, stackpipe, samples_hourly, rand());\n";
 
 /* ---- connection and statements ---- */
 
@@ -219,10 +242,34 @@ static int server_version(struct sp_fleet *f, int *major, int *minor, struct sp_
 	return 0;
 }
 
+int sp_fleet_check_schema(struct sp_fleet *f, struct sp_err *err)
+{
+	struct sp_buf q = SP_BUF_INIT;
+	sp_buf_addf(&q, "SELECT type FROM system.columns WHERE database = '%s' AND table = 'samples' AND name = 'value'"
+		    " FORMAT TabSeparated", f->db);
+	struct sp_err e;
+	int r = sp_fleet_sql(f, sp_buf_cstr(&q), NULL, 0, &e);
+	sp_buf_release(&q);
+	if (r < 0)
+		return 0;
+	f->schema_checked = 1;
+	const char *t = sp_buf_cstr(&f->resp);
+	if (!*t || !strcmp(t, "Int64\n"))
+		return 0;
+	const char *d = f->db;
+	return sp_err_set(err, "%s: the store %s is of pfleet's first schema (samples.value is %.*s, now Int64): pfleet get "
+			  "still reads it; to write to it, move it aside and copy it over: RENAME TABLE %s.samples TO %s.samples_v1; "
+			  "then pfleet init; then INSERT INTO %s.samples SELECT bucket, service, host, labels, stack, value_name, "
+			  "unit, toInt64(round(value)), batch FROM %s.samples_v1 (pfleet(1), SCHEMA VERSIONS)",
+			  f->urltext, d, (int)strcspn(t, "\n"), t, d, d, d, d), -1;
+}
+
 int sp_fleet_init(struct sp_fleet *f, const char *cluster, unsigned ttl_days, int *no_ttl, struct sp_err *err)
 {
 	int ma, mi;
 	if (server_version(f, &ma, &mi, err) < 0)
+		return -1;
+	if (sp_fleet_check_schema(f, err) < 0)
 		return -1;
 	int has_ttl = ma > 19 || (ma == 19 && mi >= 6);
 	*no_ttl = ttl_days && !has_ttl;
@@ -246,6 +293,18 @@ int sp_fleet_init(struct sp_fleet *f, const char *cluster, unsigned ttl_days, in
 			rc = -1;
 		s = e + 1;
 	}
+	/* a dictionary of the first schema gets the source files and lines */
+	sp_buf_reset(&all);
+	sp_buf_addf(&all, "SELECT count() FROM system.columns WHERE database = '%s' AND table = 'stacks' AND name = 'files'"
+		    " FORMAT TabSeparated", f->db);
+	if (rc == 0 && sp_fleet_sql(f, sp_buf_cstr(&all), NULL, 0, err) < 0)
+		rc = -1;
+	if (rc == 0 && !strcmp(sp_buf_cstr(&f->resp), "0\n")) {
+		sp_buf_reset(&all);
+		sp_buf_addf(&all, "ALTER TABLE %s.stacks ADD COLUMN files Array(String), ADD COLUMN lines Array(UInt32)", f->db);
+		if (sp_fleet_sql(f, sp_buf_cstr(&all), NULL, 0, err) < 0)
+			rc = -1;
+	}
 	sp_buf_release(&all);
 	return rc;
 }
@@ -253,6 +312,8 @@ int sp_fleet_init(struct sp_fleet *f, const char *cluster, unsigned ttl_days, in
 int sp_fleet_prune(struct sp_fleet *f, unsigned ttl_days, unsigned *dropped, struct sp_err *err)
 {
 	*dropped = 0;
+	if (sp_fleet_check_schema(f, err) < 0)
+		return -1;
 	struct sp_buf q = SP_BUF_INIT;
 	sp_buf_addf(&q, "SELECT DISTINCT partition FROM system.parts WHERE active AND database = '%s' AND table = 'samples'"
 		    " AND toDate(partition) < today() - %u ORDER BY partition FORMAT TabSeparated", f->db, ttl_days);
@@ -266,6 +327,15 @@ int sp_fleet_prune(struct sp_fleet *f, unsigned ttl_days, unsigned *dropped, str
 		if (!e)
 			break;
 		*e = 0;
+		sp_buf_reset(&q);
+		/* the rollup's day first: a failure between the two leaves the
+		 * raw day, which the next prune drops (the other way, a day
+		 * would stay in the rollup only) */
+		sp_buf_addf(&q, "ALTER TABLE %s.`.inner.samples_hourly` DROP PARTITION '%s'", f->db, s);
+		if (sp_fleet_sql(f, sp_buf_cstr(&q), NULL, 0, err) < 0) {
+			rc = -1;
+			break;
+		}
 		sp_buf_reset(&q);
 		sp_buf_addf(&q, "ALTER TABLE %s.samples DROP PARTITION '%s'", f->db, s);
 		if (sp_fleet_sql(f, sp_buf_cstr(&q), NULL, 0, err) < 0)
@@ -292,12 +362,6 @@ static void rb_u32(struct sp_buf *b, uint32_t v)
 {
 	unsigned char x[4] = { (unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16), (unsigned char)(v >> 24) };
 	sp_buf_add(b, x, 4);
-}
-static void rb_f64(struct sp_buf *b, double d)
-{
-	uint64_t v;
-	memcpy(&v, &d, 8);
-	rb_u64(b, v);
 }
 static void rb_str(struct sp_buf *b, const char *s, size_t n)
 {
@@ -370,11 +434,20 @@ static const char *rd_str(struct rb_reader *r, size_t *n)
 
 /* ---- stack ids ---- */
 
-static uint64_t frame_step(uint64_t h, const char *name, size_t n, uint8_t kind, struct sp_buf *tmp)
+/* A frame with a source file or line (a Python frame's "file:line")
+ * hashes them too, after a 0 byte; a frame without either hashes as the
+ * first schema's did. */
+static uint64_t frame_step(uint64_t h, const char *name, size_t n, uint8_t kind, const char *file, size_t fn,
+			   uint32_t line, struct sp_buf *tmp)
 {
 	sp_buf_reset(tmp);
 	sp_buf_add(tmp, name, n);
 	sp_buf_addc(tmp, (char)kind);
+	if (fn || line) {
+		sp_buf_addc(tmp, 0);
+		sp_buf_add(tmp, file, fn);
+		sp_buf_addf(tmp, ":%u", line);
+	}
 	return sp_hash_seed(tmp->p, tmp->len, h);
 }
 
@@ -383,7 +456,7 @@ uint64_t sp_fleet_stack_id(const char *const *names, const size_t *lens, const u
 	struct sp_buf tmp = SP_BUF_INIT;
 	uint64_t h = 0;
 	for (size_t i = 0; i < n; i++)
-		h = frame_step(h, names[i], lens[i], kinds[i], &tmp);
+		h = frame_step(h, names[i], lens[i], kinds[i], NULL, 0, 0, &tmp);
 	sp_buf_release(&tmp);
 	return h;
 }
@@ -445,10 +518,10 @@ static void fmt_time(char *b, size_t n, int64_t t)
 
 /* ---- sending batches: retries, the landed check, the spool ---- */
 
-enum { T_STACKS = 0, T_SAMPLES = 1 };
-static const char *const table_name[] = { "stacks", "samples" };
+enum { T_STACKS = 0, T_SAMPLES = 1, T_HOURLY = 2 };
+static const char *const table_name[] = { "stacks", "samples", "samples_hourly" };
 static const char *const table_cols[] = {
-	"(id, frames, kinds)",
+	"(id, frames, kinds, files, lines)",
 	"(bucket, service, host, labels, stack, value_name, unit, value, batch)",
 };
 
@@ -637,6 +710,8 @@ int sp_fleet_flush(struct sp_fleet *f, struct sp_fleet_stats *st, struct sp_err 
 			break;
 		all.len += (size_t)r;
 	}
+	if (all.len && !f->schema_checked && sp_fleet_check_schema(f, err) < 0)
+		goto fail;
 	int down = 0, rc = 0;
 	for (size_t at = 0; at < all.len;) {
 		const char *h = all.p + at, *nl = memchr(h, '\n', all.len - at);
@@ -720,7 +795,10 @@ struct putter {
 	double *vals;
 	size_t capv;
 	/* whole run */
-	struct sp_u64map known; /* stack ids queued for the dictionary */
+	struct sp_u64map known; /* stack ids queued for the dictionary or found in it */
+	uint64_t *pend;         /* ids of this input not yet asked of the server */
+	uint32_t *pend_node;    /* ... and their nodes */
+	size_t npend, cappend;
 	struct sp_buf stacks;   /* RowBinary of the queued stacks */
 	uint64_t nstacks;
 	struct sp_buf tmp, rows, labels;
@@ -752,12 +830,14 @@ static uint64_t node_id(struct putter *u, uint32_t node)
 	uint32_t parent = nd->parent, frame = nd->frame;
 	uint64_t h = node_id(u, parent); /* recursion as deep as the stack: a stack of frames is bounded by its input */
 	const struct sp_frame *fr = sp_frame_get(u->p, frame);
-	h = frame_step(h, sp_str(u->p, fr->name), sp_str_len(u->p, fr->name), fr->kind, &u->tmp);
+	h = frame_step(h, sp_str(u->p, fr->name), sp_str_len(u->p, fr->name), fr->kind, fr->file ? sp_str(u->p, fr->file) : NULL,
+		       fr->file ? sp_str_len(u->p, fr->file) : 0, fr->line, &u->tmp);
 	u->nh[node] = h;
 	return h;
 }
 
-/* Queues the frames of a stack not sent before for the dictionary. */
+/* Notes a stack of the input not seen before in this run: resolve_stacks
+ * asks the server which of them its dictionary lacks. */
 static void queue_stack(struct putter *u, uint32_t node, uint64_t id)
 {
 	int found;
@@ -765,6 +845,18 @@ static void queue_stack(struct putter *u, uint32_t node, uint64_t id)
 	sp_u64map_slot(&u->known, key, &found);
 	if (found)
 		return;
+	if (u->npend == u->cappend) {
+		u->cappend = u->cappend ? u->cappend * 2 : 1024;
+		u->pend = sp_xrealloc(u->pend, u->cappend * sizeof *u->pend);
+		u->pend_node = sp_xrealloc(u->pend_node, u->cappend * sizeof *u->pend_node);
+	}
+	u->pend[u->npend] = id;
+	u->pend_node[u->npend++] = node;
+}
+
+/* The frames of a stack, as a dictionary row. */
+static void add_stack_row(struct putter *u, uint32_t node, uint64_t id)
+{
 	uint32_t d = sp_node_frames(u->p, node, &u->frames, &u->capf);
 	rb_u64(&u->stacks, id);
 	sp_buf_add_uvarint(&u->stacks, d);
@@ -775,7 +867,64 @@ static void queue_stack(struct putter *u, uint32_t node, uint64_t id)
 	sp_buf_add_uvarint(&u->stacks, d);
 	for (uint32_t i = 0; i < d; i++)
 		sp_buf_addc(&u->stacks, (char)sp_frame_get(u->p, u->frames[i])->kind);
+	sp_buf_add_uvarint(&u->stacks, d);
+	for (uint32_t i = 0; i < d; i++) {
+		const struct sp_frame *fr = sp_frame_get(u->p, u->frames[i]);
+		if (fr->file)
+			rb_str(&u->stacks, sp_str(u->p, fr->file), sp_str_len(u->p, fr->file));
+		else
+			rb_str(&u->stacks, "", 0);
+	}
+	sp_buf_add_uvarint(&u->stacks, d);
+	for (uint32_t i = 0; i < d; i++)
+		rb_u32(&u->stacks, sp_frame_get(u->p, u->frames[i])->line);
 	u->nstacks++;
+}
+
+/* Queues the dictionary rows of the pending stacks the server does not
+ * have: each put of a host's profile would otherwise send the frames of
+ * every stack again (most of a fleet's stacks are stored after the first
+ * hosts' puts).  Asked in chunks of ids; when the server does not answer,
+ * every pending stack is queued (the batch goes to the spool whole). */
+static void resolve_stacks(struct putter *u)
+{
+	enum { CHUNK = 4000 };
+	struct sp_u64map have;
+	sp_u64map_init(&have);
+	struct sp_buf q = SP_BUF_INIT;
+	for (size_t at = 0; at < u->npend && !u->down; at += CHUNK) {
+		size_t n = u->npend - at < CHUNK ? u->npend - at : CHUNK;
+		sp_buf_reset(&q);
+		sp_buf_adds(&q, "SELECT DISTINCT id FROM ");
+		table_ref(u->f, &q, T_STACKS);
+		sp_buf_adds(&q, " WHERE id IN (");
+		for (size_t i = 0; i < n; i++)
+			sp_buf_addf(&q, i ? ",%llu" : "%llu", (unsigned long long)u->pend[at + i]);
+		sp_buf_adds(&q, ") FORMAT RowBinary");
+		struct sp_err e;
+		if (sp_fleet_sql(u->f, sp_buf_cstr(&q), NULL, 0, &e) < 0)
+			break; /* sent whole; the send says why it fails */
+		struct rb_reader rd = { (const unsigned char *)u->f->resp.p, (const unsigned char *)u->f->resp.p + u->f->resp.len, 0 };
+		while (rd.p < rd.e) {
+			uint64_t id = rd_u64(&rd);
+			if (rd.bad)
+				break;
+			int found;
+			*sp_u64map_slot(&have, id == UINT64_MAX ? id - 1 : id, &found) = 1;
+		}
+	}
+	for (size_t i = 0; i < u->npend; i++) {
+		uint64_t id = u->pend[i];
+		int found;
+		sp_u64map_get(&have, id == UINT64_MAX ? id - 1 : id, &found);
+		if (found)
+			u->st->stacks_known++;
+		else
+			add_stack_row(u, u->pend_node[i], id);
+	}
+	u->npend = 0;
+	sp_buf_release(&q);
+	sp_u64map_release(&have);
 }
 
 static int flush_rows(struct putter *u);
@@ -921,6 +1070,8 @@ static const char *host_of(struct putter *u)
 
 static int send_stacks(struct putter *u)
 {
+	if (u->npend)
+		resolve_stacks(u);
 	if (!u->nstacks)
 		return 0;
 	struct batch bt = { T_STACKS, u->nstacks, 0, 0, 0, u->stacks.p, u->stacks.len };
@@ -966,6 +1117,20 @@ static int send_rows(struct putter *u)
 	bt->bmax = 0;
 	sp_buf_reset(&u->rows);
 	return rc;
+}
+
+/* A bucket's sum as the Int64 of the column: a value that is not whole
+ * (a scaled pprof value) is rounded, and counted. */
+static int64_t to_int(struct putter *u, double v)
+{
+	double r = nearbyint(v);
+	if (r != v)
+		u->st->rounded++;
+	if (r >= 9.2e18)
+		return INT64_MAX;
+	if (r <= -9.2e18)
+		return INT64_MIN;
+	return (int64_t)r;
 }
 
 /* Turns the aggregated entries of an input into sample rows, gathered
@@ -1035,7 +1200,7 @@ static int flush_rows(struct putter *u)
 			rb_u64(&u->rows, e->stack);
 			rb_str(&u->rows, u->names[k], strlen(u->names[k]));
 			rb_str(&u->rows, u->units[k], strlen(u->units[k]));
-			rb_f64(&u->rows, v);
+			rb_u64(&u->rows, (uint64_t)to_int(u, v));
 			rb_u32(&u->rows, (uint32_t)bt->id);
 			bt->rows++;
 			if ((uint32_t)e->sec < bt->bmin)
@@ -1068,6 +1233,8 @@ int sp_fleet_put(struct sp_fleet *f, const struct sp_fleet_put_opts *o, char **f
 		 struct sp_fleet_stats *st, struct sp_err *err)
 {
 	memset(st, 0, sizeof *st);
+	if (sp_fleet_check_schema(f, err) < 0)
+		return -1;
 	int fr = sp_fleet_flush(f, st, err);
 	if (fr < 0)
 		return -1;
@@ -1120,6 +1287,8 @@ int sp_fleet_put(struct sp_fleet *f, const struct sp_fleet_put_opts *o, char **f
 		if (sp_read_file(files[i], o->format, u.p, &u.sink, o->read, NULL, err) < 0)
 			rc = -1; /* what was read is sent below: nothing read is dropped */
 		rc = send_after(&u, flush_rows, rc);
+		if (u.npend) /* while the input's frames are at hand */
+			resolve_stacks(&u);
 		sp_profile_free(u.p);
 		u.p = NULL;
 		sp_label_cache_release(&u.labc);
@@ -1133,6 +1302,8 @@ int sp_fleet_put(struct sp_fleet *f, const struct sp_fleet_put_opts *o, char **f
 	free(u.ents);
 	free(u.vals);
 	free(u.frames);
+	free(u.pend);
+	free(u.pend_node);
 	sp_u64map_release(&u.known);
 	sp_u64map_release(&u.agg);
 	sp_u64map_release(&u.labelled);
@@ -1149,10 +1320,11 @@ int sp_fleet_put(struct sp_fleet *f, const struct sp_fleet_put_opts *o, char **f
 
 /* ---- get: a slice, aggregated by the server ---- */
 
-/* The WHERE clause of a query. */
-static void add_where(struct sp_buf *b, const struct sp_fleet_query *q)
+/* The WHERE clause of a query of table (T_SAMPLES or T_HOURLY). */
+static void add_where(struct sp_buf *b, const struct sp_fleet_query *q, int table)
 {
-	sp_buf_addf(b, " WHERE bucket >= toDateTime(%lld) AND bucket < toDateTime(%lld)", (long long)q->since,
+	const char *t = table == T_HOURLY ? "hour" : "bucket";
+	sp_buf_addf(b, " WHERE %s >= toDateTime(%lld) AND %s < toDateTime(%lld)", t, (long long)q->since, t,
 		    (long long)q->until);
 	if (q->service) {
 		sp_buf_adds(b, " AND service = ");
@@ -1230,12 +1402,13 @@ struct column {
 
 /* The value columns in the slice ("samples" first).  Returns their number
  * (0: no samples) or -1. */
-static int slice_columns(struct sp_fleet *f, const struct sp_fleet_query *q, struct column *cols, struct sp_err *err)
+static int slice_columns(struct sp_fleet *f, const struct sp_fleet_query *q, int table, struct column *cols,
+			 struct sp_err *err)
 {
 	struct sp_buf b = SP_BUF_INIT;
 	sp_buf_adds(&b, "SELECT value_name, any(unit) FROM ");
-	table_ref(f, &b, T_SAMPLES);
-	add_where(&b, q);
+	table_ref(f, &b, table);
+	add_where(&b, q, table);
 	sp_buf_adds(&b, " GROUP BY value_name ORDER BY value_name != 'samples', value_name FORMAT RowBinary");
 	int r = sp_fleet_sql(f, sp_buf_cstr(&b), NULL, 0, err);
 	sp_buf_release(&b);
@@ -1264,9 +1437,42 @@ int sp_fleet_get(struct sp_fleet *f, const struct sp_fleet_query *q, FILE *out, 
 {
 	memset(st, 0, sizeof *st);
 	struct column cols[SP_MAX_VALUES];
-	int nv = slice_columns(f, q, cols, err);
+	/* whole hours of every host: the hourly rollup holds the answer in
+	 * about a row per stack and hour (a store without it: the samples) */
+	int table = !q->by && (!q->host || !strcmp(q->host, "*")) && q->since % 3600 == 0 && q->until % 3600 == 0
+		? T_HOURLY : T_SAMPLES;
+	int nv = slice_columns(f, q, table, cols, err);
+	if (nv < 0 && table == T_HOURLY && strstr(err->msg, "doesn't exist")) {
+		table = T_SAMPLES;
+		nv = slice_columns(f, q, table, cols, err);
+	}
 	if (nv < 0)
 		return -1;
+	if (table == T_HOURLY && nv > 0) {
+		/* the rollup is filled by the samples' inserts, but not in the
+		 * same transaction: a server killed between the two writes of an
+		 * insert leaves them apart (the retry finds the samples stored
+		 * and does not send them again).  The rows it summed are counted
+		 * against the samples' rows (a count over the primary key's range
+		 * costs about a third of a sum of the values). */
+		struct sp_buf c = SP_BUF_INIT;
+		sp_buf_adds(&c, "SELECT (SELECT count() FROM ");
+		table_ref(f, &c, T_SAMPLES);
+		add_where(&c, q, T_SAMPLES);
+		sp_buf_adds(&c, ") = (SELECT sum(rows) FROM ");
+		table_ref(f, &c, T_HOURLY);
+		add_where(&c, q, T_HOURLY);
+		sp_buf_adds(&c, ") FORMAT TabSeparated");
+		int r = sp_fleet_sql(f, sp_buf_cstr(&c), NULL, 0, err);
+		sp_buf_release(&c);
+		if (r < 0)
+			return -1;
+		if (strcmp(sp_buf_cstr(&f->resp), "1\n")) {
+			st->rollup_stale = 1;
+			table = T_SAMPLES;
+		}
+	}
+	st->rollup = table == T_HOURLY;
 	if (!nv)
 		return no_samples(q, "", err);
 	/* 1. the aggregate, by the server */
@@ -1277,13 +1483,13 @@ int sp_fleet_get(struct sp_fleet *f, const struct sp_fleet_query *q, FILE *out, 
 	if (q->by & SP_FLEET_BY_HOST)
 		sp_buf_adds(&b, ", host");
 	for (int i = 0; i < nv; i++) {
-		sp_buf_adds(&b, ", sumIf(value, value_name = ");
+		sp_buf_adds(&b, ", toFloat64(sumIf(value, value_name = ");
 		add_sqlstr(&b, cols[i].name, strlen(cols[i].name));
-		sp_buf_addc(&b, ')');
+		sp_buf_adds(&b, "))");
 	}
 	sp_buf_adds(&b, " FROM ");
-	table_ref(f, &b, T_SAMPLES);
-	add_where(&b, q);
+	table_ref(f, &b, table);
+	add_where(&b, q, table);
 	sp_buf_adds(&b, " GROUP BY stack");
 	if (q->by & SP_FLEET_BY_TIME)
 		sp_buf_adds(&b, ", t");
@@ -1306,12 +1512,22 @@ int sp_fleet_get(struct sp_fleet *f, const struct sp_fleet_query *q, FILE *out, 
 	sp_buf_add(&rows, f->resp.p, f->resp.len);
 	/* 2. the frames of the stacks in it (the set computed by the server:
 	 * a list of ids would be an AST of as many elements) */
+	/* (a dictionary of the first schema has no files and lines) */
 	sp_buf_reset(&b);
-	sp_buf_adds(&b, "SELECT id, any(frames), any(kinds) FROM ");
+	sp_buf_addf(&b, "SELECT count() FROM system.columns WHERE database = '%s' AND table = 'stacks' AND name = 'lines'"
+		    " FORMAT TabSeparated", f->db);
+	if (sp_fleet_sql(f, sp_buf_cstr(&b), NULL, 0, err) < 0) {
+		rc = -1;
+		goto out;
+	}
+	int v1 = !strcmp(sp_buf_cstr(&f->resp), "0\n");
+	sp_buf_reset(&b);
+	sp_buf_adds(&b, v1 ? "SELECT id, any(frames) AS fr, any(kinds), arrayMap(x -> '', fr), arrayMap(x -> toUInt32(0), fr) FROM "
+		    : "SELECT id, any(frames), any(kinds), any(files), any(lines) FROM ");
 	table_ref(f, &b, T_STACKS);
 	sp_buf_adds(&b, f->cluster ? " WHERE id GLOBAL IN (SELECT stack FROM " : " WHERE id IN (SELECT stack FROM ");
-	table_ref(f, &b, T_SAMPLES);
-	add_where(&b, q);
+	table_ref(f, &b, table);
+	add_where(&b, q, table);
 	sp_buf_adds(&b, ") GROUP BY id FORMAT RowBinary");
 	if (sp_fleet_sql(f, sp_buf_cstr(&b), NULL, 0, err) < 0) {
 		rc = -1;
@@ -1344,10 +1560,33 @@ int sp_fleet_get(struct sp_fleet *f, const struct sp_fleet_query *q, FILE *out, 
 		}
 		kinds = rd.p;
 		rd.p += d;
-		for (uint64_t i = 0; i < d; i++) {
+		/* files and lines: d each, or none (a row of the first schema's
+		 * dictionary, given the columns' default []) */
+		uint64_t nf = rd_varint(&rd);
+		struct rb_reader files = rd;
+		for (uint64_t i = 0; i < nf && !rd.bad; i++) {
 			size_t n;
-			const char *s = rd_str(&fr, &n);
-			node = sp_node_intern(p, node, sp_frame_named(p, s, n, kinds[i] < SP_KIND_MAX ? kinds[i] : 0));
+			rd_str(&rd, &n);
+		}
+		uint64_t nl = rd_varint(&rd);
+		if (rd.bad || (nf && nf != d) || (nl && nl != d) || (uint64_t)(rd.e - rd.p) < nl * 4) {
+			rd.bad = 1;
+			break;
+		}
+		const unsigned char *lines = rd.p;
+		rd.p += nl * 4;
+		for (uint64_t i = 0; i < d; i++) {
+			size_t n, fn = 0;
+			const char *s = rd_str(&fr, &n), *fl = nf ? rd_str(&files, &fn) : "";
+			struct sp_frame fm;
+			memset(&fm, 0, sizeof fm);
+			fm.name = sp_str_intern(p, s, n);
+			fm.kind = kinds[i] < SP_KIND_MAX ? kinds[i] : 0;
+			fm.file = fn ? sp_str_intern(p, fl, fn) : 0;
+			const unsigned char *l = lines + 4 * i;
+			if (nl)
+				fm.line = (uint32_t)l[0] | (uint32_t)l[1] << 8 | (uint32_t)l[2] << 16 | (uint32_t)l[3] << 24;
+			node = sp_node_intern(p, node, sp_frame_intern(p, &fm));
 		}
 		int found;
 		*sp_u64map_slot(&id2node, id == UINT64_MAX ? id - 1 : id, &found) = node;
@@ -1417,7 +1656,7 @@ out:
 int sp_fleet_hosts(struct sp_fleet *f, const struct sp_fleet_query *q, FILE *out, struct sp_err *err)
 {
 	struct column cols[SP_MAX_VALUES];
-	int nv = slice_columns(f, q, cols, err);
+	int nv = slice_columns(f, q, T_SAMPLES, cols, err);
 	if (nv < 0)
 		return -1;
 	if (!nv)
@@ -1432,15 +1671,15 @@ int sp_fleet_hosts(struct sp_fleet *f, const struct sp_fleet_query *q, FILE *out
 	if (c < 0)
 		c = 0;
 	struct sp_buf b = SP_BUF_INIT;
-	sp_buf_adds(&b, "SELECT host, sumIf(value, stack ");
+	sp_buf_adds(&b, "SELECT host, toFloat64(sumIf(value, stack ");
 	sp_buf_adds(&b, f->cluster ? "GLOBAL IN" : "IN");
 	sp_buf_adds(&b, " (SELECT id FROM ");
 	table_ref(f, &b, T_STACKS);
 	sp_buf_adds(&b, " WHERE has(frames, ");
 	add_sqlstr(&b, q->function, strlen(q->function));
-	sp_buf_adds(&b, "))) AS in_f, sum(value) AS total FROM ");
+	sp_buf_adds(&b, ")))) AS in_f, toFloat64(sum(value)) AS total FROM ");
 	table_ref(f, &b, T_SAMPLES);
-	add_where(&b, q);
+	add_where(&b, q, T_SAMPLES);
 	sp_buf_adds(&b, " AND value_name = ");
 	add_sqlstr(&b, cols[c].name, strlen(cols[c].name));
 	sp_buf_adds(&b, " GROUP BY host HAVING in_f > 0 ORDER BY in_f DESC, host FORMAT RowBinary");

@@ -35,6 +35,7 @@ struct sp_fleet {
 	 * batch is dropped as if the connection broke after the request. */
 	long fault_lose;
 	long nbatches;
+	int schema_checked;  /* sp_fleet_check_schema found the store writable */
 };
 
 /* The schema text (share/fleet/schema.sql) for database "stackpipe". */
@@ -54,6 +55,10 @@ int sp_fleet_init(struct sp_fleet *f, const char *cluster, unsigned ttl_days, in
 /* Drops the days older than ttl_days (the TTL of servers without TTL).
  * *dropped gets the number of days dropped. */
 int sp_fleet_prune(struct sp_fleet *f, unsigned ttl_days, unsigned *dropped, struct sp_err *err);
+/* 0 when the store can be written by this pfleet (or has no samples table
+ * yet, or the server does not answer: the spool keeps the batches), -1
+ * with err naming what to do when it is of the first schema. */
+int sp_fleet_check_schema(struct sp_fleet *f, struct sp_err *err);
 
 struct sp_fleet_put_opts {
 	const char *service;  /* NULL: the input's command, else its first thread's name */
@@ -79,6 +84,10 @@ struct sp_fleet_stats {
 	uint64_t unspooled_rows;
 	uint64_t missing_stacks; /* get: stack ids absent from the dictionary */
 	uint64_t dropped_zero;  /* put: values of 0 not stored */
+	uint64_t rounded;       /* put: values not whole, stored rounded */
+	uint64_t stacks_known;  /* put: stacks the dictionary had already (not sent) */
+	int rollup;             /* get: read from the hourly rollup */
+	int rollup_stale;       /* get: the rollup's totals differ from the samples' (read from them) */
 	char first_error[480];  /* the first send failure that led to spooling */
 };
 

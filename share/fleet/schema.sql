@@ -8,20 +8,28 @@ CREATE DATABASE IF NOT EXISTS stackpipe;
 -- stack is stored once for the fleet; duplicates sent by several hosts merge
 -- in the background and readers take any() of an id.  frames are root
 -- first; kinds are the stream's frame kinds (0 native, 1 kernel, 2 jit,
--- 3 inlined, 4 python, 5 synthetic).
+-- 3 inlined, 4 python, 5 synthetic); files and lines their source file
+-- and line ('' and 0: unknown), as a Python frame's "dumps
+-- (json/__init__.py:231)" (schema 2; pfleet init adds them to a
+-- dictionary of the first schema).
 CREATE TABLE IF NOT EXISTS stackpipe.stacks (
     id UInt64,
     frames Array(String),
-    kinds Array(UInt8)
+    kinds Array(UInt8),
+    files Array(String),
+    lines Array(UInt32)
 ) ENGINE = ReplacingMergeTree() ORDER BY id;
 -- One row per time bucket, host and stack for each value column of the
 -- input (value_name "samples", "period", "cpu-ns" ... with its unit),
--- holding the bucket's sum.  Ordered for the queries: one service, an hour,
--- GROUP BY stack; batch names the insert that wrote the row, so a retry
--- after a lost answer can tell whether the first attempt landed (32 bits:
--- the question is asked only of the batch's time range, where another batch
+-- holding the bucket's sum as an integer (the unit carries the scale: ns,
+-- bytes, samples; a value that is not whole is rounded, and put says how
+-- many were).  Ordered for the queries: one service, an hour, GROUP BY
+-- stack; batch names the insert that wrote the row, so a retry after a
+-- lost answer can tell whether the first attempt landed (32 bits: the
+-- question is asked only of the batch's time range, where another batch
 -- with the same id is a chance of one in hundreds of millions; 64 bits cost
--- 1.2 more bytes a row on disk).
+-- 1.2 more bytes a row on disk).  Schema 2: the first schema's value was
+-- Float64; pfleet init and put name what to do with such a store.
 CREATE TABLE IF NOT EXISTS stackpipe.samples (
     bucket DateTime,
     service String,
@@ -30,14 +38,29 @@ CREATE TABLE IF NOT EXISTS stackpipe.samples (
     stack UInt64,
     value_name String,
     unit String,
-    value Float64,
+    value Int64,
     batch UInt32
 ) ENGINE = MergeTree() PARTITION BY toDate(bucket)
   ORDER BY (service, toStartOfHour(bucket), stack, host, bucket);
+-- The hourly rollup: the samples of each hour summed over hosts (labels
+-- kept), filled by every insert into samples.  pfleet get reads it instead
+-- of samples when the range is whole hours, with no --host and no --by:
+-- one service's hour is then about as many rows as distinct stacks, not
+-- hosts x buckets x stacks.  Rows of an hour merge in the background;
+-- readers sum() them.  rows counts the samples rows summed into a row:
+-- get compares a range's sum(rows) with the samples' count() (a server
+-- killed between an insert's two writes leaves the rollup short).
+CREATE MATERIALIZED VIEW IF NOT EXISTS stackpipe.samples_hourly
+  ENGINE = SummingMergeTree((value, rows)) PARTITION BY toDate(hour)
+  ORDER BY (service, hour, value_name, unit, labels, stack)
+  AS SELECT toStartOfHour(bucket) AS hour, service, labels, stack, value_name, unit, value, toUInt64(1) AS rows
+  FROM stackpipe.samples;
 -- Retention (ClickHouse 19.6 and later; 18.16 has no TTL: pfleet init says
--- so and pfleet prune drops the days older than --ttl instead):
+-- so and pfleet prune drops the days older than --ttl instead, of both tables):
 -- TTL: ALTER TABLE stackpipe.samples MODIFY TTL bucket + INTERVAL 30 DAY;
+-- TTL: ALTER TABLE stackpipe.`.inner.samples_hourly` MODIFY TTL hour + INTERVAL 30 DAY;
 -- Sharding (pfleet init --cluster NAME, after pfleet init on every shard;
 -- NAME is a cluster of the server's remote_servers):
 -- CLUSTER: CREATE TABLE IF NOT EXISTS stackpipe.samples_dist AS stackpipe.samples ENGINE = Distributed(NAME, stackpipe, samples, sipHash64(host));
 -- CLUSTER: CREATE TABLE IF NOT EXISTS stackpipe.stacks_dist AS stackpipe.stacks ENGINE = Distributed(NAME, stackpipe, stacks, id);
+-- CLUSTER: CREATE TABLE IF NOT EXISTS stackpipe.samples_hourly_dist AS stackpipe.samples_hourly ENGINE = Distributed(NAME, stackpipe, samples_hourly, rand());

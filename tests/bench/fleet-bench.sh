@@ -14,20 +14,27 @@
 # 2 cores):
 #   ingest   pfleet put of every host's 60 files, two puts at a time:
 #            sample rows per second (wall clock)
+#   stacks   the stack dictionary rows the puts sent (each put asks the
+#            server which of its stacks it has: the first hosts send most)
 #   disk     bytes per sample row of the samples table after OPTIMIZE FINAL
-#            (all its columns), and per column; the stack dictionary apart
+#            (all its columns), and per column; the stack dictionary and the
+#            hourly rollup apart; with the server's default compression (lz4)
+#            and again after restarting it with <compression> zstd level 9
+#            (pfleet(1), SERVER SETTINGS) and OPTIMIZE FINAL
 #   queries  medians of RUNS runs, each against pmerge of the same files:
 #            one hour of the service on all hosts (to folded text: what a
-#            flame graph is drawn from), the same for 10 hosts, a diff of
-#            the first and second half hours (pdiff)
+#            flame graph is drawn from; read from the hourly rollup, and
+#            from the samples for comparison: the same hour from a second
+#            before it), the same for 10 hosts, a diff of the first and
+#            second half hours (pdiff)
 #   answers  pfleet's folded output equals pmerge's (the bench says so)
 #
-#   FLEET_HOSTS=100 FLEET_MINUTES=60 FLEET_STACKS=3000 BENCH_RUNS=5
+#   FLEET_HOSTS=100 FLEET_MINUTES=60 FLEET_STACKS=3000 BENCH_RUNS=3
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=$PWD
 export PATH=$top/bin:$PATH
-HOSTS=${FLEET_HOSTS:-100} MINUTES=${FLEET_MINUTES:-60} STACKS=${FLEET_STACKS:-3000} RUNS=${BENCH_RUNS:-5}
+HOSTS=${FLEET_HOSTS:-100} MINUTES=${FLEET_MINUTES:-60} STACKS=${FLEET_STACKS:-3000} RUNS=${BENCH_RUNS:-3}
 W=$top/tests/bench/work/fleet
 mkdir -p "$W"
 say() { printf 'fleet-bench: %s\n' "$*" >&2; }
@@ -82,27 +89,13 @@ t0=$(now)
 ls -d "$G"/h* | xargs -P2 -I{} sh -c 'pfleet put -q --service api --host "$(basename "$1")" "$2" "$1"/m*.sp' sh {} "$U"
 t1=$(now)
 rows=$(ch_query "$CH_HTTP" "SELECT count() FROM stackpipe.samples")
+ch_query "$CH_HTTP" "SYSTEM FLUSH LOGS" > /dev/null
+sent=$(ch_query "$CH_HTTP" "SELECT sum(written_rows) FROM system.query_log WHERE type = 2 AND query LIKE 'INSERT INTO stackpipe.stacks %'")
 samples=$(ch_query "$CH_HTTP" "SELECT count() FROM stackpipe.samples WHERE value_name = 'samples'")
 ing=$(echo "$t1 $t0" | awk '{print $1 - $2}')
 rps=$(echo "$rows $ing" | awk '{printf "%.0f", $1 / $2}')
 
-# ---- 5. bytes on disk ----
-ch_query "$CH_HTTP" "OPTIMIZE TABLE stackpipe.samples FINAL" > /dev/null
-ch_query "$CH_HTTP" "OPTIMIZE TABLE stackpipe.stacks FINAL" > /dev/null
-bpr=$(ch_query "$CH_HTTP" "SELECT sum(bytes_on_disk) / sum(rows) FROM system.parts WHERE active AND database = 'stackpipe' AND table = 'samples'")
-sbytes=$(ch_query "$CH_HTTP" "SELECT sum(bytes_on_disk) FROM system.parts WHERE active AND database = 'stackpipe' AND table = 'stacks'")
-nstacks=$(ch_query "$CH_HTTP" "SELECT count() FROM stackpipe.stacks")
-percol=$(ch_query "$CH_HTTP" "SELECT name, round(data_compressed_bytes / $rows, 3) FROM system.columns WHERE database = 'stackpipe' AND table = 'samples' ORDER BY data_compressed_bytes DESC" | awk '{printf "%s %s, ", $1, $2}')
-sbytes_files=$(du -sbL "$G" | cut -f1)
-
-# ---- 6. queries, each beside pmerge of the same files ----
 H1="--since @$START --until @$((START + MINUTES * 60))"
-HALF=$((START + MINUTES * 30))
-A="--since @$START --until @$HALF" B="--since @$HALF --until @$((START + MINUTES * 60))"
-allf=$(echo "$G"/h*/m*.sp)
-subf=$(echo "$G"/h00?/m*.sp)
-firstf=$(for m in $(seq 0 $((MINUTES / 2 - 1))); do echo "$G"/h*/m$(printf %02d $m).sp; done | tr '\n' ' ')
-secondf=$(for m in $(seq $((MINUTES / 2)) $((MINUTES - 1))); do echo "$G"/h*/m$(printf %02d $m).sp; done | tr '\n' ' ')
 time_runs() { # NAME CMD: median wall seconds of RUNS runs
 	local name=$1 i t0 t1; shift
 	for i in $(seq "$RUNS"); do
@@ -110,7 +103,40 @@ time_runs() { # NAME CMD: median wall seconds of RUNS runs
 		echo "$t1 $t0" | awk '{print $1 - $2}'
 	done | median
 }
+# the hour from the rollup as the background merges left it
+q_unmerged=$(time_runs fu "pfleet get --service api $H1 $U | pfold")
+hrows0=$(ch_query "$CH_HTTP" "SELECT sum(rows) FROM system.parts WHERE active AND database = 'stackpipe' AND table = '.inner.samples_hourly'")
+
+# ---- 5. bytes on disk ----
+ch_query "$CH_HTTP" "OPTIMIZE TABLE stackpipe.samples FINAL" > /dev/null
+ch_query "$CH_HTTP" "OPTIMIZE TABLE stackpipe.stacks FINAL" > /dev/null
+ch_query "$CH_HTTP" "OPTIMIZE TABLE stackpipe.samples_hourly FINAL" > /dev/null
+bpr=$(ch_query "$CH_HTTP" "SELECT sum(bytes_on_disk) / sum(rows) FROM system.parts WHERE active AND database = 'stackpipe' AND table = 'samples'")
+hrows=$(ch_query "$CH_HTTP" "SELECT sum(rows) FROM system.parts WHERE active AND database = 'stackpipe' AND table = '.inner.samples_hourly'")
+hbytes=$(ch_query "$CH_HTTP" "SELECT sum(bytes_on_disk) FROM system.parts WHERE active AND database = 'stackpipe' AND table = '.inner.samples_hourly'")
+sbytes=$(ch_query "$CH_HTTP" "SELECT sum(bytes_on_disk) FROM system.parts WHERE active AND database = 'stackpipe' AND table = 'stacks'")
+nstacks=$(ch_query "$CH_HTTP" "SELECT count() FROM stackpipe.stacks")
+percol=$(ch_query "$CH_HTTP" "SELECT name, round(data_compressed_bytes / $rows, 3) FROM system.columns WHERE database = 'stackpipe' AND table = 'samples' ORDER BY data_compressed_bytes DESC" | awk '{printf "%s %s, ", $1, $2}')
+sbytes_files=$(du -sbL "$G" | cut -f1)
+# the same parts with zstd: the server restarted with <compression>
+ch_stop "$W/ch" || true
+sed -i 's|</remote_servers>|</remote_servers><compression><case><min_part_size>0</min_part_size><min_part_size_ratio>0</min_part_size_ratio><method>zstd</method><level>9</level></case></compression>|' "$W/ch/config.xml"
+"$(ch_bin)" --config-file="$W/ch/config.xml" > "$W/ch/log/stdout" 2>&1 &
+echo $! > "$W/ch/pid"
+for i in $(seq 600); do curl -fsS "$U/ping" > /dev/null 2>&1 && break; sleep 0.1; done
+ch_query "$CH_HTTP" "OPTIMIZE TABLE stackpipe.samples FINAL" > /dev/null
+zbpr=$(ch_query "$CH_HTTP" "SELECT sum(bytes_on_disk) / sum(rows) FROM system.parts WHERE active AND database = 'stackpipe' AND table = 'samples'")
+zpercol=$(ch_query "$CH_HTTP" "SELECT name, round(data_compressed_bytes / $rows, 3) FROM system.columns WHERE database = 'stackpipe' AND table = 'samples' ORDER BY data_compressed_bytes DESC" | awk '{printf "%s %s, ", $1, $2}')
+
+# ---- 6. queries, each beside pmerge of the same files ----
+HALF=$((START + MINUTES * 30))
+A="--since @$START --until @$HALF" B="--since @$HALF --until @$((START + MINUTES * 60))"
+allf=$(echo "$G"/h*/m*.sp)
+subf=$(echo "$G"/h00?/m*.sp)
+firstf=$(for m in $(seq 0 $((MINUTES / 2 - 1))); do echo "$G"/h*/m$(printf %02d $m).sp; done | tr '\n' ' ')
+secondf=$(for m in $(seq $((MINUTES / 2)) $((MINUTES - 1))); do echo "$G"/h*/m$(printf %02d $m).sp; done | tr '\n' ' ')
 q_all=$(time_runs fa "pfleet get --service api $H1 $U | pfold")
+q_raw=$(time_runs fr "pfleet get --service api --since @$((START - 1)) --until @$((START + MINUTES * 60)) $U | pfold")
 m_all=$(time_runs ma "pmerge --folded $allf")
 q_sub=$(time_runs fs "pfleet get --service api --host 'h00?' $H1 $U | pfold")
 m_sub=$(time_runs ms "pmerge --folded $subf")
@@ -118,6 +144,7 @@ q_diff=$(time_runs fd "pdiff -O folded <(pfleet get --service api $A $U) <(pflee
 m_diff=$(time_runs md "pdiff <(pmerge --folded $firstf) <(pmerge --folded $secondf)")
 q_svg=$(time_runs fg "pfleet get --service api $H1 $U | psvg")
 same=""
+for p in u r; do cmp -s "$W/out.f$p" "$W/out.ma" && same="$same $p:same" || same="$same $p:DIFFERENT"; done
 for p in a s d; do cmp -s "$W/out.f$p" "$W/out.m$p" && same="$same $p:same" || same="$same $p:DIFFERENT"; done
 
 # ---- 7. the figures ----
@@ -125,10 +152,13 @@ cat <<TXT
 fleet-bench: $HOSTS hosts x $MINUTES min x $STACKS stacks/min ($files stream files, $(( sbytes_files / 1048576 )) MB),
   pool of $(wc -l < "$W/pool.folded") real stacks; medians of $RUNS runs; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)
   ingest:        $rows sample rows ($samples of them in the samples column) in ${ing} s = $rps rows/s (pfleet put, 2 at a time)
-  disk:          $(printf %.2f "$bpr") bytes per sample row (samples table after OPTIMIZE FINAL);
+                 stack dictionary rows sent: $sent for $nstacks distinct stacks
+  disk (lz4):    $(printf %.2f "$bpr") bytes per sample row (samples table after OPTIMIZE FINAL);
                  per column: $percol
-                 stack dictionary: $nstacks stacks, $sbytes bytes
-  1 hour, all hosts:  pfleet get | pfold ${q_all} s   pmerge --folded ${m_all} s   (get | psvg ${q_svg} s)
+  disk (zstd 9): $(printf %.2f "$zbpr") bytes per sample row; per column: $zpercol
+                 stack dictionary: $nstacks stacks, $sbytes bytes; hourly rollup: $hrows rows, $hbytes bytes (lz4)
+  queries on the zstd parts; the rollup after OPTIMIZE FINAL ($hrows0 rows as the background merges left it: ${q_unmerged} s)
+  1 hour, all hosts:  pfleet get | pfold ${q_all} s (rollup; from the samples ${q_raw} s)   pmerge --folded ${m_all} s   (get | psvg ${q_svg} s)
   1 hour, 10 hosts:   pfleet get | pfold ${q_sub} s   pmerge --folded ${m_sub} s
   diff of half hours: pdiff of 2 gets ${q_diff} s   pdiff of 2 pmerges ${m_diff} s
   answers (folded text, pfleet vs pmerge):$same   (slow hosts' hot function: $HOT)

@@ -17,7 +17,7 @@ n=$(ch_query "$CH_HTTP" "SELECT count() FROM system.clusters WHERE cluster = 'fl
 pfleet init $A 2> /dev/null && pfleet init $B 2> /dev/null && pfleet init --cluster fleet $A 2> "$T/e"; rc=$?
 expect_rc "init on each shard, then init --cluster fleet" 0 $rc
 ch_query "$CH_HTTP" "SHOW TABLES FROM stackpipe" | tr '\n' ' ' > "$T/t"
-grep -q 'samples_dist' "$T/t" && grep -q 'stacks_dist' "$T/t" && ok "Distributed tables samples_dist and stacks_dist" || { notok "dist tables"; cat "$T/t"; }
+grep -q 'samples_dist' "$T/t" && grep -q 'stacks_dist' "$T/t" && grep -q 'samples_hourly_dist' "$T/t" && ok "Distributed tables samples_dist, stacks_dist and samples_hourly_dist" || { notok "dist tables"; cat "$T/t"; }
 pfleet init --database single $A 2> /dev/null
 
 S=2026-11-26T10:00:00
@@ -40,6 +40,10 @@ for args in "" "--by host" "--host web-[12]" "--by time" "--host web-4"; do
 	pfleet get --database single --service s $args $R $A | pfold > "$T/one"
 	if [ -s "$T/one" ] && cmp -s "$T/one" "$T/two"; then ok "get $args: two shards answer as one server"; else notok "get $args differs"; diff "$T/one" "$T/two" | head -5; fi
 done
+# whole hours of every host: each shard's hourly rollup, through samples_hourly_dist
+ch_query "$CH_HTTP" "SYSTEM FLUSH LOGS" > /dev/null
+n=$(ch_query "$CH_HTTP" "SELECT count() FROM system.query_log WHERE type = 2 AND query LIKE 'SELECT stack, toFloat64%FROM stackpipe.samples_hourly_dist %'")
+[ "$n" -gt 0 ] && ok "get over the cluster read the shards' rollups ($n queries of samples_hourly_dist)" || notok "no query of samples_hourly_dist ($n)"
 pmerge "$IN" "$T/x.sp" "$IN" "$T/x.sp" | pfold > "$T/m"
 pfleet get --cluster fleet --service s $R $A | pfold > "$T/two"
 expect_eq "two shards: the slice equals pmerge of the inputs" "$T/m" "$T/two"

@@ -11,6 +11,7 @@
 #                          whose TCP ports are in CH_SHARDS
 #   ch_stop DIR            stop it (SIGTERM, then SIGKILL after 20 s)
 #   ch_stop_all            stop every server started here (call from the EXIT trap)
+# Every query is logged in system.query_log (tests count what a server received).
 CH_DIRS=""
 CH_SHARDS=""
 ch_available() {
@@ -21,9 +22,12 @@ ch_available() {
 }
 ch_bin() { command -v clickhouse-server 2> /dev/null || echo /usr/sbin/clickhouse-server; }
 # ch_config DIR HTTP TCP: the config.xml of one server.  CH_SHARDS lists the
-# TCP ports of every shard of the "fleet" cluster.
+# TCP ports of every shard of the "fleet" cluster; CH_COMPRESSION=zstd sets
+# the server's compression method of every part (default lz4).
 ch_config() {
-	local d=$1 http=$2 tcp=$3 p shards=""
+	local d=$1 http=$2 tcp=$3 p shards="" comp=""
+	[ -n "${CH_COMPRESSION:-}" ] && comp="
+  <compression><case><min_part_size>0</min_part_size><min_part_size_ratio>0</min_part_size_ratio><method>$CH_COMPRESSION</method></case></compression>"
 	for p in $tcp $CH_SHARDS; do
 		shards="$shards<shard><replica><host>127.0.0.1</host><port>$p</port></replica></shard>"
 	done
@@ -43,13 +47,13 @@ ch_config() {
   <default_database>default</default_database>
   <mark_cache_size>268435456</mark_cache_size>
   <max_concurrent_queries>20</max_concurrent_queries>
-  <remote_servers><fleet>$shards</fleet></remote_servers>
+  <remote_servers><fleet>$shards</fleet></remote_servers>$comp
 </yandex>
 XML
 	cat > "$d/users.xml" <<XML
 <?xml version="1.0"?>
 <yandex>
-  <profiles><default><max_memory_usage>2000000000</max_memory_usage><max_threads>2</max_threads></default></profiles>
+  <profiles><default><max_memory_usage>2000000000</max_memory_usage><max_threads>2</max_threads><log_queries>1</log_queries></default></profiles>
   <users><default><password></password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota></default></users>
   <quotas><default></default></quotas>
 </yandex>
@@ -75,13 +79,22 @@ ch_start() {
 	echo "clickhouse-server did not answer on port $http within 60 s"; return 1
 }
 ch_start_free() {
-	local d=$1 try r
+	local d=$1 try r why
 	for try in 1 2 3 4 5 6; do
 		CH_HTTP=$((20000 + RANDOM % 20000)); CH_TCP=$((CH_HTTP + 20000))
-		ch_start "$d" "$CH_HTTP" "$CH_TCP"; r=$?
-		[ $r = 3 ] || return $r
+		mkdir -p "$d"
+		ch_start "$d" "$CH_HTTP" "$CH_TCP" > "$d/start.why" 2>&1; r=$?
+		[ $r = 0 ] && return 0
+		why=$(cat "$d/start.why")
+		# taken ports (3), or a server that exited or did not answer (a
+		# port taken between the check and its bind, by the servers other
+		# tests start at the same time): tried again on other ports, the
+		# reasons said when every try failed
+		ch_stop "$d"
+		[ $r = 3 ] && why="ports $CH_HTTP/$CH_TCP taken"
+		echo "  try $try: $why" | head -8
 	done
-	echo "no free port pair found in 6 tries"; return 1
+	echo "  clickhouse-server did not start in 6 tries"; return 1
 }
 ch_stop() {
 	local d=$1 pid i
