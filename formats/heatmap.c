@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fold.h"
 #include "heatmap.h"
 
 struct entry {
@@ -55,6 +56,21 @@ static uint32_t child_of(struct sp_heatmap *h, uint32_t parent, uint32_t name)
 	return id;
 }
 
+/* A frame's name as pfold and psvg's flame graph spell it: a Python frame
+ * with its file and line ("dumps (json/__init__.py:231)"). */
+static uint32_t frame_label(struct sp_heatmap *h, uint32_t frame)
+{
+	const struct sp_frame *fr = sp_frame_get(h->p, frame);
+	if (fr->kind != SP_KIND_PYTHON || !fr->file)
+		return fr->name;
+	static const struct sp_fold_opts plain;
+	struct sp_buf b = SP_BUF_INIT;
+	sp_fold_frame_name(h->p, frame, &plain, &b);
+	uint32_t id = sp_str_intern(h->p, b.p, b.len);
+	sp_buf_release(&b);
+	return id;
+}
+
 /* The heat map's stack of a sample: looked up once per (thread name,
  * stack); a new one is walked frame by frame once. */
 static uint32_t stack_of(struct sp_heatmap *h, uint32_t thread, uint32_t node)
@@ -76,7 +92,7 @@ static uint32_t stack_of(struct sp_heatmap *h, uint32_t thread, uint32_t node)
 	if (comm)
 		cur = child_of(h, cur, comm);
 	for (; i < depth; i++)
-		cur = child_of(h, cur, sp_frame_get(h->p, h->frames[i])->name);
+		cur = child_of(h, cur, frame_label(h, h->frames[i]));
 	/* the slot may have moved while interning: look it up again */
 	slot = sp_u64map_slot(&h->cache, (uint64_t)comm << 32 | node, &found);
 	*slot = cur;
