@@ -72,6 +72,13 @@ struct sp_collect_opts {
 	enum sp_pymode python;
 	int python_lines;
 	int python_full_filenames; /* Python file names not relative to sys.path */
+	/* Live only: the records are those of every process of the machine
+	 * (sp_perfev_add_cpus).  A process that was running before them is
+	 * read from /proc/PID/maps when it is first sampled with a user
+	 * stack (one that never is costs nothing); one that is gone by then
+	 * is counted in stats.unresolved, its frames "[unknown]".  The idle
+	 * task (pid 0) is named "swapper", as perf names it. */
+	int system_wide;
 };
 
 struct sp_collect_stats {
@@ -85,6 +92,10 @@ struct sp_collect_stats {
 	uint64_t kept_threads;   /* of which the thread filter kept (last name) */
 	uint64_t processes;
 	uint64_t stacks;         /* distinct stacks (the cache's entries) */
+	/* opts.system_wide: processes whose maps /proc could not give (gone
+	 * before their first sample was read), and their samples */
+	uint64_t unresolved, unresolved_samples;
+	uint64_t maps_read;      /* processes whose maps were read from /proc */
 };
 
 struct sp_collect;

@@ -88,6 +88,8 @@ static void not_exact(const struct coll *c, char *why, size_t n)
 		snprintf(why, n, "--python=off");
 	else if (c->o.python_sampling == 2)
 		snprintf(why, n, "--python-sampling=nonblocking");
+	else if (c->o.all)
+		snprintf(why, n, "-a: a system-wide collector does not stop the threads of every process");
 	else if (c->o.python_sampling == 1)
 		; /* checked with the options */
 	else if (!c->o.freq)
