@@ -533,8 +533,11 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 	struct sp_unwind *u = NULL;
 	enum sp_callgraph cg = c->o.callgraph;
 	if (cg == SP_CG_DWARF) {
-		if (!pr->user)
+		if (!pr->user) {
 			pr->user = sp_unwind_new(pr->pid, c->syms);
+			if (c->o.system_wide)
+				sp_unwind_no_debuginfo(pr->user);
+		}
 		u = pr->user;
 		sp_unwind_sync(u, pr->maps);
 	}

@@ -29,6 +29,7 @@ struct sp_unwind {
 	struct sp_symbols *mods;
 	Dwfl *dwfl;
 	int attached, attach_failed;
+	int eh_only; /* sp_unwind_no_debuginfo */
 	uint64_t gen;
 	struct reported *rep;
 	size_t nrep, caprep;
@@ -48,6 +49,23 @@ static const Dwfl_Callbacks dwfl_cbs = {
 	.find_debuginfo = dwfl_standard_find_debuginfo,
 	.debuginfo_path = &debuginfo_path,
 };
+
+/* No separate debug file: libdwfl looks for CFI in one only when a
+ * frame's .eh_frame fails to unwind it (the end of a stack copy), and
+ * opening one inflates its compressed sections, per process. */
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			char **debuginfo_file_name)
+{
+	return -1;
+}
+static const Dwfl_Callbacks dwfl_cbs_eh = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = no_debuginfo,
+	.debuginfo_path = &debuginfo_path,
+};
+
+void sp_unwind_no_debuginfo(struct sp_unwind *u) { u->eh_only = 1; }
 
 static pid_t cb_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
 {
@@ -153,7 +171,7 @@ void sp_unwind_sync(struct sp_unwind *u, const struct sp_maps *maps)
 	if (sp_maps_generation(maps) == u->gen)
 		return;
 	u->gen = sp_maps_generation(maps);
-	if (!u->dwfl && !(u->dwfl = dwfl_begin(&dwfl_cbs)))
+	if (!u->dwfl && !(u->dwfl = dwfl_begin(u->eh_only ? &dwfl_cbs_eh : &dwfl_cbs)))
 		return;
 	/* Which (file, bias) pairs the maps want now. */
 	size_t n = sp_maps_count(maps);
