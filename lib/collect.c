@@ -510,9 +510,10 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 	if (c->o.system_wide && s->pid && (s->has_regs || s->nuser || s->ip < (1ULL << 63)) &&
 	    sw_maps(c, pr) < 0)
 		c->st.unresolved_samples++;
-	if (c->py) {
+	if (c->py && !c->o.system_wide) {
 		/* A Python thread is named by its threading name (a root frame
-		 * as the comm is), and the thread filter matches either. */
+		 * as the comm is), and the thread filter matches either.  Not
+		 * system-wide: there the root is the process, as perf names it. */
 		uint32_t pn = sp_pymerge_thread_name(c->py, pr->pid, pr->serial, pr->maps, (int)s->tid);
 		if (pn != t->pyname) {
 			t->pyname = pn;

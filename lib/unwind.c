@@ -10,6 +10,8 @@
 
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -166,6 +168,21 @@ static void report_new(struct sp_unwind *u, struct sp_modfile *f, uint64_t bias)
 	u->rep[u->nrep++] = (struct reported){ f, bias, start, end, name, 1 };
 }
 
+static Elf *self;
+static void open_self(void)
+{
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && !(self = elf_begin(fd, ELF_C_READ_MMAP, NULL)))
+		close(fd);
+}
+/* This executable's ELF, opened once and kept (NULL: libdwfl picks). */
+static Elf *self_elf(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, open_self);
+	return self;
+}
+
 void sp_unwind_sync(struct sp_unwind *u, const struct sp_maps *maps)
 {
 	if (sp_maps_generation(maps) == u->gen)
@@ -224,8 +241,11 @@ void sp_unwind_sync(struct sp_unwind *u, const struct sp_maps *maps)
 	dwfl_report_end(u->dwfl, NULL, NULL);
 	free(want);
 	if (!u->attached && !u->attach_failed && u->nrep) {
-		/* The architecture comes from the first module's ELF. */
-		if (dwfl_attach_state(u->dwfl, NULL, u->pid, &thread_cbs, u))
+		/* The architecture is x86-64 (the registers are): taken from our
+		 * own executable, not from the first module libdwfl can open,
+		 * which in a process caught amid an exec may be none of
+		 * x86-64's (libdw then asserts on 0 registers). */
+		if (dwfl_attach_state(u->dwfl, self_elf(), u->pid, &thread_cbs, u))
 			u->attached = 1;
 		else
 			u->attach_failed = 1;

@@ -51,5 +51,10 @@ void pcollect_all_report(struct coll *c)
 				 cs->unresolved == 1 ? "" : "es", cs->unresolved == 1 ? "its" : "their",
 				 (unsigned long long)cs->unresolved_samples, cs->unresolved_samples == 1 ? "" : "s");
 	}
+	struct sp_pymerge *m = sp_collect_python(c->eng);
+	if (m && sp_pymerge_stats(m)->processes && !c->o.quiet && !c->o.verbose)
+		sp_error("%llu CPython process%s found: Python frames merged, non-blocking (-v names each, and "
+			 "any whose frames could not be read)", (unsigned long long)sp_pymerge_stats(m)->processes,
+			 sp_pymerge_stats(m)->processes == 1 ? "" : "es");
 	c->sink->meta(c->sink, c->p, &c->werr);
 }

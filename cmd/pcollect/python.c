@@ -9,8 +9,10 @@ void pcollect_python_messages(struct coll *c)
 {
 	struct sp_pymerge *m = sp_collect_python(c->eng);
 	const char *s;
+	/* -a: one line per CPython process of the machine is noise; -v says
+	 * them, the summary counts them (all.c). */
 	while (m && (s = sp_pymerge_message(m)))
-		if (!c->o.quiet)
+		if (!c->o.quiet && (!c->o.all || c->o.verbose))
 			sp_error("%s", s);
 }
 
