@@ -91,6 +91,18 @@ for r in $(seq "$RUNS"); do
 	fi
 done
 
+# Warm: the first seconds of a run read each binary's symbols and DWARF
+# once; a host runs it all day.  One run of 3 x SECS, its CPU time between
+# SECS and the end (from /proc/PID/stat) is the cost once warm.
+"$PC" -a -q -F "$HZ" -d $((3 * SECS)) -o /dev/null & wp=$!
+ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2> /dev/null; }
+sleep "$SECS"
+w0=$(ticks $wp) t0=$(date +%s.%N)
+sleep $((2 * SECS - 2))
+w1=$(ticks $wp) t1=$(date +%s.%N)
+wait $wp
+warm=$(awk -v a="$w0" -v b="$w1" -v s="$t0" -v e="$t1" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / hz / (e - s) * 100 }')
+
 say "# pcollect -a benchmark: $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)," \
 	"$running processes running ($NPROC started: $busy busy, the rest asleep), -F $HZ, $SECS s, median of $RUNS"
 say ""
@@ -106,6 +118,8 @@ row "pcollect -a --call-graph fp" "$W/pc-fp"
 row "perf record -a -g" "$W/perf-fp"
 row "perf record -a --call-graph dwarf" "$W/perf-dwarf"
 [ $have_perf = 1 ] || say "(perf is not installed or not permitted: no perf rows)"
+say ""
+say "pcollect -a (dwarf), warm: $warm % of one CPU from ${SECS} s to $((3 * SECS - 2)) s of one $((3 * SECS)) s run"
 say ""
 say "pcollect's own summaries (-v) of the runs:"
 grep -h 'samples of' "$W/errs" | sed 's/^/  /'
