@@ -2,6 +2,7 @@
  * their unwinders, the whole-stack cache, and the dispatch of a raw sample
  * to the right unwinding (kernel callchain, user frame-pointer chain, or
  * libdwfl on registers plus a stack copy). */
+#include <dirent.h>
 #include <fcntl.h>
 #include <regex.h>
 #include <stdio.h>
@@ -321,6 +322,28 @@ static int sw_maps(struct sp_collect *c, struct sp_proc *pr)
 	*k = 2;
 	c->st.unresolved++;
 	return -1;
+}
+
+int sp_collect_load_all(struct sp_collect *c)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return 0;
+	struct dirent *de;
+	struct sp_err e;
+	int n = 0;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		int pid = atoi(de->d_name);
+		if (sp_maps_load(sp_procs_get(c->procs, pid, 1)->maps, pid, 1, &e) == 0) {
+			set_known(c, pid, 1);
+			n++;
+		}
+	}
+	closedir(d);
+	c->st.maps_read += (uint64_t)n;
+	return n;
 }
 
 /* ---- record handlers ---- */

@@ -74,9 +74,9 @@ struct sp_collect_opts {
 	int python_full_filenames; /* Python file names not relative to sys.path */
 	/* Live only: the records are those of every process of the machine
 	 * (sp_perfev_add_cpus).  A process that was running before them is
-	 * read from /proc/PID/maps when it is first sampled with a user
-	 * stack (one that never is costs nothing); one that is gone by then
-	 * is counted in stats.unresolved, its frames "[unknown]".  The idle
+	 * read from /proc/PID/maps by sp_collect_load_all, or else when it is
+	 * first sampled with a user stack; one that is gone by then is
+	 * counted in stats.unresolved, its frames "[unknown]".  The idle
 	 * task (pid 0) is named "swapper", as perf names it. */
 	int system_wide;
 };
@@ -130,6 +130,13 @@ void sp_collect_set_stack_fix(struct sp_collect *c,
 /* Live only.  The executable mappings of process pid from /proc/TID/maps
  * (tid: a live thread of pid).  Returns 0, or -1 with err set. */
 int sp_collect_load_maps(struct sp_collect *c, int pid, int tid, struct sp_err *err);
+
+/* Live, opts.system_wide: read the maps of every process now, as perf
+ * record -a does when it starts (after the events are enabled: what is
+ * mapped later arrives as records), so that a process that exits soon
+ * after is still named.  One that this misses is read at its first
+ * sample.  Returns the number of processes read. */
+int sp_collect_load_all(struct sp_collect *c);
 
 /* Read /proc/kallsyms now rather than at the first kernel frame (it takes
  * the kernel ~0.1 s to print it: not in the midst of sampling). */

@@ -1,7 +1,7 @@
 /* all.c — pcollect -a: every process of the machine, as perf record -a.
  * The events are per CPU (lib/perfev.h's sp_perfev_add_cpus); the engine
  * (lib/collect.h, opts.system_wide) learns the processes from their
- * records, and those that ran before from /proc at their first sample. */
+ * records, and those that ran before from /proc when sampling starts. */
 #include <stdio.h>
 
 #include "cmd.h"
@@ -31,6 +31,7 @@ int pcollect_all_start(struct coll *c)
 		return -1;
 	}
 	sp_perfev_enable(c->ev);
+	sp_collect_load_all(c->eng);
 	return 0;
 }
 
