@@ -30,13 +30,15 @@
 static const char synopsis[] =
 	"usage: pcollect [options] -p PID[,PID...]\n"
 	"       pcollect [options] [--] COMMAND [ARG...]\n"
+	"       pcollect [options] -a\n"
 	"       pcollect --snapshot [-c COUNT -i SECONDS] -p PID   (see pcollect --snapshot -h)\n"
 	"Sample the native stacks of every thread of a running process, or of a command\n"
 	"from its first instruction, and write them as the stackpipe binary stream\n"
 	"(pipe it into pfold, psvg, pspeedscope...).  Frame pointers are not needed.\n"
 	"\n"
 	"  -p, --pid=PID           attach to process PID (all its threads, and new ones);\n"
-	"                          a thread id: that thread only\n"
+	"                          a thread id: that thread only\n"	"  -a, --all-cpus          every process of the machine, as perf record -a (root,\n"
+	"                          CAP_PERFMON or kernel.perf_event_paranoid <= 0)\n"
 	"  -F, --freq=HZ           samples per second per thread (default 99); 0: no\n"
 	"                          sampling, only --trace\n"
 	"  -d, --duration=SECONDS  stop after SECONDS (default: when the target exits,\n"
@@ -133,6 +135,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	       O_CHILDREN, O_ROTATE };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
+		{ "all-cpus", no_argument, NULL, 'a' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "output", required_argument, NULL, 'o' },
@@ -168,7 +171,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	char *end;
 	int ch;
 	opterr = 0; /* our own one-line reasons */
-	while ((ch = getopt_long(argc, argv, "+:p:F:d:o:t:qvhV", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+:ap:F:d:o:t:qvhV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'p':
 			if (pcollect_pids_opt(o, optarg) < 0)
@@ -188,6 +191,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 				return sp_usage_error(synopsis, "-d needs a positive number of seconds, not '%s'", optarg),
 				       -1;
 			break;
+		case 'a': o->all = 1; break;
 		case 'o': o->output = optarg; break;
 		case 't': o->threads = optarg; break;
 		case O_CG:
@@ -304,9 +308,11 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 			return sp_usage_error(synopsis, "unknown option '%s'", argv[optind - 1]), -1;
 		}
 	}
+	if (o->all && pcollect_all_check_opts(o, synopsis, argc - optind) < 0)
+		return -1;
 	if (o->pid && optind < argc)
 		return sp_usage_error(synopsis, "give either -p PID or a command, not both"), -1;
-	if (!o->pid && optind >= argc)
+	if (!o->pid && !o->all && optind >= argc)
 		return sp_usage_error(synopsis, "nothing to profile: give -p PID or a command"), -1;
 	if (o->live) { /* --stacks of the allocator's probes (cmd/pcollect/trace.c) */
 		if (o->ntraces || o->weight[0] || o->stacks)
@@ -451,7 +457,8 @@ static int cmd_pcollect(int argc, char **argv)
 	if (c.o.pid && (c.o.npids > 1 || c.o.children))
 		pcollect_targets_scan(&c, 0); /* before any event is opened */
 
-	struct sp_perfev_opts po = { c.o.freq, c.o.cg, c.o.stack_bytes, !c.o.no_kernel, 0, !c.o.pid, 0, 0, 0 };
+	struct sp_perfev_opts po = { c.o.freq, c.o.cg, c.o.stack_bytes, !c.o.no_kernel, 0, !c.o.pid && !c.o.all,
+				     0, 0, 0 };
 	po.offcpu = c.o.offcpu;
 	/* Python: frames read right after each sample (exact: the thread
 	 * stopped then; non-blocking: the sooner, the more of them are the
@@ -482,7 +489,9 @@ static int cmd_pcollect(int argc, char **argv)
 	snprintf(buf, sizeof buf, "%u", c.o.freq);
 	sp_meta_add(c.p, "frequency", buf);
 	sp_meta_add(c.p, "call-graph", c.o.cg == SP_CG_DWARF ? "dwarf" : c.o.cg == SP_CG_FP ? "fp" : "none");
-	if (c.o.pid) {
+	if (c.o.all) {
+		sp_meta_add(c.p, "system-wide", "yes");
+	} else if (c.o.pid) {
 		snprintf(buf, sizeof buf, "%d", c.o.pid);
 		sp_meta_add(c.p, "pid", buf);
 		if (c.tid) {
@@ -502,7 +511,8 @@ static int cmd_pcollect(int argc, char **argv)
 		pcollect_targets_meta(&c);
 	struct sp_collect_opts co = { .callgraph = c.o.cg, .lines = c.o.lines, .no_inline = c.o.no_inline,
 				      .threads = c.o.threads, .event = event, .python = c.o.python,
-				      .python_lines = !c.o.python_nolines, .python_full_filenames = c.o.python_full };
+				      .python_lines = !c.o.python_nolines, .python_full_filenames = c.o.python_full,
+				      .system_wide = c.o.all };
 	for (size_t i = 0; i < c.o.ntraces; i++)
 		sp_meta_add(c.p, "trace", c.o.traces[i]);
 	if (c.o.offcpu)
@@ -546,7 +556,12 @@ static int cmd_pcollect(int argc, char **argv)
 		rc = SP_EXIT_ERROR;
 		goto out;
 	}
-	if (c.o.pid) {
+	if (c.o.all) {
+		if (pcollect_all_start(&c) < 0) {
+			rc = SP_EXIT_ERROR;
+			goto out;
+		}
+	} else if (c.o.pid) {
 		int n;
 		if (pcollect_trace_hold(&c, c.o.pid) < 0) {
 			rc = SP_EXIT_ERROR;
@@ -689,6 +704,8 @@ static int cmd_pcollect(int argc, char **argv)
 	if (c.off && !c.write_failed && sp_offcpu_finish(c.off, (uint64_t)(mono_s() * 1e9), &c.werr) < 0)
 		c.write_failed = 1;
 	pcollect_trace_finish(&c);
+	if (c.o.all)
+		pcollect_all_report(&c);
 	if (show_status)
 		status_line(&c, 0, 1);
 	if (ch.pid && !child_done) {

@@ -2,6 +2,7 @@
  * their unwinders, the whole-stack cache, and the dispatch of a raw sample
  * to the right unwinding (kernel callchain, user frame-pointer chain, or
  * libdwfl on registers plus a stack copy). */
+#include <dirent.h>
 #include <fcntl.h>
 #include <regex.h>
 #include <stdio.h>
@@ -70,6 +71,10 @@ struct sp_collect {
 	struct sp_pymerge *py; /* NULL: no Python step */
 	uint32_t eval;         /* "_PyEval_EvalFrameDefault" */
 	struct sp_collect_stats st;
+	/* opts.system_wide: pid -> 1 when its maps are known (read from /proc,
+	 * or all of them seen as records: after an exec, or forked from a
+	 * known process), 2 when /proc could not give them */
+	struct sp_u64map known;
 	int write_failed;
 	struct sp_err werr;
 };
@@ -104,6 +109,7 @@ struct sp_collect *sp_collect_new(struct sp_profile *p, struct sp_sink *sink, co
 	c->procs = sp_procs_new(free_unwind);
 	sp_u64map_init(&c->thridx);
 	sp_u64map_init(&c->stackidx);
+	sp_u64map_init(&c->known);
 	if (o->python != SP_PY_OFF && !o->offline)
 		c->py = sp_pymerge_new(p, o->python, o->python_lines, o->python_full_filenames);
 	c->eval = sp_str_intern(p, "_PyEval_EvalFrameDefault", 24);
@@ -133,6 +139,7 @@ void sp_collect_free(struct sp_collect *c)
 	sp_symbols_free(c->syms);
 	sp_u64map_release(&c->thridx);
 	sp_u64map_release(&c->stackidx);
+	sp_u64map_release(&c->known);
 	free(c->fixbuf);
 	free(c->thr);
 	free(c->ents);
@@ -288,6 +295,57 @@ int sp_collect_load_maps(struct sp_collect *c, int pid, int tid, struct sp_err *
 	return sp_maps_load(sp_procs_get(c->procs, pid, 1)->maps, tid, 1, err);
 }
 
+/* ---- system-wide: processes that ran before the records began ---- */
+
+static void set_known(struct sp_collect *c, int pid, uint32_t v)
+{
+	int found;
+	*sp_u64map_slot(&c->known, (uint64_t)(uint32_t)pid, &found) = v;
+}
+
+/* The maps of process pr, read from /proc at its first sample with a user
+ * stack when no record told them.  Returns 0 when they are known, -1 when
+ * the process was gone (counted once). */
+static int sw_maps(struct sp_collect *c, struct sp_proc *pr)
+{
+	int found;
+	uint32_t *k = sp_u64map_slot(&c->known, (uint64_t)(uint32_t)pr->pid, &found);
+	if (found && *k)
+		return *k == 1 ? 0 : -1;
+	struct sp_err e;
+	/* Mappings seen as records meanwhile are in /proc's list too. */
+	if (sp_maps_load(pr->maps, pr->pid, 1, &e) == 0) {
+		*k = 1;
+		c->st.maps_read++;
+		return 0;
+	}
+	*k = 2;
+	c->st.unresolved++;
+	return -1;
+}
+
+int sp_collect_load_all(struct sp_collect *c)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return 0;
+	struct dirent *de;
+	struct sp_err e;
+	int n = 0;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		int pid = atoi(de->d_name);
+		if (sp_maps_load(sp_procs_get(c->procs, pid, 1)->maps, pid, 1, &e) == 0) {
+			set_known(c, pid, 1);
+			n++;
+		}
+	}
+	closedir(d);
+	c->st.maps_read += (uint64_t)n;
+	return n;
+}
+
 /* ---- record handlers ---- */
 
 static void h_comm(void *ctx, uint32_t pid, uint32_t tid, const char *comm, int exec, uint64_t time)
@@ -295,6 +353,8 @@ static void h_comm(void *ctx, uint32_t pid, uint32_t tid, const char *comm, int 
 	struct sp_collect *c = ctx;
 	if (exec)
 		sp_procs_exec(c->procs, (int)pid);
+	if (exec && c->o.system_wide)
+		set_known(c, (int)pid, 1); /* the new image's mappings follow as records */
 	if (exec && c->py)
 		sp_pymerge_exit(c->py, (int)pid); /* a new image: its reader, and its seized threads, go */
 	thread_set(c, (int)pid, (int)tid, comm);
@@ -313,6 +373,13 @@ static void h_fork(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_
 	struct sp_collect *c = ctx;
 	if (pid != ppid)
 		sp_procs_fork(c->procs, (int)ppid, (int)pid);
+	if (pid != ppid && c->o.system_wide) {
+		/* A child of a process never read from /proc has its maps
+		 * unknown too: they are read at its first sample. */
+		int found;
+		uint32_t k = sp_u64map_get(&c->known, (uint64_t)ppid, &found);
+		set_known(c, (int)pid, found && k == 1);
+	}
 	/* A new thread or process starts with its creator's name. */
 	struct thr *parent = thread_get(c, (int)ptid);
 	char name[64];
@@ -456,13 +523,20 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 	if (!t) {
 		/* A thread we have not heard of (created while attaching, or a
 		 * recording that starts in its midst). */
-		sp_collect_add_task(c, (int)s->pid, (int)s->tid);
+		if (c->o.system_wide && !s->tid)
+			thread_set(c, 0, 0, "swapper");
+		else
+			sp_collect_add_task(c, (int)s->pid, (int)s->tid);
 		t = thread_get(c, (int)s->tid);
 	}
 	struct sp_proc *pr = sp_procs_get(c->procs, (int)s->pid, 1);
-	if (c->py) {
+	if (c->o.system_wide && s->pid && (s->has_regs || s->nuser || s->ip < (1ULL << 63)) &&
+	    sw_maps(c, pr) < 0)
+		c->st.unresolved_samples++;
+	if (c->py && !c->o.system_wide) {
 		/* A Python thread is named by its threading name (a root frame
-		 * as the comm is), and the thread filter matches either. */
+		 * as the comm is), and the thread filter matches either.  Not
+		 * system-wide: there the root is the process, as perf names it. */
 		uint32_t pn = sp_pymerge_thread_name(c->py, pr->pid, pr->serial, pr->maps, (int)s->tid);
 		if (pn != t->pyname) {
 			t->pyname = pn;
@@ -483,8 +557,11 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 	struct sp_unwind *u = NULL;
 	enum sp_callgraph cg = c->o.callgraph;
 	if (cg == SP_CG_DWARF) {
-		if (!pr->user)
+		if (!pr->user) {
 			pr->user = sp_unwind_new(pr->pid, c->syms);
+			if (c->o.system_wide)
+				sp_unwind_no_debuginfo(pr->user);
+		}
 		u = pr->user;
 		sp_unwind_sync(u, pr->maps);
 	}

@@ -72,6 +72,13 @@ struct sp_collect_opts {
 	enum sp_pymode python;
 	int python_lines;
 	int python_full_filenames; /* Python file names not relative to sys.path */
+	/* Live only: the records are those of every process of the machine
+	 * (sp_perfev_add_cpus).  A process that was running before them is
+	 * read from /proc/PID/maps by sp_collect_load_all, or else when it is
+	 * first sampled with a user stack; one that is gone by then is
+	 * counted in stats.unresolved, its frames "[unknown]".  The idle
+	 * task (pid 0) is named "swapper", as perf names it. */
+	int system_wide;
 };
 
 struct sp_collect_stats {
@@ -85,6 +92,10 @@ struct sp_collect_stats {
 	uint64_t kept_threads;   /* of which the thread filter kept (last name) */
 	uint64_t processes;
 	uint64_t stacks;         /* distinct stacks (the cache's entries) */
+	/* opts.system_wide: processes whose maps /proc could not give (gone
+	 * before their first sample was read), and their samples */
+	uint64_t unresolved, unresolved_samples;
+	uint64_t maps_read;      /* processes whose maps were read from /proc */
 };
 
 struct sp_collect;
@@ -119,6 +130,13 @@ void sp_collect_set_stack_fix(struct sp_collect *c,
 /* Live only.  The executable mappings of process pid from /proc/TID/maps
  * (tid: a live thread of pid).  Returns 0, or -1 with err set. */
 int sp_collect_load_maps(struct sp_collect *c, int pid, int tid, struct sp_err *err);
+
+/* Live, opts.system_wide: read the maps of every process now, as perf
+ * record -a does when it starts (after the events are enabled: what is
+ * mapped later arrives as records), so that a process that exits soon
+ * after is still named.  One that this misses is read at its first
+ * sample.  Returns the number of processes read. */
+int sp_collect_load_all(struct sp_collect *c);
 
 /* Read /proc/kallsyms now rather than at the first kernel frame (it takes
  * the kernel ~0.1 s to print it: not in the midst of sampling). */

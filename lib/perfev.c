@@ -487,6 +487,48 @@ int sp_perfev_add_process(struct sp_perfev *ev, int pid, void (*on_task)(void *c
 	return total;
 }
 
+int sp_perfev_add_cpus(struct sp_perfev *ev, struct sp_err *err)
+{
+	/* A CPU-wide event sees every task: inheritance means nothing there,
+	 * and the events count from sp_perfev_enable, not from an exec. */
+	ev->attr.inherit = 0;
+	ev->attr.enable_on_exec = 0;
+	if (ev->o.offcpu || ev->nudefs)
+		return sp_err_set(err, "system-wide sampling takes CPU samples only");
+	raise_nofile();
+	pthread_mutex_lock(&ev->openlock);
+	int rc = 0;
+	for (int cpu = 0; cpu < ev->ncpu && !rc; cpu++) {
+		long fd = perf_event_open(&ev->attr, -1, cpu);
+		if (fd < 0 && errno == ENODEV)
+			continue; /* an offline CPU */
+		if (fd < 0) {
+			int e = errno;
+			int paranoid = read_int_file("/proc/sys/kernel/perf_event_paranoid", 2);
+			if ((e == EACCES || e == EPERM) && geteuid() != 0)
+				rc = sp_err_set(err, "sampling every process needs root, CAP_PERFMON or "
+						"kernel.perf_event_paranoid <= 0 (it is %d): run as root, or allow it "
+						"with: sudo sysctl kernel.perf_event_paranoid=0", paranoid);
+			else if (e == EACCES || e == EPERM)
+				rc = sp_err_set(err, "the kernel refused system-wide sampling even for root (a "
+						"security module or a container's seccomp policy forbids "
+						"perf_event_open)");
+			else
+				rc = open_error(ev, e, -1, err);
+			break;
+		}
+		rc = attach_ring(ev, &ev->rings[cpu], (int)fd, cpu, err);
+		if (!rc && ev->enabled)
+			ioctl((int)fd, PERF_EVENT_IOC_ENABLE, 0);
+	}
+	if (!rc && !ev->nfds)
+		rc = sp_err_set(err, "no CPU could be sampled");
+	if (!rc)
+		ev->st.tasks = (unsigned)ev->nfds;
+	pthread_mutex_unlock(&ev->openlock);
+	return rc;
+}
+
 static int uprobe_pmu(int *type, int *retbit)
 {
 	*type = read_int_file("/sys/bus/event_source/devices/uprobe/type", -1);

@@ -135,6 +135,12 @@ int sp_perfev_add_task(struct sp_perfev *ev, int tid, struct sp_err *err);
  * Returns the number of threads followed, or -1 with err set. */
 int sp_perfev_add_process(struct sp_perfev *ev, int pid, void (*on_task)(void *ctx, int pid, int tid),
 			  void *ctx, struct sp_err *err);
+/* Every process of the machine (perf record -a): the event once per CPU
+ * with pid = -1, its records (MMAP2, COMM, FORK, EXIT) those of every
+ * process, the ones started from now on included.  Needs root,
+ * CAP_PERFMON or kernel.perf_event_paranoid <= 0.  Returns 0, or -1 with
+ * err set to one sentence naming the setting needed. */
+int sp_perfev_add_cpus(struct sp_perfev *ev, struct sp_err *err);
 /* A uprobe (ret: a return probe) on the instruction at file offset
  * `offset` of binary `path`, through the uprobe PMU.  Its hits arrive in
  * the same time order as the samples, to h->uprobe with `cookie`.

@@ -800,6 +800,84 @@ int sp_symbols_symbol_start(const struct sp_symbols *s, uint32_t module, uint32_
 	return 1;
 }
 
+/* Scopes that may hold code but have no address ranges of their own:
+ * searched through. */
+static int container_tag(int tag)
+{
+	return tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+	       tag == DW_TAG_union_type || tag == DW_TAG_module || tag == DW_TAG_interface_type;
+}
+
+static int code_tag(int tag)
+{
+	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block ||
+	       tag == DW_TAG_entry_point || tag == DW_TAG_try_block || tag == DW_TAG_catch_block ||
+	       tag == DW_TAG_with_stmt || tag == DW_TAG_common_block;
+}
+
+struct chain {
+	Dwarf_Die *v;
+	int n, cap;
+};
+
+static void chain_push(struct chain *c, const Dwarf_Die *d)
+{
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 16;
+		c->v = sp_xrealloc(c->v, (size_t)c->cap * sizeof *c->v);
+	}
+	c->v[c->n++] = *d;
+}
+
+/* Push, outermost first, the code scopes under parent that hold pc (one
+ * path down), searching through namespaces and classes (and the partial
+ * units a dwz'd file imports).  Returns 1 when a scope holding pc was
+ * found. */
+static int chain_find(struct chain *c, Dwarf_Die *parent, Dwarf_Addr pc, int depth)
+{
+	Dwarf_Die child;
+	if (depth > 64 || dwarf_child(parent, &child) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&child);
+		if (code_tag(tag)) {
+			if (dwarf_haspc(&child, pc) > 0) {
+				chain_push(c, &child);
+				chain_find(c, &child, pc, depth + 1);
+				return 1;
+			}
+		} else if (container_tag(tag)) {
+			if (chain_find(c, &child, pc, depth + 1))
+				return 1;
+		} else if (tag == DW_TAG_imported_unit) {
+			Dwarf_Attribute a;
+			Dwarf_Die unit;
+			if (dwarf_formref_die(dwarf_attr(&child, DW_AT_import, &a), &unit) &&
+			    chain_find(c, &unit, pc, depth + 1))
+				return 1;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
+/* The scopes of cu holding pc, innermost first (the compilation unit
+ * last): what dwarf_getscopes and then dwarf_getscopes_die on its innermost
+ * inlined instance give, in one walk of the unit instead of three.  The
+ * caller frees *out.  Returns their number. */
+static int concrete_scopes(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **out)
+{
+	struct chain c = { NULL, 0, 0 };
+	chain_push(&c, cu);
+	chain_find(&c, cu, pc, 0);
+	for (int i = 0, j = c.n - 1; i < j; i++, j--) {
+		Dwarf_Die t = c.v[i];
+		c.v[i] = c.v[j];
+		c.v[j] = t;
+	}
+	*out = c.v;
+	return c.n;
+}
+
 static void resolve(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf, uint64_t pc)
 {
 	uint32_t symid = symbol_at(s, m, mf, pc);
@@ -815,17 +893,16 @@ static void resolve(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf,
 		Dwarf_Addr bias = 0;
 		Dwarf_Die *cu = dwfl_module_addrdie(m, pc, &bias);
 		Dwarf_Die *scopes = NULL;
-		int ns = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+		int ns = cu ? concrete_scopes(cu, pc - bias, &scopes) : 0;
 		int i = 0;
 		while (i < ns && dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine &&
 		       dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
 			i++;
 		if (i < ns && dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
-			/* dwarf_getscopes stops at the inlined instance's abstract
-			 * origin; the concrete chain out to the containing function
-			 * comes from dwarf_getscopes_die (as eu-stack -i does). */
-			Dwarf_Die *chain = NULL;
-			int nc = dwarf_getscopes_die(&scopes[i], &chain);
+			/* The concrete chain out to the containing function (as
+			 * dwarf_getscopes_die gives it: eu-stack -i). */
+			Dwarf_Die *chain = scopes + i;
+			int nc = ns - i;
 			Dwarf_Files *files = NULL;
 			if (s->o.lines)
 				dwarf_getsrcfiles(cu, &files, NULL);
@@ -853,7 +930,6 @@ static void resolve(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf,
 				if (dwarf_formudata(dwarf_attr(&chain[j], DW_AT_call_line, &a), &v) == 0)
 					cline = (int)v;
 			}
-			free(chain);
 		} else if (i < ns && !symid) {
 			/* No symbol (a static function of a stripped file whose
 			 * DWARF was found by build id or debuglink): DWARF's name. */

@@ -10,6 +10,8 @@
 
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -29,6 +31,7 @@ struct sp_unwind {
 	struct sp_symbols *mods;
 	Dwfl *dwfl;
 	int attached, attach_failed;
+	int eh_only; /* sp_unwind_no_debuginfo */
 	uint64_t gen;
 	struct reported *rep;
 	size_t nrep, caprep;
@@ -48,6 +51,23 @@ static const Dwfl_Callbacks dwfl_cbs = {
 	.find_debuginfo = dwfl_standard_find_debuginfo,
 	.debuginfo_path = &debuginfo_path,
 };
+
+/* No separate debug file: libdwfl looks for CFI in one only when a
+ * frame's .eh_frame fails to unwind it (the end of a stack copy), and
+ * opening one inflates its compressed sections, per process. */
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			char **debuginfo_file_name)
+{
+	return -1;
+}
+static const Dwfl_Callbacks dwfl_cbs_eh = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = no_debuginfo,
+	.debuginfo_path = &debuginfo_path,
+};
+
+void sp_unwind_no_debuginfo(struct sp_unwind *u) { u->eh_only = 1; }
 
 static pid_t cb_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
 {
@@ -148,12 +168,27 @@ static void report_new(struct sp_unwind *u, struct sp_modfile *f, uint64_t bias)
 	u->rep[u->nrep++] = (struct reported){ f, bias, start, end, name, 1 };
 }
 
+static Elf *self;
+static void open_self(void)
+{
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && !(self = elf_begin(fd, ELF_C_READ_MMAP, NULL)))
+		close(fd);
+}
+/* This executable's ELF, opened once and kept (NULL: libdwfl picks). */
+static Elf *self_elf(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, open_self);
+	return self;
+}
+
 void sp_unwind_sync(struct sp_unwind *u, const struct sp_maps *maps)
 {
 	if (sp_maps_generation(maps) == u->gen)
 		return;
 	u->gen = sp_maps_generation(maps);
-	if (!u->dwfl && !(u->dwfl = dwfl_begin(&dwfl_cbs)))
+	if (!u->dwfl && !(u->dwfl = dwfl_begin(u->eh_only ? &dwfl_cbs_eh : &dwfl_cbs)))
 		return;
 	/* Which (file, bias) pairs the maps want now. */
 	size_t n = sp_maps_count(maps);
@@ -206,8 +241,11 @@ void sp_unwind_sync(struct sp_unwind *u, const struct sp_maps *maps)
 	dwfl_report_end(u->dwfl, NULL, NULL);
 	free(want);
 	if (!u->attached && !u->attach_failed && u->nrep) {
-		/* The architecture comes from the first module's ELF. */
-		if (dwfl_attach_state(u->dwfl, NULL, u->pid, &thread_cbs, u))
+		/* The architecture is x86-64 (the registers are): taken from our
+		 * own executable, not from the first module libdwfl can open,
+		 * which in a process caught amid an exec may be none of
+		 * x86-64's (libdw then asserts on 0 registers). */
+		if (dwfl_attach_state(u->dwfl, self_elf(), u->pid, &thread_cbs, u))
 			u->attached = 1;
 		else
 			u->attach_failed = 1;

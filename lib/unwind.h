@@ -33,6 +33,13 @@ struct sp_unwind;
 struct sp_unwind *sp_unwind_new(int pid, struct sp_symbols *mods);
 void sp_unwind_free(struct sp_unwind *u); /* NULL ok */
 
+/* Before the first sync: CFI from the ELF files themselves (.eh_frame,
+ * and .debug_frame when the file has it), never from a separate debug
+ * file.  With many processes each unwinder would open (and inflate) the
+ * same debug files again: a system-wide collector's choice.  Names still
+ * come from the debug files (symbols.h's tables are shared). */
+void sp_unwind_no_debuginfo(struct sp_unwind *u);
+
 /* Report the ELF files of maps to libdwfl.  Cheap when maps did not change
  * since the last call (by generation). */
 void sp_unwind_sync(struct sp_unwind *u, const struct sp_maps *maps);

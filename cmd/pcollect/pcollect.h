@@ -43,6 +43,7 @@ struct opts {
 	int live;            /* --live: stacks of the blocks not freed (lib/hitstack.h) */
 	unsigned every;      /* --every N, 0 = 1 */
 	int stack_set;       /* --call-graph dwarf,BYTES given */
+	int all;             /* -a: every process of the machine (all.c) */
 };
 
 struct coll {
@@ -83,6 +84,14 @@ struct coll {
 int pcollect_check_target(struct coll *c);
 int pcollect_target_gone(const struct coll *c);
 void pcollect_explain_empty(struct coll *c, double seconds);
+
+/* all.c: -a.  check_opts: what -a cannot go with (a usage error, -1);
+ * start opens the system-wide events (-1 after its error message);
+ * report says, and puts in the stream's metadata, what could not be
+ * resolved. */
+int pcollect_all_check_opts(const struct opts *o, const char *synopsis, int ncmd);
+int pcollect_all_start(struct coll *c);
+void pcollect_all_report(struct coll *c);
 
 /* launch.c: COMMAND started, waiting for one byte on go before its exec. */
 struct child {

@@ -9,8 +9,10 @@ void pcollect_python_messages(struct coll *c)
 {
 	struct sp_pymerge *m = sp_collect_python(c->eng);
 	const char *s;
+	/* -a: one line per CPython process of the machine is noise; -v says
+	 * them, the summary counts them (all.c). */
 	while (m && (s = sp_pymerge_message(m)))
-		if (!c->o.quiet)
+		if (!c->o.quiet && (!c->o.all || c->o.verbose))
 			sp_error("%s", s);
 }
 
@@ -88,6 +90,8 @@ static void not_exact(const struct coll *c, char *why, size_t n)
 		snprintf(why, n, "--python=off");
 	else if (c->o.python_sampling == 2)
 		snprintf(why, n, "--python-sampling=nonblocking");
+	else if (c->o.all)
+		snprintf(why, n, "-a: a system-wide collector does not stop the threads of every process");
 	else if (c->o.python_sampling == 1)
 		; /* checked with the options */
 	else if (!c->o.freq)

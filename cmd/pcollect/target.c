@@ -42,6 +42,8 @@ int pcollect_check_target(struct coll *c)
 int pcollect_target_gone(const struct coll *c)
 {
 	struct sp_proc_info pi;
+	if (c->o.all)
+		return 0; /* the machine */
 	if (c->tid)
 		return sp_proc_info(c->tid, &pi) < 0 || dead(pi.state);
 	if (sp_proc_info(c->o.pid, &pi) < 0)
@@ -55,6 +57,12 @@ void pcollect_explain_empty(struct coll *c, double seconds)
 	const struct sp_collect_stats *cs = sp_collect_stats(c->eng);
 	struct sp_proc_info pi;
 	int alive = c->o.pid && sp_proc_info(c->tid ? c->tid : c->o.pid, &pi) == 0;
+	if (c->o.all) {
+		sp_error("no samples in %.1f s of every process (-a)%s", seconds,
+			 c->o.no_kernel || c->o.threads ? ": --no-kernel drops the idle task's and kernel threads' "
+			 "samples, -t the threads whose names do not match" : "");
+		return;
+	}
 	if (c->o.threads && cs->threads && !cs->kept_threads) {
 		struct sp_buf b = SP_BUF_INIT;
 		size_t i;
