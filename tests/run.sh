@@ -68,8 +68,10 @@ san_check() { # name files...: "not ok" if a sanitizer reported anything
 
 run_cmds() { # bindir label
 	local t
+	local start=$(date +%s) t0
 	for t in ${SP_CMD_TESTS:-tests/cmd/t*.sh}; do
 		[ -f "$t" ] || continue
+		t0=$(date +%s)
 		SP_TOP=$top SP_BIN=$top/$1 SP_LABEL=$2 bash "$t" > "$log/out" 2>"$log/err"
 		rc=$?
 		grep -E '^(ok|not ok|skip) ' "$log/out" > "$log/lines"
@@ -80,9 +82,13 @@ run_cmds() { # bindir label
 		grep -E '^  ' "$log/out" | head -60
 		[ -n "$2" ] && san_check "$2$(basename "$t")" "$log/out" "$log/err" >> "$log/lines"
 		tally < "$log/lines"
+		# its wall time, so the next person sees where the time goes
+		echo "# $2$(basename "$t"): $(($(date +%s) - t0)) s"
 	done
+	echo "# command tests${2:+ ($2)}: $(($(date +%s) - start)) s"
 }
 
+suite_start=$(date +%s)
 echo "# unit tests"
 run_units build ""
 if [ -z "$SP_NO_ASAN" ] && [ -d build-asan/tests ]; then
@@ -114,5 +120,6 @@ if [ ${#failed_names[@]} -gt 0 ]; then
 	echo "# failures:"
 	printf '#   %s\n' "${failed_names[@]}"
 fi
+echo "# total: $(($(date +%s) - suite_start)) s"
 echo "$pass passed, $fail failed, $skip skipped"
 [ $fail -eq 0 ]
