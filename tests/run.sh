@@ -5,6 +5,8 @@
 #   2. command tests tests/cmd/t*.sh with SP_BIN=bin, then SP_BIN=build-asan/bin;
 #   3. a short libFuzzer run of every target in build/fuzz/ (tests/fuzz/fuzz.sh).
 # SP_NO_ASAN=1 and SP_NO_FUZZ=1 leave out the ASan and fuzz steps,
+# (without SP_NO_ASAN a few tests run some cases in one pass only: a '# '
+# line says which),
 # SP_CMD_TESTS='tests/cmd/t02*.sh' chooses command tests, SP_FUZZ_SECONDS
 # sets the length of each fuzz run (10).
 # Every test prints one line: "ok - NAME", "not ok - NAME" or
@@ -68,21 +70,27 @@ san_check() { # name files...: "not ok" if a sanitizer reported anything
 
 run_cmds() { # bindir label
 	local t
+	local start=$(date +%s) t0
 	for t in ${SP_CMD_TESTS:-tests/cmd/t*.sh}; do
 		[ -f "$t" ] || continue
-		SP_TOP=$top SP_BIN=$top/$1 SP_LABEL=$2 bash "$t" > "$log/out" 2>"$log/err"
+		t0=$(date +%s)
+		SP_TOP=$top SP_BIN=$top/$1 SP_LABEL=$2 SP_ASAN_FOLLOWS=$asan_follows bash "$t" > "$log/out" 2>"$log/err"
 		rc=$?
 		grep -E '^(ok|not ok|skip) ' "$log/out" > "$log/lines"
 		if [ $rc -ne 0 ] && ! grep -q '^not ok' "$log/lines"; then
 			echo "not ok - $2$(basename "$t") exited $rc" >> "$log/lines"
 			sed "s/^/  /" "$log/err" | tail -20
 		fi
-		grep -E '^  ' "$log/out" | head -60
+		grep -E '^(  |# )' "$log/out" | head -60 # details and '# ' notes
 		[ -n "$2" ] && san_check "$2$(basename "$t")" "$log/out" "$log/err" >> "$log/lines"
 		tally < "$log/lines"
+		# its wall time, so the next person sees where the time goes
+		echo "# $2$(basename "$t"): $(($(date +%s) - t0)) s"
 	done
+	echo "# command tests${2:+ ($2)}: $(($(date +%s) - start)) s"
 }
 
+suite_start=$(date +%s)
 echo "# unit tests"
 run_units build ""
 if [ -z "$SP_NO_ASAN" ] && [ -d build-asan/tests ]; then
@@ -90,29 +98,44 @@ if [ -z "$SP_NO_ASAN" ] && [ -d build-asan/tests ]; then
 	ASAN_OPTIONS=$san_asan UBSAN_OPTIONS=$san_ubsan run_units build-asan "asan:"
 fi
 echo "# command tests"
+# SP_ASAN_FOLLOWS=1 tells a plain-pass test that the same test runs again
+# under ASan (t0156 then runs its lines once, in that pass)
+asan_follows=
+[ -z "$SP_NO_ASAN" ] && [ -d build-asan/bin ] && asan_follows=1
 run_cmds bin ""
+asan_follows=
 if [ -z "$SP_NO_ASAN" ] && [ -d build-asan/bin ]; then
 	echo "# command tests under ASan+UBSan"
 	ASAN_OPTIONS=$san_asan UBSAN_OPTIONS=$san_ubsan run_cmds build-asan/bin "asan:"
 fi
 if [ -z "$SP_NO_FUZZ" ]; then
 	echo "# short fuzz runs (${SP_FUZZ_SECONDS:-10}s each; 'make fuzz' runs long ones)"
-	found=0
+	fuzz_start=$(date +%s)
+	found=0 running=()
 	for f in build/fuzz/*; do
 		[ -f "$f" ] && [ -x "$f" ] || continue
-		found=1
+		found=$((found + 1))
 		# tests/fuzz/fuzz.sh fails on a crash, a sanitizer report (even
-		# one that did not stop the run), a leak or a slow input, and
-		# names the reproducer it kept under build/fuzz-artifacts/.
-		# (tally < <(...), not ... | tally: a pipe would run tally in a
-		# subshell and lose its counts.)
-		tally < <(FUZZ_CORPUS=$log/corpus bash tests/fuzz/fuzz.sh "${SP_FUZZ_SECONDS:-10}" "$f")
+		# one that did not stop the run), a leak or a slow input (25 s:
+		# far beyond what a second run beside it costs), and names the
+		# reproducer it kept under build/fuzz-artifacts/.  Two targets
+		# at a time (each is one process, fuzzing for a fixed time, its
+		# own corpus and artifacts), their lines printed in order.
+		FUZZ_CORPUS=$log/corpus bash tests/fuzz/fuzz.sh "${SP_FUZZ_SECONDS:-10}" "$f" > "$log/fuzz.$found" 2>&1 &
+		running+=($!)
+		if [ ${#running[@]} -ge 2 ]; then wait "${running[0]}"; running=("${running[@]:1}"); fi
 	done
-	[ $found = 1 ] || tally <<< "skip - fuzz # no fuzz targets built (clang with libFuzzer missing?)"
+	wait
+	# (tally < FILE, not ... | tally: a pipe would run tally in a subshell
+	# and lose its counts.)
+	for i in $(seq $found); do tally < "$log/fuzz.$i"; done
+	[ $found -gt 0 ] || tally <<< "skip - fuzz # no fuzz targets built (clang with libFuzzer missing?)"
+	echo "# fuzz runs: $(($(date +%s) - fuzz_start)) s"
 fi
 if [ ${#failed_names[@]} -gt 0 ]; then
 	echo "# failures:"
 	printf '#   %s\n' "${failed_names[@]}"
 fi
+echo "# total: $(($(date +%s) - suite_start)) s"
 echo "$pass passed, $fail failed, $skip skipped"
 [ $fail -eq 0 ]

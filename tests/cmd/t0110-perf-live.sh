@@ -19,11 +19,11 @@ check() { # name data weight perf-script-args...  (weight: period or count)
 	pfold "$T/s.txt" > "$T/o" 2> "$T/e"; rc=$?
 	local want got
 	if [ "$weight" = period ]; then
-		want=$(perf script -i "$data" -F period 2>/dev/null | awk '{s+=$1} END {print s+0}')
+		want=$(perf script -i "$data" -F period 2>/dev/null | awk '{s+=$1} END {printf "%.0f\n", s}')
 	else
 		want=$(perf script -i "$data" -F period 2>/dev/null | wc -l)
 	fi
-	got=$(awk '{s+=$NF} END {print s+0}' "$T/o")
+	got=$(awk '{s+=$NF} END {printf "%.0f\n", s}' "$T/o")
 	if [ $rc = 0 ] && ! grep -q 'bad line' "$T/e" && [ "$want" = "$got" ]; then
 		ok "$name: every line parsed, total $got = perf's ${weight}s"
 	else
@@ -41,7 +41,7 @@ check "perf script -F comm,tid,time,period,event,ip,sym,dso (no callchains: one 
 # Without a period field every sample counts 1.
 perf script -i "$T/fp.data" -F comm,tid,ip,sym,dso > "$T/s.txt" 2>/dev/null
 n=$(grep -c '^[^ 	]' "$T/s.txt")
-got=$(pfold "$T/s.txt" 2>/dev/null | awk '{s+=$NF} END {print s+0}')
+got=$(pfold "$T/s.txt" 2>/dev/null | awk '{s+=$NF} END {printf "%.0f\n", s}')
 if [ "$n" = "$got" ] && [ "$n" -gt 0 ]; then ok "-F comm,tid,ip,sym,dso (no event, no time): $n samples"; else notok "-F comm,tid,ip,sym,dso: $got, want $n"; fi
 
 # The inlined function shows up (perf resolves it with DWARF) and leaf sits under mid.

@@ -33,26 +33,26 @@ same() {
 	pfold "$@" "$data" 2> "$T/e" | sort > "$T/got"
 	local rc=${PIPESTATUS[0]}
 	if [ ! -s "$T/want" ]; then skip "$name" "perf script printed nothing"; return; fi
-	local n; n=$(awk '{s+=$NF} END {print s+0}' "$T/got")
+	local n; n=$(awk '{s+=$NF} END {printf "%.0f\n", s}' "$T/got")
 	# perf script text of a frame in a deleted file or a memfd,
 	# "[unknown] (/x/prog (deleted))", folds to "[unknown] " (the peers'
 	# split at the last " (", kept for conformance): the same as [...].
 	local norm=':a; s/;([^;]*@plt|\[[^]?;][^];]*\] ?)(;| )/;[?]\2/; ta'
-	sed -E "$norm" "$T/want" | awk '{c[$0~/ [0-9.]+$/ ? substr($0,1,length($0)-length($NF)-1) : $0]+=$NF} END {for (k in c) print k, c[k]}' | sort > "$T/wantn"
-	sed -E "$norm" "$T/got" | awk '{c[$0~/ [0-9.]+$/ ? substr($0,1,length($0)-length($NF)-1) : $0]+=$NF} END {for (k in c) print k, c[k]}' | sort > "$T/gotn"
-	local differ; differ=$(diff "$T/want" "$T/got" | awk '/^>/ {s+=$NF} END {print s+0}')
-	local m; m=$(awk '{s+=$NF} END {print s+0}' "$T/want")
+	sed -E "$norm" "$T/want" | awk '{c[$0~/ [0-9.]+$/ ? substr($0,1,length($0)-length($NF)-1) : $0]+=$NF} END {for (k in c) printf "%s %.0f\n", k, c[k]}' | sort > "$T/wantn"
+	sed -E "$norm" "$T/got" | awk '{c[$0~/ [0-9.]+$/ ? substr($0,1,length($0)-length($NF)-1) : $0]+=$NF} END {for (k in c) printf "%s %.0f\n", k, c[k]}' | sort > "$T/gotn"
+	local differ; differ=$(diff "$T/want" "$T/got" | awk '/^>/ {s+=$NF} END {printf "%.0f\n", s}')
+	local m; m=$(awk '{s+=$NF} END {printf "%.0f\n", s}' "$T/want")
 	local close=0
 	if [ "${BOUND:-}" ]; then
 		# DWARF: libdwfl and perf's unwinder may part on a few samples
 		# (a thread's first instructions); the totals must agree.
-		differ=$(diff "$T/wantn" "$T/gotn" | awk '/^>/ {s+=$NF} END {print s+0}')
+		differ=$(diff "$T/wantn" "$T/gotn" | awk '/^>/ {s+=$NF} END {printf "%.0f\n", s}')
 		[ "$m" = "$n" ] && close=1
 	else
 		# after the normalization, at most 1 % of the samples may part (an
 		# ASan run saw 1 sample of 713 on another stack before PLT stubs
 		# were named as perf names them)
-		local nd; nd=$(diff "$T/wantn" "$T/gotn" | awk '/^>/ {s+=$NF} END {print s+0}')
+		local nd; nd=$(diff "$T/wantn" "$T/gotn" | awk '/^>/ {s+=$NF} END {printf "%.0f\n", s}')
 		[ $((nd * 100)) -le "$n" ] && close=1
 	fi
 	if [ "$rc" = 0 ] && [ $close = 1 ] && [ "$n" -gt 0 ] && [ $((differ * 20)) -le "$n" ]; then
@@ -154,19 +154,19 @@ else notok "lost samples (exit $rc, want $want LOST records)"; head -3 "$T/e" | 
 
 # ---- bad input ----
 size=$(stat -c %s "$T/fp.data")
-total=$(pfold "$T/fp.data" | awk '{s+=$NF} END {print s+0}')
+total=$(pfold "$T/fp.data" | awk '{s+=$NF} END {printf "%.0f\n", s}')
 bad=0; kept=0
 for cut in 8 20 104 300 $((size / 3)) $((size / 2)) $((size * 2 / 3)) $((size - 100)) $((size - 1)); do
 	head -c "$cut" "$T/fp.data" > "$T/cut.data"
 	# refused, as a binary stream without its trailer (stackpipe(7)) ...
 	pfold "$T/cut.data" > "$T/o" 2> "$T/e"; rc=$?
-	got=$(awk '{s+=$NF} END {print s+0}' "$T/o")
+	got=$(awk '{s+=$NF} END {printf "%.0f\n", s}' "$T/o")
 	if [ $rc = 2 ] && grep -qE "^pfold: $T/cut.data: (offset [0-9]+: |cannot tell)" "$T/e" && [ "$got" = 0 ]; then :
 	elif [ $rc = 0 ] && grep -q 'feature sections .* are cut (all [0-9]* samples were used)' "$T/e" && [ "$got" = "$total" ]; then :
 	else bad=$((bad + 1)); echo "  cut at $cut: exit $rc, total $got: $(head -1 "$T/e")"; fi
 	# ... and with --partial the samples before the cut are used, with a warning
 	pfold --partial "$T/cut.data" > "$T/o" 2> "$T/e"; rc=$?
-	got=$(awk '{s+=$NF} END {print s+0}' "$T/o")
+	got=$(awk '{s+=$NF} END {printf "%.0f\n", s}' "$T/o")
 	if [ $rc = 0 ] && [ "$got" -le "$total" ] && grep -qE "offset [0-9]+: perf.data truncated" "$T/e"; then :
 	elif [ $rc = 2 ] && grep -qE "^pfold: $T/cut.data: (offset [0-9]+: |cannot tell)" "$T/e" && [ "$got" = 0 ]; then :
 	else bad=$((bad + 1)); echo "  --partial, cut at $cut: exit $rc, total $got: $(head -1 "$T/e")"; fi
@@ -181,11 +181,11 @@ else notok "file cut at 9 offsets: $bad wrong, $kept kept samples"; fi
 psize=$(stat -c %s "$T/pipe.data")
 pcut=$((psize * 2 / 3 / 8 * 8 + 4))
 head -c $pcut "$T/pipe.data" | pfold > "$T/o" 2> "$T/e"; rc=$?
-got=$(awk '{s+=$NF} END {print s+0}' "$T/o")
+got=$(awk '{s+=$NF} END {printf "%.0f\n", s}' "$T/o")
 if [ $rc = 2 ] && grep -q '^pfold: -: offset [0-9]*: perf.data truncated.*--partial uses the [0-9]* samples' "$T/e" && [ "$got" = 0 ]; then ok "pipe mode cut: refused, exit 2, offset named"
 else notok "pipe mode cut (exit $rc, total $got)"; head -2 "$T/e"; fi
 head -c $pcut "$T/pipe.data" | pfold --partial > "$T/o" 2> "$T/e"; rc=$?
-got=$(awk '{s+=$NF} END {print s+0}' "$T/o")
+got=$(awk '{s+=$NF} END {printf "%.0f\n", s}' "$T/o")
 if [ $rc = 0 ] && grep -q '^pfold: -: offset [0-9]*: perf.data truncated.*using the samples before the cut (--partial)' "$T/e" && [ "$got" -gt 0 ]; then ok "pipe mode cut, --partial: exit 0, warned, $got before the cut kept"
 else notok "pipe mode cut --partial (exit $rc, total $got)"; head -2 "$T/e"; fi
 

@@ -17,7 +17,7 @@ if ! grep -q 'work_noinline+0x' "$T/out.txt"; then
 	skip inline "perf script printed no work_noinline+0x... frame (no symbols?)"; exit 0
 fi
 
-total() { awk '{s+=$NF} END {print s+0}' "$1"; }
+total() { awk '{s+=$NF} END {printf "%.0f\n", s}' "$1"; }
 
 pfold --inline "$T/out.txt" > "$T/inl.folded" 2> "$T/e"; rc=$?
 expect_rc "--inline exits 0" 0 $rc

@@ -33,11 +33,22 @@ if [ $rc = 0 ] && sp-dump "$T/d/keep.sp" > /dev/null 2>&1 && [ "$(stat -c %a "$T
 	ok "-o: a complete run renames a complete stream over the file, mode 640 kept"
 else notok "-o: complete run: exit $rc, mode $(stat -c %a "$T/d/keep.sp"), $(ls -A "$T/d")"; sed 's/^/  /' "$T/err"; fi
 
+# flowing NAME: wait (up to 15 s) until samples are flowing: the temporary
+# beside $T/d/NAME.sp grows past 2000 bytes.  Not a fixed sleep: ASan on a
+# loaded machine (load 14) had not sampled after 1 s, and a SIGINT before
+# any sample rightly exits 1 (as t6010 waits).
+flowing() {
+	for _ in $(seq 150); do
+		[ "$(cat "$T"/d/.$1.sp.* 2>/dev/null | wc -c)" -gt 2000 ] && return 0
+		sleep 0.1
+	done
+}
+
 # SIGINT: the trailer is written, then the rename.
 cp "$T/precious" "$T/d/keep.sp"
 pcollect -p "$TPID" -F 199 -o "$T/d/keep.sp" 2> /dev/null &
 pc=$!
-sleep 1
+flowing keep
 if cmp -s "$T/precious" "$T/d/keep.sp"; then ok "-o: while running, the old file is still there"
 else notok "-o: while running, the file was already replaced"; fi
 kill -INT $pc; wait $pc; rc=$?
@@ -49,7 +60,7 @@ else notok "-o: SIGINT: exit $rc, $(ls -A "$T/d")"; fi
 cp "$T/precious" "$T/d/keep.sp"
 pcollect -p "$TPID" -F 199 -o "$T/d/keep.sp" 2> /dev/null &
 pc=$!
-sleep 1
+flowing keep
 kill -KILL $pc; wait $pc 2>/dev/null
 if cmp -s "$T/precious" "$T/d/keep.sp"; then ok "-o: SIGKILL leaves the old file as it was"
 else notok "-o: SIGKILL: the file now holds $(wc -c < "$T/d/keep.sp") bytes"; fi
@@ -58,11 +69,11 @@ rm -f "$T"/d/.keep.sp.*
 # --no-rename: the file grows in place, readable while pcollect runs.
 pcollect -p "$TPID" -F 199 --no-rename -o "$T/d/grow.sp" 2> /dev/null &
 pc=$!
-sleep 1.5
+for _ in $(seq 150); do [ "$(stat -c %s "$T/d/grow.sp" 2>/dev/null || echo 0)" -gt 2000 ] && break; sleep 0.1; done
 n=$(stat -c %s "$T/d/grow.sp" 2>/dev/null || echo 0)
 kill -INT $pc; wait $pc
 if [ "$n" -gt 0 ] && sp-dump "$T/d/grow.sp" > /dev/null 2>&1 && [ "$(ls -A "$T/d" | grep -c grow)" = 1 ]; then
-	ok "--no-rename: the file itself grows while sampling ($n bytes after 1.5 s), complete at the end"
+	ok "--no-rename: the file itself grows while sampling ($n bytes before the SIGINT), complete at the end"
 else notok "--no-rename: $n bytes while running"; fi
 
 # Write errors: one line naming the output (was 'standard output' for -o,

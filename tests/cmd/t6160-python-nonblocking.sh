@@ -60,11 +60,20 @@ run() {
 
 busy=
 awk -v n="$(nproc)" '{ exit !($1 > 2 * n) }' /proc/loadavg && busy="load average $(cut -d' ' -f1 /proc/loadavg) > 2 x $(nproc) CPUs"
+# Under ASan only the 999 Hz run: the most samples through the same
+# non-blocking code as at 199 Hz (whose share bound and message the plain
+# pass checks); exact mode is t6120's, which runs under ASan too.
+asan=
+if [[ $SP_BIN == *asan* ]]; then
+	asan=1; echo "# under ASan only the 999 Hz run (199 Hz: the same code, fewer samples; exact mode: t6120); the plain pass runs all three"
+fi
 for entry in "${pys[@]}"; do
 	v=${entry%% *} py=${entry#* }
 	L="$v: "
-	run "nonblocking 199 Hz" 6 -F 199
-	expect_grep "${L}nonblocking 199 Hz: said" "Python frames merged, non-blocking: -F 199 is above 100 Hz" "$T/s.err"
+	if [ -z "$asan" ]; then
+		run "nonblocking 199 Hz" 6 -F 199
+		expect_grep "${L}nonblocking 199 Hz: said" "Python frames merged, non-blocking: -F 199 is above 100 Hz" "$T/s.err"
+	fi
 	run "nonblocking 999 Hz" 5 -F 999
-	run "exact 99 Hz" 5 -F 99
+	if [ -z "$asan" ]; then run "exact 99 Hz" 5 -F 99; fi
 done

@@ -62,8 +62,17 @@ else
 fi
 expect_grep "--wall: off-CPU intervals end in [blocked]" ';wait_disk;.*;\[blocked\] [0-9]+$' "$T/w.f"
 
-# --off-cpu, launch
-pcollect --off-cpu -o "$T/o.sp" -- "$T/wall" 10 > /dev/null 2> "$T/o.err"; rc=$?
+# --off-cpu, launch.  The 5:3 split must show in the program's own timing
+# (wait_disk > 55 % of disk+lock) for the comparison to tell the two apart:
+# on a loaded machine the lock's holder is woken late and stretches
+# wait_lock (an ASan run at load 13 came out near 54:46), so such a run is
+# recorded again, at most 3 times in all, saying so.
+for try in 1 2 3; do
+	pcollect --off-cpu -o "$T/o.sp" -- "$T/wall" 10 > /dev/null 2> "$T/o.err"; rc=$?
+	read -r pd pl pk < <(sed -n 's/^phases-ns //p' "$T/o.err")
+	[ -n "$pd" ] && awk -v pd="$pd" -v pl="$pl" 'BEGIN { exit !(100*pd/(pd+pl) > 55) }' && break
+	[ $try -lt 3 ] && echo "# --off-cpu: the program's own wait_disk:wait_lock was ${pd:-?}:${pl:-?} ns (not > 55 % disk: load $(cut -d' ' -f1 /proc/loadavg)), recorded again"
+done
 expect_rc "--off-cpu: launch, exit 0" 0 $rc
 sp-dump "$T/o.sp" > "$T/o.dump" 2>&1
 expect_grep "--off-cpu: one value column off-cpu-ns" '^values off-cpu-ns$' "$T/o.dump"
@@ -71,11 +80,10 @@ pfold --tid "$T/o.sp" > "$T/o.f" 2> "$T/e"
 grep ';\[blocked\] [0-9]*$' "$T/o.f" > "$T/ob.f"
 read -r d l k o tot < <(main_shares "$T/ob.f")
 echo "# --off-cpu main thread [blocked]: disk $d lock $l compute $k other $o ns"
-read -r pd pl pk < <(sed -n 's/^phases-ns //p' "$T/o.err")
 if [ "$tot" -gt 0 ] && [ -n "$pd" ] && awk -v d="$d" -v l="$l" -v pd="$pd" -v pl="$pl" 'BEGIN { s = 100*d/(d+l); ps = 100*pd/(pd+pl); printf "# wait_disk %.1f%% of disk+lock; timed %.1f%%\n", s, ps; exit !(s - ps > -3 && s - ps < 3 && ps > 55) }'; then
 	ok "--off-cpu: blocked time wait_disk:wait_lock (~5:3) within 3 points of the program's own timing"
 else
-	notok "--off-cpu: wait_disk $d, wait_lock $l ns"
+	notok "--off-cpu: wait_disk $d, wait_lock $l ns; the program's own ${pd:-?}, ${pl:-?} ns"
 fi
 if [ "$k" = 0 ] && [ "$tot" -gt 0 ] && [ "$o" -lt $((tot / 100)) ]; then
 	ok "--off-cpu: nothing blocked under compute, under 1 % elsewhere ($o ns)"
