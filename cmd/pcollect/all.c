@@ -11,6 +11,8 @@ int pcollect_all_check_opts(const struct opts *o, const char *synopsis, int ncmd
 {
 	if (o->pid || ncmd > 0)
 		return sp_usage_error(synopsis, "-a samples every process: not with -p PID or a command"), -1;
+	if (o->children)
+		return sp_usage_error(synopsis, "-a samples every process already: not with --children"), -1;
 	if (o->ntraces || o->stacks || o->live)
 		return sp_usage_error(synopsis, "-a takes CPU samples only: not with --trace, --stacks or --live"), -1;
 	if (o->offcpu)
