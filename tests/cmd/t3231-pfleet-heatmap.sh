@@ -12,13 +12,9 @@
 . "$(dirname "$0")/../lib.sh"
 . "$SP_TOP/tests/fleet/ch.sh"
 . "$SP_TOP/tests/cmd/t6-lib.sh"
-trap 'ch_stop_all; sp_cleanup' EXIT
 cells() { python3 "$SP_TOP/tests/cmd/t323-cells.py" "$@" | LC_ALL=C sort; }
 if ! command -v python3 > /dev/null; then skip "pfleet heat map" "python3 is not installed (it reads the SVG's cells)"; exit 0; fi
-why=$(ch_available) || { skip "pfleet heat map" "$why"; exit 0; }
-ch_start_free "$T/ch" > "$T/start" || { notok "clickhouse-server starts"; cat "$T/start"; exit 0; }
-U=http://127.0.0.1:$CH_HTTP
-export PFLEET_SPOOL=$T/spool
+ch_test_server "pfleet heat map"
 pfleet init $U 2> "$T/e" || { notok "pfleet init"; cat "$T/e"; exit 0; }
 
 # real programs nobody here wrote

@@ -7,11 +7,7 @@
 # after the table is fixed).
 . "$(dirname "$0")/../lib.sh"
 . "$SP_TOP/tests/fleet/ch.sh"
-trap 'ch_stop_all; sp_cleanup' EXIT
-why=$(ch_available) || { skip "pfleet faults" "$why"; exit 0; }
-ch_start_free "$T/ch" > "$T/start" || { notok "clickhouse-server starts"; cat "$T/start"; exit 0; }
-U=http://127.0.0.1:$CH_HTTP
-export PFLEET_SPOOL=$T/spool
+ch_test_server "pfleet faults"
 pfleet init $U 2> /dev/null || { notok "pfleet init"; exit 0; }
 S=2026-11-26T10:00:00
 R="--since 2026-11-26T09:00:00 --until 2026-11-26T12:00:00"

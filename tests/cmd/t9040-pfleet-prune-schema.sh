@@ -6,11 +6,7 @@
 # with one sentence naming what to do, and works again after doing it.
 . "$(dirname "$0")/../lib.sh"
 . "$SP_TOP/tests/fleet/ch.sh"
-trap 'ch_stop_all; sp_cleanup' EXIT
-why=$(ch_available) || { skip "pfleet prune" "$why"; exit 0; }
-ch_start_free "$T/ch" > "$T/start" || { notok "clickhouse-server starts"; cat "$T/start"; exit 0; }
-U=http://127.0.0.1:$CH_HTTP
-export PFLEET_SPOOL=$T/spool
+ch_test_server "pfleet prune"
 pfleet init $U 2> /dev/null || notok "init"
 IN=$SP_TOP/share/demo/perf-demo.txt.gz
 pfold "$IN" > "$T/want.folded"

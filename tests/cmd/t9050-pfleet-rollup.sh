@@ -10,11 +10,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$SP_TOP/tests/fleet/ch.sh"
 . "$SP_TOP/tests/cmd/t6-lib.sh"
-trap 'ch_stop_all; sp_cleanup' EXIT
-why=$(ch_available) || { skip "pfleet rollup" "$why"; exit 0; }
-ch_start_free "$T/ch" > "$T/start" || { notok "clickhouse-server starts"; cat "$T/start"; exit 0; }
-U=http://127.0.0.1:$CH_HTTP
-export PFLEET_SPOOL=$T/spool
+ch_test_server "pfleet rollup"
 pfleet init $U 2> /dev/null || notok "init"
 q() { ch_query "$CH_HTTP" "$1"; }
 

@@ -109,3 +109,15 @@ ch_stop() {
 ch_stop_all() { local d; for d in $CH_DIRS; do ch_stop "$d"; done; }
 # ch_query HTTP SQL: run SQL, print the result (TabSeparated).
 ch_query() { curl -sS --data-binary "$2" "http://127.0.0.1:$1/"; }
+
+# ch_test_server WHAT: a test file's one private server: every server
+# stopped at exit, the file skipped (exit 0, saying why) without ClickHouse,
+# a failed start one "not ok"; sets U (its HTTP URL) and PFLEET_SPOOL.
+ch_test_server() {
+	trap 'ch_stop_all; sp_cleanup' EXIT
+	local why
+	why=$(ch_available) || { skip "$1" "$why"; exit 0; }
+	ch_start_free "$T/ch" > "$T/start" || { notok "clickhouse-server starts"; cat "$T/start"; exit 0; }
+	U=http://127.0.0.1:$CH_HTTP
+	export PFLEET_SPOOL=$T/spool
+}
