@@ -619,6 +619,11 @@ struct walk {
 static int emit(struct walk *k, uint32_t f, uint32_t node, double self_s)
 {
 	k->exact[f] += self_s * 1e9;
+	if (!(k->exact[f] < 9e18)) { /* ns past int64: no real profile's */
+		sp_err_set(k->err, "%s: %s: its own time, %.6g s, is out of range", k->c->m.name,
+			   sp_str(k->p, sp_frame_get(k->p, k->c->fns[f].frame)->name), k->exact[f] / 1e9);
+		return -1;
+	}
 	int64_t to = llround(k->exact[f]);
 	int64_t v = to - k->emitted[f];
 	if (!v)

@@ -13,7 +13,9 @@
 # directory under tests/bench/work/fleet, 2 threads a query as this VM has
 # 2 cores):
 #   ingest   pfleet put of every host's 60 files, two puts at a time:
-#            sample rows per second (wall clock)
+#            sample rows per second (wall clock); beside it, the server
+#            alone: the same rows as RowBinary POSTed by curl, two halves
+#            at a time, with and without the rollup view
 #   stacks   the stack dictionary rows the puts sent (each put asks the
 #            server which of its stacks it has: the first hosts send most)
 #   disk     bytes per sample row of the samples table after OPTIMIZE FINAL
@@ -95,6 +97,28 @@ samples=$(ch_query "$CH_HTTP" "SELECT count() FROM stackpipe.samples WHERE value
 ing=$(echo "$t1 $t0" | awk '{print $1 - $2}')
 rps=$(echo "$rows $ing" | awk '{printf "%.0f", $1 / $2}')
 
+# the reference: the same rows as RowBinary (in two halves, split by a
+# hash), POSTed by curl two at a time as the puts run: what the server
+# alone takes over HTTP, into a copy of the table without the rollup view
+# and into a second database of the same schema (with it)
+ch_query "$CH_HTTP" "SELECT * FROM stackpipe.samples WHERE cityHash64(stack, host, bucket) % 2 = 0 FORMAT RowBinary" > "$W/rows.part.0"
+ch_query "$CH_HTTP" "SELECT * FROM stackpipe.samples WHERE cityHash64(stack, host, bucket) % 2 = 1 FORMAT RowBinary" > "$W/rows.part.1"
+ref_ingest() { # DB.TABLE: rows/s of the two parts POSTed at once into it
+	local t0 t1
+	t0=$(now)
+	printf '%s\n' "$W/rows.part.0" "$W/rows.part.1" | xargs -P2 -I{} curl -fsS --data-binary @{} \
+		"$U/?query=INSERT%20INTO%20$1%20FORMAT%20RowBinary" > /dev/null
+	t1=$(now)
+	echo "$rows $t1 $t0" | awk '{printf "%.0f", $1 / ($2 - $3)}'
+}
+ch_query "$CH_HTTP" "CREATE TABLE stackpipe.ref AS stackpipe.samples" > /dev/null
+ref_plain=$(ref_ingest stackpipe.ref)
+ch_query "$CH_HTTP" "DROP TABLE stackpipe.ref" > /dev/null
+pfleet init --database stackpipe_ref $U 2> /dev/null
+ref_view=$(ref_ingest stackpipe_ref.samples)
+ch_query "$CH_HTTP" "DROP DATABASE stackpipe_ref" > /dev/null
+rm -f "$W/rows.part."*
+
 H1="--since @$START --until @$((START + MINUTES * 60))"
 time_runs() { # NAME CMD: median wall seconds of RUNS runs
 	local name=$1 i t0 t1; shift
@@ -152,6 +176,8 @@ cat <<TXT
 fleet-bench: $HOSTS hosts x $MINUTES min x $STACKS stacks/min ($files stream files, $(( sbytes_files / 1048576 )) MB),
   pool of $(wc -l < "$W/pool.folded") real stacks; medians of $RUNS runs; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)
   ingest:        $rows sample rows ($samples of them in the samples column) in ${ing} s = $rps rows/s (pfleet put, 2 at a time)
+                 the server alone, the same rows POSTed as RowBinary by curl, 2 at a time:
+                 $ref_view rows/s with the rollup view, $ref_plain rows/s into a table without it
                  stack dictionary rows sent: $sent for $nstacks distinct stacks
   disk (lz4):    $(printf %.2f "$bpr") bytes per sample row (samples table after OPTIMIZE FINAL);
                  per column: $percol

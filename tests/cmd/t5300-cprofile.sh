@@ -149,3 +149,8 @@ expect_rc "a cut key: exit 2" 2 $rc
 pfold "$T/tail.cprof" > /dev/null 2> "$T/e"; rc=$?
 expect_rc "data after the dict: exit 2, not ignored" 2 $rc
 expect_grep "data after the dict: said so" 'offset [0-9]+: data after the pstats dict' "$T/e"
+# A function's own time past what nanoseconds in 64 bits hold (a fuzzed
+# file: 5e222 s; UBSan caught the overflow): an error naming the function.
+pfold "$SP_TOP/tests/fuzz/corpus/fuzz_cprofile/ub-huge-time.prof" > "$T/huge.out" 2> "$T/e"; rc=$?
+expect_rc "a time out of range: exit 2" 2 $rc
+expect_grep "a time out of range: FILE: FUNCTION: said so" '^pfold: .*ub-huge-time\.prof: .*: its own time, [0-9.e+]+ s, is out of range$' "$T/e"
