@@ -9,7 +9,7 @@
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { chromium } = require('playwright-core');
+const { launch } = require('./chromium');
 
 const file = path.resolve(process.argv[2]);
 const runs = +(process.argv[3] || 5);
@@ -17,12 +17,7 @@ const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[s.lengt
 
 (async () => {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'psvg-bench-'));
-	const ctx = await chromium.launchPersistentContext(dir, {
-		executablePath: process.env.SP_CHROMIUM || '/usr/bin/chromium', headless: true,
-		viewport: { width: 1280, height: 1000 },
-		args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-			'--disable-component-update', '--disable-sync', '--no-first-run'],
-	});
+	const ctx = await launch(dir, { width: 1280, height: 1000 });
 	const page = await ctx.newPage();
 	const errors = [];
 	page.on('pageerror', (e) => errors.push(e.message));

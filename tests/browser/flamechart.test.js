@@ -15,9 +15,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 
-const CHROMIUM = process.env.SP_CHROMIUM || '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-	'--disable-component-update', '--disable-sync', '--no-first-run'];
+const { CHROMIUM, launch } = require('./chromium');
 let chromium;
 try {
 	({ chromium } = require('playwright-core'));
@@ -50,9 +48,7 @@ function rule(folded) {
 
 (async () => {
 	const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'psvg-chart-'));
-	const ctx = await chromium.launchPersistentContext(tmp, {
-		executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 900 },
-	});
+	const ctx = await launch(tmp, { width: 1280, height: 900 });
 	const page = await ctx.newPage();
 	const errors = [];
 	page.on('pageerror', (e) => errors.push(e.message));

@@ -9,17 +9,12 @@
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { chromium } = require('playwright-core');
+const { launch } = require('./chromium');
 
 const [heat, diff, out] = process.argv.slice(2).map((p) => path.resolve(p));
 (async () => {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fleet-shots-'));
-	const ctx = await chromium.launchPersistentContext(dir, {
-		executablePath: process.env.SP_CHROMIUM || '/usr/bin/chromium', headless: true,
-		viewport: { width: 1200, height: 800 },
-		args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-			'--disable-component-update', '--disable-sync', '--no-first-run'],
-	});
+	const ctx = await launch(dir, { width: 1200, height: 800 });
 	const page = await ctx.newPage();
 	await page.goto('file://' + heat);
 	await page.waitForFunction(() => window.spheat && window.spheat.api, null, { timeout: 60000 });

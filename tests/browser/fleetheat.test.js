@@ -18,7 +18,7 @@ const os = require('os');
 const path = require('path');
 
 const [svgFile, hostA, hostB, colA, colB, wantFile, label] = process.argv.slice(2);
-const CHROMIUM = process.env.SP_CHROMIUM || '/usr/bin/chromium';
+const { CHROMIUM, launch } = require('./chromium');
 const ok = (name) => console.log(`ok - fleet heat map browser: ${name}`);
 const notok = (name, why) => console.log(`not ok - fleet heat map browser: ${name}${why ? ` (${why})` : ''}`);
 const check = (name, cond, why) => (cond ? ok(name) : notok(name, why));
@@ -33,11 +33,7 @@ const want = fs.readFileSync(wantFile, 'utf8').split('\n').filter((l) => l).sort
 
 (async () => {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fleetheat-browser-'));
-	const ctx = await chromium.launchPersistentContext(dir, {
-		executablePath: CHROMIUM, headless: true, viewport: { width: 1200, height: 900 },
-		args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-			'--disable-component-update', '--disable-sync', '--no-first-run'],
-	});
+	const ctx = await launch(dir, { width: 1200, height: 900 });
 	ctx.setDefaultTimeout(120000);
 	const page = await ctx.newPage();
 	const errors = [];

@@ -17,7 +17,7 @@ const path = require('path');
 const { execFileSync } = require('child_process');
 
 const [psvg, spdump, stream, png] = process.argv.slice(2);
-const CHROMIUM = process.env.SP_CHROMIUM || '/usr/bin/chromium';
+const { CHROMIUM, launch } = require('./chromium');
 let failed = 0;
 const ok = (name) => console.log(`ok - heatmap browser: ${name}`);
 const notok = (name, why) => { failed++; console.log(`not ok - heatmap browser: ${name}${why ? ` (${why})` : ''}`); };
@@ -44,11 +44,7 @@ const inSlices = (a, b) => slices.filter((s) => s >= a && s <= b).length;
 
 (async () => {
 	const dir = fs.mkdtempSync(path.join(tmp, 'profile-'));
-	const ctx = await chromium.launchPersistentContext(dir, {
-		executablePath: CHROMIUM, headless: true, viewport: { width: 1200, height: 900 },
-		args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-			'--disable-component-update', '--disable-sync', '--no-first-run'],
-	});
+	const ctx = await launch(dir, { width: 1200, height: 900 });
 	const page = await ctx.newPage();
 	const errors = [];
 	page.on('pageerror', (e) => errors.push(String(e)));

@@ -12,9 +12,7 @@ const path = require('path');
 const { execFileSync } = require('child_process');
 
 const [psvg, conf] = process.argv.slice(2);
-const CHROMIUM = process.env.SP_CHROMIUM || '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-	'--disable-component-update', '--disable-sync', '--no-first-run'];
+const { CHROMIUM, launch } = require('./chromium');
 
 let failed = 0;
 const ok = (name) => console.log(`ok - browser: ${name}`);
@@ -106,9 +104,7 @@ function share(lines, re, prefix = []) {
 		'--nametype', '</text><script>window.__pwned=9</script>', '--countname', '<i>units</i>']);
 
 	const dir = fs.mkdtempSync(path.join(tmp, 'profile-'));
-	const ctx = await chromium.launchPersistentContext(dir, {
-		executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 1300 },
-	});
+	const ctx = await launch(dir, { width: 1280, height: 1300 });
 	const page = await ctx.newPage();
 	const errors = [];
 	let dialogs = [];

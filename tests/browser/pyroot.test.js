@@ -9,9 +9,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 
-const CHROMIUM = process.env.SP_CHROMIUM || '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-	'--disable-component-update', '--disable-sync', '--no-first-run'];
+const { CHROMIUM, launch } = require('./chromium');
 let chromium;
 try {
 	({ chromium } = require('playwright-core'));
@@ -26,9 +24,7 @@ const check = (name, cond, why) => (cond ? ok(name) : notok(name, why));
 (async () => {
 	const [rooted, plain] = process.argv.slice(2);
 	const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'psvg-py-'));
-	const ctx = await chromium.launchPersistentContext(tmp, {
-		executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 1000 },
-	});
+	const ctx = await launch(tmp, { width: 1280, height: 1000 });
 	const page = await ctx.newPage();
 	const errors = [];
 	page.on('pageerror', (e) => errors.push(e.message));

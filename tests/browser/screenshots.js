@@ -14,7 +14,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { execFileSync } = require('child_process');
-const { chromium } = require('playwright-core');
+const { launch } = require('./chromium');
 
 const [psvg, conf, out] = process.argv.slice(2).map((p) => path.resolve(p));
 const top = path.resolve(__dirname, '../..');
@@ -31,12 +31,7 @@ execFileSync(psvg, ['--title', 'psvg: differential (cksum: cycles -> instruction
 
 (async () => {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'psvg-shots-'));
-	const ctx = await chromium.launchPersistentContext(dir, {
-		executablePath: process.env.SP_CHROMIUM || '/usr/bin/chromium', headless: true,
-		viewport: { width: 1200, height: 800 },
-		args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-			'--disable-component-update', '--disable-sync', '--no-first-run'],
-	});
+	const ctx = await launch(dir, { width: 1200, height: 800 });
 	const page = await ctx.newPage();
 	const shot = async (file, png, setup) => {
 		await page.goto('file://' + file);
