@@ -31,7 +31,7 @@ static const char synopsis[] =
 	"usage: pcollect [options] -p PID[,PID...]\n"
 	"       pcollect [options] [--] COMMAND [ARG...]\n"
 	"       pcollect [options] -a\n"
-	"       pcollect --snapshot [-c COUNT -i SECONDS] -p PID   (see pcollect --snapshot -h)\n"
+	"       pcollect --snapshot [-c COUNT [-i SECONDS]] [options] -p PID   (see pcollect --snapshot -h)\n"
 	"Sample the native stacks of every thread of a running process, or of a command\n"
 	"from its first instruction, and write them as the stackpipe binary stream\n"
 	"(pipe it into pfold, psvg, pspeedscope...).  Frame pointers are not needed.\n"

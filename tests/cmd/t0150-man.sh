@@ -2,8 +2,7 @@
 # Every man page renders without a warning from man --warnings (man-db, at 80
 # columns, as a user reads it) and groff -ww; no option entry runs into the
 # paragraph before it (a missing .TP: pcollect(1)'s --trace once read as part
-# of --wall's text); every long option a command's --help lists is in its
-# man page.
+# of --wall's text).  --help against the man pages: t0161.
 . "$(dirname "$0")/../lib.sh"
 
 MAN="$SP_TOP/share/man"
@@ -44,16 +43,3 @@ for f in $pages; do
 	else ok "$n: every option entry starts with .TP"; fi
 done
 
-# Each long option of --help is documented in the man page.
-for c in pcollect pdiff pfilter pfold plive pmerge preport pspeedscope psvg; do
-	f="$MAN/man1/$c.1"
-	[ -f "$f" ] || { notok "$c: no man page"; continue; }
-	"$c" --help > "$T/h.out" 2>&1
-	grep -oE '^ +(-[a-zA-Z0-9], )?--[a-z0-9][a-z0-9-]*' "$T/h.out" | grep -oE -- '--[a-z0-9-]+' | sort -u > "$T/opts"
-	[ -s "$T/opts" ] || { notok "$c --help lists no long option"; continue; }
-	sed 's/\\-/-/g' "$f" > "$T/page"
-	missing=
-	while read -r o; do grep -qE -- "$o([^a-z0-9-]|\$)" "$T/page" || missing="$missing $o"; done < "$T/opts"
-	if [ -z "$missing" ]; then ok "$c: the $(wc -l < "$T/opts") long options of --help are in $c(1)"
-	else notok "$c: options of --help not in $c(1):$missing"; fi
-done

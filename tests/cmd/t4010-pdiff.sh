@@ -6,12 +6,6 @@
 D=$CONF/inferno
 if [ ! -d "$D/diff-default" ]; then skip pdiff "fixtures not found at $CONF"; exit 0; fi
 
-pdiff --help > "$T/h" 2>&1; rc=$?
-if [ $rc = 0 ] && grep -q '^usage: pdiff' "$T/h"; then ok "pdiff --help: synopsis, exit 0"; else notok "pdiff --help (exit $rc)"; fi
-man=$SP_TOP/share/man/man1/pdiff.1
-sed -n '/^\.SH SYNOPSIS/,/^\.SH DESC/p' "$man" 2>/dev/null | grep -v '^\.' | sed 's/\\f[BIRP]//g; s/\\-/-/g' > "$T/ms"
-grep -E '^(usage: |       )pdiff' "$T/h" | sed 's/^usage: //; s/^ *//' > "$T/hs"
-if [ -s "$T/ms" ] && cmp -s "$T/ms" "$T/hs"; then ok "pdiff(1) SYNOPSIS equals --help's"; else notok "pdiff(1) SYNOPSIS differs from --help"; diff "$T/ms" "$T/hs" | head -5 | sed 's/^/  /'; fi
 pdiff only-one > "$T/o" 2> "$T/e"; rc=$?
 if [ $rc = 2 ] && grep -q 'two inputs' "$T/e" && grep -q '^usage: pdiff' "$T/e"; then ok "one input without --split: usage error, exit 2"; else notok "one input (exit $rc)"; fi
 pdiff "$T/missing" "$D/diff-default/input2.folded" > "$T/o" 2> "$T/e"; rc=$?

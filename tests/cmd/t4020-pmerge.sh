@@ -8,12 +8,6 @@ D=$CONF/inferno/diff-default
 if [ ! -d "$D" ]; then skip pmerge "fixtures not found at $CONF"; exit 0; fi
 A=$D/input1.folded B=$D/input2.folded
 
-pmerge --help > "$T/h" 2>&1; rc=$?
-if [ $rc = 0 ] && grep -q '^usage: pmerge' "$T/h"; then ok "pmerge --help: synopsis, exit 0"; else notok "pmerge --help (exit $rc)"; fi
-man=$SP_TOP/share/man/man1/pmerge.1
-sed -n '/^\.SH SYNOPSIS/,/^\.SH DESC/p' "$man" 2>/dev/null | grep -v '^\.' | sed 's/\\f[BIRP]//g; s/\\-/-/g' > "$T/ms"
-grep -E '^(usage: |       )pmerge' "$T/h" | sed 's/^usage: //; s/^ *//' > "$T/hs"
-if [ -s "$T/ms" ] && cmp -s "$T/ms" "$T/hs"; then ok "pmerge(1) SYNOPSIS equals --help's"; else notok "pmerge(1) SYNOPSIS differs from --help"; fi
 pmerge > "$T/o" 2> "$T/e"; rc=$?
 if [ $rc = 2 ] && grep -q 'no input files' "$T/e"; then ok "no inputs: usage error, exit 2"; else notok "no inputs (exit $rc)"; fi
 pmerge "$A" "$T/missing" > "$T/o" 2> "$T/e"; rc=$?

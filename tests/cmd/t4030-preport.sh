@@ -4,12 +4,6 @@
 . "$(dirname "$0")/../lib.sh"
 
 DEMO=$SP_TOP/share/demo/perf-demo.txt.gz
-preport --help > "$T/h" 2>&1; rc=$?
-if [ $rc = 0 ] && grep -q '^usage: preport' "$T/h"; then ok "preport --help: synopsis, exit 0"; else notok "preport --help (exit $rc)"; fi
-man=$SP_TOP/share/man/man1/preport.1
-sed -n '/^\.SH SYNOPSIS/,/^\.SH DESC/p' "$man" 2>/dev/null | grep -v '^\.' | sed 's/\\f[BIRP]//g; s/\\-/-/g' > "$T/ms"
-grep -E '^(usage: |       )preport' "$T/h" | sed 's/^usage: //; s/^ *//' > "$T/hs"
-if [ -s "$T/ms" ] && cmp -s "$T/ms" "$T/hs"; then ok "preport(1) SYNOPSIS equals --help's"; else notok "preport(1) SYNOPSIS differs from --help"; fi
 preport -O xml < /dev/null > "$T/o" 2> "$T/e"; rc=$?
 if [ $rc = 2 ] && grep -q '^usage: preport' "$T/e"; then ok "bad -O: usage error, exit 2"; else notok "bad -O (exit $rc)"; fi
 

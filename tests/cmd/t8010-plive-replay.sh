@@ -7,12 +7,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 DEMO=$SP_TOP/share/demo/perf-demo.txt.gz
-plive --help > "$T/h" 2>&1; rc=$?
-if [ $rc = 0 ] && grep -q '^usage: plive' "$T/h"; then ok "plive --help: synopsis, exit 0"; else notok "plive --help (exit $rc)"; fi
 man=$SP_TOP/share/man/man1/plive.1
-sed -n '/^\.SH SYNOPSIS/,/^\.SH DESC/p' "$man" 2>/dev/null | grep -v '^\.' | sed 's/\\f[BIRP]//g; s/\\-/-/g' > "$T/ms"
-grep -E '^(usage: |       )plive' "$T/h" | sed 's/^usage: //; s/^ *//' > "$T/hs"
-if [ -s "$T/ms" ] && cmp -s "$T/ms" "$T/hs"; then ok "plive(1) SYNOPSIS equals --help's"; else notok "plive(1) SYNOPSIS differs from --help"; fi
 for key in '--window' '--ewma' '--speed' '--once' 'Esc'; do
 	grep -q -- "${key//-/\\\\-}" "$man" 2>/dev/null || grep -q -- "$key" "$man" 2>/dev/null || notok "plive(1) describes $key"
 done
