@@ -41,6 +41,12 @@ expect_grep() {
 	if grep -qE -- "$2" "$3"; then ok "$1"; else
 		notok "$1 (no match for /$2/)"; head -5 "$3" | sed 's/^/  /'; fi
 }
+# within WANT GOT PCT: |GOT - WANT| <= PCT % of WANT (WANT > 0; numbers,
+# decimals too)
+within() { awk -v w="$1" -v g="$2" -v p="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(w > 0 && d * 100 <= p * w) }'; }
+# line MARK: the number of the line of $PROG (a test program) that ends in
+# the comment "# MARK"
+line() { grep -n "# $1\$" "$PROG" | cut -d: -f1; }
 # browser_ready NAME: node, /usr/bin/chromium and tests/browser's
 # playwright-core are installed; otherwise prints why NAME is skipped, false.
 browser_ready() {

@@ -85,6 +85,10 @@ t6_asan_pythons() {
 	pys=("${keep[@]}")
 }
 
+# wanted FILE NAME N: what a tests/progs/t64 program printed of NAME: its
+# line "NAME calls C bytes B", field N (1: C, 2: B)
+wanted() { sed -n "s/^$2 calls \([0-9]*\) bytes \([0-9]*\)$/\\$3/p" "$1"; }
+
 # t6_pystart PYTHON PROG ARGS...: t6_spawn of a Python program, its output
 # in $T/ready.
 t6_pystart() { t6_spawn "$T/ready" "$@"; }

@@ -13,7 +13,6 @@
 PROG=$SP_TOP/tests/progs/t61-locks.py
 t6_pythons
 [ ${#pys[@]} -gt 0 ] || exit 0
-line() { grep -n "# $1\$" "$PROG" | cut -d: -f1; }
 LH=$(line HOLDER) LW=$(line WAITER) LG=$(line GETTER) LM=$(line MAIN)
 
 blocked() { t6_pyblocked "$1" 6; }

@@ -17,7 +17,6 @@ t6_probe || exit 0
 PROG=$SP_TOP/tests/progs/t61-shapes2.py
 t6_pythons
 [ ${#pys[@]} -gt 0 ] || exit 0
-line() { grep -n "# $1\$" "$PROG" | cut -d: -f1; }
 
 # count RE FILE: samples (last field) of the lines matching RE (awk ERE).
 count() { awk -v re="$1" '$0 ~ re { s += $NF } END { print s + 0 }' "$2"; }

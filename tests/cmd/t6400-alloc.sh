@@ -23,9 +23,6 @@ sums() {
 	awk '/;main;big_allocs;one;malloc [0-9.]+$/ { b += $NF } /;main;small_allocs;one;malloc [0-9.]+$/ { s += $NF }
 		END { printf "%d %d\n", b, s }' "$1"
 }
-# within WANT GOT PCT: |GOT - WANT| <= PCT % of WANT
-within() { awk -v w="$1" -v g="$2" -v p="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(w > 0 && d * 100 <= p * w) }'; }
-wanted() { sed -n "s/^$2 calls \([0-9]*\) bytes \([0-9]*\)$/\\$3/p" "$1"; }
 
 if [ $STATIC = 1 ]; then
 	# ---- bytes: --weight arg1

@@ -18,8 +18,6 @@ sums() {
 	awk '{ v = $NF } /;main;leak_a;/ { a += v } /;main;leak_b;/ { b += v } /;main;tidy;/ { t += v }
 		END { printf "%d %d %d\n", a, b, t }' "$1"
 }
-within() { awk -v w="$1" -v g="$2" -v p="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(w > 0 && d * 100 <= p * w) }'; }
-wanted() { sed -n "s/^$2 calls \([0-9]*\) bytes \([0-9]*\)$/\\$3/p" "$1"; }
 
 if gcc -O2 -fomit-frame-pointer -static -o "$T/t64s" "$SP_TOP/tests/progs/t64-live.c" 2> "$T/cc.err"; then
 	pcollect -q -v --live -o "$T/s.sp" -- "$T/t64s" live $N $SIZE > "$T/s.out" 2> "$T/s.err"; rc=$?

@@ -11,8 +11,6 @@
 t6_build t64l t64-live.c -O2 -fomit-frame-pointer || exit 0
 t6_probe || exit 0
 t6_uprobes "pcollect --weight" "$T/t64l" weights 1 4 || exit 0
-within() { awk -v w="$1" -v g="$2" -v p="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(w > 0 && d * 100 <= p * w) }'; }
-wanted() { sed -n "s/^$2 calls \([0-9]*\) bytes \([0-9]*\)$/\\$3/p" "$1"; }
 # under FOLDED FUNC: the values of the stacks through main;FUNC
 under() { awk -v f=";main;$2;" 'index($0, f) { s += $NF } END { printf "%d\n", s }' "$1"; }
 

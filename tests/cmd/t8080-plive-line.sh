@@ -22,7 +22,6 @@ t6_probe || exit 0
 if ! t6_start slow 600 "$T/calls"; then notok "plive L: the target did not start"; exit 0; fi
 t8_tmux t8080
 tracer() { pgrep -f -- "-p $TPID --trace=" | grep -v "^$$\$" | head -1; }
-within() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b * p / 100) }'; }
 LINE=$(grep -n 'r = slow_path(750000);' "$SP_TOP/tests/progs/t806-slow.c" | cut -d: -f1)
 
 $TM new-session -d -s t8080 -x 200 -y 40 "$SP_BIN/plive --window 5 -p $TPID 2> $T/plive.err; echo \$? > $T/rc; sleep 60"
@@ -61,13 +60,13 @@ compare() {
 	own=$((calls / 10))
 	echo "# window $attempt: $hits hits ($rate/s) in $span s to $end; the program's calls then: $calls, 1 in 10: $own"
 	$TM send-keys -t t8080 p
-	[ -n "$hits" ] && within "$hits" "$own" 3
+	[ -n "$hits" ] && within "$own" "$hits" 3
 }
 for attempt in 1 2 3; do
 	compare && break
 	sleep 6
 done
-if [ -n "$hits" ] && within "$hits" "$own" 3; then ok "hits within 3 % of the program's calls / 10 ($hits vs $own, window $attempt)"; else
+if [ -n "$hits" ] && within "$own" "$hits" 3; then ok "hits within 3 % of the program's calls / 10 ($hits vs $own, window $attempt)"; else
 	notok "hits within 3 % of the program's calls / 10 ('$hits' vs '$own')"; sed 's/^/  /' "$T/screen" | tail -6; fi
 if awk -v r="$rate" -v h="$hits" -v s="$span" 'BEGIN { exit !(s > 0 && r > 0 && (r - h / s) ^ 2 < 0.01 + (h / s / 100) ^ 2) }'; then
 	ok "hits/s = hits / span ($rate)"; else notok "hits/s = hits / span ('$rate', $hits in $span s)"; fi

@@ -19,7 +19,6 @@ if ! objdump -d "$T/lk" 2>/dev/null | awk '/<step>:/,/ret/' | grep -q 'lock add'
 	skip "plive line lock" "this compiler does not put a lock-prefixed add in step()"; exit 0; fi
 if ! t6_start lk; then notok "plive L lock: the target did not start"; exit 0; fi
 t8_tmux t8081
-within() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b * p / 100) }'; }
 LINE=$(grep -n 'LOCKLINE \*/' "$SP_TOP/tests/progs/t808-lock.c" | cut -d: -f1)
 
 $TM new-session -d -s t8081 -x 250 -y 40 "$SP_BIN/plive --window 5 -p $TPID 2> $T/plive.err; echo \$? > $T/rc; sleep 60"
@@ -42,7 +41,7 @@ if wait_for 40 'awk "/^Line: t808-lock.c:$LINE  hits [0-9]+  hits\/s [0-9.]+  in
 sleep 1; cap
 rate=$(awk -v l="t808-lock.c:$LINE" '$1 == "Line:" && $2 == l { print $6 }' "$T/cap")
 own=$(grep '^lock ' "$T/lk.ready" | tail -5 | sed 's/.* rate \([0-9]*\)\/s/\1/' | sort -n | sed -n 3p)
-if [ -n "$rate" ] && within "$rate" "$own" 10; then ok "hits/s within 10 % of the program's own rate ($rate vs $own)"; else
+if [ -n "$rate" ] && within "$own" "$rate" 10; then ok "hits/s within 10 % of the program's own rate ($rate vs $own)"; else
 	notok "hits/s within 10 % of the program's own rate ('$rate' vs '$own')"; tail -5 "$T/lk.ready" | sed 's/^/  /'; fi
 $TM send-keys -t t8081 X
 if wait_for 15 'grep -qE "^X: probe on t808-lock.c:$LINE removed \([0-9]+ hits counted\)" "$T/cap"'; then ok "X: the probe removed"; else
