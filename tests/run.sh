@@ -8,7 +8,9 @@
 # (without SP_NO_ASAN a few tests run some cases in one pass only: a '# '
 # line says which),
 # SP_CMD_TESTS='tests/cmd/t02*.sh' chooses command tests, SP_FUZZ_SECONDS
-# sets the length of each fuzz run (10).
+# sets the length of each fuzz run (10).  Command tests get SP_SHARE, a
+# directory kept from the plain pass to the ASan pass, for inputs that do
+# not depend on the commands under test (t5320's cProfile files): made once.
 # Every test prints one line: "ok - NAME", "not ok - NAME" or
 # "skip - NAME # reason".  The last line is "N passed, N failed, N skipped".
 cd "$(dirname "$0")/.."
@@ -54,7 +56,7 @@ run_units() { # dir label
 # report, and san_check fails it for a report file or report text in the
 # test's own output.
 SAN_RE='runtime error:|ERROR: AddressSanitizer|ERROR: LeakSanitizer|SUMMARY: [A-Za-z]*Sanitizer'
-mkdir -p "$log/san"
+mkdir -p "$log/san" "$log/share"
 san_asan=detect_leaks=1:halt_on_error=1:exitcode=86:log_path=$log/san/asan
 san_ubsan=halt_on_error=1:print_stacktrace=1:exitcode=87
 san_check() { # name files...: "not ok" if a sanitizer reported anything
@@ -74,7 +76,7 @@ run_cmds() { # bindir label
 	for t in ${SP_CMD_TESTS:-tests/cmd/t*.sh}; do
 		[ -f "$t" ] || continue
 		t0=$(date +%s)
-		SP_TOP=$top SP_BIN=$top/$1 SP_LABEL=$2 SP_ASAN_FOLLOWS=$asan_follows bash "$t" > "$log/out" 2>"$log/err"
+		SP_TOP=$top SP_BIN=$top/$1 SP_LABEL=$2 SP_ASAN_FOLLOWS=$asan_follows SP_SHARE=$log/share bash "$t" > "$log/out" 2>"$log/err"
 		rc=$?
 		grep -E '^(ok|not ok|skip) ' "$log/out" > "$log/lines"
 		if [ $rc -ne 0 ] && ! grep -q '^not ok' "$log/lines"; then

@@ -26,8 +26,10 @@ share() { awk -v f=";$1 \\\\(" '$0 ~ f {s+=$NF} END {print s+0}' "$2"; }
 # 4-5: c10 19 %, deflate 73 % under b30).  There the launch is sampled
 # exactly (99 Hz, the default mode there), as t6120 does throughout.
 # Under ASan the launch is left out: it would be t6120's launch (exact,
-# -F 99, t61-shares.py 4), which t6120 records under ASan too and checks
-# (shares, zlib under b30, disagreements); the plain pass checks it here.
+# -F 99, t61-shares.py 4), which t6120 records under ASan too (3.8 and the
+# newest interpreter) and checks (shares, zlib under b30, disagreements);
+# t6160 launches every interpreter under ASan (non-blocking, zlib under
+# its caller); the plain pass checks this launch here.
 # The load is looked at before each interpreter's launch (the whole test
 # takes minutes, in which a shared machine's load changes).
 launch=1
@@ -88,7 +90,15 @@ for entry in "${pys[@]}"; do
 	setsid "$py" "$PROGS/t61-shapes.py" > "$T/shapes.ready" 2> /dev/null &
 	TPID=$!
 	for _ in $(seq 100); do grep -q '^ready' "$T/shapes.ready" && break; sleep 0.1; done
-	pcollect -F 199 -p $TPID -d 3 -o "$T/a.sp" 2> "$T/a.err"; rc=$?
+	# Two rounds of its shapes (1.2 s of CPU) once pcollect has found its
+	# Python, however loaded the machine: ~80 samples in each shape, 4 times
+	# the least checked below.  (A fixed -d 3 until session 11: 5 rounds on
+	# a quiet machine, 1.8 s more per interpreter and pass.)
+	pcollect -F 199 -p $TPID -d 60 -o "$T/a.sp" 2> "$T/a.err" & CP=$!
+	for _ in $(seq 100); do grep -q 'Python frames merged' "$T/a.err" && break; sleep 0.1; done
+	c0=$(t6_cpu $TPID)
+	for _ in $(seq 600); do [ $(($(t6_cpu $TPID) - c0)) -ge 120 ] && break; sleep 0.1; done
+	kill -INT $CP; wait $CP; rc=$?
 	expect_rc "${L}attach: exit status" 0 $rc
 	if t6_alive $TPID; then ok "${L}attach: the target runs on (not stopped) after pcollect"; else
 		notok "${L}attach: target state after pcollect: $(cat /proc/$TPID/stat 2>/dev/null | cut -d' ' -f3)"; fi

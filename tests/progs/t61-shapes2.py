@@ -1,16 +1,20 @@
 # t61-shapes2.py MODE — more stack shapes for pcollect's Python frames.
-#   asyncio  two asyncio tasks taking turns, each burning 0.5 s of CPU in
+#   asyncio  two asyncio tasks taking turns, each burning 0.26 s of CPU in
 #            spin(), 20 ms at a time
 #   exc      twice: spin() inside an except block, and in a finally
 #            block while an exception propagates; functools.reduce
 #            calling a lambda (1.6 s of CPU time in all)
 #   late FILE  a thread ("late-1") started once FILE exists (the test
 #            creates it once pcollect samples), which runs late_worker()
-#            for 2 s of CPU time
-#   fork     the parent forks a child that runs child_work() for 1 s
+#            for 1 s of CPU time
+#   fork     the parent forks a child that runs child_work() for 0.5 s
 #   exec     before_exec() for 1 s, then exec of this script in mode
-#            "after" (after_exec() for 1 s)
-# (the durations are CPU time: enough samples on a loaded machine)
+#            "after" (after_exec() for 0.5 s)
+# (the durations are CPU time: enough samples on a loaded machine; at
+# 199 Hz, 0.5 s is ~100 samples, 10 times t6150's least.  Session 11 halved
+# the shapes whose samples were all well-formed in CI (asyncio, late, fork,
+# after_exec): 3 s less per interpreter and pass.  before_exec keeps 1 s:
+# its first ~15 samples, Python's start-up, are not in spin.)
 # Each prints "ready" once running and ends by itself.
 import asyncio, functools, os, sys, threading, time
 
@@ -23,12 +27,12 @@ def spin(t=0.02):
     return x
 
 async def task_a():
-    for _ in range(25):
+    for _ in range(13):
         spin()  # TASK_A
         await asyncio.sleep(0)
 
 async def task_b():
-    for _ in range(25):
+    for _ in range(13):
         spin()  # TASK_B
         await asyncio.sleep(0)
 
@@ -52,12 +56,12 @@ def via_reduce():
     return functools.reduce(lambda a, b: a + spin(0.2), range(2), 0)  # REDUCE
 
 def late_worker():
-    end = time.thread_time() + 2
+    end = time.thread_time() + 1
     while time.thread_time() < end:
         spin()  # LATE
 
 def child_work():
-    end = time.thread_time() + 1
+    end = time.thread_time() + 0.5
     while time.thread_time() < end:
         spin()  # CHILD
 
@@ -72,7 +76,7 @@ def before_exec():
         spin()  # BEFORE
 
 def after_exec():
-    end = time.thread_time() + 1
+    end = time.thread_time() + 0.5
     while time.thread_time() < end:
         spin()  # AFTER
 
@@ -97,12 +101,12 @@ elif mode == "late":
     t.join()
 elif mode == "fork":
     print("ready", flush=True)
-    parent_work(0.5)
+    parent_work(0.25)
     pid = os.fork()
     if pid == 0:
         child_work()
         os._exit(0)
-    parent_work(1.5)
+    parent_work(0.75)
     os.waitpid(pid, 0)
 elif mode == "exec":
     print("ready", flush=True)
