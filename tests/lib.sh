@@ -47,6 +47,19 @@ within() { awk -v w="$1" -v g="$2" -v p="$3" 'BEGIN { d = g - w; if (d < 0) d = 
 # line MARK: the number of the line of $PROG (a test program) that ends in
 # the comment "# MARK"
 line() { grep -n "# $1\$" "$PROG" | cut -d: -f1; }
+# once_per_check WHAT: run this test once per make check.  For a test
+# whose checks do not depend on the build (what the output says, with no
+# timing bound an ASan build meets less easily): when an ASan pass follows
+# (tests/run.sh sets SP_ASAN_FOLLOWS=1 in the plain pass), the plain pass
+# leaves it to that pass, saying so on a '# ' line, and the ASan pass runs
+# it with the sanitizers on; alone, this pass runs it.  Sets SP_ONCE=1
+# (t6_asan_pythons then keeps every interpreter).
+once_per_check() {
+	if [ -z "$SP_LABEL" ] && [ "${SP_ASAN_FOLLOWS:-}" = 1 ]; then
+		echo "# $1: run once, in the ASan pass that follows (the same checks, sanitizers on)"; exit 0
+	fi
+	SP_ONCE=1
+}
 # browser_ready NAME: node, /usr/bin/chromium and tests/browser's
 # playwright-core are installed; otherwise prints why NAME is skipped, false.
 browser_ready() {

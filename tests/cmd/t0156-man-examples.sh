@@ -16,12 +16,8 @@
 # cannot run are listed, with why, as skips.
 . "$(dirname "$0")/../lib.sh"
 
-# Once per make check: the lines are the same in both passes, and the ASan
-# pass (tests/run.sh sets SP_ASAN_FOLLOWS=1 in the plain pass when one
-# follows) runs them with the sanitizers too; alone, the plain pass runs them.
-if [ -z "$SP_LABEL" ] && [ "${SP_ASAN_FOLLOWS:-}" = 1 ]; then
-	echo "# man EXAMPLES: run once, in the ASan pass that follows (the same lines, sanitizers on)"; exit 0
-fi
+# Once per make check: the lines are the same in both passes.
+once_per_check "man EXAMPLES"
 command -v gcc > /dev/null || { skip "man EXAMPLES" "gcc is not installed"; exit 0; }
 MAN="$SP_TOP/share/man"
 W="$T/ex"

@@ -178,6 +178,6 @@ done
 v=${pys[0]#*:}
 printf 'import json\ndef f():\n return sum(i*i for i in range(10**6))\nf()\n' > "$T/r.py"
 if [ "${pys[0]%%:*}" = pyenv ]; then py=$PYROOT/versions/$v/bin/python; else py=$v; fi
-(cd "$T" && $py -m cProfile -o r.prof r.py > /dev/null 2>&1)
-n=$(pfold "$T/r.prof" | grep -c ';')
+prof r.prof "$T" -m cProfile -o "$P/r.prof" r.py
+n=$(pfold "$P/r.prof" | grep -c ';')
 if [ "$n" -gt 0 ]; then ok "the issue's repro folds to $n stacks with callers (was 0)"; else notok "the issue's repro: no stack with a caller"; fi
