@@ -65,7 +65,7 @@ awk -v n="$(nproc)" '{ exit !($1 > 2 * n) }' /proc/loadavg && busy="load average
 # pass checks); exact mode is t6120's, which runs under ASan too.
 asan=
 if [[ $SP_BIN == *asan* ]]; then
-	asan=1; echo "# under ASan only the 999 Hz run (199 Hz: the same code, fewer samples; exact mode: t6120); the plain pass runs all three"
+	asan=1; echo "# under ASan only the 999 Hz run (199 Hz: the same code, fewer samples; exact mode: t6120); the plain pass runs all three, 199 Hz and exact for one interpreter"
 fi
 # Every interpreter at 999 Hz: its own frame reading (lib/python.c's
 # per-version offsets and line tables) under the non-blocking checks.  The
