@@ -62,7 +62,7 @@ static const char synopsis[] =
 	"p pause, / filter by regular expression, arrows/j/k select, h or Enter: callers and\n"
 	"callees of the selected function, Esc back.  With -p or COMMAND: T traces the selected\n"
 	"function's calls exactly (pcollect -F 0 --trace FUNC beside the sampler): calls/s,\n"
-	"p50, p95, p99, max, a latency histogram and the samples inside its slowest 5 %% of\n"
+	"p50, p95, p99, max, a latency histogram and the samples inside its slowest 5 % of\n"
 	"calls, over the same window; A adds its first argument, then its return value\n"
 	"(latency by value); S shows the probe as a pcollect command line; X stops the probe.\n"
 	"L lists the selected function's source lines (DWARF): Up/Down or a typed number, Enter\n"

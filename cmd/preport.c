@@ -41,7 +41,7 @@ static const char synopsis[] =
 	"  -V, --version           print the version\n"
 	"  -h, --help              show this help\n"
 	"\n"
-	"Exit status: 0 ok, 2 error.\n";
+	"Exit status: 0 ok, 1 --latency measured no call, 2 error.\n";
 
 struct rsink {
 	struct sp_sink sink;
@@ -228,8 +228,13 @@ static int cmd_preport(int argc, char **argv)
 			sp_error("--latency: the input has no trace events (record them with pcollect --trace FUNC)");
 			rc = SP_EXIT_ERROR;
 		} else if (sp_latency_report(r.lat, p, o.format == SP_REPORT_JSON, out, &err) < 0) {
-			sp_outfile_error(&of, &err);
-			rc = SP_EXIT_ERROR;
+			if (err.code == SP_ERR_EMPTY) {
+				sp_error("--latency: %s", err.msg);
+				rc = SP_EXIT_NEGATIVE;
+			} else {
+				sp_outfile_error(&of, &err);
+				rc = SP_EXIT_ERROR;
+			}
 		}
 	} else if (rc == SP_EXIT_OK) {
 		o.unit = r.have_col ? sp_value_unit(p, r.col, r.event) : "samples";

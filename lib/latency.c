@@ -38,6 +38,7 @@ struct sp_latency {
 	size_t nth, capth;
 	struct sp_u64map tidx;   /* profile thread id -> index + 1 */
 	uint64_t events;
+	uint64_t unmatched; /* exits whose entry was not in the input */
 	uint32_t by_id;          /* string id of `by` in the profile, 0 = not interned yet */
 };
 
@@ -164,8 +165,10 @@ void sp_latency_trace(struct sp_latency *l, struct sp_profile *p, const struct s
 	size_t i = th->n;
 	while (i > 0 && (t->call ? th->v[i - 1].call != t->call : th->v[i - 1].name != name))
 		i--;
-	if (!i)
-		return; /* no entry seen: begun before the recording */
+	if (!i) {
+		l->unmatched++; /* no entry seen: begun before the recording */
+		return;
+	}
 	struct open_call c = th->v[i - 1];
 	memmove(th->v + i - 1, th->v + i, (th->n - i) * sizeof *th->v);
 	th->n--;
@@ -260,6 +263,12 @@ int sp_latency_report(struct sp_latency *l, struct sp_profile *p, int json, FILE
 			const struct open_call *c = &l->th[i].v[k];
 			group_of(l, c->name, 0, c->has_by, c->by)->open++;
 		}
+	if (!l->ng) {
+		sp_err_set(err, "no call has both its entry and its exit in the input (%" PRIu64
+			   " exits without their entry: calls begun before the recording)", l->unmatched);
+		err->code = SP_ERR_EMPTY;
+		return -1;
+	}
 	for (size_t i = 0; i < l->ng; i++)
 		sp_sort(l->g[i].durs, l->g[i].n, sizeof *l->g[i].durs, cmp_u64);
 	struct sp_buf b = SP_BUF_INIT;

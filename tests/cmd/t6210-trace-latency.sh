@@ -61,6 +61,10 @@ printf 'a;b 3\n' | pfold -b > "$T/n.sp"
 preport --latency "$T/n.sp" > /dev/null 2> "$T/n.err"; rc=$?
 expect_rc "no trace events: exit 2" 2 $rc
 expect_grep "no trace events: says so" 'no trace events' "$T/n.err"
+# exits whose entries were not recorded (calls begun before it): nothing measured, said, exit 1
+preport --latency "$SP_TOP/tests/fuzz/corpus/fuzz_stream/threads-traces.sp" > "$T/x.out" 2> "$T/x.err"; rc=$?
+expect_rc "only exits without entries: exit 1" 1 $rc
+expect_grep "only exits without entries: says so, with the count" 'no call has both its entry and its exit in the input \(3 exits without' "$T/x.err"
 preport --by arg1 "$T/n.sp" > /dev/null 2>&1; rc=$?
 expect_rc "--by without --latency: usage error" 2 $rc
 exit 0
