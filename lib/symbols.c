@@ -43,6 +43,10 @@ struct sp_modfile {
 	struct sp_psyms psyms;
 	uint32_t *pname; /* per symbol: its interned name + 1, 0 until named */
 	int psyms_built;
+	/* sp_modfile_elf: one descriptor for every process's unwinder */
+	Elf *uelf;
+	int uelf_tried;
+	uint64_t lo, hi; /* its loadable range at bias 0, as libdwfl computes it */
 };
 
 struct entry {
@@ -169,6 +173,8 @@ void sp_symbols_free(struct sp_symbols *s)
 			dwfl_end(f->off);
 		sp_psyms_release(&f->psyms);
 		free(f->pname);
+		if (f->uelf)
+			elf_end(f->uelf);
 		free(f);
 	}
 	free(s->files);
@@ -234,6 +240,42 @@ int sp_modfile_bias(const struct sp_modfile *f, const struct sp_map *m, uint64_t
 		}
 	}
 	return -1;
+}
+
+void *sp_modfile_elf(struct sp_modfile *f, uint64_t bias, uint64_t *start, uint64_t *end)
+{
+	if (!f->uelf_tried) {
+		f->uelf_tried = 1;
+		Elf *e = f->fd >= 0 ? elf_begin(f->fd, ELF_C_READ_MMAP, NULL) : NULL;
+		size_t phnum = 0;
+		int have = 0;
+		if (e && elf_kind(e) == ELF_K_ELF && elf_getphdrnum(e, &phnum) == 0) {
+			/* libdwfl's range of a module reported at a bias: from the
+			 * first PT_LOAD's page down to the last one's end */
+			GElf_Phdr ph;
+			for (size_t i = 0; i < phnum && !have; i++)
+				if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD) {
+					f->lo = ph.p_vaddr & -ph.p_align;
+					have = 1;
+				}
+			for (size_t i = phnum; have && i-- > 0;)
+				if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr + ph.p_memsz > 0) {
+					f->hi = ph.p_vaddr + ph.p_memsz;
+					have = 2;
+					break;
+				}
+		}
+		if (have == 2 && f->hi > f->lo) {
+			f->uelf = e;
+		} else if (e) {
+			elf_end(e);
+		}
+	}
+	if (!f->uelf)
+		return NULL;
+	*start = bias + f->lo;
+	*end = bias + f->hi;
+	return f->uelf;
 }
 
 /* The vdso is the same image in every process: write ours to a memfd so
