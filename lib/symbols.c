@@ -43,6 +43,9 @@ struct sp_modfile {
 	struct sp_psyms psyms;
 	uint32_t *pname; /* per symbol: its interned name + 1, 0 until named */
 	int psyms_built;
+	/* A live file's modification time when opened (ns, 0 not kept): one
+	 * rewritten in place (the same device and inode) is another file. */
+	int64_t mtime;
 	/* sp_modfile_elf: one descriptor for every process's unwinder */
 	Elf *uelf;
 	int uelf_tried;
@@ -333,6 +336,16 @@ static int read_segs(struct sp_modfile *f)
 
 /* Open the file as it was mapped: the path when it is still the same file
  * (device and inode), else the process's map_files link. */
+/* The modification time of open file fd in ns (never 0: 1 when unknown). */
+static int64_t mtime_of(int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return 1;
+	int64_t t = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	return t ? t : 1;
+}
+
 static int open_mapped(int pid, const struct sp_map *m, const char *path, int offline, char **opened)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -374,9 +387,11 @@ struct sp_modfile *sp_symbols_modfile(struct sp_symbols *s, int pid, const struc
 		if (!found)
 			break;
 		struct sp_modfile *f = s->files[*slot - 1];
-		if (!strcmp(f->name, path))
+		if (!strcmp(f->name, path) && !(f->mtime && f->mtime != mtime_of(f->fd)))
 			return f->fd >= 0 ? f : NULL;
-		key = sp_mix64(key + 1); /* a collision or the same inode under another name */
+		/* a collision, the same inode under another name, or the file
+		 * rewritten since it was opened */
+		key = sp_mix64(key + 1);
 		if (key == UINT64_MAX)
 			key--;
 	}
@@ -415,6 +430,8 @@ struct sp_modfile *sp_symbols_modfile(struct sp_symbols *s, int pid, const struc
 		close(f->fd);
 		f->fd = -1;
 	}
+	if (f->fd >= 0 && m->ino && !vdso && !s->o.offline)
+		f->mtime = mtime_of(f->fd);
 	f->module = sp_str_intern(s->p, path, n);
 	f->bare = bare_name(s->p, path);
 	if (s->nfiles == s->capfiles) {
