@@ -62,9 +62,11 @@ static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, 
 {
 	return -1;
 }
-/* The ELF of a module reported by report_shared: a reference to its
- * file's one descriptor (sp_modfile_elf), so that its sections (the CFI
- * among them) are read once for all the processes that map it. */
+/* The ELF of a module that report_new reported by its range (an eh_only
+ * unwinder): a reference to its file's one descriptor (sp_modfile_elf),
+ * so that the file is opened, mapped and its sections (.eh_frame among
+ * them) read once for all the processes that map it; each module still
+ * parses the CFI entries its unwinding uses. */
 static int shared_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base, char **file_name,
 		      Elf **elfp)
 {
