@@ -643,8 +643,10 @@ static int cmd_pcollect(int argc, char **argv)
 	double t0 = mono_s(), last_status = 0, last_flush = t0;
 	int show_status = !c.o.quiet && isatty(STDERR_FILENO);
 	/* Python frames are read when a sample is handed out, not when it was
-	 * taken: rounds are shorter so that they are read soon after. */
-	int round_ms = c.o.python != SP_PY_OFF ? 10 : 50;
+	 * taken: rounds are shorter so that they are read soon after.  -a: a
+	 * sample wakes the round already (wakeup_each); the timeout only
+	 * paces the rest, and 100 rounds a second cost a host all day. */
+	int round_ms = c.o.python != SP_PY_OFF && !c.o.all ? 10 : 50;
 	while (!stop_signal && !c.write_failed) {
 		sp_perfev_wait(c.ev, round_ms);
 		sp_perfev_read(c.ev, &hd, 0);

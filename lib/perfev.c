@@ -84,6 +84,7 @@ struct sp_perfev {
 	 * consumer (loading a large library's DWARF) loses no samples. */
 	pthread_t drainer;
 	int started;
+	int cpu_wide; /* sp_perfev_add_cpus: rings per CPU that never hang up */
 	int stop;               /* atomic: the drainer should end */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -200,8 +201,15 @@ struct sp_perfev *sp_perfev_new(const struct sp_perfev_opts *o, struct sp_err *e
 	 * timeout as well, so a quiet target is still read regularly. */
 	a->watermark = 1;
 	a->wakeup_watermark = (uint32_t)(o->ring_bytes / 4 > (512u << 10) ? (512u << 10) : o->ring_bytes / 4);
-	if (o->wakeup_each)
-		a->wakeup_watermark = 1;
+	if (o->wakeup_each) {
+		/* At every sample, not at every record: a watermark of one
+		 * byte woke the reader at each mmap, comm, fork and exit
+		 * record too (many of them system-wide, where every process
+		 * started makes dozens; they are read with the next sample). */
+		a->watermark = 0;
+		a->wakeup_watermark = 0;
+		a->wakeup_events = 1;
+	}
 	if (o->offcpu) {
 		/* Every switch out is a sample (period 1; cpu-clock turns its
 		 * frequency into a period of 1e9/freq ns, never 1, which is how
@@ -495,6 +503,7 @@ int sp_perfev_add_cpus(struct sp_perfev *ev, struct sp_err *err)
 	ev->attr.enable_on_exec = 0;
 	if (ev->o.offcpu || ev->nudefs)
 		return sp_err_set(err, "system-wide sampling takes CPU samples only");
+	ev->cpu_wide = 1;
 	raise_nofile();
 	pthread_mutex_lock(&ev->openlock);
 	int rc = 0;
@@ -798,9 +807,12 @@ static void drain_all(struct sp_perfev *ev)
 			q += drain_ring(ev, &ev->rings[i]);
 	pthread_mutex_lock(&ev->lock);
 	ev->drained_until = t;
-	if (q)
+	/* The reader waits for new records (or its own timeout): woken for
+	 * nothing, it would only wait again, two context switches each pass. */
+	if (q) {
 		ev->appended++;
-	pthread_cond_broadcast(&ev->cond);
+		pthread_cond_broadcast(&ev->cond);
+	}
 	pthread_mutex_unlock(&ev->lock);
 }
 
@@ -822,7 +834,10 @@ static void *drainer_main(void *arg)
 		/* A ring whose owning event hung up (its thread exited) is still
 		 * written by the events sharing it, but polling it would return at
 		 * once for ever: it is only read, on the timeout. */
-		if (poll(n ? pfd : NULL, (nfds_t)n, 10) > 0)
+		/* Per CPU (-a), no ring hangs up, and the reader's rounds are
+		 * 50 ms: a pass every 10 ms would copy for nothing, 100 times
+		 * a second on an idle machine. */
+		if (poll(n ? pfd : NULL, (nfds_t)n, ev->cpu_wide ? 50 : 10) > 0)
 			for (int i = 0; i < n; i++)
 				if (pfd[i].revents & (POLLHUP | POLLERR))
 					ev->rings[map[i]].hup = 1;

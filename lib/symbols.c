@@ -43,6 +43,13 @@ struct sp_modfile {
 	struct sp_psyms psyms;
 	uint32_t *pname; /* per symbol: its interned name + 1, 0 until named */
 	int psyms_built;
+	/* A live file's modification time when opened (ns, 0 not kept): one
+	 * rewritten in place (the same device and inode) is another file. */
+	int64_t mtime;
+	/* sp_modfile_elf: one descriptor for every process's unwinder */
+	Elf *uelf;
+	int uelf_tried;
+	uint64_t lo, hi; /* its loadable range at bias 0, as libdwfl computes it */
 };
 
 struct entry {
@@ -67,6 +74,20 @@ struct jitmap {
 	off_t size;
 	struct timespec mtime;
 	uint64_t checked_ns;
+};
+
+/* One address range of a code scope that is a direct child of a unit. */
+struct cu_range {
+	Dwarf_Addr lo, hi; /* [lo, hi) */
+	Dwarf_Addr maxhi;  /* the largest hi of this and every earlier range */
+	uint32_t order;    /* the child's position among the unit's children */
+	Dwarf_Die die;
+};
+struct cu_index {
+	struct cu_range *v; /* by lo */
+	size_t n;
+	uint32_t first_other; /* position of the first child searched through
+			       * (namespace, class, imported unit), UINT32_MAX none */
 };
 
 struct sp_symbols {
@@ -114,6 +135,12 @@ struct sp_symbols {
 	struct sp_u64map startidx; /* key -> index + 1 into starts */
 	uint64_t *starts;
 	size_t nstarts, capstarts;
+	/* The code scopes directly under each compilation unit looked into,
+	 * by address (cu_index): a unit of thousands of functions is searched
+	 * once, not at every new address. */
+	struct sp_u64map cuidx; /* the unit DIE's address -> index + 1 into cus */
+	struct cu_index *cus;
+	size_t ncus, capcus;
 };
 
 struct sp_symbols *sp_symbols_new(struct sp_profile *p, const struct sp_symbols_opts *o)
@@ -126,6 +153,7 @@ struct sp_symbols *sp_symbols_new(struct sp_profile *p, const struct sp_symbols_
 	sp_u64map_init(&s->kmemo);
 	sp_u64map_init(&s->startidx);
 	sp_u64map_init(&s->jitidx);
+	sp_u64map_init(&s->cuidx);
 	s->vdso_fd = -1;
 	s->unknown_name = sp_str_intern(p, "[unknown]", 9);
 	elf_version(EV_CURRENT);
@@ -148,6 +176,8 @@ void sp_symbols_free(struct sp_symbols *s)
 			dwfl_end(f->off);
 		sp_psyms_release(&f->psyms);
 		free(f->pname);
+		if (f->uelf)
+			elf_end(f->uelf);
 		free(f);
 	}
 	free(s->files);
@@ -155,6 +185,10 @@ void sp_symbols_free(struct sp_symbols *s)
 	sp_u64map_release(&s->kmemo);
 	sp_u64map_release(&s->startidx);
 	free(s->starts);
+	for (size_t i = 0; i < s->ncus; i++)
+		free(s->cus[i].v);
+	free(s->cus);
+	sp_u64map_release(&s->cuidx);
 	free(s->ent);
 	free(s->pool);
 	free(s->ksyms);
@@ -209,6 +243,42 @@ int sp_modfile_bias(const struct sp_modfile *f, const struct sp_map *m, uint64_t
 		}
 	}
 	return -1;
+}
+
+void *sp_modfile_elf(struct sp_modfile *f, uint64_t bias, uint64_t *start, uint64_t *end)
+{
+	if (!f->uelf_tried) {
+		f->uelf_tried = 1;
+		Elf *e = f->fd >= 0 ? elf_begin(f->fd, ELF_C_READ_MMAP, NULL) : NULL;
+		size_t phnum = 0;
+		int have = 0;
+		if (e && elf_kind(e) == ELF_K_ELF && elf_getphdrnum(e, &phnum) == 0) {
+			/* libdwfl's range of a module reported at a bias: from the
+			 * first PT_LOAD's page down to the last one's end */
+			GElf_Phdr ph;
+			for (size_t i = 0; i < phnum && !have; i++)
+				if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD) {
+					f->lo = ph.p_vaddr & -ph.p_align;
+					have = 1;
+				}
+			for (size_t i = phnum; have && i-- > 0;)
+				if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr + ph.p_memsz > 0) {
+					f->hi = ph.p_vaddr + ph.p_memsz;
+					have = 2;
+					break;
+				}
+		}
+		if (have == 2 && f->hi > f->lo) {
+			f->uelf = e;
+		} else if (e) {
+			elf_end(e);
+		}
+	}
+	if (!f->uelf)
+		return NULL;
+	*start = bias + f->lo;
+	*end = bias + f->hi;
+	return f->uelf;
 }
 
 /* The vdso is the same image in every process: write ours to a memfd so
@@ -266,6 +336,16 @@ static int read_segs(struct sp_modfile *f)
 
 /* Open the file as it was mapped: the path when it is still the same file
  * (device and inode), else the process's map_files link. */
+/* The modification time of open file fd in ns (never 0: 1 when unknown). */
+static int64_t mtime_of(int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return 1;
+	int64_t t = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	return t ? t : 1;
+}
+
 static int open_mapped(int pid, const struct sp_map *m, const char *path, int offline, char **opened)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -307,9 +387,11 @@ struct sp_modfile *sp_symbols_modfile(struct sp_symbols *s, int pid, const struc
 		if (!found)
 			break;
 		struct sp_modfile *f = s->files[*slot - 1];
-		if (!strcmp(f->name, path))
+		if (!strcmp(f->name, path) && !(f->mtime && f->mtime != mtime_of(f->fd)))
 			return f->fd >= 0 ? f : NULL;
-		key = sp_mix64(key + 1); /* a collision or the same inode under another name */
+		/* a collision, the same inode under another name, or the file
+		 * rewritten since it was opened */
+		key = sp_mix64(key + 1);
 		if (key == UINT64_MAX)
 			key--;
 	}
@@ -348,6 +430,8 @@ struct sp_modfile *sp_symbols_modfile(struct sp_symbols *s, int pid, const struc
 		close(f->fd);
 		f->fd = -1;
 	}
+	if (f->fd >= 0 && m->ino && !vdso && !s->o.offline)
+		f->mtime = mtime_of(f->fd);
 	f->module = sp_str_intern(s->p, path, n);
 	f->bare = bare_name(s->p, path);
 	if (s->nfiles == s->capfiles) {
@@ -864,11 +948,101 @@ static int chain_find(struct chain *c, Dwarf_Die *parent, Dwarf_Addr pc, int dep
  * last): what dwarf_getscopes and then dwarf_getscopes_die on its innermost
  * inlined instance give, in one walk of the unit instead of three.  The
  * caller frees *out.  Returns their number. */
-static int concrete_scopes(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **out)
+#define CU_RANGE_LESS(a, b) ((a)->lo < (b)->lo || ((a)->lo == (b)->lo && (a)->order < (b)->order))
+SP_RUNSORT(cu_range_runsort, struct cu_range, CU_RANGE_LESS)
+
+/* The index of cu's direct children: each code scope's address ranges (as
+ * dwarf_haspc reads them), built by one walk of the unit's top level. */
+static const struct cu_index *cu_index(struct sp_symbols *s, Dwarf_Die *cu)
+{
+	uint64_t key = (uint64_t)(uintptr_t)cu->addr;
+	int found;
+	uint32_t i = sp_u64map_get(&s->cuidx, key, &found);
+	if (found)
+		return &s->cus[i - 1];
+	struct cu_index x = { NULL, 0, UINT32_MAX };
+	size_t cap = 0;
+	Dwarf_Die child;
+	uint32_t order = 0;
+	if (dwarf_child(cu, &child) == 0) {
+		do {
+			int tag = dwarf_tag(&child);
+			if (code_tag(tag)) {
+				Dwarf_Addr base, lo, hi;
+				ptrdiff_t off = 0;
+				while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+					if (lo >= hi)
+						continue;
+					if (x.n == cap) {
+						cap = cap ? 2 * cap : 64;
+						x.v = sp_xrealloc(x.v, cap * sizeof *x.v);
+					}
+					x.v[x.n++] = (struct cu_range){ lo, hi, 0, order, child };
+				}
+			} else if ((container_tag(tag) || tag == DW_TAG_imported_unit) && x.first_other == UINT32_MAX) {
+				x.first_other = order;
+			}
+			order++;
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	if (x.n) {
+		struct cu_range *tmp = sp_xmalloc(x.n * sizeof *tmp);
+		if (cu_range_runsort(x.v, x.n, tmp) == tmp) {
+			free(x.v);
+			x.v = tmp;
+		} else {
+			free(tmp);
+		}
+		for (size_t k = 0; k < x.n; k++)
+			x.v[k].maxhi = k && x.v[k - 1].maxhi > x.v[k].hi ? x.v[k - 1].maxhi : x.v[k].hi;
+	}
+	if (s->ncus == s->capcus) {
+		s->capcus = s->capcus ? 2 * s->capcus : 64;
+		s->cus = sp_xrealloc(s->cus, s->capcus * sizeof *s->cus);
+	}
+	s->cus[s->ncus++] = x;
+	*sp_u64map_slot(&s->cuidx, key, &found) = (uint32_t)s->ncus;
+	return &s->cus[s->ncus - 1];
+}
+
+/* The first child of cu (in the unit's order) that chain_find's walk
+ * would step into for pc, from the index: 1 and *out when it is a code
+ * scope, 0 when none is, -1 when a namespace, class or imported unit
+ * comes before (the walk searches through those: the caller walks). */
+static int cu_first_holding(const struct cu_index *x, Dwarf_Addr pc, Dwarf_Die *out)
+{
+	size_t lo = 0, hi = x->n;
+	while (lo < hi) { /* the ranges starting at or before pc: [0, lo) */
+		size_t mid = (lo + hi) / 2;
+		if (x->v[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const struct cu_range *best = NULL;
+	for (size_t k = lo; k-- > 0 && x->v[k].maxhi > pc;)
+		if (pc < x->v[k].hi && (!best || x->v[k].order < best->order))
+			best = &x->v[k];
+	if (x->first_other != UINT32_MAX && (!best || x->first_other < best->order))
+		return -1;
+	if (!best)
+		return 0;
+	*out = best->die;
+	return 1;
+}
+
+static int concrete_scopes(struct sp_symbols *s, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **out)
 {
 	struct chain c = { NULL, 0, 0 };
 	chain_push(&c, cu);
-	chain_find(&c, cu, pc, 0);
+	Dwarf_Die top;
+	int r = cu_first_holding(cu_index(s, cu), pc, &top);
+	if (r > 0) {
+		chain_push(&c, &top);
+		chain_find(&c, &top, pc, 1);
+	} else if (r < 0) {
+		chain_find(&c, cu, pc, 0);
+	}
 	for (int i = 0, j = c.n - 1; i < j; i++, j--) {
 		Dwarf_Die t = c.v[i];
 		c.v[i] = c.v[j];
@@ -893,7 +1067,7 @@ static void resolve(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf,
 		Dwarf_Addr bias = 0;
 		Dwarf_Die *cu = dwfl_module_addrdie(m, pc, &bias);
 		Dwarf_Die *scopes = NULL;
-		int ns = cu ? concrete_scopes(cu, pc - bias, &scopes) : 0;
+		int ns = cu ? concrete_scopes(s, cu, pc - bias, &scopes) : 0;
 		int i = 0;
 		while (i < ns && dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine &&
 		       dwarf_tag(&scopes[i]) != DW_TAG_subprogram)

@@ -58,6 +58,12 @@ const char *sp_modfile_path(const struct sp_modfile *f);
  * ELF virtual address).  Returns 0, or -1 when m does not map a loadable
  * segment. */
 int sp_modfile_bias(const struct sp_modfile *f, const struct sp_map *m, uint64_t *bias);
+/* The file's one libelf descriptor (an Elf *, typed void * so that this
+ * header needs no libelf.h), opened on first use and shared: a caller
+ * keeps its own reference (elf_begin(-1, ELF_C_READ_MMAP, it)).  *start
+ * and *end: the range libdwfl gives the file loaded at bias.  NULL when
+ * the file has no loadable segment. */
+void *sp_modfile_elf(struct sp_modfile *f, uint64_t bias, uint64_t *start, uint64_t *end);
 
 /* The frames at user address pc of process pid, innermost first (an
  * inlined callee before the function it was inlined into).  pc is a lookup

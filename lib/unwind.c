@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/uio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "symbols.h"
@@ -61,8 +62,23 @@ static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, 
 {
 	return -1;
 }
+/* The ELF of a module that report_new reported by its range (an eh_only
+ * unwinder): a reference to its file's one descriptor (sp_modfile_elf),
+ * so that the file is opened, mapped and its sections (.eh_frame among
+ * them) read once for all the processes that map it; each module still
+ * parses the CFI entries its unwinding uses. */
+static int shared_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base, char **file_name,
+		      Elf **elfp)
+{
+	struct sp_modfile *f = *userdata;
+	uint64_t start, end;
+	Elf *e = f ? sp_modfile_elf(f, 0, &start, &end) : NULL;
+	if (e && (*elfp = elf_begin(-1, ELF_C_READ_MMAP, e)))
+		*file_name = sp_xstrndup(sp_modfile_path(f), strlen(sp_modfile_path(f)));
+	return -1;
+}
 static const Dwfl_Callbacks dwfl_cbs_eh = {
-	.find_elf = dwfl_build_id_find_elf,
+	.find_elf = shared_elf,
 	.find_debuginfo = no_debuginfo,
 	.debuginfo_path = &debuginfo_path,
 };
@@ -148,14 +164,24 @@ static struct reported *find_rep(struct sp_unwind *u, struct sp_modfile *f, uint
 
 static void report_new(struct sp_unwind *u, struct sp_modfile *f, uint64_t bias)
 {
-	int fd = dup(sp_modfile_fd(f));
-	if (fd < 0)
-		return;
-	/* With add_p_vaddr, base is the load bias (runtime minus ELF address). */
-	Dwfl_Module *m = dwfl_report_elf(u->dwfl, sp_modfile_name(f), sp_modfile_path(f), fd, bias, true);
-	if (!m) {
-		close(fd);
-		return;
+	Dwfl_Module *m;
+	uint64_t lo, hi;
+	if (u->eh_only) {
+		/* Many processes map the same files (sp_unwind_no_debuginfo):
+		 * a module by its range, its ELF the file's shared one
+		 * (shared_elf), not each process's own copy of every file
+		 * (an mmap, its page faults, the CFI sections read again). */
+		if (!sp_modfile_elf(f, bias, &lo, &hi) || !(m = dwfl_report_module(u->dwfl, sp_modfile_name(f), lo, hi)))
+			return;
+	} else {
+		int fd = dup(sp_modfile_fd(f));
+		if (fd < 0)
+			return;
+		/* With add_p_vaddr, base is the load bias (runtime minus ELF address). */
+		if (!(m = dwfl_report_elf(u->dwfl, sp_modfile_name(f), sp_modfile_path(f), fd, bias, true))) {
+			close(fd);
+			return;
+		}
 	}
 	void **ud;
 	Dwarf_Addr start, end;

@@ -163,6 +163,7 @@ void pcollect_targets_load_maps(struct coll *c);
 void pcollect_targets_handler(struct coll *c, struct sp_perf_handler *hd);
 int pcollect_targets_gone(struct coll *c, double now);
 void pcollect_targets_meta(struct coll *c);
+int pcollect_targets_who(struct coll *c, struct sp_buf *b, double *cpu_s);
 void pcollect_targets_free(struct coll *c);
 
 /* rotate.c: --rotate.  start names the first file (o.output becomes it;

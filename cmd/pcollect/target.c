@@ -57,10 +57,23 @@ void pcollect_explain_empty(struct coll *c, double seconds)
 	const struct sp_collect_stats *cs = sp_collect_stats(c->eng);
 	struct sp_proc_info pi;
 	int alive = c->o.pid && sp_proc_info(c->tid ? c->tid : c->o.pid, &pi) == 0;
+	/* who: the target(s) named, cpu: their CPU time while sampled */
+	struct sp_buf who = SP_BUF_INIT;
+	double cpu = alive ? (double)(pi.cpu_ns - c->cpu0_ns) / 1e9 : 0;
+	int many = c->tg && (c->o.npids > 1 || c->o.children);
+	if (many) {
+		alive = pcollect_targets_who(c, &who, &cpu) > 0;
+		pi.kthread = 0;
+	} else if (c->o.pid) {
+		char one[48];
+		snprintf(one, sizeof one, "%s %d", c->tid ? "thread" : "process", c->tid ? c->tid : c->o.pid);
+		sp_buf_adds(&who, one);
+	}
 	if (c->o.all) {
 		sp_error("no samples in %.1f s of every process (-a)%s", seconds,
 			 c->o.no_kernel || c->o.threads ? ": --no-kernel drops the idle task's and kernel threads' "
 			 "samples, -t the threads whose names do not match" : "");
+		sp_buf_release(&who);
 		return;
 	}
 	if (c->o.threads && cs->threads && !cs->kept_threads) {
@@ -83,20 +96,23 @@ void pcollect_explain_empty(struct coll *c, double seconds)
 	} else if (cs->no_user) {
 		sp_error("no samples: the %llu samples taken had no user stack (kernel threads) and kernel frames "
 			 "are not available", (unsigned long long)cs->no_user);
-	} else if (alive && (double)(pi.cpu_ns - c->cpu0_ns) / 1e9 >= 1.0 / c->o.freq) {
-		sp_error("no samples, though %s %d used %.3f s of CPU in %.1f s: its threads were too short-lived "
+	} else if (alive && cpu >= 1.0 / c->o.freq) {
+		sp_error("no samples, though %s used %.3f s of CPU in %.1f s: %s threads were too short-lived "
 			 "for -F %u (a thread is sampled after %.3f s of its own CPU time; a higher -F samples more)",
-			 c->tid ? "thread" : "process", c->tid ? c->tid : c->o.pid,
-			 (double)(pi.cpu_ns - c->cpu0_ns) / 1e9, seconds, c->o.freq, 1.0 / c->o.freq);
+			 sp_buf_cstr(&who), cpu, seconds, many ? "their" : "its", c->o.freq, 1.0 / c->o.freq);
 	} else if (alive) {
-		double cpu = (double)(pi.cpu_ns - c->cpu0_ns) / 1e9;
-		sp_error("no samples: %s %d used %.3f s of CPU in %.1f s, less than one sample period at -F %u "
-			 "(%.3f s): its threads were blocked or idle, or too short-lived (a higher -F samples "
-			 "more; pcollect --snapshot shows where threads wait)", c->tid ? "thread" : "process",
-			 c->tid ? c->tid : c->o.pid, cpu < 0 ? 0 : cpu, seconds, c->o.freq, 1.0 / c->o.freq);
+		sp_error("no samples: %s used %.3f s of CPU in %.1f s, less than one sample period at -F %u "
+			 "(%.3f s): %s threads were blocked or idle, or too short-lived (a higher -F samples "
+			 "more; pcollect --snapshot shows where threads wait)", sp_buf_cstr(&who), cpu < 0 ? 0 : cpu,
+			 seconds, c->o.freq, 1.0 / c->o.freq, many ? "their" : "its");
+	} else if (many) {
+		sp_error("no samples: the %s ran too little CPU time for -F %u (%.3f s per sample per thread), "
+			 "or their threads were too short-lived (a higher -F samples more)", sp_buf_cstr(&who),
+			 c->o.freq, 1.0 / c->o.freq);
 	} else {
 		sp_error("no samples: the %s ran too little CPU time for -F %u (%.3f s per sample per thread), "
 			 "or its threads were too short-lived (a higher -F samples more)",
 			 c->o.pid ? "process" : "command", c->o.freq, 1.0 / c->o.freq);
 	}
+	sp_buf_release(&who);
 }

@@ -43,6 +43,7 @@ struct pc_targets {
 	void (*fork)(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid, uint64_t time);
 	void (*exit)(void *ctx, uint32_t pid, uint32_t tid, uint64_t time);
 	int children;
+	uint64_t *cpu0; /* each pid's CPU time (ns) when scanned, for pcollect_targets_who */
 };
 
 /* The record callbacks' targets (one collection per run), and the -p
@@ -191,9 +192,46 @@ void pcollect_targets_scan(struct coll *c, int launched)
 		free(pp);
 	}
 	int found;
-	for (size_t i = 0; i < t->n; i++)
+	t->cpu0 = sp_xcalloc(t->n, sizeof *t->cpu0);
+	for (size_t i = 0; i < t->n; i++) {
+		struct sp_proc_info pi;
 		*sp_u64map_slot(&t->live, (uint64_t)t->pid[i], &found) = 1;
+		if (sp_proc_info(t->pid[i], &pi) == 0)
+			t->cpu0[i] = pi.cpu_ns;
+	}
 	t->nlive = t->n;
+}
+
+/* For "no samples": every target named ("processes 12, 34 and the 2
+ * children of them found at the start"), into b; returns how many of
+ * them still run, and their CPU time since the scan in *cpu_s. */
+int pcollect_targets_who(struct coll *c, struct sp_buf *b, double *cpu_s)
+{
+	struct pc_targets *t = c->tg;
+	int alive = 0;
+	uint64_t ns = 0;
+	sp_buf_adds(b, t->listed == 1 ? "process " : "processes ");
+	for (size_t i = 0; i < t->n; i++) {
+		struct sp_proc_info pi;
+		if (i < t->listed) {
+			char one[32];
+			snprintf(one, sizeof one, "%s%d", !i ? "" : i + 1 < t->listed ? ", " : " and ", t->pid[i]);
+			sp_buf_adds(b, one);
+		}
+		if (sp_proc_info(t->pid[i], &pi) == 0 && !(pi.state == 'Z' || pi.state == 'X')) {
+			alive++;
+			if (pi.cpu_ns > t->cpu0[i])
+				ns += pi.cpu_ns - t->cpu0[i];
+		}
+	}
+	if (t->n > t->listed) {
+		char more[96];
+		snprintf(more, sizeof more, " (and the %zu process%s below %s found at the start)", t->n - t->listed,
+			 t->n - t->listed == 1 ? "" : "es", t->listed == 1 ? "it" : "them");
+		sp_buf_adds(b, more);
+	}
+	*cpu_s = (double)ns / 1e9;
+	return alive;
 }
 
 static void on_task(void *ctx, int pid, int tid) { sp_collect_add_task(ctx, pid, tid); }
@@ -332,6 +370,7 @@ void pcollect_targets_free(struct coll *c)
 		return;
 	sp_u64map_release(&t->live);
 	free(t->pid);
+	free(t->cpu0);
 	free(t);
 	c->tg = the = NULL;
 }

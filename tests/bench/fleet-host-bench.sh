@@ -69,6 +69,7 @@ nsleep=$((NPROC - busy - npy - ncat - 3)) # the 3: the two loops' shells count a
 for i in $(seq $nsleep); do sleep 3600 & pids+=($!); done
 sleep 1
 running=$(ps -e --no-headers | wc -l)
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 
 median() { sort -n | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 # cpu% of one CPU: utime+stime over the run's wall time
@@ -104,7 +105,8 @@ wait $wp
 warm=$(awk -v a="$w0" -v b="$w1" -v s="$t0" -v e="$t1" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / hz / (e - s) * 100 }')
 
 say "# pcollect -a benchmark: $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)," \
-	"$running processes running ($NPROC started: $busy busy, the rest asleep), -F $HZ, $SECS s, median of $RUNS"
+	"$running processes running ($NPROC started: $busy busy, the rest asleep), -F $HZ, $SECS s, median of $RUNS," \
+	"load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 say ""
 printf '| %-42s | %12s | %8s |\n' "collector" "% of one CPU" "CPU s"
 printf '|%s|%s|%s|\n' "$(printf -- '-%.0s' $(seq 44))" "$(printf -- '-%.0s' $(seq 14))" "$(printf -- '-%.0s' $(seq 10))"
