@@ -308,10 +308,10 @@ static int cmd_pfleet(int argc, char **argv)
 				(unsigned long long)st.landed, st.landed == 1 ? "" : "es");
 		if (mode == PUT && !quiet && r == 0)
 			fprintf(stderr, "pfleet: %llu samples -> %llu rows stored in %llu insert%s, %llu stacks sent to the dictionary"
-				" (%llu it had already)%s\n",
+				" (%llu it had already), %llu hourly rollup rows%s\n",
 				(unsigned long long)st.samples, (unsigned long long)st.rows, (unsigned long long)st.batches,
 				st.batches == 1 ? "" : "s", (unsigned long long)st.stacks, (unsigned long long)st.stacks_known,
-				st.retried ? " (after retries)" : "");
+				(unsigned long long)st.rollup_rows, st.retried ? " (after retries)" : "");
 		if (st.rounded)
 			fprintf(stderr, "pfleet: %llu value%s not whole, stored rounded to the nearest integer\n",
 				(unsigned long long)st.rounded, st.rounded == 1 ? "" : "s");

@@ -61,22 +61,33 @@ const char sp_fleet_schema[] =
 	") ENGINE = MergeTree() PARTITION BY toDate(bucket)\n"
 	"  ORDER BY (service, toStartOfHour(bucket), stack, host, bucket);\n"
 	"-- The hourly rollup: the samples of each hour summed over hosts (labels\n"
-	"-- kept), filled by every insert into samples.  pfleet get reads it instead\n"
+	"-- kept), a plain table written by pfleet put (schema 3): each batch of\n"
+	"-- sample rows is followed by an insert of its sums per hour, labels, value\n"
+	"-- column and stack, under the same batch id (a retry after a lost answer\n"
+	"-- asks whether it landed, as for the samples).  pfleet get reads it instead\n"
 	"-- of samples when the range is whole hours, with no --host and no --by:\n"
 	"-- one service's hour is then about as many rows as distinct stacks, not\n"
 	"-- hosts x buckets x stacks.  Rows of an hour merge in the background;\n"
-	"-- readers sum() them.  rows counts the samples rows summed into a row:\n"
-	"-- get compares a range's sum(rows) with the samples' count() (a server\n"
-	"-- killed between an insert's two writes leaves the rollup short).\n"
-	"CREATE MATERIALIZED VIEW IF NOT EXISTS stackpipe.samples_hourly\n"
-	"  ENGINE = SummingMergeTree((value, rows)) PARTITION BY toDate(hour)\n"
-	"  ORDER BY (service, hour, value_name, unit, labels, stack)\n"
-	"  AS SELECT toStartOfHour(bucket) AS hour, service, labels, stack, value_name, unit, value, toUInt64(1) AS rows\n"
-	"  FROM stackpipe.samples;\n"
+	"-- readers sum() them (batch keeps one of the merged rows' ids).  rows\n"
+	"-- counts the samples rows summed into a row: get compares a range's\n"
+	"-- sum(rows) with the samples' count() (a put cut between a batch's two\n"
+	"-- inserts leaves the rollup short until its spool is sent).\n"
+	"CREATE TABLE IF NOT EXISTS stackpipe.samples_hourly (\n"
+	"    hour DateTime,\n"
+	"    service String,\n"
+	"    labels Array(String),\n"
+	"    stack UInt64,\n"
+	"    value_name String,\n"
+	"    unit String,\n"
+	"    value Int64,\n"
+	"    rows UInt64,\n"
+	"    batch UInt32\n"
+	") ENGINE = SummingMergeTree((value, rows)) PARTITION BY toDate(hour)\n"
+	"  ORDER BY (service, hour, value_name, unit, labels, stack);\n"
 	"-- Retention (ClickHouse 19.6 and later; 18.16 has no TTL: pfleet init says\n"
 	"-- so and pfleet prune drops the days older than --ttl instead, of both tables):\n"
 	"-- TTL: ALTER TABLE stackpipe.samples MODIFY TTL bucket + INTERVAL 30 DAY;\n"
-	"-- TTL: ALTER TABLE stackpipe.`.inner.samples_hourly` MODIFY TTL hour + INTERVAL 30 DAY;\n"
+	"-- TTL: ALTER TABLE stackpipe.samples_hourly MODIFY TTL hour + INTERVAL 30 DAY;\n"
 	"-- Sharding (pfleet init --cluster NAME, after pfleet init on every shard;\n"
 	"-- NAME is a cluster of the server's remote_servers):\n"
 	"-- CLUSTER: CREATE TABLE IF NOT EXISTS stackpipe.samples_dist AS stackpipe.samples ENGINE = Distributed(NAME, stackpipe, samples, sipHash64(host));\n"
@@ -249,18 +260,34 @@ int sp_fleet_check_schema(struct sp_fleet *f, struct sp_err *err)
 		    " FORMAT TabSeparated", f->db);
 	struct sp_err e;
 	int r = sp_fleet_sql(f, sp_buf_cstr(&q), NULL, 0, &e);
-	sp_buf_release(&q);
-	if (r < 0)
+	sp_buf_reset(&q);
+	if (r < 0) {
+		sp_buf_release(&q);
 		return 0;
+	}
 	f->schema_checked = 1;
 	const char *t = sp_buf_cstr(&f->resp);
-	if (!*t || !strcmp(t, "Int64\n"))
-		return 0;
 	const char *d = f->db;
+	if (!*t || !strcmp(t, "Int64\n")) {
+		/* schema 2's rollup was a materialized view: the inserts into
+		 * samples would fill it besides put's own rollup rows */
+		sp_buf_addf(&q, "SELECT engine FROM system.tables WHERE database = '%s' AND name = 'samples_hourly' FORMAT TabSeparated",
+			    d);
+		r = sp_fleet_sql(f, sp_buf_cstr(&q), NULL, 0, &e);
+		sp_buf_release(&q);
+		if (r < 0 || strcmp(sp_buf_cstr(&f->resp), "MaterializedView\n"))
+			return 0;
+		return sp_err_set(err, "%s: the store %s has schema 2's rollup view (put now writes the rollup itself): get "
+				  "reads it; to write to it: DROP TABLE %s.samples_hourly; then pfleet init; then INSERT INTO "
+				  "%s.samples_hourly SELECT toStartOfHour(bucket) AS hour, service, labels, stack, value_name, unit, "
+				  "sum(value), count(), 0 FROM %s.samples GROUP BY hour, service, labels, stack, value_name, unit "
+				  "(pfleet(1))", f->urltext, d, d, d, d), -1;
+	}
+	sp_buf_release(&q);
 	return sp_err_set(err, "%s: the store %s is of pfleet's first schema (samples.value is %.*s, now Int64): pfleet get "
 			  "still reads it; to write to it, move it aside and copy it over: RENAME TABLE %s.samples TO %s.samples_v1; "
 			  "then pfleet init; then INSERT INTO %s.samples SELECT bucket, service, host, labels, stack, value_name, "
-			  "unit, toInt64(round(value)), batch FROM %s.samples_v1 (pfleet(1), SCHEMA VERSIONS)",
+			  "unit, toInt64(round(value)), batch FROM %s.samples_v1; then fill the rollup (pfleet(1), SCHEMA VERSIONS)",
 			  f->urltext, d, (int)strcspn(t, "\n"), t, d, d, d, d), -1;
 }
 
@@ -331,7 +358,7 @@ int sp_fleet_prune(struct sp_fleet *f, unsigned ttl_days, unsigned *dropped, str
 		/* the rollup's day first: a failure between the two leaves the
 		 * raw day, which the next prune drops (the other way, a day
 		 * would stay in the rollup only) */
-		sp_buf_addf(&q, "ALTER TABLE %s.`.inner.samples_hourly` DROP PARTITION '%s'", f->db, s);
+		sp_buf_addf(&q, "ALTER TABLE %s.samples_hourly DROP PARTITION '%s'", f->db, s);
 		if (sp_fleet_sql(f, sp_buf_cstr(&q), NULL, 0, err) < 0) {
 			rc = -1;
 			break;
@@ -523,12 +550,13 @@ static const char *const table_name[] = { "stacks", "samples", "samples_hourly" 
 static const char *const table_cols[] = {
 	"(id, frames, kinds, files, lines)",
 	"(bucket, service, host, labels, stack, value_name, unit, value, batch)",
+	"(hour, service, labels, stack, value_name, unit, value, rows, batch)",
 };
 
 struct batch {
 	int table;
 	uint64_t rows, id;
-	uint32_t bmin, bmax; /* the buckets it holds (samples) */
+	uint32_t bmin, bmax; /* the buckets (samples) or hours (rollup) it holds */
 	const char *body;
 	size_t n;
 };
@@ -538,21 +566,26 @@ static void table_ref(struct sp_fleet *f, struct sp_buf *b, int table)
 	sp_buf_addf(b, "%s.%s%s", f->db, table_name[table], f->cluster ? "_dist" : "");
 }
 
-/* 1 when the samples batch is in the store, 0 when not, -1 when the server
- * cannot tell (down). */
+/* 1 when the batch (samples or rollup) is in the store, 0 when not, -1
+ * when the server cannot tell (down).  A rollup batch's rows may have been
+ * summed into older rows of the same key since (a merge keeps one of their
+ * batch ids): any of its rows found says it landed; none found after a
+ * merge took every one would send it again, which get's rows-vs-count()
+ * check then finds (pfleet(1), ROLLUP). */
 static int landed(struct sp_fleet *f, const struct batch *bt, struct sp_err *err)
 {
 	struct sp_buf q = SP_BUF_INIT;
+	const char *col = bt->table == T_HOURLY ? "hour" : "bucket";
 	sp_buf_adds(&q, "SELECT count() FROM ");
-	table_ref(f, &q, T_SAMPLES);
-	sp_buf_addf(&q, " WHERE bucket >= toDateTime(%u) AND bucket <= toDateTime(%u) AND batch = %llu FORMAT TabSeparated",
-		    bt->bmin, bt->bmax, (unsigned long long)bt->id);
+	table_ref(f, &q, bt->table);
+	sp_buf_addf(&q, " WHERE %s >= toDateTime(%u) AND %s <= toDateTime(%u) AND batch = %llu FORMAT TabSeparated",
+		    col, bt->bmin, col, bt->bmax, (unsigned long long)bt->id);
 	int r = sp_fleet_sql(f, sp_buf_cstr(&q), NULL, 0, err);
 	sp_buf_release(&q);
 	if (r < 0)
 		return -1;
 	unsigned long long c = strtoull(sp_buf_cstr(&f->resp), NULL, 10);
-	if (c && c != bt->rows)
+	if (c && c != bt->rows && bt->table == T_SAMPLES)
 		return sp_err_set(err, "batch %016llx holds %llu rows in the store, not %llu", (unsigned long long)bt->id, c,
 				  (unsigned long long)bt->rows), -1;
 	return c ? 1 : 0;
@@ -580,7 +613,7 @@ static int send_batch(struct sp_fleet *f, const struct batch *bt, int maybe, str
 		maybe = 0; /* a stack stored twice is merged by the table: no need to ask */
 	sp_err_set(err, "%s: not sent", f->urltext);
 	for (int a = 0;; a++) {
-		if (maybe && bt->table == T_SAMPLES) {
+		if (maybe) {
 			int l = landed(f, bt, err);
 			if (l == 1) {
 				st->landed++;
@@ -592,7 +625,7 @@ static int send_batch(struct sp_fleet *f, const struct batch *bt, int maybe, str
 		}
 		if (!maybe) {
 			int r = request(f, sp_buf_cstr(&sql), bt->body, bt->n, f->cluster ? "&insert_distributed_sync=1" : NULL, err);
-			if (r == FR_OK && bt->table == T_SAMPLES && ++f->nbatches == f->fault_lose) {
+			if (r == FR_OK && bt->table != T_STACKS && ++f->nbatches == f->fault_lose) {
 				sp_err_set(err, "%s: the answer was lost (SP_FLEET_FAULT)", f->urltext);
 				r = FR_CUT;
 			}
@@ -668,6 +701,8 @@ static int store_batch(struct sp_fleet *f, const struct batch *bt, int *down, st
 		st->batches++;
 		if (bt->table == T_SAMPLES)
 			st->rows += bt->rows;
+		else if (bt->table == T_HOURLY)
+			st->rollup_rows += bt->rows;
 		else
 			st->stacks += bt->rows;
 		return 0;
@@ -720,14 +755,16 @@ int sp_fleet_flush(struct sp_fleet *f, struct sp_fleet_stats *st, struct sp_err 
 		unsigned bmin, bmax;
 		size_t n;
 		if (!nl || sscanf(h, "pfleet-spool 1 %15s %llu %llx %u %u %zu\n", tab, &rows, &id, &bmin, &bmax, &n) != 6 ||
-		    (strcmp(tab, "stacks") && strcmp(tab, "samples")) || n > all.len - (size_t)(nl + 1 - all.p)) {
+		    (strcmp(tab, "stacks") && strcmp(tab, "samples") && strcmp(tab, "samples_hourly")) ||
+		    n > all.len - (size_t)(nl + 1 - all.p)) {
 			sp_err_off(err, f->spool, at, "not a spool record of pfleet (the file was changed by hand?): "
 				   "%zu bytes from here kept, not sent", all.len - at);
 			sp_buf_add(&keep, h, all.len - at);
 			rc = -1;
 			break;
 		}
-		struct batch bt = { strcmp(tab, "stacks") ? T_SAMPLES : T_STACKS, rows, id, bmin, bmax, nl + 1, n };
+		struct batch bt = { !strcmp(tab, "stacks") ? T_STACKS : !strcmp(tab, "samples") ? T_SAMPLES : T_HOURLY, rows, id,
+				    bmin, bmax, nl + 1, n };
 		size_t reclen = (size_t)(nl + 1 - h) + n;
 		struct sp_err e;
 		int r = down ? FR_DOWN : send_batch(f, &bt, 1, st, &e);
@@ -765,6 +802,66 @@ fail:
 }
 
 /* ---- put: inputs into buckets, buckets into batches ---- */
+
+/* A row of a batch, keyed for the samples' ORDER BY (service, hour, stack,
+ * host, bucket; service and host are the batch's): major the hour (bucket /
+ * 3600), minor the second in it << 3 | the value column.  The server writes
+ * a block that arrives in its key's order without sorting it (a third of
+ * its CPU per row on this machine).  A rollup row: major hour << 3 | the
+ * value column's rank by name, minor the rows it sums, sum its value. */
+struct srow {
+	uint64_t stack;
+	union {
+		double v;    /* a sample row: the bucket's sum */
+		int64_t sum; /* a rollup row */
+	};
+	uint32_t major, minor;
+};
+
+/* Sorts n rows by (major, stack, minor) (with_minor 0: by (major, stack)):
+ * a least-significant-digit radix sort, bytes that are the same in every
+ * row skipped (a batch is mostly of one hour). */
+static void sort_rows(struct srow *r, struct srow *tmp, size_t n, int with_minor)
+{
+	enum { ND = 14 }; /* minor's 2 low bytes, stack's 8, major's 4 */
+	uint32_t cnt[ND][256];
+	memset(cnt, 0, sizeof cnt);
+	for (size_t i = 0; i < n; i++) {
+		const struct srow *x = &r[i];
+		cnt[0][x->minor & 255]++;
+		cnt[1][x->minor >> 8 & 255]++;
+		for (int b = 0; b < 8; b++)
+			cnt[2 + b][x->stack >> (8 * b) & 255]++;
+		for (int b = 0; b < 4; b++)
+			cnt[10 + b][x->major >> (8 * b) & 255]++;
+	}
+	struct srow *src = r, *dst = tmp;
+	for (int d = with_minor ? 0 : 2; d < ND; d++) {
+		uint32_t *h = cnt[d];
+		int used = 0;
+		for (int k = 0; k < 256 && used < 2; k++)
+			used += h[k] != 0;
+		if (used < 2)
+			continue; /* every row has the same byte here */
+		size_t at = 0;
+		for (int k = 0; k < 256; k++) {
+			size_t c = h[k];
+			h[k] = (uint32_t)at;
+			at += c;
+		}
+		for (size_t i = 0; i < n; i++) {
+			const struct srow *x = &src[i];
+			unsigned k = d < 2 ? x->minor >> (8 * d) & 255 : d < 10 ? x->stack >> (8 * (d - 2)) & 255
+									: x->major >> (8 * (d - 10)) & 255;
+			dst[h[k]++] = *x;
+		}
+		struct srow *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != r)
+		memcpy(r, src, n * sizeof *r);
+}
 
 struct ent {
 	int64_t sec;    /* seconds from the input's first timestamped sample */
@@ -807,9 +904,19 @@ struct putter {
 	struct sp_label_cache labc; /* thread -> its comm root frame */
 	struct sp_u64map labelled;  /* (thread, node) -> node under the comm root + 1 */
 	int down;
-	struct batch bt;        /* the sample rows being gathered (in rows), across inputs */
+	struct batch bt;        /* the sample rows being gathered (in rv), across inputs */
 	char service[256], host[256];
 	uint64_t batch_seq;
+	/* the batch being gathered: rows of one service, host and value
+	 * columns (an input of others sends it first), sorted when sent */
+	struct srow *rv, *rtmp;
+	size_t nrv, caprv, caprtmp;
+	struct srow *hv;        /* its rollup rows */
+	size_t nhv, caphv;
+	char bservice[256], bhost[256];
+	int bnv;
+	char bnames[SP_MAX_VALUES][64], bunits[SP_MAX_VALUES][32];
+	struct sp_buf hrows;    /* RowBinary of the rollup rows */
 };
 
 static uint64_t node_id(struct putter *u, uint32_t node)
@@ -979,9 +1086,13 @@ static int put_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_s
 		uint64_t k = (uint64_t)smp->thread << 32 | node;
 		uint32_t *sl = sp_u64map_slot(&u->labelled, k, &fnd);
 		if (!fnd) {
-			uint32_t n = sp_node_intern(p, 0, lf);
-			uint32_t d = sp_node_frames(p, node, &u->frames, &u->capf);
-			for (uint32_t i = 0; i < d; i++)
+			uint32_t d = sp_node_frames(p, node, &u->frames, &u->capf), i = 0, n = 0;
+			/* a synthetic root ("[python frame changed]", pmerge
+			 * --tag) stays the root, above the thread, as pfold puts it */
+			if (d && sp_frame_get(p, u->frames[0])->kind == SP_KIND_SYNTHETIC)
+				n = sp_node_intern(p, 0, u->frames[i++]);
+			n = sp_node_intern(p, n, lf);
+			for (; i < d; i++)
 				n = sp_node_intern(p, n, u->frames[i]);
 			sl = sp_u64map_slot(&u->labelled, k, &fnd); /* the map may have grown */
 			*sl = n + 1;
@@ -1023,14 +1134,6 @@ static int put_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_s
 	if (u->anchor_ns != INT64_MIN && u->nents * nv >= u->o->batch_rows * 4 && flush_rows(u) < 0)
 		return sp_err_set(err, "%s", u->err->msg), -1;
 	return 0;
-}
-
-static int cmp_ent(const void *a, const void *b)
-{
-	const struct ent *x = a, *y = b;
-	if (x->sec != y->sec)
-		return x->sec < y->sec ? -1 : 1;
-	return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
 static const char *service_of(struct putter *u)
@@ -1099,26 +1202,6 @@ static uint32_t new_batch_id(struct putter *u)
 	return (uint32_t)sp_hash(&k, sizeof k); /* the column is UInt32 */
 }
 
-/* Sends the gathered sample rows as one batch, after the dictionary's new
- * stacks (a reader must find every stack a row names). */
-static int send_rows(struct putter *u)
-{
-	if (send_stacks(u) < 0)
-		return -1;
-	struct batch *bt = &u->bt;
-	int rc = 0;
-	if (bt->rows) {
-		bt->body = u->rows.p;
-		bt->n = u->rows.len;
-		rc = store_batch(u->f, bt, &u->down, u->st, u->err);
-	}
-	bt->rows = 0;
-	bt->bmin = UINT32_MAX;
-	bt->bmax = 0;
-	sp_buf_reset(&u->rows);
-	return rc;
-}
-
 /* A bucket's sum as the Int64 of the column: a value that is not whole
  * (a scaled pprof value) is rounded, and counted. */
 static int64_t to_int(struct putter *u, double v)
@@ -1133,8 +1216,149 @@ static int64_t to_int(struct putter *u, double v)
 	return (int64_t)r;
 }
 
-/* Turns the aggregated entries of an input into sample rows, gathered
- * across inputs and sent in batches of batch_rows, each with its id. */
+static struct srow *grow_rows(struct srow **v, size_t *cap, size_t need)
+{
+	if (need > *cap) {
+		size_t c = *cap ? *cap : 4096;
+		while (c < need)
+			c *= 2;
+		*v = sp_xrealloc(*v, c * sizeof **v);
+		*cap = c;
+	}
+	return *v;
+}
+
+/* The rollup rows of one (hour, stack) of the sorted batch. */
+static void add_rollup(struct putter *u, uint32_t hour, uint64_t stack, const int64_t *sum, const uint32_t *n,
+		       const int *rank)
+{
+	for (int k = 0; k < u->bnv; k++) {
+		if (!n[k])
+			continue;
+		grow_rows(&u->hv, &u->caphv, u->nhv + 1);
+		struct srow *h = &u->hv[u->nhv++];
+		h->stack = stack;
+		h->sum = sum[k];
+		h->major = hour << 3 | (uint32_t)rank[k];
+		h->minor = n[k];
+	}
+}
+
+/* Sends the gathered sample rows as one batch, after the dictionary's new
+ * stacks (a reader must find every stack a row names), then its rollup
+ * rows (summed per hour, value column and stack) under the same id. */
+static int send_rows(struct putter *u)
+{
+	if (send_stacks(u) < 0)
+		return -1;
+	struct batch *bt = &u->bt;
+	int rc = 0;
+	if (u->nrv) {
+		grow_rows(&u->rtmp, &u->caprtmp, u->nrv);
+		sort_rows(u->rv, u->rtmp, u->nrv, 1);
+		/* the value columns' ranks by name: the rollup's key has
+		 * value_name before stack */
+		int rank[SP_MAX_VALUES], byrank[SP_MAX_VALUES];
+		for (int k = 0; k < u->bnv; k++) {
+			rank[k] = 0;
+			for (int j = 0; j < u->bnv; j++)
+				rank[k] += strcmp(u->bnames[j], u->bnames[k]) < 0 || (!strcmp(u->bnames[j], u->bnames[k]) && j < k);
+			byrank[rank[k]] = k;
+		}
+		size_t ls = strlen(u->bservice), lh = strlen(u->bhost);
+		size_t ln[SP_MAX_VALUES], lu[SP_MAX_VALUES];
+		for (int k = 0; k < u->bnv; k++)
+			ln[k] = strlen(u->bnames[k]), lu[k] = strlen(u->bunits[k]);
+		bt->id = new_batch_id(u);
+		int64_t hsum[SP_MAX_VALUES];
+		uint32_t hn[SP_MAX_VALUES];
+		memset(hn, 0, sizeof hn);
+		memset(hsum, 0, sizeof hsum);
+		u->nhv = 0;
+		for (size_t i = 0; i < u->nrv;) {
+			const struct srow *x = &u->rv[i];
+			double v = x->v;
+			size_t j = i + 1;
+			/* the same bucket, stack and column from two inputs: one row */
+			for (; j < u->nrv && u->rv[j].major == x->major && u->rv[j].stack == x->stack && u->rv[j].minor == x->minor; j++)
+				v += u->rv[j].v;
+			int k = (int)(x->minor & 7);
+			uint32_t bucket = x->major * 3600 + (x->minor >> 3);
+			if (v == 0) {
+				u->st->dropped_zero++;
+			} else {
+				int64_t iv = to_int(u, v);
+				rb_u32(&u->rows, bucket);
+				rb_str(&u->rows, u->bservice, ls);
+				rb_str(&u->rows, u->bhost, lh);
+				sp_buf_add(&u->rows, u->labels.p, u->labels.len);
+				rb_u64(&u->rows, x->stack);
+				rb_str(&u->rows, u->bnames[k], ln[k]);
+				rb_str(&u->rows, u->bunits[k], lu[k]);
+				rb_u64(&u->rows, (uint64_t)iv);
+				rb_u32(&u->rows, (uint32_t)bt->id);
+				bt->rows++;
+				if (bucket < bt->bmin)
+					bt->bmin = bucket;
+				if (bucket > bt->bmax)
+					bt->bmax = bucket;
+				hsum[k] += iv;
+				hn[k]++;
+			}
+			if (j == u->nrv || u->rv[j].major != x->major || u->rv[j].stack != x->stack) {
+				add_rollup(u, x->major, x->stack, hsum, hn, rank);
+				memset(hn, 0, sizeof hn);
+				memset(hsum, 0, sizeof hsum);
+			}
+			i = j;
+		}
+		if (u->bnv > 1) { /* by (hour, value column's name, stack) */
+			grow_rows(&u->rtmp, &u->caprtmp, u->nhv);
+			sort_rows(u->hv, u->rtmp, u->nhv, 0);
+		}
+		struct batch hb = { T_HOURLY, u->nhv, bt->id, UINT32_MAX, 0, NULL, 0 };
+		sp_buf_reset(&u->hrows);
+		for (size_t i = 0; i < u->nhv; i++) {
+			const struct srow *h = &u->hv[i];
+			uint32_t hour = (h->major >> 3) * 3600;
+			int k = byrank[h->major & 7];
+			rb_u32(&u->hrows, hour);
+			rb_str(&u->hrows, u->bservice, ls);
+			sp_buf_add(&u->hrows, u->labels.p, u->labels.len);
+			rb_u64(&u->hrows, h->stack);
+			rb_str(&u->hrows, u->bnames[k], ln[k]);
+			rb_str(&u->hrows, u->bunits[k], lu[k]);
+			rb_u64(&u->hrows, (uint64_t)h->sum);
+			rb_u64(&u->hrows, h->minor);
+			rb_u32(&u->hrows, (uint32_t)bt->id);
+			if (hour < hb.bmin)
+				hb.bmin = hour;
+			if (hour > hb.bmax)
+				hb.bmax = hour;
+		}
+		if (bt->rows) {
+			bt->body = u->rows.p;
+			bt->n = u->rows.len;
+			rc = store_batch(u->f, bt, &u->down, u->st, u->err);
+			/* after the samples: a rollup never counts rows the
+			 * samples lack (get's check reads the samples then) */
+			hb.body = u->hrows.p;
+			hb.n = u->hrows.len;
+			if (rc == 0)
+				rc = store_batch(u->f, &hb, &u->down, u->st, u->err);
+		}
+	}
+	u->nrv = 0;
+	bt->rows = 0;
+	bt->bmin = UINT32_MAX;
+	bt->bmax = 0;
+	sp_buf_reset(&u->rows);
+	return rc;
+}
+
+/* Turns the aggregated entries of an input into rows of the batch (the
+ * batch is sent first when it holds another service's, host's or value
+ * columns' rows), sent in batches of batch_rows. */
 static int flush_rows(struct putter *u)
 {
 	struct sp_err *err = u->err;
@@ -1147,68 +1371,45 @@ static int flush_rows(struct putter *u)
 	if (u->anchor_ns == INT64_MIN) /* a file: its last sample was written at its mtime */
 		u->anchor_ns = u->o->start != INT64_MIN ? u->o->start * 1000000000LL
 			: u->mtime_ns - (u->have_t ? (int64_t)(u->tmax - u->tref) : 0);
-	sp_sort(u->ents, u->nents, sizeof *u->ents, cmp_ent);
 	int64_t a = u->anchor_ns / 1000000000LL - (u->anchor_ns % 1000000000LL < 0);
 	int64_t B = u->o->bucket;
-	size_t nv = (size_t)u->nvalues;
-	struct batch *bt = &u->bt;
-	/* merge the seconds of one bucket and stack (the sort puts a bucket's
-	 * seconds together only per second, so merge through a small map) */
-	struct sp_u64map m;
-	sp_u64map_init(&m);
-	size_t out = 0;
-	for (size_t i = 0; i < u->nents; i++) {
-		struct ent *e = &u->ents[i];
+	int nv = u->nvalues;
+	int same = u->nrv && !strcmp(u->bservice, service) && !strcmp(u->bhost, host) && u->bnv == nv;
+	for (int k = 0; same && k < nv; k++)
+		same = !strcmp(u->bnames[k], u->names[k]) && !strcmp(u->bunits[k], u->units[k]);
+	if (u->nrv && !same && send_rows(u) < 0)
+		return -1;
+	if (!u->nrv) {
+		snprintf(u->bservice, sizeof u->bservice, "%s", service);
+		snprintf(u->bhost, sizeof u->bhost, "%s", host);
+		u->bnv = nv;
+		memcpy(u->bnames, u->names, sizeof u->bnames);
+		memcpy(u->bunits, u->units, sizeof u->bunits);
+	}
+	int rc = 0;
+	for (size_t i = 0; i < u->nents && rc == 0; i++) {
+		const struct ent *e = &u->ents[i];
 		int64_t w = a + e->sec;
 		w = (w / B - (w % B < 0)) * B;
-		e->sec = w;
-		int found;
-		uint64_t key = sp_hash_seed(&w, sizeof w, e->stack);
-		if (key == UINT64_MAX)
-			key--;
-		uint32_t *slot = sp_u64map_slot(&m, key, &found);
-		if (found) {
-			double *d = u->vals + u->ents[*slot - 1].v, *s = u->vals + e->v;
-			for (size_t k = 0; k < nv; k++)
-				d[k] += s[k];
-		} else {
-			u->ents[out] = *e;
-			*slot = (uint32_t)++out;
-		}
-	}
-	sp_u64map_release(&m);
-	int rc = 0;
-	for (size_t i = 0; i < out && rc == 0; i++) {
-		const struct ent *e = &u->ents[i];
-		if (e->sec < 0 || e->sec > UINT32_MAX) {
+		if (w < 0 || w > UINT32_MAX) {
 			sp_err_set(err, "a sample's time is outside 1970-2106 (give --start)");
 			rc = -1;
 			break;
 		}
-		for (size_t k = 0; k < nv; k++) {
-			double v = u->vals[e->v + k];
+		grow_rows(&u->rv, &u->caprv, u->nrv + (size_t)nv);
+		for (int k = 0; k < nv; k++) {
+			double v = u->vals[e->v + (size_t)k];
 			if (v == 0) {
 				u->st->dropped_zero++;
 				continue;
 			}
-			if (!bt->rows)
-				bt->id = new_batch_id(u);
-			rb_u32(&u->rows, (uint32_t)e->sec);
-			rb_str(&u->rows, service, strlen(service));
-			rb_str(&u->rows, host, strlen(host));
-			sp_buf_add(&u->rows, u->labels.p, u->labels.len);
-			rb_u64(&u->rows, e->stack);
-			rb_str(&u->rows, u->names[k], strlen(u->names[k]));
-			rb_str(&u->rows, u->units[k], strlen(u->units[k]));
-			rb_u64(&u->rows, (uint64_t)to_int(u, v));
-			rb_u32(&u->rows, (uint32_t)bt->id);
-			bt->rows++;
-			if ((uint32_t)e->sec < bt->bmin)
-				bt->bmin = (uint32_t)e->sec;
-			if ((uint32_t)e->sec > bt->bmax)
-				bt->bmax = (uint32_t)e->sec;
+			struct srow *r = &u->rv[u->nrv++];
+			r->stack = e->stack;
+			r->v = v;
+			r->major = (uint32_t)(w / 3600);
+			r->minor = (uint32_t)(w % 3600) << 3 | (uint32_t)k;
 		}
-		if (bt->rows >= u->o->batch_rows && send_rows(u) < 0)
+		if (u->nrv >= u->o->batch_rows && send_rows(u) < 0)
 			rc = -1;
 	}
 	u->nents = 0;
@@ -1310,7 +1511,11 @@ int sp_fleet_put(struct sp_fleet *f, const struct sp_fleet_put_opts *o, char **f
 	sp_buf_release(&u.stacks);
 	sp_buf_release(&u.tmp);
 	sp_buf_release(&u.rows);
+	sp_buf_release(&u.hrows);
 	sp_buf_release(&u.labels);
+	free(u.rv);
+	free(u.rtmp);
+	free(u.hv);
 	if (rc < 0)
 		return -1;
 	if (u.down)

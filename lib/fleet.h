@@ -86,6 +86,7 @@ struct sp_fleet_stats {
 	uint64_t dropped_zero;  /* put: values of 0 not stored */
 	uint64_t rounded;       /* put: values not whole, stored rounded */
 	uint64_t stacks_known;  /* put: stacks the dictionary had already (not sent) */
+	uint64_t rollup_rows;   /* put: hourly rollup rows stored (samples_hourly) */
 	int rollup;             /* get: read from the hourly rollup */
 	int rollup_stale;       /* get: the rollup's totals differ from the samples' (read from them) */
 	char first_error[480];  /* the first send failure that led to spooling */

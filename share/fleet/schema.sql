@@ -43,22 +43,33 @@ CREATE TABLE IF NOT EXISTS stackpipe.samples (
 ) ENGINE = MergeTree() PARTITION BY toDate(bucket)
   ORDER BY (service, toStartOfHour(bucket), stack, host, bucket);
 -- The hourly rollup: the samples of each hour summed over hosts (labels
--- kept), filled by every insert into samples.  pfleet get reads it instead
+-- kept), a plain table written by pfleet put (schema 3): each batch of
+-- sample rows is followed by an insert of its sums per hour, labels, value
+-- column and stack, under the same batch id (a retry after a lost answer
+-- asks whether it landed, as for the samples).  pfleet get reads it instead
 -- of samples when the range is whole hours, with no --host and no --by:
 -- one service's hour is then about as many rows as distinct stacks, not
 -- hosts x buckets x stacks.  Rows of an hour merge in the background;
--- readers sum() them.  rows counts the samples rows summed into a row:
--- get compares a range's sum(rows) with the samples' count() (a server
--- killed between an insert's two writes leaves the rollup short).
-CREATE MATERIALIZED VIEW IF NOT EXISTS stackpipe.samples_hourly
-  ENGINE = SummingMergeTree((value, rows)) PARTITION BY toDate(hour)
-  ORDER BY (service, hour, value_name, unit, labels, stack)
-  AS SELECT toStartOfHour(bucket) AS hour, service, labels, stack, value_name, unit, value, toUInt64(1) AS rows
-  FROM stackpipe.samples;
+-- readers sum() them (batch keeps one of the merged rows' ids).  rows
+-- counts the samples rows summed into a row: get compares a range's
+-- sum(rows) with the samples' count() (a put cut between a batch's two
+-- inserts leaves the rollup short until its spool is sent).
+CREATE TABLE IF NOT EXISTS stackpipe.samples_hourly (
+    hour DateTime,
+    service String,
+    labels Array(String),
+    stack UInt64,
+    value_name String,
+    unit String,
+    value Int64,
+    rows UInt64,
+    batch UInt32
+) ENGINE = SummingMergeTree((value, rows)) PARTITION BY toDate(hour)
+  ORDER BY (service, hour, value_name, unit, labels, stack);
 -- Retention (ClickHouse 19.6 and later; 18.16 has no TTL: pfleet init says
 -- so and pfleet prune drops the days older than --ttl instead, of both tables):
 -- TTL: ALTER TABLE stackpipe.samples MODIFY TTL bucket + INTERVAL 30 DAY;
--- TTL: ALTER TABLE stackpipe.`.inner.samples_hourly` MODIFY TTL hour + INTERVAL 30 DAY;
+-- TTL: ALTER TABLE stackpipe.samples_hourly MODIFY TTL hour + INTERVAL 30 DAY;
 -- Sharding (pfleet init --cluster NAME, after pfleet init on every shard;
 -- NAME is a cluster of the server's remote_servers):
 -- CLUSTER: CREATE TABLE IF NOT EXISTS stackpipe.samples_dist AS stackpipe.samples ENGINE = Distributed(NAME, stackpipe, samples, sipHash64(host));
