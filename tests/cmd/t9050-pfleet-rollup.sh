@@ -120,3 +120,14 @@ pfleet get --service tagged --since 2026-11-26T10:00:00 --until 2026-11-26T11:00
 pfold "$T/tag.sp" > "$T/w"
 grep -q '^[^;]*a\.sp;[^;]*;' "$T/w" && expect_eq "a synthetic root frame (pmerge --tag) stays the root, above the thread's name, as pfold puts it" "$T/w" "$T/r" ||
 	notok "pmerge --tag wrote no tag root: $(head -c 200 "$T/w")"
+# one put of several files with --service reads its binary streams into one
+# profile when their value columns are the same: streams of other columns
+# (and other formats) are read apart, as three puts would store them
+pfold -b "$T/a.sp" > "$T/one.sp"    # (folded text's one column, "value")
+pfold "$T/a.sp" > "$T/one.folded"
+pfleet put -q --service mixa --host m --start 2026-11-26T10:00:00 $U "$T/one.sp" "$T/a.sp" "$T/one.sp" "$T/one.folded" 2> "$T/e" || { notok "put of mixed columns"; cat "$T/e"; }
+for f in "$T/one.sp" "$T/a.sp" "$T/one.sp" "$T/one.folded"; do pfleet put -q --service mixb --host m --start 2026-11-26T10:00:00 $U "$f"; done
+cols() { q "SELECT value_name, unit, sum(value) FROM stackpipe.samples WHERE service = '$1' GROUP BY value_name, unit ORDER BY value_name"; }
+cols mixa > "$T/ca"; cols mixb > "$T/cb"
+[ "$(wc -l < "$T/ca")" -ge 2 ] && expect_eq "one put of streams of other value columns stores what a put of each stores ($(cut -f1 "$T/ca" | tr '\n' ' '))" "$T/cb" "$T/ca" ||
+	notok "mixed columns: $(cat "$T/ca")"
