@@ -716,7 +716,7 @@ static int send_batch(struct sp_fleet *f, const struct batch *bt, int maybe, str
 	return rc;
 }
 
-/* The spool: records of "pfleet-spool 1 TABLE ROWS BATCH BMIN BMAX BYTES\n"
+/* The spool: records of "pfleet-spool 3 TABLE ROWS BATCH BMIN BMAX BYTES\n"
  * and BYTES of RowBinary, appended under an flock; a failed append is cut
  * off again, so the file never holds half a record. */
 static int spool_append(struct sp_fleet *f, const struct batch *bt, struct sp_err *err)
@@ -730,7 +730,7 @@ static int spool_append(struct sp_fleet *f, const struct batch *bt, struct sp_er
 	flock(fd, LOCK_EX);
 	off_t at = lseek(fd, 0, SEEK_END);
 	char head[160];
-	int hn = snprintf(head, sizeof head, "pfleet-spool 1 %s %llu %016llx %u %u %zu\n", table_name[bt->table],
+	int hn = snprintf(head, sizeof head, "pfleet-spool 3 %s %llu %016llx %u %u %zu\n", table_name[bt->table],
 			  (unsigned long long)bt->rows, (unsigned long long)bt->id, bt->bmin, bt->bmax, bt->n);
 	int rc = 0;
 	const char *parts[2] = { head, bt->body };
@@ -786,6 +786,35 @@ static int store_batch(struct sp_fleet *f, const struct batch *bt, int *down, st
 	return 0;
 }
 
+/* The sample rows of a spool record of schema 2 ("pfleet-spool 1": the
+ * bucket a UInt32) in this schema's layout (hour, minute, second; the
+ * value's 8 bytes are its bytes and high half alike).  -1: malformed. */
+static int spool_rows_v1(const char *body, size_t n, unsigned long long rows, struct sp_buf *out)
+{
+	struct rb_reader r = { (const unsigned char *)body, (const unsigned char *)body + n, 0 };
+	sp_buf_reset(out);
+	for (unsigned long long i = 0; i < rows && !r.bad; i++) {
+		uint32_t b = rd_u32(&r), in_hour = b % 3600;
+		unsigned char hms[2] = { (unsigned char)(in_hour / 60), (unsigned char)(in_hour % 60) };
+		rb_u32(out, b - in_hour);
+		sp_buf_add(out, hms, 2);
+		const unsigned char *rest = r.p;
+		size_t sn;
+		rd_str(&r, &sn); /* service, host */
+		rd_str(&r, &sn);
+		for (uint64_t k = rd_varint(&r); k && !r.bad; k--) /* labels */
+			rd_str(&r, &sn);
+		rd_u64(&r); /* stack */
+		rd_str(&r, &sn); /* value_name, unit */
+		rd_str(&r, &sn);
+		rd_u64(&r); /* value */
+		rd_u32(&r); /* batch */
+		if (!r.bad)
+			sp_buf_add(out, rest, (size_t)(r.p - rest));
+	}
+	return r.bad || r.p != r.e ? -1 : 0;
+}
+
 int sp_fleet_flush(struct sp_fleet *f, struct sp_fleet_stats *st, struct sp_err *err)
 {
 	if (!f->spool)
@@ -799,7 +828,7 @@ int sp_fleet_flush(struct sp_fleet *f, struct sp_fleet_stats *st, struct sp_err 
 		return 0;
 	}
 	flock(fd, LOCK_EX);
-	struct sp_buf all = SP_BUF_INIT, keep = SP_BUF_INIT;
+	struct sp_buf all = SP_BUF_INIT, keep = SP_BUF_INIT, conv = SP_BUF_INIT;
 	for (;;) {
 		sp_buf_grow(&all, 1 << 20);
 		ssize_t r = read(fd, all.p + all.len, all.cap - all.len);
@@ -822,8 +851,11 @@ int sp_fleet_flush(struct sp_fleet *f, struct sp_fleet_stats *st, struct sp_err 
 		unsigned long long rows, id;
 		unsigned bmin, bmax;
 		size_t n;
-		if (!nl || sscanf(h, "pfleet-spool 1 %15s %llu %llx %u %u %zu\n", tab, &rows, &id, &bmin, &bmax, &n) != 6 ||
-		    (strcmp(tab, "stacks") && strcmp(tab, "samples")) || n > all.len - (size_t)(nl + 1 - all.p)) {
+		int ver = 0;
+		if (!nl || sscanf(h, "pfleet-spool %d %15s %llu %llx %u %u %zu\n", &ver, tab, &rows, &id, &bmin, &bmax, &n) != 7 ||
+		    (ver != 1 && ver != 3) || (strcmp(tab, "stacks") && strcmp(tab, "samples")) ||
+		    n > all.len - (size_t)(nl + 1 - all.p) ||
+		    (ver == 1 && !strcmp(tab, "samples") && spool_rows_v1(nl + 1, n, rows, &conv) < 0)) {
 			sp_err_off(err, f->spool, at, "not a spool record of pfleet (the file was changed by hand?): "
 				   "%zu bytes from here kept, not sent", all.len - at);
 			sp_buf_add(&keep, h, all.len - at);
@@ -831,6 +863,8 @@ int sp_fleet_flush(struct sp_fleet *f, struct sp_fleet_stats *st, struct sp_err 
 			break;
 		}
 		struct batch bt = { strcmp(tab, "stacks") ? T_SAMPLES : T_STACKS, rows, id, bmin, bmax, nl + 1, n };
+		if (ver == 1 && bt.table == T_SAMPLES) /* sent in this schema's layout */
+			bt.body = conv.p, bt.n = conv.len;
 		size_t reclen = (size_t)(nl + 1 - h) + n;
 		struct sp_err e;
 		int r = down ? FR_DOWN : send_batch(f, &bt, 1, st, &e);
@@ -854,6 +888,7 @@ int sp_fleet_flush(struct sp_fleet *f, struct sp_fleet_stats *st, struct sp_err 
 	 * appender waiting for the lock on this file) */
 	sp_buf_release(&all);
 	sp_buf_release(&keep);
+	sp_buf_release(&conv);
 	close(fd);
 	if (rc < 0)
 		return -1;
@@ -863,6 +898,7 @@ int sp_fleet_flush(struct sp_fleet *f, struct sp_fleet_stats *st, struct sp_err 
 fail:
 	sp_buf_release(&all);
 	sp_buf_release(&keep);
+	sp_buf_release(&conv);
 	close(fd);
 	return -1;
 }
