@@ -280,6 +280,9 @@ static int cmd_pfleet(int argc, char **argv)
 		int no_ttl = 0;
 		f.cluster = NULL;
 		r = sp_fleet_init(&f, cluster, (unsigned)ttl, &no_ttl, &err);
+		if (f.remade[0])
+			fprintf(stderr, "pfleet: note: %s made again over the cluster: %s of an older schema\n", f.remade,
+				strchr(f.remade, ',') ? "they were" : "it was");
 		if (r == 0 && no_ttl)
 			fprintf(stderr, "pfleet: note: this server has no TTL (ClickHouse 19.6 has): run 'pfleet prune --ttl %lu %s' daily\n",
 				ttl, argv[optind]);
@@ -366,6 +369,8 @@ static int cmd_pfleet(int argc, char **argv)
 		if (r == -1 && (mode == INIT || mode == PRUNE))
 			sp_error_e(&err);
 		rc = SP_EXIT_ERROR;
+		if (f.migrate.len) /* the statements the error names */
+			fputs(sp_buf_cstr(&f.migrate), stderr);
 	}
 	sp_fleet_close(&f);
 	free(spool_path);

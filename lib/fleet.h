@@ -36,6 +36,9 @@ struct sp_fleet {
 	long fault_lose;
 	long nbatches;
 	int schema_checked;  /* sp_fleet_check_schema found the store writable */
+	char remade[64];     /* sp_fleet_init: the Distributed tables made again (an older schema's columns) */
+	struct sp_buf migrate; /* an older schema's store: the statements that copy it over, one a line */
+	int schema;          /* the store's schema (3, 2, 1; 0: no store): sp_fleet_check_schema */
 };
 
 /* The schema text (share/fleet/schema.sql) for database "stackpipe". */

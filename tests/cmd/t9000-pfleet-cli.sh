@@ -47,7 +47,7 @@ pfleet put --retries 1 --service demo --host h1 --start 2026-11-26T10:00:00 $D "
 if [ $rc = 2 ] && grep -q "^pfleet: $D: cannot connect to 127.0.0.1:$port: Connection refused: [0-9]* rows in 3 batches spooled to $T/spool ('pfleet flush $D' or the next put sends them)" "$T/e"; then
 	ok "server down: exit 2, one sentence with the rows spooled and how to send them"; else notok "server down (exit $rc)"; cat "$T/e"; fi
 # (records: a header line, then binary rows; read the headers out of the bytes)
-spooled() { grep -ao 'pfleet-spool 1 [a-z_]* [0-9]* ' "$1"; }
+spooled() { grep -ao 'pfleet-spool 3 [a-z_]* [0-9]* ' "$1"; }
 n=$(spooled "$T/spool" | wc -l)
 rows=$(spooled "$T/spool" | awk '$3 == "samples" {s += $4} END {print s}')
 said=$(sed -n 's/.*: \([0-9]*\) rows in 3 batches spooled.*/\1/p' "$T/e")

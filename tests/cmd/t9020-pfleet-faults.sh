@@ -94,7 +94,7 @@ fi
 # 4. a table without a column refuses the batch: one sentence naming it
 ch_query "$CH_HTTP" "CREATE DATABASE old" > /dev/null
 ch_query "$CH_HTTP" "CREATE TABLE old.stacks (id UInt64, frames Array(String), kinds Array(UInt8), files Array(String), lines Array(UInt32)) ENGINE = ReplacingMergeTree() ORDER BY id" > /dev/null
-ch_query "$CH_HTTP" "CREATE TABLE old.samples (bucket DateTime, service String, host String, labels Array(String), stack UInt64, value_name String, value Int64, batch UInt32) ENGINE = MergeTree() PARTITION BY toDate(bucket) ORDER BY (service, bucket)" > /dev/null
+ch_query "$CH_HTTP" "CREATE TABLE old.samples (hour DateTime, minute UInt8, second UInt8, service String, host String, labels Array(String), stack UInt64, value_name String, value0 UInt8, value1 UInt8, value2 UInt8, value3 UInt8, value_hi Int32, batch UInt32, bucket DateTime ALIAS hour + minute * 60 + second, value Int64 ALIAS toInt64(value_hi) * 4294967296 + value3 * 16777216 + value2 * 65536 + value1 * 256 + value0) ENGINE = MergeTree() PARTITION BY toDate(hour) ORDER BY (service, hour)" > /dev/null
 pfleet put --database old --service old --host h --start $S $U "$IN" > /dev/null 2> "$T/e"; rc=$?
 if [ $rc = 2 ] && [ "$(grep -c . "$T/e")" = 1 ] && grep -q "^pfleet: $U: the server refused it (HTTP [0-9]*): No such column unit in table samples: [0-9]* rows in 2 batches spooled to " "$T/e"; then
 	ok "a table without the column 'unit': one sentence naming it, the batch and its rollup spooled, exit 2"; else notok "refused batch (exit $rc)"; cat "$T/e"; fi
