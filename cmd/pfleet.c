@@ -37,7 +37,7 @@ static const char synopsis[] =
 	"      --label=K=V         put: label the samples; get, hosts: only these (repeat)\n"
 	"      --bucket=SECONDS    put: time bucket (default 10)\n"
 	"      --start=T           put: the wall-clock time of the first sample\n"
-	"      --batch-rows=N      put: rows per insert (default 100000)\n"
+	"      --batch-rows=N      put: rows per insert (default 250000)\n"
 	"      --spool=FILE        where batches the server did not take wait\n"
 	"      --retries=N         sends after a failure before spooling (default 3)\n"
 	"      --timeout=SECONDS   of a connection and of each answer (default 60)\n"
@@ -145,7 +145,7 @@ static int cmd_pfleet(int argc, char **argv)
 	argc--, argv++;
 
 	const char *db = "stackpipe", *cluster = NULL, *spool = NULL, *output = NULL;
-	unsigned long ttl = 30, bucket = 10, batch = 100000, retries = 3, timeout = 60;
+	unsigned long ttl = 30, bucket = 10, batch = 250000, retries = 3, timeout = 60;
 	struct sp_fleet_put_opts po;
 	memset(&po, 0, sizeof po);
 	po.start = INT64_MIN;

@@ -532,7 +532,7 @@ static int read_rec_header(struct reader *r, uint64_t *type, uint64_t *len)
 }
 
 /* Varint from the record payload; sets r->bad on underrun. */
-static uint64_t cv(struct reader *r)
+static uint64_t cv_long(struct reader *r)
 {
 	uint64_t x = 0;
 	for (int i = 0; i < 10; i++) {
@@ -550,6 +550,12 @@ static uint64_t cv(struct reader *r)
 	}
 	r->bad = 1;
 	return 0;
+}
+static inline uint64_t cv(struct reader *r)
+{
+	if (SP_LIKELY(r->c < r->e && !(*r->c & 0x80))) /* one byte: most ids and counts */
+		return *r->c++;
+	return cv_long(r);
 }
 
 static double cf64(struct reader *r)

@@ -471,6 +471,11 @@ static void rb_u64(struct sp_buf *b, uint64_t v)
 		x[i] = (unsigned char)(v >> (8 * i));
 	sp_buf_add(b, x, 8);
 }
+static inline void put_le(unsigned char *o, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		o[i] = (unsigned char)(v >> (8 * i));
+}
 static void rb_u32(struct sp_buf *b, uint32_t v)
 {
 	unsigned char x[4] = { (unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16), (unsigned char)(v >> 24) };
@@ -964,6 +969,24 @@ struct srow {
 static void sort_rows(struct srow *r, struct srow *tmp, size_t n, int with_minor)
 {
 	enum { ND = 14 }; /* minor's 2 low bytes, stack's 8, major's 4 */
+	/* the bytes that differ between rows; and rows already in (major,
+	 * minor) order (a batch's files follow each other in time) need no
+	 * pass of minor's bytes: the sort keeps the order of equal keys */
+	uint64_t so = 0, sa = ~(uint64_t)0;
+	uint32_t mo = 0, ma = ~(uint32_t)0, no = 0, na = ~(uint32_t)0;
+	int in_order = 1;
+	for (size_t i = 0; i < n; i++) {
+		const struct srow *x = &r[i];
+		so |= x->stack, sa &= x->stack;
+		mo |= x->major, ma &= x->major;
+		no |= x->minor, na &= x->minor;
+		if (i && (x->major < r[i - 1].major || (x->major == r[i - 1].major && x->minor < r[i - 1].minor)))
+			in_order = 0;
+	}
+	int need[ND];
+	for (int d = 0; d < ND; d++)
+		need[d] = d < 2 ? with_minor && !in_order && ((no ^ na) >> (8 * d) & 255)
+			: d < 10 ? ((so ^ sa) >> (8 * (d - 2)) & 255) != 0 : ((mo ^ ma) >> (8 * (d - 10)) & 255) != 0;
 	uint32_t cnt[ND][256];
 	memset(cnt, 0, sizeof cnt);
 	for (size_t i = 0; i < n; i++) {
@@ -976,13 +999,10 @@ static void sort_rows(struct srow *r, struct srow *tmp, size_t n, int with_minor
 			cnt[10 + b][x->major >> (8 * b) & 255]++;
 	}
 	struct srow *src = r, *dst = tmp;
-	for (int d = with_minor ? 0 : 2; d < ND; d++) {
+	for (int d = 0; d < ND; d++) {
 		uint32_t *h = cnt[d];
-		int used = 0;
-		for (int k = 0; k < 256 && used < 2; k++)
-			used += h[k] != 0;
-		if (used < 2)
-			continue; /* every row has the same byte here */
+		if (!need[d])
+			continue; /* every row has the same byte here, or minor is in order */
 		size_t at = 0;
 		for (int k = 0; k < 256; k++) {
 			size_t c = h[k];
@@ -1462,10 +1482,28 @@ static int send_rows(struct putter *u)
 				rank[k] += strcmp(u->bnames[j], u->bnames[k]) < 0 || (!strcmp(u->bnames[j], u->bnames[k]) && j < k);
 			byrank[rank[k]] = k;
 		}
-		size_t ls = strlen(u->bservice), lh = strlen(u->bhost);
+		size_t ls = strlen(u->bservice);
 		size_t ln[SP_MAX_VALUES], lu[SP_MAX_VALUES];
 		for (int k = 0; k < u->bnv; k++)
 			ln[k] = strlen(u->bnames[k]), lu[k] = strlen(u->bunits[k]);
+		/* a row's parts that are the batch's (service, host, labels) or
+		 * a column's (value_name, unit), encoded once; a row is then
+		 * written in place */
+		struct sp_buf fix = SP_BUF_INIT;
+		rb_str(&fix, u->bservice, ls);
+		rb_str(&fix, u->bhost, strlen(u->bhost));
+		sp_buf_add(&fix, u->labels.p, u->labels.len);
+		size_t colat[SP_MAX_VALUES + 1], maxcol = 0;
+		for (int k = 0; k < u->bnv; k++) {
+			colat[k] = fix.len;
+			rb_str(&fix, u->bnames[k], ln[k]);
+			rb_str(&fix, u->bunits[k], lu[k]);
+		}
+		colat[u->bnv] = fix.len;
+		for (int k = 0; k < u->bnv; k++)
+			if (colat[k + 1] - colat[k] > maxcol)
+				maxcol = colat[k + 1] - colat[k];
+		size_t lfix = colat[0], rowmax = 4 + 2 + lfix + 8 + maxcol + 8 + 4;
 		bt->id = new_batch_id(u);
 		int64_t hsum[SP_MAX_VALUES];
 		uint32_t hn[SP_MAX_VALUES];
@@ -1488,17 +1526,21 @@ static int send_rows(struct putter *u)
 				/* schema 3: the bucket as hour, minute, second; the value
 				 * as its four low bytes and its high 32 bits */
 				uint32_t in_hour = x->minor >> 3;
-				unsigned char hms[2] = { (unsigned char)(in_hour / 60), (unsigned char)(in_hour % 60) };
-				rb_u32(&u->rows, bucket - in_hour);
-				sp_buf_add(&u->rows, hms, 2);
-				rb_str(&u->rows, u->bservice, ls);
-				rb_str(&u->rows, u->bhost, lh);
-				sp_buf_add(&u->rows, u->labels.p, u->labels.len);
-				rb_u64(&u->rows, x->stack);
-				rb_str(&u->rows, u->bnames[k], ln[k]);
-				rb_str(&u->rows, u->bunits[k], lu[k]);
-				rb_u64(&u->rows, (uint64_t)iv); /* little-endian: the bytes, then the high half */
-				rb_u32(&u->rows, (uint32_t)bt->id);
+				if (u->rows.cap - u->rows.len < rowmax)
+					sp_buf_grow(&u->rows, rowmax);
+				unsigned char *o = (unsigned char *)u->rows.p + u->rows.len;
+				put_le(o, bucket - in_hour, 4);
+				o[4] = (unsigned char)(in_hour / 60);
+				o[5] = (unsigned char)(in_hour % 60);
+				memcpy(o + 6, fix.p, lfix);
+				o += 6 + lfix;
+				put_le(o, x->stack, 8);
+				size_t lc = colat[k + 1] - colat[k];
+				memcpy(o + 8, fix.p + colat[k], lc);
+				o += 8 + lc;
+				put_le(o, (uint64_t)iv, 8); /* little-endian: the bytes, then the high half */
+				put_le(o + 8, (uint32_t)bt->id, 4);
+				u->rows.len = (size_t)(o + 12 - (unsigned char *)u->rows.p);
 				bt->rows++;
 				if (bucket < bt->bmin)
 					bt->bmin = bucket;
@@ -1514,6 +1556,7 @@ static int send_rows(struct putter *u)
 			}
 			i = j;
 		}
+		sp_buf_release(&fix);
 		if (u->bnv > 1) { /* by (hour, value column's name, stack) */
 			grow_rows(&u->rtmp, &u->caprtmp, u->nhv);
 			sort_rows(u->hv, u->rtmp, u->nhv, 0);

@@ -108,8 +108,8 @@ load_ing=$(cut -d' ' -f1 /proc/loadavg)
 # the references: the server alone, the same rows as RowBinary POSTed by
 # curl two at a time (the hosts in two halves, each host's rows in the
 # samples' key order as put sends them)
-KEY="service, toStartOfHour(bucket), stack, host, bucket"
-HOUR="SELECT toStartOfHour(bucket) AS hour, service, labels, stack, value_name, unit, sum(value), count(), toUInt32(0) FROM stackpipe.samples"
+KEY="service, hour, host, stack, minute, second"
+HOUR="SELECT hour, service, labels, stack, value_name, unit, sum(value), count(), toUInt32(0) FROM stackpipe.samples"
 for i in 0 1; do
 	ch_query "$CH_HTTP" "SELECT * FROM stackpipe.samples WHERE cityHash64(host) % 2 = $i ORDER BY $KEY FORMAT RowBinary" > "$W/rows.part.$i"
 	# put's rollup rows: per host (a put's batch), hour, value column and stack
@@ -131,7 +131,7 @@ ref_plain=$(ref_ingest stackpipe.ref)
 ch_query "$CH_HTTP" "DROP TABLE stackpipe.ref" > /dev/null
 ch_query "$CH_HTTP" "CREATE DATABASE stackpipe_ref" > /dev/null
 ch_query "$CH_HTTP" "CREATE TABLE stackpipe_ref.samples AS stackpipe.samples" > /dev/null
-ch_query "$CH_HTTP" "CREATE MATERIALIZED VIEW stackpipe_ref.samples_hourly ENGINE = SummingMergeTree((value, rows)) PARTITION BY toDate(hour) ORDER BY (service, hour, value_name, unit, labels, stack) AS SELECT toStartOfHour(bucket) AS hour, service, labels, stack, value_name, unit, value, toUInt64(1) AS rows FROM stackpipe_ref.samples" > /dev/null
+ch_query "$CH_HTTP" "CREATE MATERIALIZED VIEW stackpipe_ref.samples_hourly ENGINE = SummingMergeTree((value, rows)) PARTITION BY toDate(hour) ORDER BY (service, hour, value_name, unit, labels, stack) AS SELECT hour, service, labels, stack, value_name, unit, value, toUInt64(1) AS rows FROM stackpipe_ref.samples" > /dev/null
 ref_view=$(ref_ingest stackpipe_ref.samples)
 ch_query "$CH_HTTP" "DROP DATABASE stackpipe_ref" > /dev/null
 load_ref=$(cut -d' ' -f1 /proc/loadavg)

@@ -43,10 +43,17 @@ pfleet put -q --service s --host web-2 --label dc=b --start $S2 $U "$T/a.sp" 2> 
 # counted before and after it (its times are whole seconds)
 nlog=0
 read_table() {
-	local h r
-	q "SYSTEM FLUSH LOGS" > /dev/null
-	h=$(q "SELECT count() FROM system.query_log WHERE type = 2 AND query LIKE 'SELECT stack, toFloat64%FROM stackpipe.samples_hourly %'")
-	r=$(q "SELECT count() FROM system.query_log WHERE type = 2 AND query LIKE 'SELECT stack, toFloat64%FROM stackpipe.samples %'")
+	local h r i
+	# (the server logs a query's end after its answer is sent: on a
+	# loaded machine a flush right after the answer can miss it, so the
+	# count is asked again, for up to 5 s, until it moves)
+	for i in $(seq 25); do
+		q "SYSTEM FLUSH LOGS" > /dev/null
+		h=$(q "SELECT count() FROM system.query_log WHERE type = 2 AND query LIKE 'SELECT stack, toFloat64%FROM stackpipe.samples_hourly %'")
+		r=$(q "SELECT count() FROM system.query_log WHERE type = 2 AND query LIKE 'SELECT stack, toFloat64%FROM stackpipe.samples %'")
+		[ $((h + r)) != "$nlog" ] && break
+		sleep 0.2
+	done
 	case "$((h + r - nlog)) $h" in
 	"1 $((nlog_h + 1))") t="FROM stackpipe.samples_hourly" ;;
 	"1 $nlog_h") t="FROM stackpipe.samples" ;;
@@ -88,7 +95,16 @@ pfleet get --service s --host 'web-*' --since @$H0 --until @$((H0 + 3600)) $U > 
 [ "$t" = "FROM stackpipe.samples" ] && ok "--host GLOB: read from the samples" || notok "--host read $t"
 
 # the dictionary: every stack sent once over all the puts
-sent() { q "SYSTEM FLUSH LOGS" > /dev/null; q "SELECT sum(written_rows) FROM system.query_log WHERE type = 2 AND query LIKE 'INSERT INTO stackpipe.stacks %'"; }
+sent() { # (read until two reads 0.3 s apart agree: see read_table)
+	local a b=x i
+	for i in $(seq 15); do
+		q "SYSTEM FLUSH LOGS" > /dev/null
+		a=$(q "SELECT sum(written_rows) FROM system.query_log WHERE type = 2 AND query LIKE 'INSERT INTO stackpipe.stacks %'")
+		[ "$a" = "$b" ] && break
+		b=$a; sleep 0.3
+	done
+	echo "$a"
+}
 before=$(sent)
 pfleet put --service s --host web-3 --start $S $U "$T/a.sp" 2> "$T/e"; rc=$?
 after=$(sent)
