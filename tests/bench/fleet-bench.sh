@@ -118,9 +118,11 @@ done
 post() { curl -fsS --data-binary @"$2" "$U/?query=INSERT%20INTO%20$1%20FORMAT%20RowBinary" > /dev/null; }
 ref_ingest() { # DB.TABLE [ROLLUP-TABLE]: sample rows/s of the two parts POSTed at once into it (each with its rollup rows)
 	local t0 t1
+	rm -f "$W/ref.failed"
 	t0=$(now)
-	for i in 0 1; do ( post "$1" "$W/rows.part.$i"; [ -z "${2:-}" ] || post "$2" "$W/hour.part.$i" ) & done; wait
+	for i in 0 1; do ( post "$1" "$W/rows.part.$i" && { [ -z "${2:-}" ] || post "$2" "$W/hour.part.$i"; } || touch "$W/ref.failed" ) & done; wait
 	t1=$(now)
+	if [ -e "$W/ref.failed" ]; then echo "FAILED (the server refused an insert: $W/ch/log/server.err.log)"; return; fi
 	echo "$rows $t1 $t0" | awk '{printf "%.0f", $1 / ($2 - $3)}'
 }
 pfleet init --database stackpipe_ref $U 2> /dev/null
@@ -131,7 +133,7 @@ ref_plain=$(ref_ingest stackpipe.ref)
 ch_query "$CH_HTTP" "DROP TABLE stackpipe.ref" > /dev/null
 ch_query "$CH_HTTP" "CREATE DATABASE stackpipe_ref" > /dev/null
 ch_query "$CH_HTTP" "CREATE TABLE stackpipe_ref.samples AS stackpipe.samples" > /dev/null
-ch_query "$CH_HTTP" "CREATE MATERIALIZED VIEW stackpipe_ref.samples_hourly ENGINE = SummingMergeTree((value, rows)) PARTITION BY toDate(hour) ORDER BY (service, hour, value_name, unit, labels, stack) AS SELECT hour, service, labels, stack, value_name, unit, value, toUInt64(1) AS rows FROM stackpipe_ref.samples" > /dev/null
+ch_query "$CH_HTTP" "CREATE MATERIALIZED VIEW stackpipe_ref.samples_hourly ENGINE = SummingMergeTree((value, rows)) PARTITION BY toDate(hour) ORDER BY (service, hour, value_name, unit, labels, stack) AS SELECT hour, service, labels, stack, value_name, unit, toInt64(value_hi) * 4294967296 + value3 * 16777216 + value2 * 65536 + value1 * 256 + value0 AS value, toUInt64(1) AS rows FROM stackpipe_ref.samples" > /dev/null
 ref_view=$(ref_ingest stackpipe_ref.samples)
 ch_query "$CH_HTTP" "DROP DATABASE stackpipe_ref" > /dev/null
 load_ref=$(cut -d' ' -f1 /proc/loadavg)
