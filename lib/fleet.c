@@ -301,14 +301,12 @@ static int store_schema(struct sp_fleet *f, struct sp_err *err)
  * shifts, cut to the columns' types by the insert. */
 static void copy_statement(struct sp_buf *b, const char *d, int from)
 {
-	sp_buf_addf(b, "INSERT INTO %s.samples SELECT toStartOfHour(bucket), toMinute(bucket), toSecond(bucket), service, host, "
+	sp_buf_addf(b, "INSERT INTO %s.samples SELECT toDateTime(t - t %% 3600), intDiv(t %% 3600, 60), t %% 60, service, host, "
 		    "labels, stack, value_name, unit, v", d);
 	for (int i = 1; i <= 4; i++)
 		sp_buf_addf(b, ", bitShiftRight(v, %d)", 8 * i);
-	if (from == 1)
-		sp_buf_addf(b, ", batch FROM (SELECT *, toInt64(round(value)) AS v FROM %s.samples_v1)", d);
-	else
-		sp_buf_addf(b, ", batch FROM (SELECT *, value AS v FROM %s.samples_v2)", d);
+	sp_buf_addf(b, ", batch FROM (SELECT *, toUInt32(bucket) AS t, %s AS v FROM %s.samples_v%d)",
+		    from == 1 ? "toInt64(round(value))" : "value", d, from);
 }
 
 int sp_fleet_check_schema(struct sp_fleet *f, struct sp_err *err)
@@ -1803,10 +1801,12 @@ static void add_where(struct sp_fleet *f, struct sp_buf *b, const struct sp_flee
 	const char *t = table == T_HOURLY ? "hour" : "bucket";
 	sp_buf_addf(b, " WHERE %s >= toDateTime(%lld) AND %s < toDateTime(%lld)", t, (long long)q->since, t,
 		    (long long)q->until);
-	/* schema 3: bucket is computed; its hours are the key's */
+	/* schema 3: bucket is computed; its hours (UTC, as put and the
+	 * copy statement cut them, whatever the server's time zone) are the
+	 * key's */
 	if (table == T_SAMPLES && f->schema == 3)
-		sp_buf_addf(b, " AND hour >= toStartOfHour(toDateTime(%lld)) AND hour < toDateTime(%lld)",
-			    (long long)q->since, (long long)q->until);
+		sp_buf_addf(b, " AND hour >= toDateTime(%lld) AND hour < toDateTime(%lld)",
+			    (long long)(q->since - ((q->since % 3600) + 3600) % 3600), (long long)q->until);
 	if (q->service) {
 		sp_buf_adds(b, " AND service = ");
 		add_sqlstr(b, q->service, strlen(q->service));
@@ -1948,6 +1948,16 @@ int sp_fleet_get(struct sp_fleet *f, const struct sp_fleet_query *q, FILE *out, 
 	}
 	if (nv < 0)
 		return -1;
+	if (table == T_HOURLY && nv == 0) {
+		/* an empty rollup: the samples may still hold the range (an
+		 * insert cut short; a second-schema rollup's hours cut by a server
+		 * whose time zone is not a whole number of hours off UTC) */
+		nv = slice_columns(f, q, T_SAMPLES, cols, err);
+		if (nv < 0)
+			return -1;
+		table = T_SAMPLES;
+		st->rollup_stale = nv > 0;
+	}
 	if (table == T_HOURLY && nv > 0) {
 		/* the rollup is filled by the samples' inserts, but not in the
 		 * same transaction: a server killed between the two writes of an

@@ -160,7 +160,7 @@ hrows=$(ch_query "$CH_HTTP" "SELECT sum(rows) FROM system.parts WHERE active AND
 hbytes=$(ch_query "$CH_HTTP" "SELECT sum(bytes_on_disk) FROM system.parts WHERE active AND database = 'stackpipe' AND table = 'samples_hourly'")
 sbytes=$(ch_query "$CH_HTTP" "SELECT sum(bytes_on_disk) FROM system.parts WHERE active AND database = 'stackpipe' AND table = 'stacks'")
 nstacks=$(ch_query "$CH_HTTP" "SELECT count() FROM stackpipe.stacks")
-percol=$(ch_query "$CH_HTTP" "SELECT name, round(data_compressed_bytes / $rows, 3) FROM system.columns WHERE database = 'stackpipe' AND table = 'samples' ORDER BY data_compressed_bytes DESC" | awk '{printf "%s %s, ", $1, $2}')
+percol=$(ch_query "$CH_HTTP" "SELECT name, round(data_compressed_bytes / $rows, 3) FROM system.columns WHERE database = 'stackpipe' AND table = 'samples' AND default_kind != 'ALIAS' ORDER BY data_compressed_bytes DESC" | awk '{printf "%s %s, ", $1, $2}')
 sbytes_files=$(du -sbL "$G" | cut -f1)
 # the same parts with zstd: the server restarted with <compression>
 ch_stop "$W/ch" || true
@@ -170,7 +170,7 @@ echo $! > "$W/ch/pid"
 for i in $(seq 600); do curl -fsS "$U/ping" > /dev/null 2>&1 && break; sleep 0.1; done
 ch_query "$CH_HTTP" "OPTIMIZE TABLE stackpipe.samples FINAL" > /dev/null
 zbpr=$(ch_query "$CH_HTTP" "SELECT sum(bytes_on_disk) / sum(rows) FROM system.parts WHERE active AND database = 'stackpipe' AND table = 'samples'")
-zpercol=$(ch_query "$CH_HTTP" "SELECT name, round(data_compressed_bytes / $rows, 3) FROM system.columns WHERE database = 'stackpipe' AND table = 'samples' ORDER BY data_compressed_bytes DESC" | awk '{printf "%s %s, ", $1, $2}')
+zpercol=$(ch_query "$CH_HTTP" "SELECT name, round(data_compressed_bytes / $rows, 3) FROM system.columns WHERE database = 'stackpipe' AND table = 'samples' AND default_kind != 'ALIAS' ORDER BY data_compressed_bytes DESC" | awk '{printf "%s %s, ", $1, $2}')
 
 # ---- 6. queries, each beside pmerge of the same files ----
 HALF=$((START + MINUTES * 30))
