@@ -37,7 +37,7 @@ static const char synopsis[] =
 	"      --label=K=V         put: label the samples; get, hosts: only these (repeat)\n"
 	"      --bucket=SECONDS    put: time bucket (default 10)\n"
 	"      --start=T           put: the wall-clock time of the first sample\n"
-	"      --batch-rows=N      put: rows per insert (default 100000)\n"
+	"      --batch-rows=N      put: rows per insert (default 250000)\n"
 	"      --spool=FILE        where batches the server did not take wait\n"
 	"      --retries=N         sends after a failure before spooling (default 3)\n"
 	"      --timeout=SECONDS   of a connection and of each answer (default 60)\n"
@@ -145,7 +145,7 @@ static int cmd_pfleet(int argc, char **argv)
 	argc--, argv++;
 
 	const char *db = "stackpipe", *cluster = NULL, *spool = NULL, *output = NULL;
-	unsigned long ttl = 30, bucket = 10, batch = 100000, retries = 3, timeout = 60;
+	unsigned long ttl = 30, bucket = 10, batch = 250000, retries = 3, timeout = 60;
 	struct sp_fleet_put_opts po;
 	memset(&po, 0, sizeof po);
 	po.start = INT64_MIN;
@@ -280,6 +280,9 @@ static int cmd_pfleet(int argc, char **argv)
 		int no_ttl = 0;
 		f.cluster = NULL;
 		r = sp_fleet_init(&f, cluster, (unsigned)ttl, &no_ttl, &err);
+		if (f.remade[0])
+			fprintf(stderr, "pfleet: note: %s made again over the cluster: %s of an older schema\n", f.remade,
+				strchr(f.remade, ',') ? "they were" : "it was");
 		if (r == 0 && no_ttl)
 			fprintf(stderr, "pfleet: note: this server has no TTL (ClickHouse 19.6 has): run 'pfleet prune --ttl %lu %s' daily\n",
 				ttl, argv[optind]);
@@ -308,10 +311,10 @@ static int cmd_pfleet(int argc, char **argv)
 				(unsigned long long)st.landed, st.landed == 1 ? "" : "es");
 		if (mode == PUT && !quiet && r == 0)
 			fprintf(stderr, "pfleet: %llu samples -> %llu rows stored in %llu insert%s, %llu stacks sent to the dictionary"
-				" (%llu it had already)%s\n",
+				" (%llu it had already), %llu hourly rollup rows%s\n",
 				(unsigned long long)st.samples, (unsigned long long)st.rows, (unsigned long long)st.batches,
 				st.batches == 1 ? "" : "s", (unsigned long long)st.stacks, (unsigned long long)st.stacks_known,
-				st.retried ? " (after retries)" : "");
+				(unsigned long long)st.rollup_rows, st.retried ? " (after retries)" : "");
 		if (st.rounded)
 			fprintf(stderr, "pfleet: %llu value%s not whole, stored rounded to the nearest integer\n",
 				(unsigned long long)st.rounded, st.rounded == 1 ? "" : "s");
@@ -366,6 +369,8 @@ static int cmd_pfleet(int argc, char **argv)
 		if (r == -1 && (mode == INIT || mode == PRUNE))
 			sp_error_e(&err);
 		rc = SP_EXIT_ERROR;
+		if (f.migrate.len) /* the statements the error names */
+			fputs(sp_buf_cstr(&f.migrate), stderr);
 	}
 	sp_fleet_close(&f);
 	free(spool_path);

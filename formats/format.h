@@ -33,6 +33,10 @@ struct sp_read_opts {
 	/* pprof: the sample type to read, by index or name (--value); NULL =
 	 * every type, the default one as folded output picks it. */
 	const char *value;
+	/* stream: the value columns (names and units) must be those of the
+	 * profile read into, which has some: else an error before the first
+	 * sample instead of matching them (pfleet put's shared profile). */
+	int same_columns;
 };
 
 struct sp_format {

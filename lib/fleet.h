@@ -36,6 +36,9 @@ struct sp_fleet {
 	long fault_lose;
 	long nbatches;
 	int schema_checked;  /* sp_fleet_check_schema found the store writable */
+	char remade[64];     /* sp_fleet_init: the Distributed tables made again (an older schema's columns) */
+	struct sp_buf migrate; /* an older schema's store: the statements that copy it over, one a line */
+	int schema;          /* the store's schema (3, 2, 1; 0: no store): sp_fleet_check_schema */
 };
 
 /* The schema text (share/fleet/schema.sql) for database "stackpipe". */
@@ -86,6 +89,7 @@ struct sp_fleet_stats {
 	uint64_t dropped_zero;  /* put: values of 0 not stored */
 	uint64_t rounded;       /* put: values not whole, stored rounded */
 	uint64_t stacks_known;  /* put: stacks the dictionary had already (not sent) */
+	uint64_t rollup_rows;   /* put: hourly rollup rows stored (samples_hourly) */
 	int rollup;             /* get: read from the hourly rollup */
 	int rollup_stale;       /* get: the rollup's totals differ from the samples' (read from them) */
 	char first_error[480];  /* the first send failure that led to spooling */

@@ -14,8 +14,14 @@
 # 2 cores):
 #   ingest   pfleet put of every host's 60 files, two puts at a time:
 #            sample rows per second (wall clock); beside it, the server
-#            alone: the same rows as RowBinary POSTed by curl, two halves
-#            at a time, with and without the rollup view
+#            alone, as RowBinary POSTed by curl, two at a time: (1) the
+#            server's work of the puts: every host's sample rows in the
+#            samples' key order (as put sends them), each followed by its
+#            hourly rollup rows (put's: per host, hour, value column and
+#            stack), into a second store of the same schema; (2) the same
+#            sample rows alone into a copy of the samples table (no rollup
+#            at all); (3) the same sample rows into a table with schema 2's
+#            rollup, a materialized view (the rollup put now replaces)
 #   stacks   the stack dictionary rows the puts sent (each put asks the
 #            server which of its stacks it has: the first hosts send most)
 #   disk     bytes per sample row of the samples table after OPTIMIZE FINAL
@@ -93,31 +99,45 @@ t1=$(now)
 rows=$(ch_query "$CH_HTTP" "SELECT count() FROM stackpipe.samples")
 ch_query "$CH_HTTP" "SYSTEM FLUSH LOGS" > /dev/null
 sent=$(ch_query "$CH_HTTP" "SELECT sum(written_rows) FROM system.query_log WHERE type = 2 AND query LIKE 'INSERT INTO stackpipe.stacks %'")
-samples=$(ch_query "$CH_HTTP" "SELECT count() FROM stackpipe.samples WHERE value_name = 'samples'")
+hsent=$(ch_query "$CH_HTTP" "SELECT sum(written_rows) FROM system.query_log WHERE type = 2 AND query LIKE 'INSERT INTO stackpipe.samples_hourly %'")
+cols=$(ch_query "$CH_HTTP" "SELECT value_name, count() FROM stackpipe.samples GROUP BY value_name ORDER BY value_name" | awk '{printf "%s%s \"%s\"", (NR > 1 ? ", " : ""), $2, $1}')
 ing=$(echo "$t1 $t0" | awk '{print $1 - $2}')
 rps=$(echo "$rows $ing" | awk '{printf "%.0f", $1 / $2}')
+load_ing=$(cut -d' ' -f1 /proc/loadavg)
 
-# the reference: the same rows as RowBinary (in two halves, split by a
-# hash), POSTed by curl two at a time as the puts run: what the server
-# alone takes over HTTP, into a copy of the table without the rollup view
-# and into a second database of the same schema (with it)
-ch_query "$CH_HTTP" "SELECT * FROM stackpipe.samples WHERE cityHash64(stack, host, bucket) % 2 = 0 FORMAT RowBinary" > "$W/rows.part.0"
-ch_query "$CH_HTTP" "SELECT * FROM stackpipe.samples WHERE cityHash64(stack, host, bucket) % 2 = 1 FORMAT RowBinary" > "$W/rows.part.1"
-ref_ingest() { # DB.TABLE: rows/s of the two parts POSTed at once into it
+# the references: the server alone, the same rows as RowBinary POSTed by
+# curl two at a time (the hosts in two halves, each host's rows in the
+# samples' key order as put sends them)
+KEY="service, hour, host, stack, minute, second"
+HOUR="SELECT hour, service, labels, stack, value_name, unit, sum(value), count(), toUInt32(0) FROM stackpipe.samples"
+for i in 0 1; do
+	ch_query "$CH_HTTP" "SELECT * FROM stackpipe.samples WHERE cityHash64(host) % 2 = $i ORDER BY $KEY FORMAT RowBinary" > "$W/rows.part.$i"
+	# put's rollup rows: per host (a put's batch), hour, value column and stack
+	ch_query "$CH_HTTP" "$HOUR WHERE cityHash64(host) % 2 = $i GROUP BY host, hour, service, labels, stack, value_name, unit ORDER BY host, service, hour, value_name, unit, labels, stack FORMAT RowBinary" > "$W/hour.part.$i"
+done
+post() { curl -fsS --data-binary @"$2" "$U/?query=INSERT%20INTO%20$1%20FORMAT%20RowBinary" > /dev/null; }
+ref_ingest() { # DB.TABLE [ROLLUP-TABLE]: sample rows/s of the two parts POSTed at once into it (each with its rollup rows)
 	local t0 t1
+	rm -f "$W/ref.failed"
 	t0=$(now)
-	printf '%s\n' "$W/rows.part.0" "$W/rows.part.1" | xargs -P2 -I{} curl -fsS --data-binary @{} \
-		"$U/?query=INSERT%20INTO%20$1%20FORMAT%20RowBinary" > /dev/null
+	for i in 0 1; do ( post "$1" "$W/rows.part.$i" && { [ -z "${2:-}" ] || post "$2" "$W/hour.part.$i"; } || touch "$W/ref.failed" ) & done; wait
 	t1=$(now)
+	if [ -e "$W/ref.failed" ]; then echo "FAILED (the server refused an insert: $W/ch/log/server.err.log)"; return; fi
 	echo "$rows $t1 $t0" | awk '{printf "%.0f", $1 / ($2 - $3)}'
 }
+pfleet init --database stackpipe_ref $U 2> /dev/null
+ref_put=$(ref_ingest stackpipe_ref.samples stackpipe_ref.samples_hourly)
+ch_query "$CH_HTTP" "DROP DATABASE stackpipe_ref" > /dev/null
 ch_query "$CH_HTTP" "CREATE TABLE stackpipe.ref AS stackpipe.samples" > /dev/null
 ref_plain=$(ref_ingest stackpipe.ref)
 ch_query "$CH_HTTP" "DROP TABLE stackpipe.ref" > /dev/null
-pfleet init --database stackpipe_ref $U 2> /dev/null
+ch_query "$CH_HTTP" "CREATE DATABASE stackpipe_ref" > /dev/null
+ch_query "$CH_HTTP" "CREATE TABLE stackpipe_ref.samples AS stackpipe.samples" > /dev/null
+ch_query "$CH_HTTP" "CREATE MATERIALIZED VIEW stackpipe_ref.samples_hourly ENGINE = SummingMergeTree((value, rows)) PARTITION BY toDate(hour) ORDER BY (service, hour, value_name, unit, labels, stack) AS SELECT hour, service, labels, stack, value_name, unit, toInt64(value_hi) * 4294967296 + value3 * 16777216 + value2 * 65536 + value1 * 256 + value0 AS value, toUInt64(1) AS rows FROM stackpipe_ref.samples" > /dev/null
 ref_view=$(ref_ingest stackpipe_ref.samples)
 ch_query "$CH_HTTP" "DROP DATABASE stackpipe_ref" > /dev/null
-rm -f "$W/rows.part."*
+load_ref=$(cut -d' ' -f1 /proc/loadavg)
+rm -f "$W/rows.part."* "$W/hour.part."*
 
 H1="--since @$START --until @$((START + MINUTES * 60))"
 time_runs() { # NAME CMD: median wall seconds of RUNS runs
@@ -129,18 +149,18 @@ time_runs() { # NAME CMD: median wall seconds of RUNS runs
 }
 # the hour from the rollup as the background merges left it
 q_unmerged=$(time_runs fu "pfleet get --service api $H1 $U | pfold")
-hrows0=$(ch_query "$CH_HTTP" "SELECT sum(rows) FROM system.parts WHERE active AND database = 'stackpipe' AND table = '.inner.samples_hourly'")
+hrows0=$(ch_query "$CH_HTTP" "SELECT sum(rows) FROM system.parts WHERE active AND database = 'stackpipe' AND table = 'samples_hourly'")
 
 # ---- 5. bytes on disk ----
 ch_query "$CH_HTTP" "OPTIMIZE TABLE stackpipe.samples FINAL" > /dev/null
 ch_query "$CH_HTTP" "OPTIMIZE TABLE stackpipe.stacks FINAL" > /dev/null
 ch_query "$CH_HTTP" "OPTIMIZE TABLE stackpipe.samples_hourly FINAL" > /dev/null
 bpr=$(ch_query "$CH_HTTP" "SELECT sum(bytes_on_disk) / sum(rows) FROM system.parts WHERE active AND database = 'stackpipe' AND table = 'samples'")
-hrows=$(ch_query "$CH_HTTP" "SELECT sum(rows) FROM system.parts WHERE active AND database = 'stackpipe' AND table = '.inner.samples_hourly'")
-hbytes=$(ch_query "$CH_HTTP" "SELECT sum(bytes_on_disk) FROM system.parts WHERE active AND database = 'stackpipe' AND table = '.inner.samples_hourly'")
+hrows=$(ch_query "$CH_HTTP" "SELECT sum(rows) FROM system.parts WHERE active AND database = 'stackpipe' AND table = 'samples_hourly'")
+hbytes=$(ch_query "$CH_HTTP" "SELECT sum(bytes_on_disk) FROM system.parts WHERE active AND database = 'stackpipe' AND table = 'samples_hourly'")
 sbytes=$(ch_query "$CH_HTTP" "SELECT sum(bytes_on_disk) FROM system.parts WHERE active AND database = 'stackpipe' AND table = 'stacks'")
 nstacks=$(ch_query "$CH_HTTP" "SELECT count() FROM stackpipe.stacks")
-percol=$(ch_query "$CH_HTTP" "SELECT name, round(data_compressed_bytes / $rows, 3) FROM system.columns WHERE database = 'stackpipe' AND table = 'samples' ORDER BY data_compressed_bytes DESC" | awk '{printf "%s %s, ", $1, $2}')
+percol=$(ch_query "$CH_HTTP" "SELECT name, round(data_compressed_bytes / $rows, 3) FROM system.columns WHERE database = 'stackpipe' AND table = 'samples' AND default_kind != 'ALIAS' ORDER BY data_compressed_bytes DESC" | awk '{printf "%s %s, ", $1, $2}')
 sbytes_files=$(du -sbL "$G" | cut -f1)
 # the same parts with zstd: the server restarted with <compression>
 ch_stop "$W/ch" || true
@@ -150,7 +170,7 @@ echo $! > "$W/ch/pid"
 for i in $(seq 600); do curl -fsS "$U/ping" > /dev/null 2>&1 && break; sleep 0.1; done
 ch_query "$CH_HTTP" "OPTIMIZE TABLE stackpipe.samples FINAL" > /dev/null
 zbpr=$(ch_query "$CH_HTTP" "SELECT sum(bytes_on_disk) / sum(rows) FROM system.parts WHERE active AND database = 'stackpipe' AND table = 'samples'")
-zpercol=$(ch_query "$CH_HTTP" "SELECT name, round(data_compressed_bytes / $rows, 3) FROM system.columns WHERE database = 'stackpipe' AND table = 'samples' ORDER BY data_compressed_bytes DESC" | awk '{printf "%s %s, ", $1, $2}')
+zpercol=$(ch_query "$CH_HTTP" "SELECT name, round(data_compressed_bytes / $rows, 3) FROM system.columns WHERE database = 'stackpipe' AND table = 'samples' AND default_kind != 'ALIAS' ORDER BY data_compressed_bytes DESC" | awk '{printf "%s %s, ", $1, $2}')
 
 # ---- 6. queries, each beside pmerge of the same files ----
 HALF=$((START + MINUTES * 30))
@@ -175,9 +195,11 @@ for p in a s d; do cmp -s "$W/out.f$p" "$W/out.m$p" && same="$same $p:same" || s
 cat <<TXT
 fleet-bench: $HOSTS hosts x $MINUTES min x $STACKS stacks/min ($files stream files, $(( sbytes_files / 1048576 )) MB),
   pool of $(wc -l < "$W/pool.folded") real stacks; medians of $RUNS runs; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)
-  ingest:        $rows sample rows ($samples of them in the samples column) in ${ing} s = $rps rows/s (pfleet put, 2 at a time)
-                 the server alone, the same rows POSTed as RowBinary by curl, 2 at a time:
-                 $ref_view rows/s with the rollup view, $ref_plain rows/s into a table without it
+  ingest:        $rows sample rows (rows per value column: $cols) in ${ing} s = $rps rows/s
+                 (pfleet put, 2 at a time; load $load_ing after it), with $hsent hourly rollup rows
+                 the server alone, the same rows POSTed as RowBinary by curl, 2 at a time (load $load_ref after):
+                 $ref_put rows/s as put sends them (in key order, with put's rollup rows),
+                 $ref_plain rows/s into a table without a rollup, $ref_view rows/s with schema 2's rollup view
                  stack dictionary rows sent: $sent for $nstacks distinct stacks
   disk (lz4):    $(printf %.2f "$bpr") bytes per sample row (samples table after OPTIMIZE FINAL);
                  per column: $percol

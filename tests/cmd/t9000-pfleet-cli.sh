@@ -44,20 +44,21 @@ while (exec 3<> /dev/tcp/127.0.0.1/$port) 2> /dev/null; do port=$((port + 1)); d
 D=http://127.0.0.1:$port
 cp "$DEMO" "$T/demo.gz"; sum=$(md5sum < "$T/demo.gz")
 pfleet put --retries 1 --service demo --host h1 --start 2026-11-26T10:00:00 $D "$T/demo.gz" > "$T/o" 2> "$T/e"; rc=$?
-if [ $rc = 2 ] && grep -q "^pfleet: $D: cannot connect to 127.0.0.1:$port: Connection refused: [0-9]* rows in 2 batches spooled to $T/spool ('pfleet flush $D' or the next put sends them)" "$T/e"; then
+if [ $rc = 2 ] && grep -q "^pfleet: $D: cannot connect to 127.0.0.1:$port: Connection refused: [0-9]* rows in 3 batches spooled to $T/spool ('pfleet flush $D' or the next put sends them)" "$T/e"; then
 	ok "server down: exit 2, one sentence with the rows spooled and how to send them"; else notok "server down (exit $rc)"; cat "$T/e"; fi
 # (records: a header line, then binary rows; read the headers out of the bytes)
-spooled() { grep -ao 'pfleet-spool 1 [a-z]* [0-9]* ' "$1"; }
+spooled() { grep -ao 'pfleet-spool 3 [a-z_]* [0-9]* ' "$1"; }
 n=$(spooled "$T/spool" | wc -l)
 rows=$(spooled "$T/spool" | awk '$3 == "samples" {s += $4} END {print s}')
-said=$(sed -n 's/.*: \([0-9]*\) rows in 2 batches spooled.*/\1/p' "$T/e")
+said=$(sed -n 's/.*: \([0-9]*\) rows in 3 batches spooled.*/\1/p' "$T/e")
 nst=$(spooled "$T/spool" | awk '$3 == "stacks" {s += $4} END {print s}')
-if [ "$n" = 2 ] && [ $((rows + nst)) = "$said" ] && [ "$rows" -gt 0 ]; then ok "the spool holds the 2 batches ($rows sample rows, $nst stacks)"; else notok "spool: $n records, $rows+$nst rows, said $said"; fi
+nh=$(spooled "$T/spool" | awk '$3 == "samples_hourly" {s += $4} END {print s}')
+if [ "$n" = 3 ] && [ $((rows + nst + nh)) = "$said" ] && [ "$rows" -gt 0 ] && [ "$nh" -gt 0 ]; then ok "the spool holds the 3 batches ($rows sample rows, $nst stacks, $nh rollup rows)"; else notok "spool: $n records, $rows+$nst+$nh rows, said $said"; fi
 [ "$(md5sum < "$T/demo.gz")" = "$sum" ] && ok "the input file is untouched" || notok "input changed"
 grep -q 'after 0' "$T/e" && notok "no retry" || true
 pfleet flush --retries 0 $D > "$T/o" 2> "$T/e"; rc=$?
-if [ $rc = 2 ] && grep -q "Connection refused: the spool $T/spool keeps its batches" "$T/e" && [ "$(spooled "$T/spool" | wc -l)" = 2 ]; then
-	ok "flush while still down: exit 2, the spool keeps both batches"; else notok "flush while down (exit $rc)"; cat "$T/e"; fi
+if [ $rc = 2 ] && grep -q "Connection refused: the spool $T/spool keeps its batches" "$T/e" && [ "$(spooled "$T/spool" | wc -l)" = 3 ]; then
+	ok "flush while still down: exit 2, the spool keeps the 3 batches"; else notok "flush while down (exit $rc)"; cat "$T/e"; fi
 
 # a spool on a full disk: said, exit 2, counted as not stored
 if [ -w /dev/full ]; then

@@ -23,11 +23,14 @@ ch_available() {
 ch_bin() { command -v clickhouse-server 2> /dev/null || echo /usr/sbin/clickhouse-server; }
 # ch_config DIR HTTP TCP: the config.xml of one server.  CH_SHARDS lists the
 # TCP ports of every shard of the "fleet" cluster; CH_COMPRESSION=zstd sets
-# the server's compression method of every part (default lz4).
+# the server's compression method of every part (default lz4); CH_TIMEZONE
+# the server's time zone (default the system's).
 ch_config() {
 	local d=$1 http=$2 tcp=$3 p shards="" comp=""
 	[ -n "${CH_COMPRESSION:-}" ] && comp="
   <compression><case><min_part_size>0</min_part_size><min_part_size_ratio>0</min_part_size_ratio><method>$CH_COMPRESSION</method></case></compression>"
+	[ -n "${CH_TIMEZONE:-}" ] && comp="$comp
+  <timezone>$CH_TIMEZONE</timezone>"
 	for p in $tcp $CH_SHARDS; do
 		shards="$shards<shard><replica><host>127.0.0.1</host><port>$p</port></replica></shard>"
 	done
