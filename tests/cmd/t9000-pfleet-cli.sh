@@ -1,5 +1,5 @@
 #!/bin/bash
-# pfleet without a server: --help and the man page, usage errors, a server
+# pfleet without a server: --help (its man page: t0150, t0161), usage errors, a server
 # that is down (the batches go to the spool, nothing lost, exit 2), a spool
 # on a full disk, get from a server that is down.
 . "$(dirname "$0")/../lib.sh"
@@ -8,11 +8,6 @@ export PFLEET_SPOOL=$T/spool
 
 pfleet --help > "$T/h" 2>&1; rc=$?
 if [ $rc = 0 ] && grep -q '^usage: pfleet init' "$T/h"; then ok "pfleet --help: synopsis, exit 0"; else notok "pfleet --help (exit $rc)"; fi
-man=$SP_TOP/share/man/man1/pfleet.1
-sed -n '/^\.SH SYNOPSIS/,/^\.SH DESC/p' "$man" | grep -v '^\.' | sed 's/\\f[BIRP]//g; s/\\-/-/g' > "$T/ms"
-sed -n '1,/^[^ u]/p' "$T/h" | grep -E '^(usage: | )' | sed 's/^usage: //; s/^ *//' > "$T/hs"
-if [ -s "$T/ms" ] && cmp -s "$T/ms" "$T/hs"; then ok "pfleet(1) SYNOPSIS equals --help's"; else notok "pfleet(1) SYNOPSIS differs from --help"; diff "$T/ms" "$T/hs" | head -5; fi
-if groff -ww -man -z "$man" 2> "$T/g" && [ ! -s "$T/g" ]; then ok "pfleet(1) is valid for groff -ww"; else notok "groff -ww pfleet.1"; head -3 "$T/g"; fi
 pfleet --version > "$T/o" 2>&1 && grep -qx 'pfleet (stackpipe) [0-9.]*' "$T/o" && ok "pfleet --version" || notok "pfleet --version"
 
 # usage errors: one reason, the usage line, exit 2, nothing written
