@@ -105,8 +105,8 @@ ch_stop() {
 	pid=$(cat "$d/pid")
 	kill "$pid" 2> /dev/null || { rm -f "$d/pid"; return 0; }
 	for i in $(seq 1 200); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
-	kill -9 "$pid" 2> /dev/null
-	wait "$pid" 2> /dev/null
+	kill -9 "$pid" 2> /dev/null || :
+	wait "$pid" 2> /dev/null || :
 	rm -f "$d/pid"
 }
 ch_stop_all() { local d; for d in $CH_DIRS; do ch_stop "$d"; done; }
