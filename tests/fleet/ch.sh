@@ -69,6 +69,9 @@ ch_start() {
 		return 3
 	fi
 	mkdir -p "$d/log" "$d/data" "$d/tmp"
+	# a try before on other ports left its 'Address already in use':
+	# every later try would read it as its own
+	rm -f "$d/log/stdout" "$d/log/server.err.log" "$d/log/server.log"
 	ch_config "$d" "$http" "$tcp"
 	"$(ch_bin)" --config-file="$d/config.xml" > "$d/log/stdout" 2>&1 &
 	echo $! > "$d/pid"
