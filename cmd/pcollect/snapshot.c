@@ -302,6 +302,14 @@ int pcollect_snapshot(int argc, char **argv)
 			rc = -1;
 			break;
 		}
+		if (done && !sp_snapview_last(v)->threads &&
+		    ((kill(o.pid, 0) < 0 && errno == ESRCH) || proc_state(o.pid) == 'Z')) {
+			/* Every thread exited before this snapshot could stop one:
+			 * it holds no sample, so it is not counted. */
+			if (!o.quiet)
+				fprintf(stderr, "%s: process %d exited after %lu snapshots\n", sp_prog, o.pid, done);
+			break;
+		}
 		if (!done && !o.quiet && sp_snapview_last(v)->python[0] && !sp_snapview_last(v)->python_merged)
 			fprintf(stderr, "%s: process %d: %s\n", sp_prog, o.pid, sp_snapview_last(v)->python);
 		if (o.verbose && o.format != SP_SNAPVIEW_TEXT) {
