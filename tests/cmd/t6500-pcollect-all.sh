@@ -1,6 +1,6 @@
 #!/bin/bash
 # pcollect -a: every process of the machine, as perf record -a.  While a C
-# program of ours (tests/progs/t65-spin.c: 75 % spin_hot, 25 % spin_cold),
+# program of ours (tests/progs/t65-spin.c: about 75 % spin_hot, 25 % spin_cold, rounds of random length),
 # a real program no one here wrote (xz -2, in a loop) and python3 doing stdlib work
 # (json, hashlib) run, and a second C program starts during the run,
 # pcollect -a and perf record -a -g sample the same seconds side by side;
