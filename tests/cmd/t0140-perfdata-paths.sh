@@ -49,8 +49,17 @@ gcc -O2 -g -fno-omit-frame-pointer -shared -fPIC -nostartfiles -DLIB -o "$T/libt
 perf record -e cpu-clock -F 999 -g -o "$T/plt.data" -- "$T/plt" 1 > /dev/null 2>&1
 perf script -i "$T/plt.data" 2> /dev/null | pfold 2> /dev/null | sort > "$T/pltw"
 pfold "$T/plt.data" 2> "$T/e" | sort > "$T/pltg"
+# perf 6.1 sometimes names a sample in the program's .plt "_init" (its
+# zero-sized _init stretched over .plt) where other runs of the same perf
+# on the same kind of recording name it "NAME@plt" as we do (seen once in a
+# CI rehearsal under ASan: perf's "_init" for our "clock_gettime@plt"):
+# such lines are accepted only with perf on the _init side, said with their count.
+plt_as() { sed -E 's/;(_init|[^;]*@plt) ([0-9]+)$/;PLT \2/' "$1" | sort; }
 if [ -s "$T/pltw" ] && cmp -s "$T/pltw" "$T/pltg"; then
 	ok "PLT stubs: $(wc -l < "$T/pltg") stacks exactly as perf script | pfold"
+elif [ -s "$T/pltw" ] && ! grep -q ';_init [0-9]*$' "$T/pltg" && cmp -s <(plt_as "$T/pltw") <(plt_as "$T/pltg"); then
+	ok "PLT stubs: $(wc -l < "$T/pltg") stacks as perf script | pfold, but for $(grep -c ';_init [0-9]*$' "$T/pltw") that perf named _init and pfold NAME@plt"
+	diff "$T/pltw" "$T/pltg" | head -6 | sed 's/^/# /'
 else
 	notok "PLT stubs as perf script | pfold"; diff "$T/pltw" "$T/pltg" | head -6 | sed 's/^/  /'
 fi
