@@ -173,6 +173,13 @@ int pcollect_pid(const char *s)
 	return (int)v;
 }
 
+/* The process ended during -c N: what was taken is kept; said unless -q. */
+static void say_exited(const struct sopts *o, unsigned long done)
+{
+	if (!o->quiet)
+		fprintf(stderr, "%s: process %d exited after %lu snapshots\n", sp_prog, o->pid, done);
+}
+
 static char proc_state(int pid)
 {
 	char path[64], buf[512];
@@ -282,8 +289,7 @@ int pcollect_snapshot(int argc, char **argv)
 		}
 		if (done && sp_snap_live_tid(o.pid) == o.pid && proc_state(o.pid) == 'Z') {
 			/* Every thread has exited: a zombie its parent has not reaped. */
-			if (!o.quiet)
-				fprintf(stderr, "%s: process %d exited after %lu snapshots\n", sp_prog, o.pid, done);
+			say_exited(&o, done);
 			break;
 		}
 		int r = sp_snapview_take(v, &err);
@@ -294,9 +300,7 @@ int pcollect_snapshot(int argc, char **argv)
 		if (r < 0) {
 			/* The process ended between snapshots: keep what we have. */
 			if (done && kill(o.pid, 0) < 0 && errno == ESRCH) {
-				if (!o.quiet)
-					fprintf(stderr, "%s: process %d exited after %lu snapshots\n", sp_prog, o.pid,
-						done);
+				say_exited(&o, done);
 				break;
 			}
 			rc = -1;
@@ -306,8 +310,7 @@ int pcollect_snapshot(int argc, char **argv)
 		    ((kill(o.pid, 0) < 0 && errno == ESRCH) || proc_state(o.pid) == 'Z')) {
 			/* Every thread exited before this snapshot could stop one:
 			 * it holds no sample, so it is not counted. */
-			if (!o.quiet)
-				fprintf(stderr, "%s: process %d exited after %lu snapshots\n", sp_prog, o.pid, done);
+			say_exited(&o, done);
 			break;
 		}
 		if (!done && !o.quiet && sp_snapview_last(v)->python[0] && !sp_snapview_last(v)->python_merged)
