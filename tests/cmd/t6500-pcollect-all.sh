@@ -121,8 +121,20 @@ share() {
 		leaf = f[n]; sub(/ [0-9]+$/, "", leaf); if (leaf ~ re) h += c }
 		END { printf "%.1f %d\n", t ? 100 * h / t : 0, t }' "$3"
 }
+# leaves ROOT FILE: ROOT's five most frequent leaves, for a failure's message
+leaves() {
+	awk -v r="$1" '{ n = split($0, f, ";"); if (f[1] != r) next; leaf = f[n]; sub(/ [0-9]+$/, "", leaf); s[leaf] += $NF }
+		END { for (k in s) print s[k], k }' "$2" | sort -rn | head -5 | tr '\n' ',' | sed 's/,$//'
+}
+# Samples pcollect said it could not name (a process gone before its maps
+# were read: stderr gives their count) are [unknown] leaves on its side
+# only; they are left out of its share, and the count is said.
+unres=$(sed -n 's/^pcollect: [0-9]* process.* exited before .* maps could be read: \([0-9]*\) sample.*/\1/p' "$T/a.err")
+grep -v '\[unknown\] [0-9]*$' "$T/a.folded" > "$T/a.named"
 cmp_share() { # LABEL ROOT LEAFRE
-	read -r sa na < <(share "$2" "$3" "$T/a.folded")
+	local afile=$T/a.folded note=
+	if [ -n "$unres" ]; then afile=$T/a.named; note=", without the $unres samples pcollect said it could not name"; fi
+	read -r sa na < <(share "$2" "$3" "$afile")
 	read -r sp np < <(share "$2" "$3" "$T/p.folded")
 	# the two shares are independent estimates of one: 4 standard errors
 	# of their difference (at least 8 points: xz's phases) bound it
@@ -132,8 +144,11 @@ cmp_share() { # LABEL ROOT LEAFRE
 	if [ "$na" -lt 80 ] || [ "$np" -lt 80 ]; then
 		skip "-a against perf: $1" "too few samples of $2 on this loaded machine (pcollect $na, perf $np)"
 	elif awk -v a="$sa" -v b="$sp" -v t="$tol" 'BEGIN { d = a - b; exit !(d <= t && d >= -t) }'; then
-		ok "-a against perf -a + pfold: $1 $sa% of $na samples, perf $sp% of $np (within $tol)"
-	else notok "-a against perf -a + pfold: $1 $sa% of $na samples, perf $sp% of $np (not within $tol)"; fi
+		ok "-a against perf -a + pfold: $1 $sa% of $na samples, perf $sp% of $np (within $tol$note)"
+	else notok "-a against perf -a + pfold: $1 $sa% of $na samples, perf $sp% of $np (not within $tol$note)"
+		echo "  pcollect's leaves of $2: $(leaves "$2" "$afile")"
+		echo "  perf's leaves of $2: $(leaves "$2" "$T/p.folded")"
+		sed 's/^/  /' "$T/a.err" | head -5; fi
 }
 cmp_share "spin_hot's share of spinner" spinner '^spin_hot$'
 if [ $have_xz = 1 ]; then

@@ -3,8 +3,10 @@
 # stream per period, named by the pattern (strftime, or .YYYYmmdd-HHMMSS
 # before the extension), never replacing a file; no sample lost or written
 # twice between files: the files' samples add up to pcollect -v's total,
-# per thread too.  Only counts are compared (no timing is assumed: the
-# number of files is at least 2 for a 4 s workload rotated every second).
+# per thread too.  Only counts are compared; the workload (gzip | xz of
+# 3 MB, repeated) runs for 3 s of wall time whatever the machine's speed
+# (one pass took 0.9 s on a CI machine: one file), so rotated every second
+# it makes at least 2 files.
 . "$(dirname "$0")/../lib.sh"
 . "$SP_TOP/tests/cmd/t6-lib.sh"
 
@@ -13,8 +15,11 @@ for c in gzip xz; do
 	if ! command -v $c > /dev/null; then skip "--rotate" "$c is not installed"; exit 0; fi
 done
 head -c 3000000 /dev/urandom > "$T/big"
+# gzip | xz of the data until 3 s have passed (a second pass may start
+# just before: at most ~4 s)
+work='end=$(($(date +%s) + 3)); while [ "$(date +%s)" -lt $end ]; do gzip -9 < "$1" | xz -9 > /dev/null; done'
 mkdir "$T/r"
-TZ=UTC pcollect -v -F 199 --rotate 1 -o "$T/r/x.sp" -- sh -c 'gzip -9 < "$1" | xz -9 > /dev/null' sh "$T/big" \
+TZ=UTC pcollect -v -F 199 --rotate 1 -o "$T/r/x.sp" -- sh -c "$work" sh "$T/big" \
 	2> "$T/err"; rc=$?
 files=$(ls "$T/r" | wc -l)
 total=$(sed -n 's/^pcollect: \([0-9]*\) samples of .*/\1/p' "$T/err")
@@ -38,7 +43,7 @@ else notok "--rotate: per thread: $(tr '\n' ' ' < "$T/per-thread") (total $total
 
 # A strftime pattern coarser than the period: -1, -2... rather than replacing.
 mkdir "$T/y"
-pcollect -q -F 99 --rotate 1 -o "$T/y/api-%Y.sp" -- sh -c 'gzip -9 < "$1" | xz -9 > /dev/null' sh "$T/big"; rc=$?
+pcollect -q -F 99 --rotate 1 -o "$T/y/api-%Y.sp" -- sh -c "$work" sh "$T/big"; rc=$?
 y=$(date +%Y)
 n=$(ls "$T/y" | wc -l)
 if [ $rc = 0 ] && [ "$n" -ge 2 ] && [ -e "$T/y/api-$y.sp" ] && [ -e "$T/y/api-$y-1.sp" ]; then
