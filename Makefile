@@ -15,15 +15,20 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS  ?= -O2 -g
 WARN     = -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=2
-ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Ilib -Iformats $(PKG_CFLAGS)
+# The library's rooms (README.md, Layout): lib/<room>/ and formats/.  A header
+# is included by its bare name; tests/cmd/t0162-layers.sh checks that every
+# include goes down the layers (commands -> engine, transform -> formats -> core).
+ROOMS    = lib/core formats lib/transform lib/capture lib/python lib/engine lib/fleet lib/cli
+INCS     = $(addprefix -I,$(ROOMS))
+ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(INCS) $(PKG_CFLAGS)
 LIBS     = $(PKG_LIBS) -lpthread -lm
 
-# Every command is cmd/<name>.c; every library source is lib/*.c or formats/*.c.
+# Every command is cmd/<name>.c; every library source is lib/<room>/*.c or formats/*.c.
 CMDS     = $(patsubst cmd/%.c,%,$(wildcard cmd/*.c))
-LIB_SRC  = $(wildcard lib/*.c formats/*.c)
+LIB_SRC  = $(wildcard $(addsuffix /*.c,$(ROOMS)))
 UNIT_SRC = $(wildcard tests/unit/*.c)
 FUZZ_SRC = $(wildcard tests/fuzz/*.c)
-HDRS     = $(wildcard lib/*.h formats/*.h)
+HDRS     = $(wildcard $(addsuffix /*.h,$(ROOMS)))
 
 B        = build
 BA       = build-asan
@@ -121,7 +126,7 @@ $(BA)/bin/pcollect: cmd/pcollect.c $(PCOLLECT_PARTS) $(BA)/libstackpipe.a $(HDRS
 FUZZ_CC ?= clang
 # The library is compiled once (fuzzer-no-link) and linked into every target.
 FUZZ_FLAGS = -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
-	     -Ilib -Iformats $(PKG_CFLAGS)
+	     $(INCS) $(PKG_CFLAGS)
 FUZZ_BINS = $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRC))
 FUZZ_OBJ  = $(patsubst %.c,$(B)/fuzzlib/%.o,$(LIB_SRC))
 .SECONDARY: $(FUZZ_OBJ)

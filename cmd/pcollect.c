@@ -1,7 +1,7 @@
 /* pcollect — sample the native stacks of a running process (-p PID) or of
  * a command it launches, and write them as the binary stream.
  *
- * Wiring only: perfev.h samples and parses, collect.h (the engine) turns
+ * Wiring only: perf_events.h samples and parses, collect.h (the engine) turns
  * raw samples into profile samples, the stream writer writes.  This file
  * parses options, launches or attaches, runs the loop and the stop logic
  * and picks the exit status. */
@@ -22,7 +22,7 @@
 #include "cmd.h"
 #include "pcollect/pcollect.h"
 #include "collect.h"
-#include "perfev.h"
+#include "perf_events.h"
 #include "procmaps.h"
 #include "snapshot.h"
 #include "stream.h"
@@ -314,7 +314,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		return sp_usage_error(synopsis, "give either -p PID or a command, not both"), -1;
 	if (!o->pid && !o->all && optind >= argc)
 		return sp_usage_error(synopsis, "nothing to profile: give -p PID or a command"), -1;
-	if (o->live) { /* --stacks of the allocator's probes (cmd/pcollect/trace.c) */
+	if (o->live) { /* --stacks of the allocator's probes (cmd/pcollect/mode_trace.c) */
 		if (o->ntraces || o->weight[0] || o->stacks)
 			return sp_usage_error(synopsis, "--live probes malloc, calloc, realloc and free itself and "
 						      "weighs blocks by their size: not with --trace, --stacks or --weight"), -1;
@@ -796,7 +796,7 @@ static int cmd_pcollect(int argc, char **argv)
 				 (double)os->preempted_ns / 1e9, (unsigned long long)os->unknown,
 				 (unsigned long long)os->on_cpu);
 		}
-		if (c.hs && !c.o.live) { /* --live: its own line (trace.c) */
+		if (c.hs && !c.o.live) { /* --live: its own line (mode_trace.c) */
 			const struct sp_hitstacks_stats *hst = sp_hitstacks_stats(c.hs);
 			sp_error("--stacks: %llu probe entries, %llu stacks written (%llu left out by --every), "
 				 "weight %llu; %llu CPU samples not written", (unsigned long long)hst->hits,

@@ -11,8 +11,8 @@
 #include "heap.h"
 #include "format.h"
 #include "inline.h"
-#include "perf.h"
-#include "perfpar.h"
+#include "perf_script.h"
+#include "perf_script_jobs.h"
 #include "pprof.h"
 #include "stream.h"
 

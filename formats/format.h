@@ -56,7 +56,7 @@ extern const struct sp_format sp_format_folded;  /* folded stacks, 1 or 2 values
 extern const struct sp_format sp_format_pyspy;   /* py-spy record --format raw */
 extern const struct sp_format sp_format_stream;  /* the binary stream */
 extern const struct sp_format sp_format_speedscope; /* speedscope JSON (formats/speedscope.h) */
-extern const struct sp_format sp_format_perfdata; /* perf record's perf.data (formats/perfdata.h) */
+extern const struct sp_format sp_format_perfdata; /* perf record's perf.data (lib/engine/perf_data.h) */
 extern const struct sp_format sp_format_pprof;   /* pprof profile.proto (formats/pprof.h) */
 extern const struct sp_format sp_format_cprofile; /* Python cProfile/pstats (formats/cprofile.h) */
 extern const struct sp_format sp_format_du;      /* find -printf '%s %p\n' disk usage (formats/du.c) */

@@ -1,6 +1,6 @@
 /* all.c — pcollect -a: every process of the machine, as perf record -a.
- * The events are per CPU (lib/perfev.h's sp_perfev_add_cpus); the engine
- * (lib/collect.h, opts.system_wide) learns the processes from their
+ * The events are per CPU (lib/capture/perf_events.h's sp_perfev_add_cpus); the engine
+ * (lib/engine/collect.h, opts.system_wide) learns the processes from their
  * records, and those that ran before from /proc when sampling starts. */
 #include <stdio.h>
 

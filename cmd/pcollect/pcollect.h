@@ -10,9 +10,9 @@
 #include "hitstack.h"
 #include "hold.h"
 #include "offcpu.h"
-#include "perfev.h"
+#include "perf_events.h"
 #include "stream.h"
-#include "trace.h"
+#include "trace_events.h"
 #include "uprobe.h"
 
 struct opts {
@@ -29,7 +29,7 @@ struct opts {
 	unsigned stack_bytes;
 	int lines, no_inline, no_kernel, quiet, verbose, no_rename;
 	unsigned long buffer_mib;
-	int offcpu; /* 1 --off-cpu, 2 --wall (lib/offcpu.h) */
+	int offcpu; /* 1 --off-cpu, 2 --wall (lib/capture/offcpu.h) */
 	const char **traces; /* --trace PROBE, ntraces of them */
 	size_t ntraces;
 	int trace_returns;   /* --trace-returns: return probes in C++ code too */
@@ -38,9 +38,9 @@ struct opts {
 	int python_nolines;    /* --python-lines=no */
 	int python_full;       /* --full-filenames */
 	int python_sampling;   /* --python-sampling: 0 by the rate, 1 exact, 2 nonblocking */
-	int stacks;          /* --stacks: a profile of the probes' hits (lib/hitstack.h) */
+	int stacks;          /* --stacks: a profile of the probes' hits (lib/engine/hitstack.h) */
 	int weight[2];       /* --weight argN[*argM]: N and M, 0 none */
-	int live;            /* --live: stacks of the blocks not freed (lib/hitstack.h) */
+	int live;            /* --live: stacks of the blocks not freed (lib/engine/hitstack.h) */
 	unsigned every;      /* --every N, 0 = 1 */
 	int stack_set;       /* --call-graph dwarf,BYTES given */
 	int all;             /* -a: every process of the machine (all.c) */
@@ -58,13 +58,13 @@ struct coll {
 	uint64_t cpu0_ns; /* the target's CPU time when sampling started */
 	int write_failed;
 	struct sp_err werr;
-	/* --trace (trace.c) */
+	/* --trace (mode_trace.c) */
 	struct sp_uprobe_set probes;
 	struct sp_tracer *tracer;
 	double hit_ns;       /* measured cost of a probe hit, 0 unknown */
 	double trace_t0;
 	double trace_started; /* when the probes were enabled (monotonic s) */
-	int tramp_known;      /* the return probes' trampoline read from /proc (trace.c) */
+	int tramp_known;      /* the return probes' trampoline read from /proc (mode_trace.c) */
 	uint64_t trace_h0;
 	int budget_warned;
 	uint8_t *stackbuf;   /* a sample's stack with return addresses fixed */
@@ -110,7 +110,7 @@ int pcollect_exit_code(int status);
  * caller says so once, as a usage error). */
 int pcollect_pid(const char *s);
 
-/* trace.c: --trace.  setup resolves the probes (cmd: COMMAND's name in
+/* mode_trace.c: --trace.  setup resolves the probes (cmd: COMMAND's name in
  * launch mode) and opens them, before the target runs; start makes the
  * tracer once the target's pid is known; tick checks the overhead budget;
  * finish says what was lost.  Setup returns -1 after its error message. */

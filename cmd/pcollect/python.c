@@ -1,4 +1,4 @@
-/* python.c — pcollect's wiring of the Python step (lib/pymerge.h). */
+/* python.c — pcollect's wiring of the Python step (lib/python/pymerge.h). */
 #include <stdio.h>
 #include <sys/wait.h>
 

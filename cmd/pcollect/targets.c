@@ -5,10 +5,10 @@
  * the set of processes whose end ends the collection.
  *
  * Children forked after the attach need nothing here: the sampling events
- * are opened with inherit=1 (lib/perfev.h), so the kernel copies them into
+ * are opened with inherit=1 (lib/capture/perf_events.h), so the kernel copies them into
  * every thread and process a followed thread creates, at no cost until
  * they sample, and a PERF_RECORD_FORK names the new process.  That is
- * cheaper than a second follower: lib/hold.c's ptrace holder stops every
+ * cheaper than a second follower: lib/capture/hold.c's ptrace holder stops every
  * new thread (two context switches and a waitpid per clone) and is needed
  * only where inheritance cannot be used (uprobes, --trace).  Measured
  * (launch mode, sh running /bin/true 400 times, -F 49, load 19 on 2

@@ -57,7 +57,7 @@ if [ ! -s "$W/pool.folded" ]; then
 	say "recording the machine for 20 s (perf record -a -g) for the pool of stacks"
 	head -c 20000000 /dev/urandom > "$W/rand"
 	( xz -6 -T1 -c "$W/rand" > /dev/null & gzip -9 -c "$W/rand" > /dev/null &
-	  for f in lib/*.c formats/*.c; do gcc -std=gnu11 -D_GNU_SOURCE -O2 -Ilib -Iformats -c -o /dev/null "$f" 2> /dev/null; done &
+	  for f in lib/*/*.c formats/*.c; do gcc -std=gnu11 -D_GNU_SOURCE -O2 $(for d in lib/*/ formats; do printf -- "-I%s " "$d"; done) -c -o /dev/null "$f" 2> /dev/null; done &
 	  python3 -c 'import json, re, hashlib
 d = [{"k": i, "v": str(i) * 10} for i in range(200000)]
 for _ in range(40): s = json.dumps(d); json.loads(s); re.findall(r"\d+", s); hashlib.sha256(s.encode()).hexdigest()' & wait ) &

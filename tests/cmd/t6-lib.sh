@@ -69,7 +69,7 @@ t6_pythons() {
 
 # t6_asan_pythons: under ASan (the second pass of make check) leave 3.9
 # out of pys, saying so on a '# ' line: the plain pass checks it, and every
-# branch of lib/python.c it takes is taken by 3.8 as well (both read
+# branch of lib/python/python.c it takes is taken by 3.8 as well (both read
 # PyFrameObject chains and co_lnotab, and differ only in the numbers of
 # their offset tables); each other version has code of its own: 3.10
 # co_linetable, 3.11 _PyInterpreterFrame and cframe, 3.12 tagged managed

@@ -59,10 +59,10 @@ elif awk -v n="$(nproc)" '{ exit !($1 > 4 * n) }' /proc/loadavg; then
 fi
 
 # Under ASan the launch and attach below run for 3.8 and the newest pyenv
-# interpreter only: what exact mode adds (lib/pystop.c: seize, interrupt,
-# the registers and stack copy; the exact counts of lib/pymerge.c) does not
+# interpreter only: what exact mode adds (lib/python/pystop.c: seize, interrupt,
+# the registers and stack copy; the exact counts of lib/python/pymerge.c) does not
 # depend on the version, and each version's own frame reading (the same
-# lib/python.c code for both modes) runs under ASan in t6160 (a launch,
+# lib/python/python.c code for both modes) runs under ASan in t6160 (a launch,
 # every interpreter), t6100 (this attach's shapes), t6150 and t6140.  3.8
 # (PyFrameObject chains) and the newest (_PyInterpreterFrame, the debug
 # offsets) keep both frame layouts exact under ASan; the plain pass runs

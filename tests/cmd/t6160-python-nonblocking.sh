@@ -67,7 +67,7 @@ asan=
 if [[ $SP_BIN == *asan* ]]; then
 	asan=1; echo "# under ASan only the 999 Hz run (199 Hz: the same code, fewer samples; exact mode: t6120); the plain pass runs all three, 199 Hz and exact for one interpreter"
 fi
-# Every interpreter at 999 Hz: its own frame reading (lib/python.c's
+# Every interpreter at 999 Hz: its own frame reading (lib/python/python.c's
 # per-version offsets and line tables) under the non-blocking checks.  The
 # 199 Hz and exact 99 Hz runs differ from it by the rate and the mode, not
 # by the Python version: they run for one interpreter (the newest pyenv

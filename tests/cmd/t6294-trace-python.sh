@@ -3,7 +3,7 @@
 # python3): libz:deflate under zlib.compress, an exact call count against
 # the program's own, and the samples inside deflate with their whole native
 # stack, from _start (the share that also carries the Python frame of work()
-# is printed, not asserted: the Python merge is lib/pymerge.c's).  With --trace, Python
+# is printed, not asserted: the Python merge is lib/python/pymerge.c's).  With --trace, Python
 # samples are nonblocking by default (the probes' holder of new threads is
 # the threads' tracer): every such stack is whole.  With
 # --python-sampling=exact the stopped thread's stack copy gets the return

@@ -1,5 +1,5 @@
 #!/bin/bash
-# pcollect --off-cpu and --wall (lib/offcpu.c) on tests/progs/t63-wall.c,
+# pcollect --off-cpu and --wall (lib/capture/offcpu.c) on tests/progs/t63-wall.c,
 # whose main thread spends each round 50 % asleep in nanosleep under
 # wait_disk, 30 % blocked on a mutex under wait_lock and 20 % computing under
 # compute: --wall recovers the three shares within 3 points and the main

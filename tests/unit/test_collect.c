@@ -1,4 +1,4 @@
-/* Unit tests of the sampling engine (lib/collect.h), live and offline.
+/* Unit tests of the sampling engine (lib/engine/collect.h), live and offline.
  *
  * A forked child of this test burns CPU in outer_fn -> middle_fn ->
  * inner_fn (noinline, built -O2 with the rest).  Its samples (user
@@ -23,7 +23,7 @@
 
 #include "collect.h"
 #include "fold.h"
-#include "perfev.h"
+#include "perf_events.h"
 #include "procmaps.h"
 #include "profile.h"
 

@@ -1,4 +1,4 @@
-/* Unit tests of the CPython reader (lib/python.h) on real interpreters:
+/* Unit tests of the CPython reader (lib/python/python.h) on real interpreters:
  * for each installed CPython 3.8 to 3.13 (pyenv's) and Debian's
  * /usr/bin/python3, a child blocked in os.read on a pipe, three calls
  * deep: its main thread's frames must read exactly h:3, g:5, f:7,

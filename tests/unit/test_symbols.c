@@ -1,4 +1,4 @@
-/* Unit tests of perf's symbol choice (sp_psyms_build, lib/symbols.c) on a
+/* Unit tests of perf's symbol choice (sp_psyms_build, lib/capture/symbols.c) on a
  * real library of the machine, libm.so.6, as perf 6.1 names its code:
  * a PLT entry "NAME@plt", nothing named _init over .init/.plt, and _fini
  * (a zero-sized last symbol, in .fini) stretched to the next page, as

@@ -1,5 +1,5 @@
 /* test_unwind.c — what a system-wide collector shares between processes
- * (lib/symbols.c's files, lib/unwind.c's modules), checked on real files:
+ * (lib/capture/symbols.c's files, lib/capture/unwind.c's modules), checked on real files:
  *  - one file mapped at two load addresses (two processes, ASLR): one
  *    cached file, one shared ELF descriptor, each process's unwinder
  *    placing the module at its own address, and an address in it named

@@ -1,4 +1,4 @@
-/* Unit tests of lib/uprobe.c's instruction decoder (sp_uprobe_insn): the
+/* Unit tests of lib/capture/uprobe.c's instruction decoder (sp_uprobe_insn): the
  * lengths of instructions gcc emits (checked against objdump's reading of
  * the same bytes) and the prefixes the kernel refuses to probe. */
 #include <stdint.h>

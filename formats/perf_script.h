@@ -1,6 +1,6 @@
-/* perf.h — extras of the perf script reader used by pfold's parallel path. */
-#ifndef SP_PERF_H
-#define SP_PERF_H
+/* perf_script.h — extras of the perf script reader used by pfold's parallel path. */
+#ifndef SP_PERF_SCRIPT_H
+#define SP_PERF_SCRIPT_H
 
 #include "util.h"
 

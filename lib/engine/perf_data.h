@@ -1,4 +1,4 @@
-/* perfdata.h — reader of perf record's own file, perf.data.
+/* perf_data.h — reader of perf record's own file, perf.data.
  *
  * The format (linux tools/perf/Documentation/perf.data-file-format.txt):
  * in file mode a header with the magic "PERFILE2" points at the event
@@ -18,8 +18,8 @@
  * the recording (or from perf's ~/.debug build-id cache), kernel symbols
  * from /proc/kallsyms when the recording was made on the running kernel.
  */
-#ifndef SP_PERFDATA_H
-#define SP_PERFDATA_H
+#ifndef SP_PERF_DATA_H
+#define SP_PERF_DATA_H
 
 #include "format.h"
 

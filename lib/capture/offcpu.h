@@ -29,7 +29,7 @@
 #ifndef SP_OFFCPU_H
 #define SP_OFFCPU_H
 
-#include "perfev.h"
+#include "perf_events.h"
 #include "profile.h"
 
 struct sp_offcpu;

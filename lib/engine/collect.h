@@ -6,9 +6,9 @@
  * per process (unwind.h) and a cache of whole stacks, so that a repeated
  * stack costs one hash and no unwinding of its frames' names.
  *
- * Its input is perfev.h's struct sp_perf_handler: sp_collect_handler fills
+ * Its input is perf_events.h's struct sp_perf_handler: sp_collect_handler fills
  * the callbacks, and whoever produces records calls them — pcollect's live
- * perf_event rings (perfev.h), or a reader of recorded perf.data.  Records
+ * perf_event rings (perf_events.h), or a reader of recorded perf.data.  Records
  * must come in time order per process (a thread's MMAP2 before its later
  * samples), as both sources deliver them.
  *
@@ -41,7 +41,7 @@
 
 #include <stdint.h>
 
-#include "perfev.h"
+#include "perf_events.h"
 #include "procmaps.h"
 #include "pymerge.h"
 #include "profile.h"
@@ -117,7 +117,7 @@ void sp_collect_set_event(struct sp_collect *c, uint32_t event);
  * any record named it): its name is read from /proc. */
 void sp_collect_add_task(struct sp_collect *c, int pid, int tid);
 /* Exact Python samples copy the stopped thread's stack themselves: fix
- * (lib/trace.h's sp_tracer_fix_stack) puts back into that copy the return
+ * (lib/engine/trace_events.h's sp_tracer_fix_stack) puts back into that copy the return
  * addresses that return probes replaced with their trampoline, as it does
  * for the kernel's copies; returns 1 when buf (64 KiB) holds the fixed
  * copy, 0 when there was nothing to fix, and sets *tramp to the address of

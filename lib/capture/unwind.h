@@ -9,7 +9,7 @@
  * stopped thread (live reads allowed) and readers of recorded raw samples.
  *
  * Registers are x86-64 in DWARF numbering: rax rdx rcx rbx rsi rdi rbp rsp
- * r8..r15 rip (perfev.h converts perf's order).
+ * r8..r15 rip (perf_events.h converts perf's order).
  */
 #ifndef SP_UNWIND_H
 #define SP_UNWIND_H

@@ -1,4 +1,4 @@
-/* perfev.h — sampling with perf_event_open: the software cpu-clock event
+/* perf_events.h — sampling with perf_event_open: the software cpu-clock event
  * on every CPU for each followed thread, one mmap ring per CPU shared by
  * all its events (PERF_EVENT_IOC_SET_OUTPUT), and a reader that merges the
  * rings' records by timestamp and hands them, parsed, to callbacks.
@@ -15,8 +15,8 @@
  * Pointers in a delivered record (stack copy, callchain) are valid during
  * the callback only.
  */
-#ifndef SP_PERFEV_H
-#define SP_PERFEV_H
+#ifndef SP_PERF_EVENTS_H
+#define SP_PERF_EVENTS_H
 
 #include <stdint.h>
 
@@ -37,7 +37,7 @@ struct sp_perfev_opts {
 	int kernel;             /* also sample in kernel mode and record kernel callchains */
 	size_t ring_bytes;      /* per CPU; rounded down to pages times a power of two */
 	int enable_on_exec;     /* launch mode: start counting at the target's exec */
-	/* Off-CPU (lib/offcpu.h): 1 = instead of cpu-clock, 2 = besides it, a
+	/* Off-CPU (lib/capture/offcpu.h): 1 = instead of cpu-clock, 2 = besides it, a
 	 * context-switch event per CPU (a sample, with the same stack capture,
 	 * at every switch out: where the thread went to sleep) with
 	 * PERF_RECORD_SWITCH records (the switch-out and switch-in instants).
@@ -153,7 +153,7 @@ int sp_perfev_add_cpus(struct sp_perfev *ev, struct sp_err *err);
  * events.  Not inherit=1: on a uprobe-PMU event the kernel re-reads the
  * path pointer (and checks CAP_PERFMON) in the target at clone(), which
  * then fails with EFAULT.  Threads created later need their own events,
- * opened before they run (lib/hold.h holds them).  Add the probes before
+ * opened before they run (lib/capture/hold.h holds them).  Add the probes before
  * the threads.  The probes are removed when the events are closed
  * (sp_perfev_free, or the kernel at our exit).  Returns 0, or -1 with err
  * set (no uprobe PMU). */

@@ -1,4 +1,4 @@
-/* trace.h — uprobe hits (perfev.h) turned into trace events of the
+/* trace_events.h — uprobe hits (perf_events.h) turned into trace events of the
  * profile (sp_trace) as they arrive: entries and exits paired into calls
  * by the stack-pointer rule, recorded values, the thread of the samples.
  *
@@ -18,13 +18,13 @@
  * thread ids) and the probe set; they must outlive it.  It never prints:
  * problems are counted (sp_tracer_stats), a sink error is kept.
  */
-#ifndef SP_TRACE_H
-#define SP_TRACE_H
+#ifndef SP_TRACE_EVENTS_H
+#define SP_TRACE_EVENTS_H
 
 #include <stdint.h>
 
 #include "collect.h"
-#include "perfev.h"
+#include "perf_events.h"
 #include "profile.h"
 #include "uprobe.h"
 

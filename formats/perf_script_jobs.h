@@ -1,7 +1,7 @@
-/* perfpar.h — perf script text folded by several threads (pfold -j), from a
+/* perf_script_jobs.h — perf script text folded by several threads (pfold -j), from a
  * file or a pipe (read into a ring of buffers). */
-#ifndef SP_PERFPAR_H
-#define SP_PERFPAR_H
+#ifndef SP_PERF_SCRIPT_JOBS_H
+#define SP_PERF_SCRIPT_JOBS_H
 
 #include "fold.h"
 #include "format.h"

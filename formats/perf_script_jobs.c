@@ -1,4 +1,4 @@
-/* perfpar.c — perf script text folded by several threads, from a file or a
+/* perf_script_jobs.c — perf script text folded by several threads, from a file or a
  * pipe.
  *
  * The calling thread is the reader: it cuts the input into chunks of whole
@@ -26,8 +26,8 @@
 #include <unistd.h>
 
 #include "format.h"
-#include "perf.h"
-#include "perfpar.h"
+#include "perf_script.h"
+#include "perf_script_jobs.h"
 
 #define SP_WARN_KEEP 101
 

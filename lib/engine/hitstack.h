@@ -33,7 +33,7 @@
 
 #include <stdint.h>
 
-#include "perfev.h"
+#include "perf_events.h"
 #include "profile.h"
 
 struct sp_hitstacks_stats {
@@ -74,7 +74,7 @@ enum sp_hit_role {
 struct sp_hitstacks;
 
 /* nprobes: the number of probes if known, or 0 (cookies 2*i for entries,
- * 2*i+1 for returns, as trace.h; the tables grow with the cookies seen). */
+ * 2*i+1 for returns, as trace_events.h; the tables grow with the cookies seen). */
 struct sp_hitstacks *sp_hitstacks_new(struct sp_profile *p, struct sp_sink *out, size_t nprobes,
 				      const struct sp_hitstacks_opts *o);
 void sp_hitstacks_free(struct sp_hitstacks *h); /* NULL ok */

@@ -1362,7 +1362,7 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
 		f.module = sp_str_intern(s->p, mp->path, strlen(mp->path));
 		/* "[memfd:x (deleted)]", a file that is not ELF; not perf's
 		 * "//anon" (JIT code that /tmp/perf-PID.map may name later:
-		 * lib/collect.c does not cache an [unknown] frame) */
+		 * lib/engine/collect.c does not cache an [unknown] frame) */
 		if (mp->path[0] == '/' && mp->path[1] != '/')
 			f.name = bare_name(s->p, mp->path);
 	}

@@ -1,6 +1,6 @@
 /* uprobe.h — what `pcollect --trace PROBE` probes: a probe spec parsed and
  * resolved to (binary, file offset) pairs from the binary's ELF symbol
- * table, ready for the uprobe PMU (perfev.h, sp_perfev_add_uprobe).
+ * table, ready for the uprobe PMU (perf_events.h, sp_perfev_add_uprobe).
  *
  * A spec is  [LIB:]FUNC[+OFF][:entry][(VALUE,...)]
  *  - FUNC: a function of the executable; a glob ('handle_*') matches up to

@@ -1,4 +1,4 @@
-/* perfdata.c — reader of perf.data (file mode and pipe mode); see perfdata.h.
+/* perf_data.c — reader of perf.data (file mode and pipe mode); see perf_data.h.
  *
  * Written from perf's format documentation
  * (tools/perf/Documentation/perf.data-file-format.txt) and the kernel's
@@ -32,9 +32,9 @@
 #include <unistd.h>
 
 #include "format.h"
-#include "perf.h"
-#include "perfdata.h"
-#include "perfev.h"
+#include "perf_script.h"
+#include "perf_data.h"
+#include "perf_events.h"
 #include "symbols.h"
 #include "collect.h"
 
@@ -458,7 +458,7 @@ static int feature(struct pd *d, int f, const uint8_t *p, size_t n, uint64_t off
 	return 0;
 }
 
-/* ---- the engine (lib/collect.h), offline ----
+/* ---- the engine (lib/engine/collect.h), offline ----
  *
  * Threads, maps, unwinding and the stack cache are the sampling engine's,
  * as for pcollect.  This file adds what a recording needs: which file
@@ -573,7 +573,7 @@ static int locate(void *ctx, int pid, const struct sp_map *m, char *buf, size_t 
 /* ---- perf's names ----
  *
  * perf script names an address after the symbol table it loads, by the
- * rules of sp_psyms_build (lib/symbols.h).  With DWARF callchains it names
+ * rules of sp_psyms_build (lib/capture/symbols.h).  With DWARF callchains it names
  * functions after DWARF, as addr2line does.  libdwfl's own choice differs
  * ("__mprotect" for perf's "mprotect"), so the engine's frames are renamed:
  * each function's name gives its start address, which gives perf's name.
@@ -704,7 +704,7 @@ static struct modinfo *modinfo_get(struct pd *d, uint32_t module)
 }
 
 /* perf's spelling: demangled, then tidied as pfold tidies perf script text
- * (formats/perf.c). */
+ * (formats/perf_script.c). */
 static uint32_t perf_name(struct pd *d, const char *nm)
 {
 	char *dm = demangle(d, nm);

@@ -1,4 +1,4 @@
-/* perf.c — reader of `perf script` text output.
+/* perf_script.c — reader of `perf script` text output.
  *
  * Follows stackcollapse-perf.pl's interpretation (FlameGraph at 57207afbe114)
  * so that folded output matches the peers byte for byte, and goes further
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 
 #include "format.h"
-#include "perf.h"
+#include "perf_script.h"
 
 /* ---- frame cache: raw (sym, module, flags) -> frame id list ----
  *
@@ -682,7 +682,7 @@ static int parse_split(struct perf_state *st, const struct fsplit *fs, const XXH
 	while (x > fn && ((x[-1] >= '0' && x[-1] <= '9') || (x[-1] >= 'a' && x[-1] <= 'f')))
 		x--;
 	/* With --inline the offset stays on the name: the libdw resolver
-	 * (lib/inline.c) needs it to find the address inside the symbol. */
+	 * (lib/capture/inline.c) needs it to find the address inside the symbol. */
 	if (x < fe && x - fn >= 3 && x[-1] == 'x' && x[-2] == '0' && x[-3] == '+' && !st->o->inline_frames)
 		fe = x - 3;
 	uint32_t ids[MAX_INLINE];

@@ -1,5 +1,5 @@
-/* trace.c — uprobe hits to trace events (see trace.h). */
-#include "trace.h"
+/* trace_events.c — uprobe hits to trace events (see trace_events.h). */
+#include "trace_events.h"
 
 #include <stdlib.h>
 #include <sys/uio.h>

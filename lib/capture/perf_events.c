@@ -1,5 +1,5 @@
-/* perfev.c — perf_event_open set-up, mmap rings, record parsing. */
-#include "perfev.h"
+/* perf_events.c — perf_event_open set-up, mmap rings, record parsing. */
+#include "perf_events.h"
 
 #include <dirent.h>
 #include <errno.h>

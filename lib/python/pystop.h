@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "perfev.h"
+#include "perf_events.h"
 #include "util.h"
 
 enum sp_pystop_rc {
@@ -40,7 +40,7 @@ enum sp_pystop_rc {
 };
 
 struct sp_pystop_copy {
-	uint64_t regs[SP_NREGS]; /* DWARF numbering (perfev.h) */
+	uint64_t regs[SP_NREGS]; /* DWARF numbering (perf_events.h) */
 	const uint8_t *stack;    /* copy of [regs[SP_REG_SP], +len); owned by the sp_pystop */
 	size_t len;
 	int in_syscall;          /* stopped inside a system call */
