@@ -3,10 +3,13 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 
 static void oom(size_t n)
 {
@@ -357,4 +360,53 @@ void sp_buf_add_json_str(struct sp_buf *b, const char *s)
 		}
 	}
 	sp_buf_addc(b, '"');
+}
+
+double sp_mono_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+uint64_t sp_mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+int sp_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int sp_tmpfile(const char *why, struct sp_err *err)
+{
+	static const char name[] = "/stackpipe-XXXXXX";
+	const char *dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = "/tmp";
+	size_t n = strlen(dir);
+	char *path = sp_xmalloc(n + sizeof name);
+	memcpy(path, dir, n);
+	memcpy(path + n, name, sizeof name);
+	int fd = mkostemp(path, O_CLOEXEC);
+	if (fd < 0)
+		sp_err_set(err, "cannot create a temporary file in %s for %s: %s", dir, why, strerror(errno));
+	else
+		unlink(path);
+	free(path);
+	return fd;
 }

@@ -285,4 +285,15 @@ size_t sp_parse_u64(const char *s, const char *end, uint64_t *out);
  * -> "<a::B>::f"); other names are left alone.  Returns the new length. */
 size_t sp_rust_tidy(char *s, size_t n);
 
+/* CLOCK_MONOTONIC, in seconds and in nanoseconds. */
+double sp_mono_s(void);
+uint64_t sp_mono_ns(void);
+/* Write all n bytes to fd, through short writes and EINTR: 0, or -1 with
+ * errno set. */
+int sp_write_all(int fd, const void *p, size_t n);
+/* An unlinked temporary file in $TMPDIR (else /tmp), read and written
+ * through its descriptor, gone when it is closed: the descriptor, or -1
+ * with err "cannot create a temporary file in DIR for WHY: REASON". */
+int sp_tmpfile(const char *why, struct sp_err *err);
+
 #endif
