@@ -54,6 +54,10 @@ void pcollect_all_report(struct coll *c)
 				 cs->unresolved == 1 ? "" : "es", cs->unresolved == 1 ? "its" : "their",
 				 (unsigned long long)cs->unresolved_samples, cs->unresolved_samples == 1 ? "" : "s");
 	}
+	if (cs->maps_reread) { /* a mapping's record lost (said as lost samples) or late */
+		snprintf(buf, sizeof buf, "%llu", (unsigned long long)cs->maps_reread);
+		sp_meta_add(c->p, "maps-reread", buf);
+	}
 	struct sp_pymerge *m = sp_collect_python(c->eng);
 	if (m && sp_pymerge_stats(m)->processes && !c->o.quiet && !c->o.verbose)
 		sp_error("%llu CPython process%s found: Python frames merged, non-blocking (-v names each, and "

@@ -75,6 +75,9 @@ struct sp_collect {
 	 * or all of them seen as records: after an exec, or forked from a
 	 * known process), 2 when /proc could not give them */
 	struct sp_u64map known;
+	/* opts.system_wide: pid -> the second (of sample time, + 1) its maps
+	 * were last read again for an address outside them (sw_missed) */
+	struct sp_u64map reread;
 	int write_failed;
 	struct sp_err werr;
 };
@@ -110,6 +113,7 @@ struct sp_collect *sp_collect_new(struct sp_profile *p, struct sp_sink *sink, co
 	sp_u64map_init(&c->thridx);
 	sp_u64map_init(&c->stackidx);
 	sp_u64map_init(&c->known);
+	sp_u64map_init(&c->reread);
 	if (o->python != SP_PY_OFF && !o->offline)
 		c->py = sp_pymerge_new(p, o->python, o->python_lines, o->python_full_filenames);
 	c->eval = sp_str_intern(p, "_PyEval_EvalFrameDefault", 24);
@@ -140,6 +144,7 @@ void sp_collect_free(struct sp_collect *c)
 	sp_u64map_release(&c->thridx);
 	sp_u64map_release(&c->stackidx);
 	sp_u64map_release(&c->known);
+	sp_u64map_release(&c->reread);
 	free(c->fixbuf);
 	free(c->thr);
 	free(c->ents);
@@ -322,6 +327,23 @@ static int sw_maps(struct sp_collect *c, struct sp_proc *pr)
 	*k = 2;
 	c->st.unresolved++;
 	return -1;
+}
+
+/* A sampled user address outside every mapping of a process whose maps are
+ * known: a mapping's record was lost (a full ring) or is still to come.
+ * /proc's list, which holds it, is read again, at most once a second (of
+ * sample time) a process. */
+static void sw_missed(struct sp_collect *c, struct sp_proc *pr, uint64_t time)
+{
+	int found;
+	uint32_t sec = (uint32_t)(time / 1000000000u) + 1;
+	uint32_t *at = sp_u64map_slot(&c->reread, (uint64_t)(uint32_t)pr->pid, &found);
+	if (found && *at == sec)
+		return;
+	*at = sec;
+	struct sp_err e;
+	if (sp_maps_load(pr->maps, pr->pid, 1, &e) == 0)
+		c->st.maps_reread++;
 }
 
 int sp_collect_load_all(struct sp_collect *c)
@@ -533,6 +555,8 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 	if (c->o.system_wide && s->pid && (s->has_regs || s->nuser || s->ip < (1ULL << 63)) &&
 	    sw_maps(c, pr) < 0)
 		c->st.unresolved_samples++;
+	else if (c->o.system_wide && s->pid && s->ip < (1ULL << 63) && !sp_maps_find(pr->maps, s->ip))
+		sw_missed(c, pr, s->time);
 	if (c->py && !c->o.system_wide) {
 		/* A Python thread is named by its threading name (a root frame
 		 * as the comm is), and the thread filter matches either.  Not

@@ -96,6 +96,7 @@ struct sp_collect_stats {
 	 * before their first sample was read), and their samples */
 	uint64_t unresolved, unresolved_samples;
 	uint64_t maps_read;      /* processes whose maps were read from /proc */
+	uint64_t maps_reread;    /* ... read again: a sampled address was in none */
 };
 
 struct sp_collect;

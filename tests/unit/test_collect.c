@@ -270,9 +270,52 @@ static void count(const char *folded, const char *path, long *deep, long *all)
 	}
 }
 
+/* System-wide, a process whose mapping records were lost (a full ring): a
+ * sampled address outside its known maps has them read again from /proc,
+ * once a second of sample time. */
+static void lost_mmap(void)
+{
+	static const char *const values[] = { "samples", "period" };
+	struct sp_fold_opts fo = { SP_LABEL_COMM, 1, 1, "samples" };
+	struct sp_collect_opts co = { .callgraph = SP_CG_FP, .system_wide = 1 };
+	struct sp_err err;
+	struct sp_profile *p = sp_profile_new();
+	sp_profile_set_values(p, 2, values);
+	struct sp_fold *fold = sp_fold_new(p, &fo);
+	struct sp_collect *c = sp_collect_new(p, sp_fold_sink(fold), &co, &err);
+	CHECK(c != NULL, "collect -a: an engine");
+	if (!c)
+		return;
+	struct sp_perf_handler h;
+	sp_collect_handler(c, &h);
+	uint32_t pid = (uint32_t)getpid();
+	/* an exec: the new image's mappings are to come as records, and do not */
+	h.comm(h.ctx, pid, pid, "test_collect", 1, 1000);
+	uint64_t user[2] = { (uint64_t)(uintptr_t)&middle_fn + 1, (uint64_t)(uintptr_t)&outer_fn + 1 };
+	struct sp_perf_sample smp = { .pid = pid, .tid = pid, .time = 5000000000ull, .period = 1, .ip = user[0],
+				      .user = user, .nuser = 2 };
+	h.sample(h.ctx, &smp);
+	smp.time += 1000; /* the same second: not read again */
+	h.sample(h.ctx, &smp);
+	char *text = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&text, &n);
+	sp_fold_write(fold, f, &err);
+	fclose(f);
+	CHECK(text && strstr(text, "outer_fn;middle_fn 2"), "collect -a: an address outside the known maps is named "
+	      "after /proc's maps are read again (%s)", text ? text : "");
+	CHECK(sp_collect_stats(c)->maps_reread == 1, "collect -a: read again once in a second (%llu)",
+	      (unsigned long long)sp_collect_stats(c)->maps_reread);
+	free(text);
+	sp_collect_free(c);
+	sp_fold_free(fold);
+	sp_profile_free(p);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	lost_mmap();
 	int go[2];
 	if (pipe(go) < 0)
 		return 1;
