@@ -12,4 +12,28 @@ function launch(dir, viewport) {
 	return chromium.launchPersistentContext(dir, { executablePath: CHROMIUM, headless: true, viewport, args: ARGS });
 }
 
-module.exports = { CHROMIUM, launch };
+// needPlaywright(what): a skip line naming what, and exit, when
+// playwright-core is not installed.
+function needPlaywright(what) {
+	try {
+		require.resolve('playwright-core');
+	} catch (e) {
+		console.log(`skip - ${what} # playwright-core is not installed (make deps runs npm install in tests/browser)`);
+		process.exit(0);
+	}
+}
+
+// tap(label): ok/notok/check printing "ok - LABEL: NAME" and
+// "not ok - LABEL: NAME (WHY)" lines; t.failed counts the failures.
+function tap(label) {
+	const t = { failed: 0 };
+	t.ok = (name) => console.log(`ok - ${label}: ${name}`);
+	t.notok = (name, why) => {
+		t.failed++;
+		console.log(`not ok - ${label}: ${name}${why ? ` (${why})` : ''}`);
+	};
+	t.check = (name, cond, why) => (cond ? t.ok(name) : t.notok(name, why));
+	return t;
+}
+
+module.exports = { CHROMIUM, launch, needPlaywright, tap };

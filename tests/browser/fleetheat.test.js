@@ -18,17 +18,10 @@ const os = require('os');
 const path = require('path');
 
 const [svgFile, hostA, hostB, colA, colB, wantFile, label] = process.argv.slice(2);
-const { CHROMIUM, launch } = require('./chromium');
-const ok = (name) => console.log(`ok - fleet heat map browser: ${name}`);
-const notok = (name, why) => console.log(`not ok - fleet heat map browser: ${name}${why ? ` (${why})` : ''}`);
-const check = (name, cond, why) => (cond ? ok(name) : notok(name, why));
-let chromium;
-try {
-	({ chromium } = require('playwright-core'));
-} catch (e) {
-	console.log('skip - fleet heat map browser tests # playwright-core is not installed (make deps runs npm install in tests/browser)');
-	process.exit(0);
-}
+const { launch, needPlaywright, tap } = require('./chromium');
+needPlaywright('fleet heat map browser tests');
+const t = tap('fleet heat map browser');
+const { ok, notok, check } = t;
 const want = fs.readFileSync(wantFile, 'utf8').split('\n').filter((l) => l).sort();
 
 (async () => {

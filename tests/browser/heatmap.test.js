@@ -17,19 +17,11 @@ const path = require('path');
 const { execFileSync } = require('child_process');
 
 const [psvg, spdump, stream, png] = process.argv.slice(2);
-const { CHROMIUM, launch } = require('./chromium');
-let failed = 0;
-const ok = (name) => console.log(`ok - heatmap browser: ${name}`);
-const notok = (name, why) => { failed++; console.log(`not ok - heatmap browser: ${name}${why ? ` (${why})` : ''}`); };
-const check = (name, cond, why) => (cond ? ok(name) : notok(name, why));
+const { launch, needPlaywright, tap } = require('./chromium');
+needPlaywright('heatmap browser tests');
+const t = tap('heatmap browser');
+const { ok, notok, check } = t;
 
-let chromium;
-try {
-	({ chromium } = require('playwright-core'));
-} catch (e) {
-	console.log('skip - heatmap browser tests # playwright-core is not installed (make deps runs npm install in tests/browser)');
-	process.exit(0);
-}
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'heatmap-browser-'));
 const svgFile = path.join(tmp, 'heat.svg');

@@ -12,20 +12,12 @@ const path = require('path');
 const { execFileSync } = require('child_process');
 
 const [psvg, conf] = process.argv.slice(2);
-const { CHROMIUM, launch } = require('./chromium');
+const { CHROMIUM, launch, needPlaywright, tap } = require('./chromium');
+needPlaywright('browser tests');
 
-let failed = 0;
-const ok = (name) => console.log(`ok - browser: ${name}`);
-const notok = (name, why) => { failed++; console.log(`not ok - browser: ${name}${why ? ` (${why})` : ''}`); };
-const check = (name, cond, why) => (cond ? ok(name) : notok(name, why));
+const t = tap('browser');
+const { ok, notok, check } = t;
 
-let chromium;
-try {
-	({ chromium } = require('playwright-core'));
-} catch (e) {
-	console.log('skip - browser tests # playwright-core is not installed (make deps runs npm install in tests/browser)');
-	process.exit(0);
-}
 if (!fs.existsSync(CHROMIUM)) {
 	console.log(`skip - browser tests # ${CHROMIUM} not found (apt-get install chromium)`);
 	process.exit(0);
@@ -338,5 +330,5 @@ function share(lines, re, prefix = []) {
 		await ctx.close();
 		fs.rmSync(tmp, { recursive: true, force: true });
 	}
-	process.exitCode = failed ? 1 : 0;
+	process.exitCode = t.failed ? 1 : 0;
 })();

@@ -9,17 +9,10 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 
-const { CHROMIUM, launch } = require('./chromium');
-let chromium;
-try {
-	({ chromium } = require('playwright-core'));
-} catch (e) {
-	console.log('skip - psvg Python browser tests # playwright-core is not installed (make deps)');
-	process.exit(0);
-}
-const ok = (name) => console.log(`ok - browser: ${name}`);
-const notok = (name, why) => console.log(`not ok - browser: ${name}${why ? ` (${why})` : ''}`);
-const check = (name, cond, why) => (cond ? ok(name) : notok(name, why));
+const { launch, needPlaywright, tap } = require('./chromium');
+needPlaywright('psvg Python browser tests');
+const t = tap('browser');
+const { ok, notok, check } = t;
 
 (async () => {
 	const [rooted, plain] = process.argv.slice(2);

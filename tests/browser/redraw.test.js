@@ -15,12 +15,8 @@ const os = require('os');
 const path = require('path');
 
 const file = path.resolve(process.argv[2]);
-const CHROMIUM = process.env.SP_CHROMIUM || '/usr/bin/chromium';
-let failed = 0;
-const check = (name, cond, why) => {
-	if (cond) console.log(`ok - browser redraw: ${name}`);
-	else { failed++; console.log(`not ok - browser redraw: ${name}${why ? ` (${why})` : ''}`); }
-};
+const { launch, tap } = require('./chromium');
+const { check } = tap('browser redraw');
 
 // Every element under #frames, in document order, with what is drawn.
 function snapshot() {
@@ -36,12 +32,10 @@ function snapshot() {
 }
 
 (async () => {
-	const { chromium } = require('playwright-core');
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'psvg-redraw-'));
-	const b = await chromium.launch({ executablePath: CHROMIUM, headless: true,
-		args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+	const b = await launch(dir, { width: 1280, height: 1000 });
 	try {
-		const page = await b.newPage({ viewport: { width: 1280, height: 1000 } });
+		const page = await b.newPage();
 		const errors = [];
 		page.on('pageerror', (e) => errors.push(e.message));
 		await page.goto('file://' + file);
@@ -62,7 +56,7 @@ function snapshot() {
 			if (got.length > 1) nonempty++;
 			if (seen[z]) continue;
 			seen[z] = 1;
-			const fresh = await b.newPage({ viewport: { width: 1280, height: 1000 } });
+			const fresh = await b.newPage();
 			await fresh.goto('file://' + file + '#z=' + z);
 			await fresh.waitForFunction(() => window.spflame && window.spflame.api);
 			const want = await fresh.evaluate(snapshot);
@@ -78,7 +72,7 @@ function snapshot() {
 		await page.evaluate(() => { spflame.api.reset(); spflame.api.zoom(spflame.api.extremes().widest); spflame.api.search('fn1'); });
 		const got = await page.evaluate(snapshot);
 		const z = await page.evaluate(() => spflame.api.state().zoomed);
-		const fresh = await b.newPage({ viewport: { width: 1280, height: 1000 } });
+		const fresh = await b.newPage();
 		await fresh.goto('file://' + file + '#z=' + z + '&s=fn1');
 		await fresh.waitForFunction(() => window.spflame && window.spflame.api);
 		const want = await fresh.evaluate(snapshot);
