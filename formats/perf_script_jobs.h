@@ -10,9 +10,7 @@
  * for the first time is a page fault (a ring of 2 * jobs + 1 chunks is
  * touched once and reused, where 4 MB chunks cost 20 MB of faults), but not
  * too small: each chunk is a read, a hand-over and, from a pipe, a wake-up
- * of the writer.  512 KB cost 3-4% less CPU time than 256 KB on the fresh
- * data of issue 13, from a pipe and from a file (tests/bench/ab-cpu.sh, 15-20
- * alternating runs). */
+ * of the writer (tests/bench/ab-cpu.sh compares chunk sizes). */
 #define SP_PERF_CHUNK (512u << 10)
 
 struct sp_perf_par_opts {

@@ -28,7 +28,7 @@ void *sp_xcalloc(size_t n, size_t size);
  * pages are written here, so that no page is first mapped to the kernel's
  * zero page and then copied at its first store (calloc's fresh pages are
  * read-mapped that way; in a threaded process each such copy flushes the
- * TLB of every CPU by interrupt: 5% of pfold -j2's time). */
+ * TLB of every CPU by interrupt). */
 void *sp_xzalloc(size_t n, size_t size);
 void *sp_xrealloc(void *p, size_t n);
 char *sp_xstrndup(const char *s, size_t n);

@@ -85,10 +85,9 @@ int sp_python_stack(struct sp_python *py, int tid, const struct sp_py_cstack *cs
  * instruction, inside the code object's bytecode.  So a sample's registers
  * and stack copy tell whether the frame read is the one the sample saw.
  * Returns 1 when the eval loop may keep it in a register or in its C
- * frame (3.11+: measured there on 3.12, most often in the frame), 2 when
- * only registers are to be trusted (3.8-3.10: found in the eval frame's
- * callee-saved registers; its C frame's stale slots held older functions'
- * pointers in 0.5-3 % of samples), 0 when unknown. */
+ * frame (3.11+, most often in the frame), 2 when only registers are to be
+ * trusted (3.8-3.10: the eval frame's callee-saved registers; stale slots
+ * of its C frame can hold older functions' pointers), 0 when unknown. */
 int sp_python_anchor(const struct sp_python *py, int i, uint64_t *lo, uint64_t *hi);
 
 /* The frame (a frame id of the profile, at its line) of the code object
