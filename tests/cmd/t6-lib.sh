@@ -49,6 +49,13 @@ t6_alive() {
 
 # t6_cpu PID: user+system CPU ticks of the process.
 t6_cpu() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null; }
+# t6_ticks PID N: wait until PID has used N more clock ticks of CPU (at most
+# 60 s of waiting: a loaded machine gives it less)
+t6_ticks() {
+	local c0 _
+	c0=$(t6_cpu "$1")
+	for _ in $(seq 600); do [ $(($(t6_cpu "$1") - c0)) -ge "$2" ] && break; sleep 0.1; done
+}
 
 # t6_pythons: the CPython interpreters to test, as "label path" in the
 # array pys: pyenv's newest 3.8 to 3.13 and Debian's /usr/bin/python3,

@@ -96,8 +96,7 @@ for entry in "${pys[@]}"; do
 	# a quiet machine, 1.8 s more per interpreter and pass.)
 	pcollect -F 199 -p $TPID -d 60 -o "$T/a.sp" 2> "$T/a.err" & CP=$!
 	for _ in $(seq 100); do grep -q 'Python frames merged' "$T/a.err" && break; sleep 0.1; done
-	c0=$(t6_cpu $TPID)
-	for _ in $(seq 600); do [ $(($(t6_cpu $TPID) - c0)) -ge 120 ] && break; sleep 0.1; done
+	t6_ticks $TPID 120
 	kill -INT $CP; wait $CP; rc=$?
 	expect_rc "${L}attach: exit status" 0 $rc
 	if t6_alive $TPID; then ok "${L}attach: the target runs on (not stopped) after pcollect"; else

@@ -115,8 +115,7 @@ for entry in "${loop[@]}"; do
 	# 11: ~200 samples, 0.8 s more per interpreter and pass.)
 	pcollect -v -p $TPID -o "$T/a.sp" 2> "$T/a.err" & CP=$!
 	for _ in $(seq 100); do grep -q 'Python frames merged' "$T/a.err" && break; sleep 0.1; done
-	c0=$(t6_cpu $TPID)
-	for _ in $(seq 600); do [ $(($(t6_cpu $TPID) - c0)) -ge 120 ] && break; sleep 0.1; done
+	t6_ticks $TPID 120
 	kill -INT $CP; wait $CP; rc=$?
 	expect_rc "${L}attach: exit status" 0 $rc
 	if let_go $TPID; then ok "${L}attach: afterwards no thread of the target is stopped, and nothing traces it"; else
