@@ -1232,9 +1232,7 @@ static int read_label(struct pprof_read *pr, const struct field *f, struct label
 	return 0;
 }
 
-/* A sample's location ids, values and labels into s. A malformed
- * location_id or value list ends the reading of its fields (its error
- * is left in err), as the values check after it then fails. */
+/* A sample's location ids, values and labels into s. */
 static int read_sample_fields(struct pprof_read *pr, struct pb b, struct label_keys *lk, struct sample_in *s)
 {
 	struct rd *r = &pr->r;
@@ -1247,10 +1245,10 @@ static int read_sample_fields(struct pprof_read *pr, struct pb b, struct label_k
 	while ((k = next_field(r, &b, &f, "Sample")) > 0) {
 		if (f.num == S_LOCATION) {
 			if (get_nums(r, &f, &s->nums, &s->nnums, &s->cnums, "Sample location_id") < 0)
-				break;
+				return -1;
 		} else if (f.num == S_VALUE) {
 			if (get_nums(r, &f, &s->vals, &s->nvals, &s->cvals, "Sample value") < 0)
-				break;
+				return -1;
 		} else if (f.num == S_LABEL) {
 			if (read_label(pr, &f, lk, s) < 0)
 				return -1;
