@@ -1207,26 +1207,28 @@ static int write_overview(struct svgw *s)
 	return rc;
 }
 
+/* key, then a coordinate: an option of the script's data. */
+static void put_named_coord(struct sp_buf *b, const char *key, double v)
+{
+	sp_buf_adds(b, key);
+	put_coord(b, v);
+}
+
 /* The script's options: geometry, flags, units and colours. */
 static void write_options(struct svgw *s, double scale)
 {
 	const struct sp_svg_opts *o = s->o;
 	const struct layout *L = &s->L;
 	struct sp_buf *b = &s->b;
-	sp_buf_adds(b, "<script type=\"text/ecmascript\"><![CDATA[\nvar spflame={v:1,W:");
-	put_coord(b, L->W);
-	sp_buf_adds(b, ",fh:");
-	put_coord(b, L->fh);
-	sp_buf_adds(b, ",fs:");
-	put_coord(b, L->fs);
-	sp_buf_addf(b, ",fw:%.10g,minpx:%.10g,xpad:", o->fontwidth, L->minpx);
-	put_coord(b, L->xpad);
-	sp_buf_adds(b, ",ypad1:");
-	put_coord(b, L->ypad1);
-	sp_buf_adds(b, ",ypad2:");
-	put_coord(b, L->ypad2);
-	sp_buf_adds(b, ",ypad3:");
-	put_coord(b, L->ypad3);
+	sp_buf_adds(b, "<script type=\"text/ecmascript\"><![CDATA[\nvar spflame={v:1");
+	put_named_coord(b, ",W:", L->W);
+	put_named_coord(b, ",fh:", L->fh);
+	put_named_coord(b, ",fs:", L->fs);
+	sp_buf_addf(b, ",fw:%.10g,minpx:%.10g", o->fontwidth, L->minpx);
+	put_named_coord(b, ",xpad:", L->xpad);
+	put_named_coord(b, ",ypad1:", L->ypad1);
+	put_named_coord(b, ",ypad2:", L->ypad2);
+	put_named_coord(b, ",ypad3:", L->ypad3);
 	sp_buf_addf(b, ",inv:%d,chart:%d,diff:%d,neg:%d,removed:%d,scale:%.17g,factor:%.17g,maxdelta:%.17g,",
 		    o->inverted, o->flamechart, s->diff, o->negate, o->show_removed, scale, o->factor,
 		    round(s->maxdelta * scale));

@@ -100,84 +100,52 @@ static const char *filtered(const struct sp_filter_opts *o, const char *in)
 	return out;
 }
 
+static const char *const hide[] = { "^b$" }, *const focus[] = { "^a$" }, *const exclude[] = { "^x" },
+		  *const prune[] = { "^a$" }, *const replace[] = { "s/^a$/A/" }, *const grep[] = { "^c$" },
+		  *const bad[] = { "(" };
+
+/* Each option on a stack: the stack it gives ("DROP": the sample is
+ * dropped; "error: ...": the filter refused the options). */
+static const struct {
+	struct sp_filter_opts o;
+	const char *in, *want, *what;
+} filter_cases[] = {
+	{ { .pid = -1, .tid = -1 }, "main;a;b", "main;a;b", "no options keep the stack" },
+	{ { .pid = -1, .tid = -1, .hide = hide, .nhide = 1 }, "main;a;b;c", "main;a;c",
+	  "hide removes the frame, its callee moves up" },
+	{ { .pid = -1, .tid = -1, .focus = focus, .nfocus = 1 }, "main;a;b", "a;b", "focus makes the match the root" },
+	{ { .pid = -1, .tid = -1, .focus = focus, .nfocus = 1 }, "main;c", "DROP", "focus drops a stack without a match" },
+	{ { .pid = -1, .tid = -1, .exclude = exclude, .nexclude = 1 }, "main;xy;z", "DROP",
+	  "exclude drops a stack through a match" },
+	{ { .pid = -1, .tid = -1, .exclude = exclude, .nexclude = 1 }, "main;y;z", "main;y;z", "exclude keeps the others" },
+	{ { .pid = -1, .tid = -1, .prune = prune, .nprune = 1 }, "main;a;b;c", "main;a", "prune cuts the match's callees" },
+	{ { .pid = -1, .tid = -1, .replace = replace, .nreplace = 1 }, "main;a;ab", "main;A;ab",
+	  "replace renames whole-name matches only" },
+	{ { .pid = -1, .tid = -1, .grep = grep, .ngrep = 1 }, "main;c;d", "main;c;d", "-e keeps a stack with a match" },
+	{ { .pid = -1, .tid = -1, .grep = grep, .ngrep = 1 }, "main;d", "DROP", "-e drops one without" },
+	{ { .pid = -1, .tid = -1, .grep = grep, .ngrep = 1, .invert_match = 1 }, "main;c;d", "DROP",
+	  "-v -e drops a stack with a match" },
+	{ { .pid = -1, .tid = -1, .focus = focus, .nfocus = 1, .icase = 1 }, "main;A;b", "A;b", "icase matches across case" },
+	{ { .pid = -1, .tid = -1, .max_depth = 2 }, "main;a;b;c", "main;a", "max_depth keeps the root's frames" },
+	{ { .pid = -1, .tid = -1, .collapse = SP_COLLAPSE_DIRECT }, "main;r;r;r;x;r", "main;r;x;r",
+	  "collapse direct recursion only" },
+	{ { .pid = -1, .tid = -1, .collapse = SP_COLLAPSE_ALL }, "main;r;x;r;y", "main;r;y",
+	  "collapse all cuts back to the first r" },
+	{ { .pid = -1, .tid = -1, .invert = 1 }, "main;a;b", "b;a;main", "invert puts the leaf first" },
+	{ { .pid = -1, .tid = -1, .hide = bad, .nhide = 1 }, "main", "error: ", "a bad regex is an error" },
+};
+
 static void test_filter(void)
 {
-	const char *hide[] = { "^b$" }, *focus[] = { "^a$" }, *exclude[] = { "^x" }, *prune[] = { "^a$" },
-		   *replace[] = { "s/^a$/A/" }, *grep[] = { "^c$" }, *bad[] = { "(" };
-	const char *r;
+	for (size_t i = 0; i < sizeof filter_cases / sizeof filter_cases[0]; i++) {
+		const char *r = filtered(&filter_cases[i].o, filter_cases[i].in);
+		const char *want = filter_cases[i].want;
+		int ok = !strncmp(want, "error: ", 7) ? !strncmp(r, want, 7) && strstr(r, "(") : !strcmp(r, want);
+		CHECK(ok, "filter: %s: %s -> %s", filter_cases[i].what, filter_cases[i].in, r);
+	}
 	struct sp_filter_opts o;
-
 	memset(&o, 0, sizeof o);
 	o.pid = o.tid = -1;
-	r = filtered(&o, "main;a;b");
-	CHECK(!strcmp(r, "main;a;b"), "filter: no options keep the stack (%s)", r);
-
-	o.hide = hide, o.nhide = 1;
-	r = filtered(&o, "main;a;b;c");
-	CHECK(!strcmp(r, "main;a;c"), "filter: hide removes the frame, its callee moves up (%s)", r);
-	o.hide = NULL, o.nhide = 0;
-
-	o.focus = focus, o.nfocus = 1;
-	r = filtered(&o, "main;a;b");
-	CHECK(!strcmp(r, "a;b"), "filter: focus makes the match the root (%s)", r);
-	r = filtered(&o, "main;c");
-	CHECK(!strcmp(r, "DROP"), "filter: focus drops a stack without a match (%s)", r);
-	o.focus = NULL, o.nfocus = 0;
-
-	o.exclude = exclude, o.nexclude = 1;
-	r = filtered(&o, "main;xy;z");
-	CHECK(!strcmp(r, "DROP"), "filter: exclude drops a stack through a match (%s)", r);
-	r = filtered(&o, "main;y;z");
-	CHECK(!strcmp(r, "main;y;z"), "filter: exclude keeps the others (%s)", r);
-	o.exclude = NULL, o.nexclude = 0;
-
-	o.prune = prune, o.nprune = 1;
-	r = filtered(&o, "main;a;b;c");
-	CHECK(!strcmp(r, "main;a"), "filter: prune cuts the match's callees (%s)", r);
-	o.prune = NULL, o.nprune = 0;
-
-	o.replace = replace, o.nreplace = 1;
-	r = filtered(&o, "main;a;ab");
-	CHECK(!strcmp(r, "main;A;ab"), "filter: replace renames whole-name matches only (%s)", r);
-	o.replace = NULL, o.nreplace = 0;
-
-	o.grep = grep, o.ngrep = 1;
-	r = filtered(&o, "main;c;d");
-	CHECK(!strcmp(r, "main;c;d"), "filter: -e keeps a stack with a match (%s)", r);
-	r = filtered(&o, "main;d");
-	CHECK(!strcmp(r, "DROP"), "filter: -e drops one without (%s)", r);
-	o.invert_match = 1;
-	r = filtered(&o, "main;c;d");
-	CHECK(!strcmp(r, "DROP"), "filter: -v -e drops a stack with a match (%s)", r);
-	o.grep = NULL, o.ngrep = 0, o.invert_match = 0;
-
-	o.icase = 1, o.focus = focus, o.nfocus = 1;
-	r = filtered(&o, "main;A;b");
-	CHECK(!strcmp(r, "A;b"), "filter: icase matches across case (%s)", r);
-	o.icase = 0, o.focus = NULL, o.nfocus = 0;
-
-	o.max_depth = 2;
-	r = filtered(&o, "main;a;b;c");
-	CHECK(!strcmp(r, "main;a"), "filter: max_depth keeps the root's frames (%s)", r);
-	o.max_depth = 0;
-
-	o.collapse = SP_COLLAPSE_DIRECT;
-	r = filtered(&o, "main;r;r;r;x;r");
-	CHECK(!strcmp(r, "main;r;x;r"), "filter: collapse direct recursion only (%s)", r);
-	o.collapse = SP_COLLAPSE_ALL;
-	r = filtered(&o, "main;r;x;r;y");
-	CHECK(!strcmp(r, "main;r;y"), "filter: collapse all cuts back to the first r (%s)", r);
-	o.collapse = SP_COLLAPSE_NONE;
-
-	o.invert = 1;
-	r = filtered(&o, "main;a;b");
-	CHECK(!strcmp(r, "b;a;main"), "filter: invert puts the leaf first (%s)", r);
-	o.invert = 0;
-
-	o.hide = bad, o.nhide = 1;
-	r = filtered(&o, "main");
-	CHECK(!strncmp(r, "error: ", 7) && strstr(r, "("), "filter: a bad regex is an error naming it (%s)", r);
-	o.hide = NULL, o.nhide = 0;
 
 	/* threads */
 	struct sp_profile *p = sp_profile_new();
@@ -478,6 +446,24 @@ static const char *flame_layout(const struct sp_flame *f)
 	return out;
 }
 
+struct fsample {
+	uint32_t thread;
+	const char *path;
+	double v0, v1;
+};
+
+/* The layout of a flame of samples s[0..n) with options o. */
+static const char *laid_out(struct sp_profile *p, const struct sp_flame_opts *o, const struct fsample *s, size_t n)
+{
+	struct sp_flame *f = sp_flame_new(p, o);
+	for (size_t i = 0; i < n; i++)
+		flame_add(f, p, s[i].thread, s[i].path, s[i].v0, s[i].v1);
+	sp_flame_finish(f);
+	const char *l = flame_layout(f);
+	sp_flame_free(f);
+	return l;
+}
+
 static void test_flame(void)
 {
 	static const char *const one[] = { "samples" }, *const two[] = { "a", "b" };
@@ -502,48 +488,31 @@ static void test_flame(void)
 	sp_flame_free(f);
 
 	o.sort = SP_FLAME_SORT_WEIGHT;
-	f = sp_flame_new(p, &o);
-	flame_add(f, p, 0, "main;a", 1, 0);
-	flame_add(f, p, 0, "main;b", 5, 0);
-	sp_flame_finish(f);
-	l = flame_layout(f);
+	const struct fsample heavy_b[] = { { 0, "main;a", 1, 0 }, { 0, "main;b", 5, 0 } };
+	l = laid_out(p, &o, heavy_b, 2);
 	CHECK(!strcmp(l, "all@0:0+6 main@1:0+6 b@2:0+5 a@2:5+1"), "flame: weight order puts the heaviest first (%s)", l);
-	sp_flame_free(f);
-
 	o.sort = SP_FLAME_SORT_NAME;
+
 	o.reverse = 1;
-	f = sp_flame_new(p, &o);
-	flame_add(f, p, 0, "main;a;x", 2, 0);
-	flame_add(f, p, 0, "main;b;x", 1, 0);
-	sp_flame_finish(f);
-	l = flame_layout(f);
+	const struct fsample leaf_x[] = { { 0, "main;a;x", 2, 0 }, { 0, "main;b;x", 1, 0 } };
+	l = laid_out(p, &o, leaf_x, 2);
 	CHECK(!strcmp(l, "all@0:0+3 x@1:0+3 a@2:0+2 main@3:0+2 b@2:2+1 main@3:2+1"),
 	      "flame: reverse merges leaf first (%s)", l);
-	sp_flame_free(f);
 	o.reverse = 0;
 
 	o.label = SP_LABEL_COMM;
-	f = sp_flame_new(p, &o);
 	uint32_t t = sp_thread_intern(p, 7, 7, sp_str_intern(p, "prog", 4));
-	flame_add(f, p, t, "main;a", 2, 0);
-	flame_add(f, p, 0, "main;a", 1, 0);
-	sp_flame_finish(f);
-	l = flame_layout(f);
+	const struct fsample threaded[] = { { t, "main;a", 2, 0 }, { 0, "main;a", 1, 0 } };
+	l = laid_out(p, &o, threaded, 2);
 	CHECK(!strcmp(l, "all@0:0+3 main@1:0+1 a@2:0+1 prog@1:1+2 main@2:1+2 a@3:1+2"),
 	      "flame: a thread's name is its samples' root frame (%s)", l);
-	sp_flame_free(f);
 	o.label = SP_LABEL_NONE;
 
 	o.flamechart = 1;
-	f = sp_flame_new(p, &o);
-	flame_add(f, p, 0, "main;a", 1, 0);
-	flame_add(f, p, 0, "main;b", 1, 0);
-	flame_add(f, p, 0, "main;a", 1, 0);
-	sp_flame_finish(f);
-	l = flame_layout(f);
+	const struct fsample aba[] = { { 0, "main;a", 1, 0 }, { 0, "main;b", 1, 0 }, { 0, "main;a", 1, 0 } };
+	l = laid_out(p, &o, aba, 3);
 	CHECK(!strcmp(l, "all@0:0+3 main@1:0+3 a@2:0+1 b@2:1+1 a@2:2+1"),
 	      "flame: a flame chart merges only adjacent frames, in input order (%s)", l);
-	sp_flame_free(f);
 	o.flamechart = 0;
 	sp_profile_free(p);
 
@@ -568,13 +537,9 @@ static void test_flame(void)
 	CHECK(rem == 2 && nrem == 1, "flame: one vanished path worth 2 (%g, %zu)", rem, nrem);
 	sp_flame_free(f);
 	o.show_removed = 1;
-	f = sp_flame_new(p, &o);
-	flame_add(f, p, 0, "main;x", 4, 2);
-	flame_add(f, p, 0, "main;z", 2, 0);
-	sp_flame_finish(f);
-	l = flame_layout(f);
+	const struct fsample gone[] = { { 0, "main;x", 4, 2 }, { 0, "main;z", 2, 0 } };
+	l = laid_out(p, &o, gone, 2);
 	CHECK(!strcmp(l, "all@0:0+6 main@1:0+6 x@2:0+4 z@2:4+2"), "flame: show_removed draws the first profile's shape (%s)", l);
-	sp_flame_free(f);
 	sp_profile_free(p);
 }
 
