@@ -403,6 +403,7 @@ static void test_report(void)
 	CHECK_OUT(rc == 0 && nl && !strncmp(nl + 1, "75.0000\t12.5000\t-62.5000\t75.0000\t12.5000\t-62.5000\tb\n", 52),
 	      "report: diff's first row is the largest change, b's -62.5 points", out);
 	CHECK(mc == 62.5 && sp_report_max_change(d) == 62.5, "report: the largest change is 62.5 points (%g)", mc);
+	free(out);
 	sp_agg_free(d);
 
 	/* Threads are reported by name only. */
