@@ -237,149 +237,161 @@ static int write_gzip(FILE *out, const struct sp_buf *b, struct sp_err *err)
 
 static int64_t to_int(double v) { return (int64_t)llround(v); }
 
-int sp_pprof_writer_finish(struct sp_pprof_writer *w, struct sp_err *err)
+/* The state sp_pprof_writer_finish's phases share: the message being
+ * built, scratch buffers, the locations samples use and the value
+ * columns pprof's period is taken from. */
+struct finish {
+	struct sp_buf out, m, m2, evbuf;
+	int nv;
+	int col_samples, col_period; /* -1: none */
+	const char *ptype, *punit;   /* the period column's type and unit */
+	double tot_samples, tot_period;
+	uint32_t *loc_of;     /* frame -> location id */
+	uint32_t *loc_frames; /* location id - 1 -> frame */
+	size_t nlocs, caplocs;
+	uint32_t *frames; /* scratch for sp_node_frames */
+	size_t capf;
+};
+
+/* sample_type, one per value column, and which columns are samples and
+ * period. */
+static void write_sample_types(struct sp_pprof_writer *w, struct finish *fs)
 {
 	struct sp_profile *p = w->p;
-	struct sp_buf out = SP_BUF_INIT, m = SP_BUF_INIT, m2 = SP_BUF_INIT, evbuf = SP_BUF_INIT;
-	sp_buf_reset(&w->strtab);
-	w->nstrings = 0;
-	put_bytes(&w->strtab, P_STRING, "", 0); /* string 0 is "" */
-	w->nstrings = 1;
-	int nv = sp_profile_nvalues(p);
-	if (nv < w->nvals)
-		nv = w->nvals;
-	if (nv < 1)
-		nv = 1;
-	if (nv > SP_MAX_VALUES)
-		nv = SP_MAX_VALUES;
-
-	/* sample_type, and which columns are samples / period */
-	int col_samples = -1, col_period = -1;
-	const char *ptype = NULL, *punit = NULL;
-	for (int i = 0; i < nv; i++) {
+	for (int i = 0; i < fs->nv; i++) {
 		const char *name = sp_profile_value_name(p, i);
 		if (!*name)
 			name = i ? "value" : "samples";
 		const char *type, *unit;
-		value_type(w, name, &type, &unit, &evbuf);
-		put_int(&m, VT_TYPE, lit_ix(w, type));
-		put_int(&m, VT_UNIT, lit_ix(w, unit));
-		put_msg(&out, P_SAMPLE_TYPE, &m);
+		value_type(w, name, &type, &unit, &fs->evbuf);
+		put_int(&fs->m, VT_TYPE, lit_ix(w, type));
+		put_int(&fs->m, VT_UNIT, lit_ix(w, unit));
+		put_msg(&fs->out, P_SAMPLE_TYPE, &fs->m);
 		if (!strcmp(name, "samples"))
-			col_samples = i;
-		else if (!strcmp(name, "period") && col_period < 0) {
-			col_period = i;
-			ptype = sp_str(p, sp_str_intern(p, type, strlen(type)));
-			punit = unit;
+			fs->col_samples = i;
+		else if (!strcmp(name, "period") && fs->col_period < 0) {
+			fs->col_period = i;
+			fs->ptype = sp_str(p, sp_str_intern(p, type, strlen(type)));
+			fs->punit = unit;
 		}
 	}
+}
 
-	/* samples; functions, locations and mappings as samples use them */
-	uint32_t nframes = sp_frame_count(p);
-	uint32_t *loc_of = sp_xcalloc(nframes ? nframes : 1, sizeof *loc_of); /* frame -> location id */
-	uint32_t *loc_frames = NULL; /* location id - 1 -> frame */
-	size_t nlocs = 0, caplocs = 0;
-	struct sp_u64map funcs, maps;
-	sp_u64map_init(&funcs);
-	sp_u64map_init(&maps);
-	struct sp_buf fbuf = SP_BUF_INIT, mbuf = SP_BUF_INIT, mlate = SP_BUF_INIT; /* encoded functions, mappings */
-	uint32_t nfuncs = 0, nmaps = 0;
-	uint32_t *frames = NULL;
-	size_t capf = 0;
-	double tot_samples = 0, tot_period = 0;
+/* The location id of a frame, numbered in the order samples meet them. */
+static uint32_t location_of(struct finish *fs, uint32_t f)
+{
+	if (!fs->loc_of[f]) {
+		if (fs->nlocs == fs->caplocs) {
+			fs->caplocs = fs->caplocs ? fs->caplocs * 2 : 1024;
+			fs->loc_frames = sp_xrealloc(fs->loc_frames, fs->caplocs * sizeof *fs->loc_frames);
+		}
+		fs->loc_frames[fs->nlocs++] = f;
+		fs->loc_of[f] = (uint32_t)fs->nlocs;
+	}
+	return fs->loc_of[f];
+}
+
+/* One sample per (thread, stack): its locations, values and labels. */
+static void write_samples(struct sp_pprof_writer *w, struct finish *fs)
+{
+	struct sp_profile *p = w->p;
+	struct sp_buf *m = &fs->m, *m2 = &fs->m2;
 	uint64_t k_thread = lit_ix(w, "thread"), k_tid = lit_ix(w, "tid"), k_pid = lit_ix(w, "pid"),
 		 k_tag = lit_ix(w, "tag");
 	for (size_t i = 0; i < w->n; i++) {
 		const struct entry *e = &w->ents[i];
-		uint32_t d = sp_node_frames(p, e->stack, &frames, &capf);
+		uint32_t d = sp_node_frames(p, e->stack, &fs->frames, &fs->capf);
+		const uint32_t *frames = fs->frames;
 		/* location ids, leaf first, packed */
-		for (uint32_t j = d; j-- > 0;) {
-			uint32_t f = frames[j];
-			if (!loc_of[f]) {
-				if (nlocs == caplocs) {
-					caplocs = caplocs ? caplocs * 2 : 1024;
-					loc_frames = sp_xrealloc(loc_frames, caplocs * sizeof *loc_frames);
-				}
-				loc_frames[nlocs++] = f;
-				loc_of[f] = (uint32_t)nlocs;
-			}
-			put_uv(&m2, loc_of[f]);
-		}
-		if (m2.len)
-			put_msg(&m, S_LOCATION, &m2);
+		for (uint32_t j = d; j-- > 0;)
+			put_uv(m2, location_of(fs, frames[j]));
+		if (m2->len)
+			put_msg(m, S_LOCATION, m2);
 		const double *v = w->vals + i * SP_MAX_VALUES;
-		for (int j = 0; j < nv; j++)
-			put_uv(&m2, (uint64_t)to_int(v[j]));
-		put_msg(&m, S_VALUE, &m2);
-		if (col_samples >= 0)
-			tot_samples += v[col_samples];
-		if (col_period >= 0)
-			tot_period += v[col_period];
+		for (int j = 0; j < fs->nv; j++)
+			put_uv(m2, (uint64_t)to_int(v[j]));
+		put_msg(m, S_VALUE, m2);
+		if (fs->col_samples >= 0)
+			fs->tot_samples += v[fs->col_samples];
+		if (fs->col_period >= 0)
+			fs->tot_period += v[fs->col_period];
 		if (d && sp_frame_get(p, frames[0])->kind == SP_KIND_SYNTHETIC) {
 			/* pmerge --tag's root frame: kept in the stack (so
 			 * stacks read the same everywhere) and a label to
 			 * filter on (go tool pprof -tagfocus tag=host1). */
-			put_int(&m2, L_KEY, k_tag);
-			put_int(&m2, L_STR, str_ix(w, sp_frame_get(p, frames[0])->name));
-			put_msg(&m, S_LABEL, &m2);
+			put_int(m2, L_KEY, k_tag);
+			put_int(m2, L_STR, str_ix(w, sp_frame_get(p, frames[0])->name));
+			put_msg(m, S_LABEL, m2);
 		}
 		if (e->thread) {
 			const struct sp_thread *t = sp_thread_get(p, e->thread);
 			int64_t pid = t->pid, tid = t->tid;
 			uint32_t name = t->name;
 			if (name) {
-				put_int(&m2, L_KEY, k_thread);
-				put_int(&m2, L_STR, str_ix(w, name));
-				put_msg(&m, S_LABEL, &m2);
+				put_int(m2, L_KEY, k_thread);
+				put_int(m2, L_STR, str_ix(w, name));
+				put_msg(m, S_LABEL, m2);
 			}
 			if (tid >= 0) {
-				put_int(&m2, L_KEY, k_tid);
-				put_key(&m2, L_NUM, WT_VARINT);
-				put_uv(&m2, (uint64_t)tid);
-				put_msg(&m, S_LABEL, &m2);
+				put_int(m2, L_KEY, k_tid);
+				put_key(m2, L_NUM, WT_VARINT);
+				put_uv(m2, (uint64_t)tid);
+				put_msg(m, S_LABEL, m2);
 			}
 			if (pid >= 0) {
-				put_int(&m2, L_KEY, k_pid);
-				put_key(&m2, L_NUM, WT_VARINT);
-				put_uv(&m2, (uint64_t)pid);
-				put_msg(&m, S_LABEL, &m2);
+				put_int(m2, L_KEY, k_pid);
+				put_key(m2, L_NUM, WT_VARINT);
+				put_uv(m2, (uint64_t)pid);
+				put_msg(m, S_LABEL, m2);
 			}
 		}
-		put_msg(&out, P_SAMPLE, &m);
+		put_msg(&fs->out, P_SAMPLE, m);
 	}
+}
 
-	/* pprof names its first mapping "File:", the main binary: the
-	 * module of _start, where stacks start (an interpreter's executable,
-	 * not the libpython of its leaves); without _start, the first one
-	 * met. */
-	uint32_t main_module = 0;
-	{
-		struct sp_u64map roots;
-		sp_u64map_init(&roots);
-		uint32_t best = 0;
-		for (size_t i = 0; i < w->n; i++) {
-			uint32_t d = sp_node_frames(p, w->ents[i].stack, &frames, &capf);
-			for (uint32_t j = 0; j < d; j++) {
-				const struct sp_frame *f = sp_frame_get(p, frames[j]);
-				if (!f->module || f->kind == SP_KIND_KERNEL || sp_str(p, f->module)[0] == '[')
-					continue;
-				if (strcmp(sp_str(p, f->name), "_start"))
-					break;
-				int found;
-				uint32_t *c = sp_u64map_slot(&roots, f->module, &found);
-				*c = found ? *c + 1 : 1;
-				if (*c > best)
-					best = *c, main_module = f->module;
+/* pprof names its first mapping "File:", the main binary: the module of
+ * _start, where stacks start (an interpreter's executable, not the
+ * libpython of its leaves); without _start, the first one met (0). */
+static uint32_t main_module(struct sp_pprof_writer *w, struct finish *fs)
+{
+	struct sp_profile *p = w->p;
+	uint32_t mainmod = 0, best = 0;
+	struct sp_u64map roots;
+	sp_u64map_init(&roots);
+	for (size_t i = 0; i < w->n; i++) {
+		uint32_t d = sp_node_frames(p, w->ents[i].stack, &fs->frames, &fs->capf);
+		for (uint32_t j = 0; j < d; j++) {
+			const struct sp_frame *f = sp_frame_get(p, fs->frames[j]);
+			if (!f->module || f->kind == SP_KIND_KERNEL || sp_str(p, f->module)[0] == '[')
+				continue;
+			if (strcmp(sp_str(p, f->name), "_start"))
 				break;
-			}
+			int found;
+			uint32_t *c = sp_u64map_slot(&roots, f->module, &found);
+			*c = found ? *c + 1 : 1;
+			if (*c > best)
+				best = *c, mainmod = f->module;
+			break;
 		}
-		sp_u64map_release(&roots);
 	}
-	struct sp_buf mmain = SP_BUF_INIT;
+	sp_u64map_release(&roots);
+	return mainmod;
+}
 
-	/* locations (one per distinct frame), their functions and mappings */
-	for (size_t i = 0; i < nlocs; i++) {
-		struct sp_frame fr = *sp_frame_get(p, loc_frames[i]);
+/* Locations (one per distinct frame), then the mappings and functions
+ * they use. */
+static void write_locations(struct sp_pprof_writer *w, struct finish *fs, uint32_t mainmod)
+{
+	struct sp_profile *p = w->p;
+	struct sp_buf *m = &fs->m, *m2 = &fs->m2;
+	struct sp_u64map funcs, maps;
+	sp_u64map_init(&funcs);
+	sp_u64map_init(&maps);
+	/* encoded functions; mappings: the main one, others, [...] ones */
+	struct sp_buf fbuf = SP_BUF_INIT, mmain = SP_BUF_INIT, mbuf = SP_BUF_INIT, mlate = SP_BUF_INIT;
+	uint32_t nfuncs = 0, nmaps = 0;
+	for (size_t i = 0; i < fs->nlocs; i++) {
+		struct sp_frame fr = *sp_frame_get(p, fs->loc_frames[i]);
 		int found;
 		uint32_t map_id = 0;
 		uint32_t module = fr.module;
@@ -389,92 +401,121 @@ int sp_pprof_writer_finish(struct sp_pprof_writer *w, struct sp_err *err)
 			uint32_t *slot = sp_u64map_slot(&maps, module, &found);
 			if (!found) {
 				*slot = ++nmaps;
-				put_int(&m2, M_ID, nmaps);
-				put_int(&m2, M_FILE, str_ix(w, module));
-				put_int(&m2, M_HAS_FUNCTIONS, 1);
+				put_int(m2, M_ID, nmaps);
+				put_int(m2, M_FILE, str_ix(w, module));
+				put_int(m2, M_HAS_FUNCTIONS, 1);
 				/* pprof takes the first mapping for the main
 				 * binary: "[kernel.kallsyms]", "[vdso]" go last. */
-				put_msg(module == main_module		? &mmain
+				put_msg(module == mainmod		? &mmain
 					: sp_str(p, module)[0] == '[' ? &mlate
 								       : &mbuf,
-					P_MAPPING, &m2);
+					P_MAPPING, m2);
 			}
 			map_id = *slot;
 		}
 		uint32_t *fslot = sp_u64map_slot(&funcs, (uint64_t)fr.name << 32 | fr.file, &found);
 		if (!found) {
 			*fslot = ++nfuncs;
-			put_int(&m2, F_ID, nfuncs);
-			put_int(&m2, F_NAME, str_ix(w, fr.name));
+			put_int(m2, F_ID, nfuncs);
+			put_int(m2, F_NAME, str_ix(w, fr.name));
 			/* A Python name such as <module> or <lambda> has no
 			 * system name: pprof would take it for demangled C++
 			 * and strip the <...> (an empty name, "<unknown>");
 			 * a name unlike its system name is left alone. */
 			if (fr.kind != SP_KIND_PYTHON)
-				put_int(&m2, F_SYSTEM_NAME, str_ix(w, fr.name));
-			put_int(&m2, F_FILE, str_ix(w, fr.file));
-			put_msg(&fbuf, P_FUNCTION, &m2);
+				put_int(m2, F_SYSTEM_NAME, str_ix(w, fr.name));
+			put_int(m2, F_FILE, str_ix(w, fr.file));
+			put_msg(&fbuf, P_FUNCTION, m2);
 		}
-		put_int(&m2, LN_FUNCTION, *fslot);
-		put_int(&m2, LN_LINE, fr.line);
-		put_int(&m, LOC_ID, i + 1);
-		put_int(&m, LOC_MAPPING, map_id);
-		put_int(&m, LOC_ADDRESS, fr.addr);
-		put_msg(&m, LOC_LINE, &m2);
-		put_msg(&out, P_LOCATION, &m);
+		put_int(m2, LN_FUNCTION, *fslot);
+		put_int(m2, LN_LINE, fr.line);
+		put_int(m, LOC_ID, i + 1);
+		put_int(m, LOC_MAPPING, map_id);
+		put_int(m, LOC_ADDRESS, fr.addr);
+		put_msg(m, LOC_LINE, m2);
+		put_msg(&fs->out, P_LOCATION, m);
 	}
-	sp_buf_add(&out, mmain.p, mmain.len);
-	sp_buf_add(&out, mbuf.p, mbuf.len);
-	sp_buf_add(&out, mlate.p, mlate.len);
+	sp_buf_add(&fs->out, mmain.p, mmain.len);
+	sp_buf_add(&fs->out, mbuf.p, mbuf.len);
+	sp_buf_add(&fs->out, mlate.p, mlate.len);
+	sp_buf_add(&fs->out, fbuf.p, fbuf.len);
 	sp_buf_release(&mmain);
-	sp_buf_add(&out, fbuf.p, fbuf.len);
+	sp_buf_release(&mbuf);
+	sp_buf_release(&mlate);
+	sp_buf_release(&fbuf);
+	sp_u64map_release(&funcs);
+	sp_u64map_release(&maps);
+}
 
-	/* times, period, metadata as comments */
+/* Times, period and the metadata as comments. */
+static void write_trailer(struct sp_pprof_writer *w, struct finish *fs)
+{
+	struct sp_profile *p = w->p;
+	struct sp_buf *out = &fs->out, *m = &fs->m;
 	if (w->tmin != SP_NO_TIME) {
 		/* time_nanos is wall-clock time since the epoch; perf and
 		 * pcollect times are of a monotonic clock (since boot), which
 		 * would read as 1970: only the duration is written then. */
 		if (w->tmin > 1000000000000000000ull)
-			put_int(&out, P_TIME, w->tmin);
-		put_int(&out, P_DURATION, w->tmax - w->tmin);
+			put_int(out, P_TIME, w->tmin);
+		put_int(out, P_DURATION, w->tmax - w->tmin);
 	}
-	if (col_period >= 0) {
-		put_int(&m, VT_TYPE, lit_ix(w, ptype));
-		put_int(&m, VT_UNIT, lit_ix(w, punit));
-		put_msg(&out, P_PERIOD_TYPE, &m);
+	if (fs->col_period >= 0) {
+		put_int(m, VT_TYPE, lit_ix(w, fs->ptype));
+		put_int(m, VT_UNIT, lit_ix(w, fs->punit));
+		put_msg(out, P_PERIOD_TYPE, m);
 		double per = 0;
 		const char *freq = sp_meta_find(p, "frequency");
-		if (freq && atof(freq) > 0 && !strcmp(punit, "nanoseconds"))
+		if (freq && atof(freq) > 0 && !strcmp(fs->punit, "nanoseconds"))
 			per = 1e9 / atof(freq);
-		else if (col_samples >= 0 && tot_samples > 0)
-			per = tot_period / tot_samples;
-		put_int(&out, P_PERIOD, (uint64_t)to_int(per));
+		else if (fs->col_samples >= 0 && fs->tot_samples > 0)
+			per = fs->tot_period / fs->tot_samples;
+		put_int(out, P_PERIOD, (uint64_t)to_int(per));
 	}
 	for (size_t i = 0; i < sp_meta_count(p); i++) {
 		const struct sp_meta *mt = sp_meta_get(p, i);
-		sp_buf_reset(&evbuf);
-		sp_buf_adds(&evbuf, sp_str(p, mt->key));
-		sp_buf_addc(&evbuf, '=');
-		sp_buf_adds(&evbuf, sp_str(p, mt->value));
-		uint64_t ix = str_ix(w, sp_str_intern(p, evbuf.p, evbuf.len));
-		put_key(&out, P_COMMENT, WT_VARINT);
-		put_uv(&out, ix);
+		sp_buf_reset(&fs->evbuf);
+		sp_buf_adds(&fs->evbuf, sp_str(p, mt->key));
+		sp_buf_addc(&fs->evbuf, '=');
+		sp_buf_adds(&fs->evbuf, sp_str(p, mt->value));
+		uint64_t ix = str_ix(w, sp_str_intern(p, fs->evbuf.p, fs->evbuf.len));
+		put_key(out, P_COMMENT, WT_VARINT);
+		put_uv(out, ix);
 	}
-	sp_buf_add(&out, w->strtab.p, w->strtab.len);
+}
 
-	int rc = write_gzip(w->out, &out, err);
-	free(loc_of);
-	free(loc_frames);
-	free(frames);
-	sp_u64map_release(&funcs);
-	sp_u64map_release(&maps);
-	sp_buf_release(&fbuf);
-	sp_buf_release(&mbuf);
-	sp_buf_release(&mlate);
-	sp_buf_release(&out);
-	sp_buf_release(&m);
-	sp_buf_release(&m2);
-	sp_buf_release(&evbuf);
+int sp_pprof_writer_finish(struct sp_pprof_writer *w, struct sp_err *err)
+{
+	struct sp_profile *p = w->p;
+	struct finish fs = { .out = SP_BUF_INIT, .m = SP_BUF_INIT, .m2 = SP_BUF_INIT, .evbuf = SP_BUF_INIT,
+			     .col_samples = -1, .col_period = -1 };
+	sp_buf_reset(&w->strtab);
+	put_bytes(&w->strtab, P_STRING, "", 0); /* string 0 is "" */
+	w->nstrings = 1;
+	fs.nv = sp_profile_nvalues(p);
+	if (fs.nv < w->nvals)
+		fs.nv = w->nvals;
+	if (fs.nv < 1)
+		fs.nv = 1;
+	if (fs.nv > SP_MAX_VALUES)
+		fs.nv = SP_MAX_VALUES;
+	uint32_t nframes = sp_frame_count(p);
+	fs.loc_of = sp_xcalloc(nframes ? nframes : 1, sizeof *fs.loc_of);
+
+	write_sample_types(w, &fs);
+	write_samples(w, &fs);
+	write_locations(w, &fs, main_module(w, &fs));
+	write_trailer(w, &fs);
+	sp_buf_add(&fs.out, w->strtab.p, w->strtab.len);
+
+	int rc = write_gzip(w->out, &fs.out, err);
+	free(fs.loc_of);
+	free(fs.loc_frames);
+	free(fs.frames);
+	sp_buf_release(&fs.out);
+	sp_buf_release(&fs.m);
+	sp_buf_release(&fs.m2);
+	sp_buf_release(&fs.evbuf);
 	return rc;
 }
 
@@ -826,25 +867,494 @@ static void pprof_read_release(struct pprof_read *pr)
 
 #define MAX_PPROF (1ull << 32)
 
+/* The whole input in memory: a Profile's parts come in any order
+ * (strings last in Go's output). */
+static int read_all(struct sp_input *in, struct sp_buf *data, struct sp_err *err)
+{
+	for (;;) {
+		sp_buf_grow(data, 1 << 16);
+		size_t got = sp_input_read(in, data->p + data->len, data->cap - data->len);
+		data->len += got;
+		if (!got)
+			break;
+		if (data->len > MAX_PPROF)
+			return sp_err_set(err, "%s: larger than 4 GiB uncompressed: not a profile this reader takes",
+					  sp_input_name(in));
+	}
+	return sp_input_failed(in, err) ? -1 : 0;
+}
+
+/* The Profile's fields, found by the first pass: repeated messages are
+ * kept as cursors and read once the string table is known. */
+struct parts {
+	struct field *samples, *locs, *mappings, *funcs;
+	size_t ns, cs, nlo, clo, nm, cm, nf, cf;
+	struct pb types[SP_MAX_VALUES * 8];
+	size_t ntypes;
+	struct pb period_type;
+	uint64_t default_type;
+	const unsigned char *default_at;
+	uint64_t *comments; /* string indexes */
+	size_t ncom, ccom;
+};
+
+static void parts_release(struct parts *pa)
+{
+	free(pa->samples);
+	free(pa->locs);
+	free(pa->mappings);
+	free(pa->funcs);
+	free(pa->comments);
+}
+
+/* Pass 1: the string table, and the fields of each kind, their wire
+ * types checked. */
+static int read_parts(struct pprof_read *pr, struct pb top, struct parts *pa)
+{
+	struct rd *r = &pr->r;
+	struct field f;
+	int k;
+	while ((k = next_field(r, &top, &f, "Profile")) > 0) {
+		struct field **arr = NULL;
+		size_t *n = NULL, *c = NULL;
+		switch (f.num) {
+		case P_SAMPLE_TYPE:
+			if (want_wt(r, &f, WT_LEN, "Profile") < 0)
+				return -1;
+			if (pa->ntypes == sizeof pa->types / sizeof pa->types[0])
+				return bad(r, f.at, "more than %zu sample types", pa->ntypes);
+			pa->types[pa->ntypes++] = f.sub;
+			break;
+		case P_SAMPLE: arr = &pa->samples; n = &pa->ns; c = &pa->cs; break;
+		case P_MAPPING: arr = &pa->mappings; n = &pa->nm; c = &pa->cm; break;
+		case P_LOCATION: arr = &pa->locs; n = &pa->nlo; c = &pa->clo; break;
+		case P_FUNCTION: arr = &pa->funcs; n = &pa->nf; c = &pa->cf; break;
+		case P_STRING:
+			if (want_wt(r, &f, WT_LEN, "Profile") < 0)
+				return -1;
+			if (pr->nstr == pr->capstr) {
+				pr->capstr = pr->capstr ? pr->capstr * 2 : 1024;
+				pr->str = sp_xrealloc(pr->str, pr->capstr * sizeof *pr->str);
+				pr->strn = sp_xrealloc(pr->strn, pr->capstr * sizeof *pr->strn);
+			}
+			if (!pr->nstr && f.sub.p != f.sub.end)
+				return bad(r, f.at, "the first string of the table must be empty");
+			pr->str[pr->nstr] = f.sub.p;
+			pr->strn[pr->nstr++] = (uint32_t)(f.sub.end - f.sub.p);
+			break;
+		case P_PERIOD_TYPE:
+			if (want_wt(r, &f, WT_LEN, "Profile") < 0)
+				return -1;
+			pa->period_type = f.sub;
+			break;
+		case P_DROP: case P_KEEP: case P_TIME: case P_DURATION: case P_PERIOD: case P_DEFAULT_TYPE:
+			/* checked; of these only default_sample_type is used */
+			if (want_wt(r, &f, WT_VARINT, "Profile") < 0)
+				return -1;
+			if (f.num == P_DEFAULT_TYPE) { pa->default_type = f.v; pa->default_at = f.at; }
+			break;
+		case P_COMMENT:
+			if (get_nums(r, &f, &pa->comments, &pa->ncom, &pa->ccom, "Profile comment") < 0)
+				return -1;
+			break;
+		}
+		if (arr) {
+			if (want_wt(r, &f, WT_LEN, "Profile") < 0)
+				return -1;
+			if (*n == *c) {
+				*c = *c ? *c * 2 : 256;
+				*arr = sp_xrealloc(*arr, *c * sizeof **arr);
+			}
+			(*arr)[(*n)++] = f;
+		}
+	}
+	return k < 0 ? -1 : 0;
+}
+
+/* The profile's value columns, named and given units the first time;
+ * an input after the first must have the same ones. */
+static int declare_values(struct pprof_read *pr, const struct vtype *vt, const size_t *cols, int ncols,
+			  const char *const *cname)
+{
+	struct sp_profile *p = pr->p;
+	const char *vnames[SP_MAX_VALUES];
+	for (int i = 0; i < ncols; i++)
+		vnames[i] = cname[cols[i]];
+	int pn = sp_profile_nvalues(p);
+	if (!pn) {
+		sp_profile_set_values(p, ncols, vnames);
+		/* The sample types' units, as our commands show them: time
+		 * in ns, bytes; a count is named by its type ("samples",
+		 * "alloc_objects"); other units ("microseconds") as they are. */
+		for (int i = 0; i < ncols; i++) {
+			uint32_t u = pstr(pr, vt[cols[i]].unit);
+			const char *us = sp_str(p, u);
+			if (!strcmp(us, "nanoseconds"))
+				sp_profile_set_unit(p, i, "ns");
+			else if (strcmp(us, "count"))
+				sp_profile_set_unit(p, i, us);
+		}
+		return 0;
+	}
+	int same = pn == ncols;
+	for (int i = 0; same && i < ncols; i++)
+		same = !strcmp(sp_profile_value_name(p, i), vnames[i]);
+	if (!same)
+		return sp_err_set(pr->r.err, "%s: its values (%s%s) differ from the inputs' before it (%s%s)", pr->r.name,
+				  vnames[0], ncols > 1 ? ", ..." : "", sp_profile_value_name(p, 0), pn > 1 ? ", ..." : "");
+	return 0;
+}
+
+/* Sample types and the columns read: cols[] are the indexes, in a
+ * sample's values, of the profile's value columns. */
+static int read_columns(struct pprof_read *pr, const struct parts *pa, const struct sp_read_opts *o, size_t *cols,
+			int *ncols)
+{
+	struct sp_profile *p = pr->p;
+	struct rd *r = &pr->r;
+	size_t ntypes = pa->ntypes;
+	struct vtype vt[SP_MAX_VALUES * 8], pt = { 0, 0 };
+	for (size_t i = 0; i < ntypes; i++)
+		if (read_vtype(pr, pa->types[i], &vt[i]) < 0)
+			return -1;
+	if (pa->period_type.p && read_vtype(pr, pa->period_type, &pt) < 0)
+		return -1;
+	if (!ntypes)
+		return sp_err_off(r->err, r->name, 0, "no sample types: not a pprof profile");
+	size_t def = ntypes - 1;
+	if (pa->default_type) {
+		uint32_t dt = 0;
+		if (str_ref(pr, pa->default_at, pa->default_type, "default_sample_type", &dt) < 0)
+			return -1;
+		for (size_t i = 0; i < ntypes; i++)
+			if (vt[i].type == dt)
+				def = i;
+	}
+	/* Column names: samples/count -> "samples"; the period type (or
+	 * cpu/nanoseconds) -> "period"; others by their type. */
+	const char *cname[SP_MAX_VALUES * 8];
+	int have_period = 0;
+	for (size_t i = 0; i < ntypes; i++) {
+		if (streq(pr, vt[i].type, "samples") && streq(pr, vt[i].unit, "count"))
+			cname[i] = "samples";
+		else if (!have_period && ((pt.type && vt[i].type == pt.type && vt[i].unit == pt.unit) ||
+					  (streq(pr, vt[i].type, "cpu") && streq(pr, vt[i].unit, "nanoseconds")))) {
+			cname[i] = "period";
+			have_period = 1;
+		} else {
+			cname[i] = sp_str(p, pstr(pr, vt[i].type));
+		}
+	}
+	*ncols = 0;
+	if (o && o->value) {
+		char *end;
+		unsigned long ix = strtoul(o->value, &end, 10);
+		size_t pick = ntypes;
+		if (*o->value && !*end && ix < ntypes)
+			pick = ix;
+		for (size_t i = 0; i < ntypes && pick == ntypes; i++)
+			if (!strcmp(cname[i], o->value) || streq(pr, vt[i].type, o->value))
+				pick = i;
+		if (pick == ntypes) {
+			struct sp_buf have = SP_BUF_INIT;
+			for (size_t i = 0; i < ntypes; i++)
+				sp_buf_addf(&have, "%s%zu=%s/%s", i ? ", " : "", i, sp_str(p, pstr(pr, vt[i].type)),
+					    sp_str(p, pstr(pr, vt[i].unit)));
+			sp_err_set(r->err, "%s: no sample type '%s' (the profile has %s)", r->name, o->value,
+				   sp_buf_cstr(&have));
+			sp_buf_release(&have);
+			return -1;
+		}
+		cols[(*ncols)++] = pick;
+	} else {
+		if (ntypes > SP_MAX_VALUES)
+			return sp_err_set(r->err, "%s: %zu sample types, more than %d: pick one with --value", r->name,
+					  ntypes, SP_MAX_VALUES);
+		if (strcmp(cname[def], "period"))
+			cols[(*ncols)++] = def;
+		for (size_t i = 0; i < ntypes; i++)
+			if (i != def || !strcmp(cname[def], "period"))
+				cols[(*ncols)++] = i;
+	}
+	return declare_values(pr, vt, cols, *ncols, cname);
+}
+
+/* Comments "key=value" are metadata (the writer puts them there). */
+static int read_comments(struct pprof_read *pr, const struct parts *pa)
+{
+	for (size_t i = 0; i < pa->ncom; i++) {
+		uint32_t ci = 0;
+		if (str_ref(pr, pr->r.base, pa->comments[i], "a comment", &ci) < 0)
+			return -1;
+		const char *s = (const char *)pr->str[ci];
+		const char *eq = memchr(s, '=', pr->strn[ci]);
+		char *key = sp_xstrndup(s, eq ? (size_t)(eq - s) : strlen("comment"));
+		if (!eq)
+			memcpy(key, "comment", 7);
+		char *val = eq ? sp_xstrndup(eq + 1, pr->strn[ci] - (size_t)(eq + 1 - s)) : sp_xstrndup(s, pr->strn[ci]);
+		sp_meta_add(pr->p, key, val);
+		free(key);
+		free(val);
+	}
+	return 0;
+}
+
+/* Functions (name, file) and mappings (file), by id. */
+static int read_functions(struct pprof_read *pr, const struct parts *pa)
+{
+	struct rd *r = &pr->r;
+	struct field f;
+	int k;
+	for (size_t i = 0; i < pa->nf; i++) {
+		struct pb b = pa->funcs[i].sub;
+		uint64_t id = 0;
+		uint32_t name = 0, file = 0;
+		while ((k = next_field(r, &b, &f, "Function")) > 0) {
+			if (f.num < F_ID || f.num > 5)
+				continue;
+			if (want_wt(r, &f, WT_VARINT, "Function") < 0)
+				return -1;
+			if (f.num == F_ID)
+				id = f.v;
+			else if (f.num == F_NAME && str_ref(pr, f.at, f.v, "Function name", &name) < 0)
+				return -1;
+			else if (f.num == F_FILE && str_ref(pr, f.at, f.v, "Function filename", &file) < 0)
+				return -1;
+			else if (f.num == F_SYSTEM_NAME && str_ref(pr, f.at, f.v, "Function system_name", &(uint32_t){ 0 }) < 0)
+				return -1;
+		}
+		if (k < 0 || map_id(pr, &pr->fn_ix, pa->funcs[i].at, id, pr->nfn, "function") < 0)
+			return -1;
+		if (pr->nfn == pr->capfn) {
+			pr->capfn = pr->capfn ? pr->capfn * 2 : 256;
+			pr->fns = sp_xrealloc(pr->fns, pr->capfn * sizeof *pr->fns);
+		}
+		pr->fns[pr->nfn][0] = name;
+		pr->fns[pr->nfn++][1] = file;
+	}
+	for (size_t i = 0; i < pa->nm; i++) {
+		struct pb b = pa->mappings[i].sub;
+		uint64_t id = 0;
+		uint32_t file = 0;
+		while ((k = next_field(r, &b, &f, "Mapping")) > 0) {
+			if (f.num > 10)
+				continue;
+			if (want_wt(r, &f, WT_VARINT, "Mapping") < 0)
+				return -1;
+			if (f.num == M_ID)
+				id = f.v;
+			else if (f.num == M_FILE && str_ref(pr, f.at, f.v, "Mapping filename", &file) < 0)
+				return -1;
+			else if (f.num == M_BUILD_ID && str_ref(pr, f.at, f.v, "Mapping build_id", &(uint32_t){ 0 }) < 0)
+				return -1;
+		}
+		if (k < 0 || map_id(pr, &pr->map_ix, pa->mappings[i].at, id, pr->nmaps, "mapping") < 0)
+			return -1;
+		if (pr->nmaps == pr->capmaps) {
+			pr->capmaps = pr->capmaps ? pr->capmaps * 2 : 64;
+			pr->maps = sp_xrealloc(pr->maps, pr->capmaps * sizeof *pr->maps);
+		}
+		pr->maps[pr->nmaps++] = file;
+	}
+	return 0;
+}
+
+/* The label keys samples are read with: thread, tid, pid and tag are
+ * kept; up to 8 others are named in a warning. */
+struct label_keys {
+	uint32_t thread, tid, pid, tag; /* string indexes, 0 = absent */
+	uint32_t other[8];
+	size_t nother, more_other;
+};
+
+/* One sample's fields. nums and vals are reused from sample to sample,
+ * so reading one allocates nothing once they have grown. */
+struct sample_in {
+	uint64_t *nums; /* location ids, leaf first */
+	size_t nnums, cnums;
+	uint64_t *vals;
+	size_t nvals, cvals;
+	uint32_t tname, tag; /* string indexes */
+	int64_t tid, pid;
+	int has_thread;
+};
+
+/* A sample's label: one of the kept keys into s, another key noted. */
+static int read_label(struct pprof_read *pr, const struct field *f, struct label_keys *lk, struct sample_in *s)
+{
+	struct rd *r = &pr->r;
+	if (want_wt(r, f, WT_LEN, "Sample") < 0)
+		return -1;
+	struct pb lb = f->sub;
+	struct field g;
+	uint32_t key = 0, str = 0;
+	uint64_t num = 0;
+	int kk, has_num = 0;
+	while ((kk = next_field(r, &lb, &g, "Label")) > 0) {
+		if (g.num < L_KEY || g.num > L_UNIT)
+			continue;
+		if (want_wt(r, &g, WT_VARINT, "Label") < 0)
+			return -1;
+		uint32_t dummy;
+		if (g.num == L_KEY && str_ref(pr, g.at, g.v, "Label key", &key) < 0)
+			return -1;
+		if (g.num == L_STR && str_ref(pr, g.at, g.v, "Label str", &str) < 0)
+			return -1;
+		if (g.num == L_UNIT && str_ref(pr, g.at, g.v, "Label num_unit", &dummy) < 0)
+			return -1;
+		if (g.num == L_NUM) {
+			num = g.v;
+			has_num = 1;
+		}
+	}
+	if (kk != 0)
+		return -1;
+	if (key && key == lk->thread && str) {
+		s->tname = str;
+		s->has_thread = 1;
+	} else if (key && key == lk->tid && has_num) {
+		s->tid = (int64_t)num;
+		s->has_thread = 1;
+	} else if (key && key == lk->pid && has_num) {
+		s->pid = (int64_t)num;
+		s->has_thread = 1;
+	} else if (key && key == lk->tag && str) {
+		s->tag = str;
+	} else {
+		size_t q = 0;
+		while (q < lk->nother && lk->other[q] != key)
+			q++;
+		if (q == lk->nother && lk->nother < 8)
+			lk->other[lk->nother++] = key;
+		else if (q == lk->nother)
+			lk->more_other++;
+	}
+	return 0;
+}
+
+/* A sample's location ids, values and labels into s. */
+static int read_sample_fields(struct pprof_read *pr, struct pb b, struct label_keys *lk, struct sample_in *s)
+{
+	struct rd *r = &pr->r;
+	struct field f;
+	int k;
+	s->nnums = s->nvals = 0;
+	s->tname = s->tag = 0;
+	s->tid = s->pid = -1;
+	s->has_thread = 0;
+	while ((k = next_field(r, &b, &f, "Sample")) > 0) {
+		if (f.num == S_LOCATION) {
+			if (get_nums(r, &f, &s->nums, &s->nnums, &s->cnums, "Sample location_id") < 0)
+				return -1;
+		} else if (f.num == S_VALUE) {
+			if (get_nums(r, &f, &s->vals, &s->nvals, &s->cvals, "Sample value") < 0)
+				return -1;
+		} else if (f.num == S_LABEL) {
+			if (read_label(pr, &f, lk, s) < 0)
+				return -1;
+		}
+	}
+	return k < 0 ? -1 : 0;
+}
+
+/* The stack of a sample's locations (leaf first), as a node. A tag
+ * label makes its root frame synthetic: the tag's root frame (pmerge
+ * --tag's) is turned into one, a tag from elsewhere gets one added. */
+static int sample_stack(struct pprof_read *pr, const struct sample_in *s, const unsigned char *at, uint32_t *out)
+{
+	struct sp_profile *p = pr->p;
+	uint32_t node = 0;
+	int first = 1;
+	for (size_t j = s->nnums; j-- > 0;) {
+		uint32_t li;
+		if (lookup(pr, &pr->loc_ix, at, s->nums[j], "location", &li) < 0)
+			return -1;
+		const struct loc *L = &pr->locs[li];
+		for (uint32_t q = 0; q < L->n; q++) {
+			uint32_t fr = pr->lframes[L->first + q];
+			if (first && s->tag) {
+				uint32_t tagname = pstr(pr, s->tag);
+				if (sp_frame_get(p, fr)->name != tagname)
+					node = sp_node_intern(p, 0, sp_frame_named(p, sp_str(p, tagname),
+										   sp_str_len(p, tagname), SP_KIND_SYNTHETIC));
+				else
+					fr = sp_frame_named(p, sp_str(p, tagname), sp_str_len(p, tagname),
+							    SP_KIND_SYNTHETIC);
+			}
+			first = 0;
+			node = sp_node_intern(p, node, fr);
+		}
+	}
+	*out = node;
+	return 0;
+}
+
+/* Labels the data model has no place for (Go's pprof.Do labels): said
+ * once, not dropped silently. */
+static void warn_labels(struct pprof_read *pr, const struct label_keys *lk, struct sp_read_opts *o)
+{
+	struct sp_buf b = SP_BUF_INIT;
+	for (size_t q = 0; q < lk->nother; q++) {
+		sp_buf_adds(&b, q ? ", " : "");
+		sp_buf_add(&b, pr->str[lk->other[q]], pr->strn[lk->other[q]]);
+	}
+	struct sp_err w;
+	sp_err_set(&w, "%s: pprof labels not kept (only thread, tid, pid and tag are): %s%s", pr->r.name,
+		   sp_buf_cstr(&b), lk->more_other ? ", ..." : "");
+	o->warn(o->warn_ctx, &w);
+	sp_buf_release(&b);
+}
+
+/* The samples, each to the sink with the columns cols[] as its values. */
+static int read_samples(struct pprof_read *pr, const struct parts *pa, const size_t *cols, int ncols,
+			struct sp_sink *sink, struct sp_read_opts *o)
+{
+	struct sp_profile *p = pr->p;
+	struct label_keys lk;
+	memset(&lk, 0, sizeof lk);
+	for (uint32_t i = 1; i < pr->nstr; i++) {
+		if (streq(pr, i, "thread")) lk.thread = i;
+		else if (streq(pr, i, "tid")) lk.tid = i;
+		else if (streq(pr, i, "pid")) lk.pid = i;
+		else if (streq(pr, i, "tag")) lk.tag = i;
+	}
+	struct sample_in s;
+	memset(&s, 0, sizeof s);
+	int rc = -1;
+	for (size_t i = 0; i < pa->ns; i++) {
+		const unsigned char *at = pa->samples[i].at;
+		if (read_sample_fields(pr, pa->samples[i].sub, &lk, &s) < 0)
+			goto out;
+		if (s.nvals != pa->ntypes) {
+			bad(&pr->r, at, "sample has %zu values, the profile %zu sample types", s.nvals, pa->ntypes);
+			goto out;
+		}
+		struct sp_sample smp;
+		memset(&smp, 0, sizeof smp);
+		smp.time = SP_NO_TIME;
+		for (int j = 0; j < ncols; j++)
+			smp.values[j] = (double)(int64_t)s.vals[cols[j]];
+		if (sample_stack(pr, &s, at, &smp.stack) < 0)
+			goto out;
+		if (s.has_thread)
+			smp.thread = sp_thread_intern(p, s.pid, s.tid, pstr(pr, s.tname));
+		if (sink->sample && sink->sample(sink, p, &smp, pr->r.err) < 0)
+			goto out;
+	}
+	if (lk.nother && o && o->warn)
+		warn_labels(pr, &lk, o);
+	rc = 0;
+out:
+	free(s.nums);
+	free(s.vals);
+	return rc;
+}
+
 int sp_pprof_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sink, struct sp_read_opts *o,
 		  struct sp_err *err)
 {
-	/* The whole message: its parts come in any order (strings last in
-	 * Go's output), so it is read into memory first. */
 	struct sp_buf data = SP_BUF_INIT;
-	for (;;) {
-		sp_buf_grow(&data, 1 << 16);
-		size_t got = sp_input_read(in, data.p + data.len, data.cap - data.len);
-		data.len += got;
-		if (!got)
-			break;
-		if (data.len > MAX_PPROF) {
-			sp_buf_release(&data);
-			return sp_err_set(err, "%s: larger than 4 GiB uncompressed: not a profile this reader takes",
-					  sp_input_name(in));
-		}
-	}
-	if (sp_input_failed(in, err)) {
+	if (read_all(in, &data, err) < 0) {
 		sp_buf_release(&data);
 		return -1;
 	}
@@ -857,412 +1367,36 @@ int sp_pprof_read(struct sp_input *in, struct sp_profile *p, struct sp_sink *sin
 	sp_u64map_init(&pr.fn_ix);
 	sp_u64map_init(&pr.map_ix);
 	sp_u64map_init(&pr.loc_ix);
-	struct rd *r = &pr.r;
 	const unsigned char *base = pr.r.base;
-	struct pb top = { base, base, base + data.len };
-	struct field f;
-	int k, rc = -1;
-	/* Pass 1: strings, and the fields of each kind, checked. */
-	struct field *samples = NULL, *locs = NULL, *mappings = NULL, *funcs = NULL;
-	size_t ns = 0, cs = 0, nlo = 0, clo = 0, nm = 0, cm = 0, nf = 0, cf = 0;
-	struct pb types[SP_MAX_VALUES * 8];
-	size_t ntypes = 0;
-	struct pb period_type = { base, NULL, NULL };
-	uint64_t default_type = 0, time_nanos = 0, duration = 0, period = 0;
-	uint64_t *comments = NULL;
-	size_t ncom = 0, ccom = 0;
-	const unsigned char *default_at = NULL;
-	uint64_t *nums = NULL; /* one sample's location ids, reused */
-	size_t nnums = 0, cnums = 0;
-	uint64_t *vals = NULL; /* one sample's values, reused */
-	size_t nvals = 0, cvals = 0;
-	while ((k = next_field(r, &top, &f, "Profile")) > 0) {
-		struct field **arr = NULL;
-		size_t *n = NULL, *c = NULL;
-		switch (f.num) {
-		case P_SAMPLE_TYPE:
-			if (want_wt(r, &f, WT_LEN, "Profile") < 0)
-				goto out;
-			if (ntypes == sizeof types / sizeof types[0]) {
-				bad(r, f.at, "more than %zu sample types", ntypes);
-				goto out;
-			}
-			types[ntypes++] = f.sub;
-			break;
-		case P_SAMPLE: arr = &samples; n = &ns; c = &cs; break;
-		case P_MAPPING: arr = &mappings; n = &nm; c = &cm; break;
-		case P_LOCATION: arr = &locs; n = &nlo; c = &clo; break;
-		case P_FUNCTION: arr = &funcs; n = &nf; c = &cf; break;
-		case P_STRING:
-			if (want_wt(r, &f, WT_LEN, "Profile") < 0)
-				goto out;
-			if (pr.nstr == pr.capstr) {
-				pr.capstr = pr.capstr ? pr.capstr * 2 : 1024;
-				pr.str = sp_xrealloc(pr.str, pr.capstr * sizeof *pr.str);
-				pr.strn = sp_xrealloc(pr.strn, pr.capstr * sizeof *pr.strn);
-			}
-			if (!pr.nstr && f.sub.p != f.sub.end) {
-				bad(r, f.at, "the first string of the table must be empty");
-				goto out;
-			}
-			pr.str[pr.nstr] = f.sub.p;
-			pr.strn[pr.nstr++] = (uint32_t)(f.sub.end - f.sub.p);
-			break;
-		case P_PERIOD_TYPE:
-			if (want_wt(r, &f, WT_LEN, "Profile") < 0)
-				goto out;
-			period_type = f.sub;
-			break;
-		case P_DROP: case P_KEEP: case P_TIME: case P_DURATION: case P_PERIOD: case P_DEFAULT_TYPE:
-			if (want_wt(r, &f, WT_VARINT, "Profile") < 0)
-				goto out;
-			if (f.num == P_TIME) time_nanos = f.v;
-			if (f.num == P_DURATION) duration = f.v;
-			if (f.num == P_PERIOD) period = f.v;
-			if (f.num == P_DEFAULT_TYPE) { default_type = f.v; default_at = f.at; }
-			break;
-		case P_COMMENT:
-			if (get_nums(r, &f, &comments, &ncom, &ccom, "Profile comment") < 0)
-				goto out;
-			break;
-		}
-		if (arr) {
-			if (want_wt(r, &f, WT_LEN, "Profile") < 0)
-				goto out;
-			if (*n == *c) {
-				*c = *c ? *c * 2 : 256;
-				*arr = sp_xrealloc(*arr, *c * sizeof **arr);
-			}
-			(*arr)[(*n)++] = f;
-		}
-	}
-	if (k < 0)
+	struct parts pa;
+	memset(&pa, 0, sizeof pa);
+	pa.period_type = (struct pb){ base, NULL, NULL };
+	size_t cols[SP_MAX_VALUES];
+	int ncols = 0, rc = -1;
+
+	if (read_parts(&pr, (struct pb){ base, base, base + data.len }, &pa) < 0)
 		goto out;
 	if (!pr.nstr) {
-		sp_err_off(err, r->name, data.len, "no string table: not a pprof profile");
+		sp_err_off(err, pr.r.name, data.len, "no string table: not a pprof profile");
 		goto out;
 	}
 	pr.str_id = sp_xcalloc(pr.nstr, sizeof *pr.str_id);
-	(void)time_nanos;
-	(void)duration;
-	(void)period;
-
-	/* Sample types and the columns read. */
-	struct vtype vt[SP_MAX_VALUES * 8], pt = { 0, 0 };
-	for (size_t i = 0; i < ntypes; i++)
-		if (read_vtype(&pr, types[i], &vt[i]) < 0)
-			goto out;
-	if (period_type.p && read_vtype(&pr, period_type, &pt) < 0)
+	if (read_columns(&pr, &pa, o, cols, &ncols) < 0 || read_comments(&pr, &pa) < 0)
 		goto out;
-	if (!ntypes) {
-		sp_err_off(err, r->name, 0, "no sample types: not a pprof profile");
+	if (pa.ncom && sink->meta && sink->meta(sink, p, err) < 0)
 		goto out;
-	}
-	size_t def = ntypes - 1;
-	if (default_type) {
-		uint32_t dt = 0;
-		if (str_ref(&pr, default_at, default_type, "default_sample_type", &dt) < 0)
-			goto out;
-		for (size_t i = 0; i < ntypes; i++)
-			if (vt[i].type == dt)
-				def = i;
-	}
-	/* Column names: samples/count -> "samples"; the period type (or
-	 * cpu/nanoseconds) -> "period"; others by their type. */
-	const char *cname[SP_MAX_VALUES * 8];
-	int have_period = 0;
-	for (size_t i = 0; i < ntypes; i++) {
-		if (streq(&pr, vt[i].type, "samples") && streq(&pr, vt[i].unit, "count"))
-			cname[i] = "samples";
-		else if (!have_period && ((pt.type && vt[i].type == pt.type && vt[i].unit == pt.unit) ||
-					  (streq(&pr, vt[i].type, "cpu") && streq(&pr, vt[i].unit, "nanoseconds")))) {
-			cname[i] = "period";
-			have_period = 1;
-		} else {
-			cname[i] = sp_str(p, pstr(&pr, vt[i].type));
-		}
-	}
-	size_t cols[SP_MAX_VALUES];
-	int ncols = 0;
-	if (o && o->value) {
-		char *end;
-		unsigned long ix = strtoul(o->value, &end, 10);
-		size_t pick = ntypes;
-		if (*o->value && !*end && ix < ntypes)
-			pick = ix;
-		for (size_t i = 0; i < ntypes && pick == ntypes; i++)
-			if (!strcmp(cname[i], o->value) || streq(&pr, vt[i].type, o->value))
-				pick = i;
-		if (pick == ntypes) {
-			struct sp_buf have = SP_BUF_INIT;
-			for (size_t i = 0; i < ntypes; i++)
-				sp_buf_addf(&have, "%s%zu=%s/%s", i ? ", " : "", i, sp_str(p, pstr(&pr, vt[i].type)),
-					    sp_str(p, pstr(&pr, vt[i].unit)));
-			sp_err_set(err, "%s: no sample type '%s' (the profile has %s)", r->name, o->value,
-				   sp_buf_cstr(&have));
-			sp_buf_release(&have);
-			goto out;
-		}
-		cols[ncols++] = pick;
-	} else {
-		if (ntypes > SP_MAX_VALUES) {
-			sp_err_set(err, "%s: %zu sample types, more than %d: pick one with --value", r->name, ntypes,
-				   SP_MAX_VALUES);
-			goto out;
-		}
-		if (strcmp(cname[def], "period"))
-			cols[ncols++] = def;
-		for (size_t i = 0; i < ntypes; i++)
-			if (i != def || !strcmp(cname[def], "period"))
-				cols[ncols++] = i;
-	}
-	const char *vnames[SP_MAX_VALUES];
-	for (int i = 0; i < ncols; i++)
-		vnames[i] = cname[cols[i]];
-	int pn = sp_profile_nvalues(p);
-	if (!pn) {
-		sp_profile_set_values(p, ncols, vnames);
-		/* The sample types' units, as our commands show them: time
-		 * in ns, bytes; a count is named by its type ("samples",
-		 * "alloc_objects"); other units ("microseconds") as they are. */
-		for (int i = 0; i < ncols; i++) {
-			uint32_t u = pstr(&pr, vt[cols[i]].unit);
-			const char *us = sp_str(p, u);
-			if (!strcmp(us, "nanoseconds"))
-				sp_profile_set_unit(p, i, "ns");
-			else if (strcmp(us, "count"))
-				sp_profile_set_unit(p, i, us);
-		}
-	} else {
-		int same = pn == ncols;
-		for (int i = 0; same && i < ncols; i++)
-			same = !strcmp(sp_profile_value_name(p, i), vnames[i]);
-		if (!same) {
-			sp_err_set(err, "%s: its values (%s%s) differ from the inputs' before it (%s%s)", r->name,
-				   vnames[0], ncols > 1 ? ", ..." : "", sp_profile_value_name(p, 0), pn > 1 ? ", ..." : "");
-			goto out;
-		}
-	}
-
-	/* Comments "key=value" are metadata (the writer puts them there). */
-	for (size_t i = 0; i < ncom; i++) {
-		uint32_t ci = 0;
-		if (str_ref(&pr, base, comments[i], "a comment", &ci) < 0)
-			goto out;
-		const char *s = (const char *)pr.str[ci];
-		const char *eq = memchr(s, '=', pr.strn[ci]);
-		char *key = sp_xstrndup(s, eq ? (size_t)(eq - s) : strlen("comment"));
-		if (!eq)
-			memcpy(key, "comment", 7);
-		char *val = eq ? sp_xstrndup(eq + 1, pr.strn[ci] - (size_t)(eq + 1 - s)) : sp_xstrndup(s, pr.strn[ci]);
-		sp_meta_add(p, key, val);
-		free(key);
-		free(val);
-	}
-	if (ncom && sink->meta && sink->meta(sink, p, err) < 0)
+	if (read_functions(&pr, &pa) < 0)
 		goto out;
-
-	/* Functions and mappings, then locations. */
-	for (size_t i = 0; i < nf; i++) {
-		struct pb b = funcs[i].sub;
-		uint64_t id = 0;
-		uint32_t name = 0, file = 0;
-		while ((k = next_field(r, &b, &f, "Function")) > 0) {
-			if (f.num < F_ID || f.num > 5)
-				continue;
-			if (want_wt(r, &f, WT_VARINT, "Function") < 0)
-				goto out;
-			if (f.num == F_ID)
-				id = f.v;
-			else if (f.num == F_NAME && str_ref(&pr, f.at, f.v, "Function name", &name) < 0)
-				goto out;
-			else if (f.num == F_FILE && str_ref(&pr, f.at, f.v, "Function filename", &file) < 0)
-				goto out;
-			else if (f.num == F_SYSTEM_NAME && str_ref(&pr, f.at, f.v, "Function system_name", &(uint32_t){ 0 }) < 0)
-				goto out;
-		}
-		if (k < 0 || map_id(&pr, &pr.fn_ix, funcs[i].at, id, pr.nfn, "function") < 0)
+	for (size_t i = 0; i < pa.nlo; i++)
+		if (read_location(&pr, pa.locs[i].sub, pa.locs[i].at) < 0)
 			goto out;
-		if (pr.nfn == pr.capfn) {
-			pr.capfn = pr.capfn ? pr.capfn * 2 : 256;
-			pr.fns = sp_xrealloc(pr.fns, pr.capfn * sizeof *pr.fns);
-		}
-		pr.fns[pr.nfn][0] = name;
-		pr.fns[pr.nfn++][1] = file;
-	}
-	for (size_t i = 0; i < nm; i++) {
-		struct pb b = mappings[i].sub;
-		uint64_t id = 0;
-		uint32_t file = 0;
-		while ((k = next_field(r, &b, &f, "Mapping")) > 0) {
-			if (f.num > 10)
-				continue;
-			if (want_wt(r, &f, WT_VARINT, "Mapping") < 0)
-				goto out;
-			if (f.num == M_ID)
-				id = f.v;
-			else if (f.num == M_FILE && str_ref(&pr, f.at, f.v, "Mapping filename", &file) < 0)
-				goto out;
-			else if (f.num == M_BUILD_ID && str_ref(&pr, f.at, f.v, "Mapping build_id", &(uint32_t){ 0 }) < 0)
-				goto out;
-		}
-		if (k < 0 || map_id(&pr, &pr.map_ix, mappings[i].at, id, pr.nmaps, "mapping") < 0)
-			goto out;
-		if (pr.nmaps == pr.capmaps) {
-			pr.capmaps = pr.capmaps ? pr.capmaps * 2 : 64;
-			pr.maps = sp_xrealloc(pr.maps, pr.capmaps * sizeof *pr.maps);
-		}
-		pr.maps[pr.nmaps++] = file;
-	}
-	for (size_t i = 0; i < nlo; i++)
-		if (read_location(&pr, locs[i].sub, locs[i].at) < 0)
-			goto out;
-
-	/* Samples. */
-	uint32_t thread_key = 0, tid_key = 0, pid_key = 0, tag_key = 0;
-	uint32_t other[8]; /* label keys not kept, for the warning */
-	size_t nother = 0, more_other = 0;
-	for (uint32_t i = 1; i < pr.nstr; i++) {
-		if (streq(&pr, i, "thread")) thread_key = i;
-		else if (streq(&pr, i, "tid")) tid_key = i;
-		else if (streq(&pr, i, "pid")) pid_key = i;
-		else if (streq(&pr, i, "tag")) tag_key = i;
-	}
-	for (size_t i = 0; i < ns; i++) {
-		struct pb b = samples[i].sub;
-		nnums = 0;
-		nvals = 0;
-		uint32_t tname = 0, tag = 0;
-		int64_t tid = -1, pid = -1;
-		int has_thread = 0;
-		/* location ids into nums, values into vals */
-		while ((k = next_field(r, &b, &f, "Sample")) > 0) {
-			if (f.num == S_LOCATION) {
-				if (get_nums(r, &f, &nums, &nnums, &cnums, "Sample location_id") < 0)
-					break;
-			} else if (f.num == S_VALUE) {
-				if (get_nums(r, &f, &vals, &nvals, &cvals, "Sample value") < 0)
-					break;
-			} else if (f.num == S_LABEL) {
-				if (want_wt(r, &f, WT_LEN, "Sample") < 0) {
-					k = -1;
-					break;
-				}
-				struct pb lb = f.sub;
-				struct field g;
-				uint32_t key = 0, str = 0;
-				uint64_t num = 0;
-				int kk, has_num = 0;
-				while ((kk = next_field(r, &lb, &g, "Label")) > 0) {
-					if (g.num < L_KEY || g.num > L_UNIT)
-						continue;
-					if (want_wt(r, &g, WT_VARINT, "Label") < 0)
-						break;
-					uint32_t dummy;
-					if (g.num == L_KEY && str_ref(&pr, g.at, g.v, "Label key", &key) < 0)
-						break;
-					if (g.num == L_STR && str_ref(&pr, g.at, g.v, "Label str", &str) < 0)
-						break;
-					if (g.num == L_UNIT && str_ref(&pr, g.at, g.v, "Label num_unit", &dummy) < 0)
-						break;
-					if (g.num == L_NUM) {
-						num = g.v;
-						has_num = 1;
-					}
-				}
-				if (kk != 0) {
-					k = -1;
-					break;
-				}
-				if (key && key == thread_key && str) {
-					tname = str;
-					has_thread = 1;
-				} else if (key && key == tid_key && has_num) {
-					tid = (int64_t)num;
-					has_thread = 1;
-				} else if (key && key == pid_key && has_num) {
-					pid = (int64_t)num;
-					has_thread = 1;
-				} else if (key && key == tag_key && str) {
-					tag = str;
-				} else {
-					size_t q = 0;
-					while (q < nother && other[q] != key)
-						q++;
-					if (q == nother && nother < 8)
-						other[nother++] = key;
-					else if (q == nother)
-						more_other++;
-				}
-			}
-		}
-		if (k < 0)
-			goto out;
-		if (nvals != ntypes) {
-			bad(r, samples[i].at, "sample has %zu values, the profile %zu sample types", nvals, ntypes);
-			goto out;
-		}
-		struct sp_sample smp;
-		memset(&smp, 0, sizeof smp);
-		smp.time = SP_NO_TIME;
-		for (int j = 0; j < ncols; j++)
-			smp.values[j] = (double)(int64_t)vals[cols[j]];
-		/* the stack: locations are leaf first */
-		uint32_t node = 0;
-		int first = 1;
-		for (size_t j = nnums; j-- > 0;) {
-			uint32_t li;
-			if (lookup(&pr, &pr.loc_ix, samples[i].at, nums[j], "location", &li) < 0)
-				goto out;
-			const struct loc *L = &pr.locs[li];
-			for (uint32_t q = 0; q < L->n; q++) {
-				uint32_t fr = pr.lframes[L->first + q];
-				if (first && tag) {
-					/* the tag's root frame (ours), or a tag label
-					 * from elsewhere: a synthetic root frame */
-					uint32_t tagname = pstr(&pr, tag);
-					if (sp_frame_get(p, fr)->name != tagname)
-						node = sp_node_intern(p, 0, sp_frame_named(p, sp_str(p, tagname),
-											   sp_str_len(p, tagname), SP_KIND_SYNTHETIC));
-					else
-						fr = sp_frame_named(p, sp_str(p, tagname), sp_str_len(p, tagname),
-								    SP_KIND_SYNTHETIC);
-				}
-				first = 0;
-				node = sp_node_intern(p, node, fr);
-			}
-		}
-		smp.stack = node;
-		if (has_thread)
-			smp.thread = sp_thread_intern(p, pid, tid, pstr(&pr, tname));
-		if (sink->sample && sink->sample(sink, p, &smp, err) < 0)
-			goto out;
-	}
-	if (nother && o && o->warn) {
-		/* Labels the data model has no place for (Go's pprof.Do
-		 * labels): said once, not dropped silently. */
-		struct sp_buf b = SP_BUF_INIT;
-		for (size_t q = 0; q < nother; q++) {
-			sp_buf_adds(&b, q ? ", " : "");
-			sp_buf_add(&b, pr.str[other[q]], pr.strn[other[q]]);
-		}
-		struct sp_err w;
-		sp_err_set(&w, "%s: pprof labels not kept (only thread, tid, pid and tag are): %s%s", r->name,
-			   sp_buf_cstr(&b), more_other ? ", ..." : "");
-		o->warn(o->warn_ctx, &w);
-		sp_buf_release(&b);
-	}
+	if (read_samples(&pr, &pa, cols, ncols, sink, o) < 0)
+		goto out;
 	if (sink->end_input && sink->end_input(sink, p, err) < 0)
 		goto out;
 	rc = 0;
 out:
-	free(vals);
-	free(samples);
-	free(locs);
-	free(mappings);
-	free(funcs);
-	free(comments);
-	free(nums);
+	parts_release(&pa);
 	pprof_read_release(&pr);
 	sp_buf_release(&data);
 	return rc;

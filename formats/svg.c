@@ -912,405 +912,523 @@ static void label(struct sp_buf *b, const struct names *nm, uint32_t name, doubl
 	sp_buf_add(b, "..", 2);
 }
 
-int sp_svg_write(FILE *out, const struct sp_flame *f, const struct sp_svg_opts *o, struct sp_err *err)
-{
-	const struct sp_flame_node *nd = sp_flame_nodes(f);
-	size_t n = sp_flame_count(f);
-	int diff = sp_flame_is_diff(f);
-	/* A profile with Python frames: the python palette by default, and a
-	 * button that zooms to the first Python frame. */
-	int has_py = 0;
-	for (uint32_t i = 0; i < sp_flame_names(f) && !has_py; i++) {
-		size_t len;
-		const char *s = sp_flame_name(f, i, &len);
-		has_py = python_frame(s, len, sp_flame_name_kind(f, i));
-	}
-	struct sp_svg_opts opy;
-	if (has_py && !o->colors) {
-		opy = *o;
-		opy.colors = "python";
-		o = &opy;
-	}
+/* What sp_svg_write's phases share. */
+struct svgw {
+	FILE *out;
+	struct sp_buf b; /* the output, flushed when large */
+	struct sp_err *err;
+	const struct sp_flame *f;
+	const struct sp_svg_opts *o;
+	const struct sp_flame_node *nd;
+	size_t n;
+	int diff, has_py;
+	const char *unit;
 	struct layout L;
-	L.W = o->width;
-	L.fh = o->frame_height;
-	L.fs = o->fontsize;
-	L.xpad = 10;
-	L.ypad1 = o->fontsize * 3;
-	L.ypad2 = o->fontsize * 2 + 10;
-	L.ypad3 = o->subtitle && *o->subtitle ? o->fontsize * 2 : 0;
+	uint32_t maxdepth; /* of the overview */
+	double total, maxdelta;
+	struct sp_buf remmsg; /* a diff's line on what vanished */
+	struct names nm;
+	/* the name table, in preorder of first use */
+	size_t nnames;
+	uint32_t *ren;    /* flame name -> table index + 1 */
+	uint32_t *order;  /* table index -> flame name */
+	uint32_t *colour; /* by flame name */
+};
+
+/* The page's geometry; for a diff, the line saying what vanished. */
+static void plan_layout(struct svgw *s)
+{
+	const struct sp_svg_opts *o = s->o;
+	struct layout *L = &s->L;
+	L->W = o->width;
+	L->fh = o->frame_height;
+	L->fs = o->fontsize;
+	L->xpad = 10;
+	L->ypad1 = o->fontsize * 3;
+	L->ypad2 = o->fontsize * 2 + 10;
+	L->ypad3 = o->subtitle && *o->subtitle ? o->fontsize * 2 : 0;
 	/* Differential: say what vanished, on a line of its own. */
-	struct sp_buf remmsg = SP_BUF_INIT;
-	const char *unit = sp_flame_unit(f);
-	if (diff) {
+	if (s->diff) {
 		size_t nrem;
-		double rem = sp_flame_removed(f, &nrem);
+		double rem = sp_flame_removed(s->f, &nrem);
 		if (o->show_removed) {
-			sp_buf_adds(&remmsg, "Shape of the first profile: dashed frames are gone from the second");
+			sp_buf_adds(&s->remmsg, "Shape of the first profile: dashed frames are gone from the second");
 		} else if (nrem) {
-			sp_buf_addf(&remmsg, "%zu path%s of the first profile (", nrem, nrem == 1 ? "" : "s");
-			sp_buf_addvalue(&remmsg, rem * o->factor, o->countname ? o->countname : unit);
-			sp_buf_addf(&remmsg, ") %s gone from the second: psvg --show-removed draws them",
+			sp_buf_addf(&s->remmsg, "%zu path%s of the first profile (", nrem, nrem == 1 ? "" : "s");
+			sp_buf_addvalue(&s->remmsg, rem * o->factor, o->countname ? o->countname : s->unit);
+			sp_buf_addf(&s->remmsg, ") %s gone from the second: psvg --show-removed draws them",
 				    nrem == 1 ? "is" : "are");
 		}
 	}
-	L.yrem = remmsg.len ? o->fontsize * 1.5 : 0;
-	L.ypad3 += L.yrem;
-	L.inverted = o->inverted;
-	double total = n ? nd[0].w : 0;
-	L.ppu = total > 0 ? (L.W - 2 * L.xpad) / total : 0;
-	L.minpx = o->minwidth_pct ? o->minwidth / 100 * (L.W - 2 * L.xpad) : o->minwidth;
+	L->yrem = s->remmsg.len ? o->fontsize * 1.5 : 0;
+	L->ypad3 += L->yrem;
+	L->inverted = o->inverted;
+	s->total = s->n ? s->nd[0].w : 0;
+	L->ppu = s->total > 0 ? (L->W - 2 * L->xpad) / s->total : 0;
+	L->minpx = o->minwidth_pct ? o->minwidth / 100 * (L->W - 2 * L->xpad) : o->minwidth;
 
 	/* Which frames the overview draws, and how deep it goes: as deep as
 	 * its frames of a pixel or more, so that a rare deep stack of slivers
 	 * does not make the first view tall (zooming shows it), as flame.js. */
-	uint32_t maxdepth = 0;
-	for (size_t i = 0; i < n;) {
-		if (nd[i].w * L.ppu < L.minpx || nd[i].w <= 0) {
-			i = nd[i].end;
+	s->maxdepth = 0;
+	for (size_t i = 0; i < s->n;) {
+		const struct sp_flame_node *d = &s->nd[i];
+		if (d->w * L->ppu < L->minpx || d->w <= 0) {
+			i = d->end;
 			continue;
 		}
-		if (nd[i].w * L.ppu >= 1 && nd[i].depth > maxdepth)
-			maxdepth = nd[i].depth;
+		if (d->w * L->ppu >= 1 && d->depth > s->maxdepth)
+			s->maxdepth = d->depth;
 		i++;
 	}
-	L.H = (maxdepth + 1) * L.fh + L.ypad1 + L.ypad2 + L.ypad3;
+	L->H = (s->maxdepth + 1) * L->fh + L->ypad1 + L->ypad2 + L->ypad3;
+}
 
-	struct names nm;
-	clean_names(f, &nm);
-	/* The name table lists names in preorder of first use, so the file
-	 * does not depend on the order the input came in. */
-	size_t nall = sp_flame_names(f), nnames = 0;
-	uint32_t *ren = sp_xcalloc(nall + 1, sizeof *ren); /* flame name -> table index + 1 */
-	uint32_t *order = sp_xmalloc((nall + 1) * sizeof *order); /* table index -> flame name */
-	for (size_t i = 0; i < n; i++)
-		if (!ren[nd[i].name]) {
-			order[nnames] = nd[i].name;
-			ren[nd[i].name] = (uint32_t)++nnames;
+/* The name table lists names in preorder of first use, so the file does
+ * not depend on the order the input came in; each name's colour. */
+static void name_table(struct svgw *s)
+{
+	const struct sp_flame *f = s->f;
+	const struct sp_svg_opts *o = s->o;
+	size_t nall = sp_flame_names(f);
+	s->ren = sp_xcalloc(nall + 1, sizeof *s->ren);
+	s->order = sp_xmalloc((nall + 1) * sizeof *s->order);
+	s->nnames = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (!s->ren[s->nd[i].name]) {
+			s->order[s->nnames] = s->nd[i].name;
+			s->ren[s->nd[i].name] = (uint32_t)++s->nnames;
 		}
-	uint32_t *colour = sp_xmalloc((nall + 1) * sizeof *colour); /* by flame name */
+	s->colour = sp_xmalloc((nall + 1) * sizeof *s->colour);
 	struct sp_buf key = SP_BUF_INIT;
-	for (size_t t = 0; t < nnames; t++) {
-		uint32_t i = order[t];
+	for (size_t t = 0; t < s->nnames; t++) {
+		uint32_t i = s->order[t];
 		size_t len;
-		const char *s = sp_flame_name(f, i, &len);
+		const char *str = sp_flame_name(f, i, &len);
 		unsigned kind = sp_flame_name_kind(f, i);
 		/* Colours hash the name as folded text spells it, with its
 		 * _[k]-style annotation, as flamegraph.pl does. */
-		pal_key(&key, s, len, kind);
-		colour[i] = name_colour(o, key.p ? key.p : "", key.len, kind);
+		pal_key(&key, str, len, kind);
+		s->colour[i] = name_colour(o, key.p ? key.p : "", key.len, kind);
 		if (o->palette) {
 			long k = pal_find(o->palette, key.p ? key.p : "", key.len, 0, 0);
 			if (k >= 0)
-				colour[i] = o->palette->colour[k];
+				s->colour[i] = o->palette->colour[k];
 			else
-				pal_find(o->palette, key.p ? key.p : "", key.len, 1, colour[i]);
+				pal_find(o->palette, key.p ? key.p : "", key.len, 1, s->colour[i]);
 		}
 	}
 	sp_buf_release(&key);
-	double maxdelta = sp_flame_max_delta(f);
+}
 
-	struct sp_buf b = SP_BUF_INIT;
-	int rc = 0;
-	header(&b, o, L.W, L.H);
-	style(&b, o);
-	sp_buf_adds(&b, "<rect id=\"bg\" x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"url(#background)\"/>\n");
+/* The header, the title lines and the controls' texts. */
+static void write_heading(struct svgw *s)
+{
+	const struct sp_svg_opts *o = s->o;
+	const struct layout *L = &s->L;
+	struct sp_buf *b = &s->b;
+	header(b, o, L->W, L->H);
+	style(b, o);
+	sp_buf_adds(b, "<rect id=\"bg\" x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"url(#background)\"/>\n");
 	if (o->title_note && *o->title_note) {
 		struct sp_buf t = SP_BUF_INIT;
 		sp_buf_adds(&t, default_title(o));
 		sp_buf_adds(&t, ": ");
 		sp_buf_adds(&t, o->title_note);
 		sp_buf_cstr(&t);
-		text_el(&b, "title", NULL, L.W / 2, o->fontsize * 2, t.p);
+		text_el(b, "title", NULL, L->W / 2, o->fontsize * 2, t.p);
 		sp_buf_release(&t);
 	} else {
-		text_el(&b, "title", NULL, L.W / 2, o->fontsize * 2, default_title(o));
+		text_el(b, "title", NULL, L->W / 2, o->fontsize * 2, default_title(o));
 	}
 	int has_sub = o->subtitle && *o->subtitle;
 	if (has_sub)
-		text_el(&b, "subtitle", NULL, L.W / 2, o->fontsize * 4, o->subtitle);
-	text_el(&b, "details", NULL, L.xpad, L.H - L.ypad2 / 2, " ");
-	text_el(&b, "unzoom", "hide", L.xpad, o->fontsize * 2, "Reset Zoom");
-	text_el(&b, "search", NULL, L.W - L.xpad - 24, o->fontsize * 2, "Search");
-	text_el(&b, "ignorecase", NULL, L.W - L.xpad - 16, o->fontsize * 2, "ic");
-	if (has_py)
-		text_el(&b, "pyroot", NULL, L.xpad + o->fontsize * 8, o->fontsize * 2, "Python");
-	text_el(&b, "matched", NULL, L.W - L.xpad, L.H - L.ypad2 / 2, " ");
-	if (remmsg.len)
-		text_el(&b, "removed", NULL, L.W / 2, (has_sub ? o->fontsize * 4 : o->fontsize * 2) + L.yrem,
-			sp_buf_cstr(&remmsg));
+		text_el(b, "subtitle", NULL, L->W / 2, o->fontsize * 4, o->subtitle);
+	text_el(b, "details", NULL, L->xpad, L->H - L->ypad2 / 2, " ");
+	text_el(b, "unzoom", "hide", L->xpad, o->fontsize * 2, "Reset Zoom");
+	text_el(b, "search", NULL, L->W - L->xpad - 24, o->fontsize * 2, "Search");
+	text_el(b, "ignorecase", NULL, L->W - L->xpad - 16, o->fontsize * 2, "ic");
+	if (s->has_py)
+		text_el(b, "pyroot", NULL, L->xpad + o->fontsize * 8, o->fontsize * 2, "Python");
+	text_el(b, "matched", NULL, L->W - L->xpad, L->H - L->ypad2 / 2, " ");
+	if (s->remmsg.len)
+		text_el(b, "removed", NULL, L->W / 2, (has_sub ? o->fontsize * 4 : o->fontsize * 2) + L->yrem,
+			sp_buf_cstr(&s->remmsg));
+}
 
-	/* The overview, drawn without a script, as flame.js draws it: frames
-	 * at least SP_SVG_NARROW wide as rects; narrower ones on a grid of
-	 * rows and pixel columns, each cell taking the colour group (the first
-	 * nibble of each channel) of its first sliver, and runs of cells of a
-	 * group drawn as rectangles of one <path> per group. */
-	size_t cols = (size_t)ceil(L.W), rows = maxdepth + 1;
-	int16_t *grid = NULL;
-	int16_t gid[4096];
-	uint32_t gfill[4096];
-	size_t ngroups = 0;
-	memset(gid, 0xff, sizeof gid);
-	sp_buf_adds(&b, "<g id=\"frames\">\n");
-	for (size_t i = 0; i < n;) {
+/* The overview's narrow frames: a grid of rows and pixel columns whose
+ * cells hold a colour group, or -1. */
+struct narrow {
+	int16_t *grid;
+	size_t rows, cols;
+	int16_t gid[4096];    /* colour group (a nibble per channel) -> id */
+	uint32_t gfill[4096]; /* id -> fill: the group's first colour */
+	size_t ngroups;
+};
+
+/* A sliver of colour c from x, wpx pixels wide: the cells it covers that
+ * no sliver took yet take c's group. */
+static void narrow_mark(struct narrow *g, uint32_t depth, double x, double wpx, uint32_t c)
+{
+	if (!g->grid) {
+		g->grid = sp_xmalloc(g->rows * g->cols * sizeof *g->grid);
+		memset(g->grid, 0xff, g->rows * g->cols * sizeof *g->grid);
+	}
+	size_t cols = g->cols;
+	double f0 = floor(x), f1 = ceil(x + wpx) - 1;
+	size_t c0 = f0 < 0 ? 0 : f0 >= (double)cols ? cols - 1 : (size_t)f0;
+	size_t c1 = f1 < (double)c0 ? c0 : f1 >= (double)cols ? cols - 1 : (size_t)f1;
+	for (size_t cc = c0; cc <= c1; cc++) {
+		int16_t *cell = &g->grid[depth * cols + cc];
+		if (*cell >= 0)
+			continue;
+		unsigned bk = (c >> 12 & 0xf00) | (c >> 8 & 0xf0) | (c >> 4 & 0xf);
+		if (g->gid[bk] < 0) {
+			g->gfill[g->ngroups] = c;
+			g->gid[bk] = (int16_t)g->ngroups++;
+		}
+		*cell = g->gid[bk];
+	}
+}
+
+/* The grid's runs of cells of a group as rectangles, one <path> per
+ * group. */
+static void narrow_paths(struct svgw *s, const struct narrow *g)
+{
+	struct sp_buf *b = &s->b;
+	struct sp_buf *gd = sp_xcalloc(g->ngroups, sizeof *gd);
+	for (size_t r = 0; r < g->rows; r++) {
+		const int16_t *row = g->grid + r * g->cols;
+		double y = frame_y(&s->L, (uint32_t)r);
+		for (size_t col = 0; col < g->cols;) {
+			int16_t id = row[col];
+			if (id < 0) {
+				col++;
+				continue;
+			}
+			size_t from = col;
+			while (col < g->cols && row[col] == id)
+				col++;
+			struct sp_buf *pb = &gd[id];
+			sp_buf_addc(pb, 'M');
+			sp_buf_addu64(pb, from);
+			sp_buf_addc(pb, ' ');
+			put_coord(pb, y);
+			sp_buf_addc(pb, 'h');
+			sp_buf_addu64(pb, col - from);
+			sp_buf_addc(pb, 'v');
+			put_coord(pb, s->L.fh - 1);
+			sp_buf_add(pb, "h-", 2);
+			sp_buf_addu64(pb, col - from);
+			sp_buf_addc(pb, 'z');
+		}
+	}
+	for (size_t k = 0; k < g->ngroups; k++) {
+		sp_buf_adds(b, "<path class=\"narrow\" fill=\"");
+		put_hex_colour(b, g->gfill[k]);
+		sp_buf_adds(b, "\" d=\"");
+		sp_buf_add(b, gd[k].p, gd[k].len);
+		sp_buf_adds(b, "\"/>\n");
+		sp_buf_release(&gd[k]);
+	}
+	free(gd);
+}
+
+/* A frame of the overview as a rect and its label. */
+static void frame_rect(struct svgw *s, const struct sp_flame_node *d, double x, double y, double wpx, uint32_t c)
+{
+	struct sp_buf *b = &s->b;
+	sp_buf_adds(b, "<rect x=\"");
+	put_coord(b, x);
+	sp_buf_adds(b, "\" y=\"");
+	put_coord(b, y);
+	sp_buf_adds(b, "\" width=\"");
+	put_coord(b, wpx);
+	sp_buf_adds(b, "\" height=\"");
+	put_coord(b, s->L.fh - 1);
+	sp_buf_adds(b, "\" fill=\"");
+	put_hex_colour(b, c);
+	if (s->diff && s->o->show_removed && d->b == 0)
+		sp_buf_adds(b, "\" class=\"gone");
+	sp_buf_adds(b, "\"/>");
+	size_t before = b->len;
+	sp_buf_adds(b, "<text x=\"");
+	put_coord(b, x + 3);
+	sp_buf_adds(b, "\" y=\"");
+	put_coord(b, y + s->L.fh / 2 + 3.5);
+	sp_buf_adds(b, "\">");
+	size_t mark = b->len;
+	label(b, &s->nm, d->name, wpx, s->o);
+	if (b->len == mark)
+		b->len = before;
+	else
+		sp_buf_adds(b, "</text>");
+	sp_buf_addc(b, '\n');
+}
+
+/* The overview, drawn without a script, as flame.js draws it: frames at
+ * least SP_SVG_NARROW wide as rects; narrower ones on a grid of rows and
+ * pixel columns, each cell taking the colour group (the first nibble of
+ * each channel) of its first sliver, and runs of cells of a group drawn
+ * as rectangles of one <path> per group. */
+static int write_overview(struct svgw *s)
+{
+	const struct layout *L = &s->L;
+	const struct sp_flame_node *nd = s->nd;
+	struct narrow *g = sp_xcalloc(1, sizeof *g);
+	g->cols = (size_t)ceil(L->W);
+	g->rows = s->maxdepth + 1;
+	memset(g->gid, 0xff, sizeof g->gid);
+	int rc = 0;
+	sp_buf_adds(&s->b, "<g id=\"frames\">\n");
+	for (size_t i = 0; i < s->n;) {
 		const struct sp_flame_node *d = &nd[i];
-		double wpx = d->w * L.ppu;
-		if (wpx < L.minpx || d->w <= 0 || d->depth > maxdepth) {
+		double wpx = d->w * L->ppu;
+		if (wpx < L->minpx || d->w <= 0 || d->depth > s->maxdepth) {
 			i = d->end;
 			continue;
 		}
-		double x = L.xpad + d->x * L.ppu, y = frame_y(&L, d->depth);
-		uint32_t c = diff ? diff_colour(d->self_delta, maxdelta, o->negate) : colour[d->name];
-		if (wpx < SP_SVG_NARROW && i) {
-			if (!grid) {
-				grid = sp_xmalloc(rows * cols * sizeof *grid);
-				memset(grid, 0xff, rows * cols * sizeof *grid);
-			}
-			double f0 = floor(x), f1 = ceil(x + wpx) - 1;
-			size_t c0 = f0 < 0 ? 0 : f0 >= (double)cols ? cols - 1 : (size_t)f0;
-			size_t c1 = f1 < (double)c0 ? c0 : f1 >= (double)cols ? cols - 1 : (size_t)f1;
-			for (size_t cc = c0; cc <= c1; cc++) {
-				int16_t *cell = &grid[d->depth * cols + cc];
-				if (*cell >= 0)
-					continue;
-				unsigned bk = (c >> 12 & 0xf00) | (c >> 8 & 0xf0) | (c >> 4 & 0xf);
-				if (gid[bk] < 0) {
-					gfill[ngroups] = c;
-					gid[bk] = (int16_t)ngroups++;
-				}
-				*cell = gid[bk];
-			}
-			i++;
-			continue;
-		}
-		sp_buf_adds(&b, "<rect x=\"");
-		put_coord(&b, x);
-		sp_buf_adds(&b, "\" y=\"");
-		put_coord(&b, y);
-		sp_buf_adds(&b, "\" width=\"");
-		put_coord(&b, wpx);
-		sp_buf_adds(&b, "\" height=\"");
-		put_coord(&b, L.fh - 1);
-		sp_buf_adds(&b, "\" fill=\"");
-		put_hex_colour(&b, c);
-		if (diff && o->show_removed && d->b == 0)
-			sp_buf_adds(&b, "\" class=\"gone");
-		sp_buf_adds(&b, "\"/>");
-		size_t before = b.len;
-		sp_buf_adds(&b, "<text x=\"");
-		put_coord(&b, x + 3);
-		sp_buf_adds(&b, "\" y=\"");
-		put_coord(&b, y + L.fh / 2 + 3.5);
-		sp_buf_adds(&b, "\">");
-		size_t mark = b.len;
-		label(&b, &nm, d->name, wpx, o);
-		if (b.len == mark)
-			b.len = before;
+		double x = L->xpad + d->x * L->ppu, y = frame_y(L, d->depth);
+		uint32_t c = s->diff ? diff_colour(d->self_delta, s->maxdelta, s->o->negate) : s->colour[d->name];
+		if (wpx < SP_SVG_NARROW && i)
+			narrow_mark(g, d->depth, x, wpx, c);
 		else
-			sp_buf_adds(&b, "</text>");
-		sp_buf_addc(&b, '\n');
-		if (b.len > (1 << 20) && (rc = flush(out, &b, err)) < 0)
+			frame_rect(s, d, x, y, wpx, c);
+		if (s->b.len > (1 << 20) && (rc = flush(s->out, &s->b, s->err)) < 0)
 			break;
 		i++;
 	}
-	if (grid && !rc) {
-		struct sp_buf *gd = sp_xcalloc(ngroups, sizeof *gd);
-		for (size_t r = 0; r < rows; r++) {
-			const int16_t *row = grid + r * cols;
-			double y = frame_y(&L, (uint32_t)r);
-			for (size_t col = 0; col < cols;) {
-				int16_t id = row[col];
-				if (id < 0) {
-					col++;
-					continue;
-				}
-				size_t from = col;
-				while (col < cols && row[col] == id)
-					col++;
-				struct sp_buf *pb = &gd[id];
-				sp_buf_addc(pb, 'M');
-				sp_buf_addu64(pb, from);
-				sp_buf_addc(pb, ' ');
-				put_coord(pb, y);
-				sp_buf_addc(pb, 'h');
-				sp_buf_addu64(pb, col - from);
-				sp_buf_addc(pb, 'v');
-				put_coord(pb, L.fh - 1);
-				sp_buf_add(pb, "h-", 2);
-				sp_buf_addu64(pb, col - from);
-				sp_buf_addc(pb, 'z');
-			}
-		}
-		for (size_t k = 0; k < ngroups; k++) {
-			sp_buf_adds(&b, "<path class=\"narrow\" fill=\"");
-			put_hex_colour(&b, gfill[k]);
-			sp_buf_adds(&b, "\" d=\"");
-			sp_buf_add(&b, gd[k].p, gd[k].len);
-			sp_buf_adds(&b, "\"/>\n");
-			sp_buf_release(&gd[k]);
-		}
-		free(gd);
-	}
-	free(grid);
-	if (rc)
-		goto done;
-	sp_buf_adds(&b, "</g>\n");
+	if (g->grid && !rc)
+		narrow_paths(s, g);
+	free(g->grid);
+	free(g);
+	if (!rc)
+		sp_buf_adds(&s->b, "</g>\n");
+	return rc;
+}
 
-	/* The data: options, names, colours and every frame.  Everything in
-	 * it is numbers, base-32 digits or js_str() strings, none of which
-	 * can hold "]]>", so it goes into one CDATA section as it is made. */
-	double scale = pick_scale(f, nd, n, diff);
-	sp_buf_adds(&b, "<script type=\"text/ecmascript\"><![CDATA[\nvar spflame={v:1,W:");
-	put_coord(&b, L.W);
-	sp_buf_adds(&b, ",fh:");
-	put_coord(&b, L.fh);
-	sp_buf_adds(&b, ",fs:");
-	put_coord(&b, L.fs);
-	sp_buf_addf(&b, ",fw:%.10g,minpx:%.10g,xpad:", o->fontwidth, L.minpx);
-	put_coord(&b, L.xpad);
-	sp_buf_adds(&b, ",ypad1:");
-	put_coord(&b, L.ypad1);
-	sp_buf_adds(&b, ",ypad2:");
-	put_coord(&b, L.ypad2);
-	sp_buf_adds(&b, ",ypad3:");
-	put_coord(&b, L.ypad3);
-	sp_buf_addf(&b, ",inv:%d,chart:%d,diff:%d,neg:%d,removed:%d,scale:%.17g,factor:%.17g,maxdelta:%.17g,",
-		    o->inverted, o->flamechart, diff, o->negate, o->show_removed, scale, o->factor,
-		    round(maxdelta * scale));
+/* key, then a coordinate: an option of the script's data. */
+static void put_named_coord(struct sp_buf *b, const char *key, double v)
+{
+	sp_buf_adds(b, key);
+	put_coord(b, v);
+}
+
+/* The script's options: geometry, flags, units and colours. */
+static void write_options(struct svgw *s, double scale)
+{
+	const struct sp_svg_opts *o = s->o;
+	const struct layout *L = &s->L;
+	struct sp_buf *b = &s->b;
+	sp_buf_adds(b, "<script type=\"text/ecmascript\"><![CDATA[\nvar spflame={v:1");
+	put_named_coord(b, ",W:", L->W);
+	put_named_coord(b, ",fh:", L->fh);
+	put_named_coord(b, ",fs:", L->fs);
+	sp_buf_addf(b, ",fw:%.10g,minpx:%.10g", o->fontwidth, L->minpx);
+	put_named_coord(b, ",xpad:", L->xpad);
+	put_named_coord(b, ",ypad1:", L->ypad1);
+	put_named_coord(b, ",ypad2:", L->ypad2);
+	put_named_coord(b, ",ypad3:", L->ypad3);
+	sp_buf_addf(b, ",inv:%d,chart:%d,diff:%d,neg:%d,removed:%d,scale:%.17g,factor:%.17g,maxdelta:%.17g,",
+		    o->inverted, o->flamechart, s->diff, o->negate, o->show_removed, scale, o->factor,
+		    round(s->maxdelta * scale));
 	/* "ns" makes the script show time as ms or s; any other unit is
 	 * printed after the number ("14 samples"), none when it is unknown
 	 * (folded text); --countname names it: "ns" is time, as in the data. */
-	sp_buf_adds(&b, "unit:");
-	js_clean(&b, o->countname ? o->countname : unit);
-	sp_buf_adds(&b, ",nametype:");
-	js_clean(&b, o->nametype);
-	sp_buf_adds(&b, ",sc:");
-	js_clean(&b, o->search_color && is_hex_colour(o->search_color) ? o->search_color : "#e600e6");
+	sp_buf_adds(b, "unit:");
+	js_clean(b, o->countname ? o->countname : s->unit);
+	sp_buf_adds(b, ",nametype:");
+	js_clean(b, o->nametype);
+	sp_buf_adds(b, ",sc:");
+	js_clean(b, o->search_color && is_hex_colour(o->search_color) ? o->search_color : "#e600e6");
 	if (o->root && *o->root) {
-		sp_buf_adds(&b, ",root:");
-		js_clean(&b, o->root);
+		sp_buf_adds(b, ",root:");
+		js_clean(b, o->root);
 	}
-	if (has_py) {
+}
+
+/* The name table: names, the Python ones' indexes, where each name's
+ * frames are (file:line) when the input has source lines, colours. */
+static void write_names(struct svgw *s)
+{
+	const struct sp_flame *f = s->f;
+	struct sp_buf *b = &s->b;
+	if (s->has_py) {
 		/* the table indexes of the Python frames' names */
-		sp_buf_adds(&b, ",py:[");
-		for (size_t t = 0, k = 0; t < nnames; t++) {
+		sp_buf_adds(b, ",py:[");
+		for (size_t t = 0, k = 0; t < s->nnames; t++) {
 			size_t len;
-			const char *s = sp_flame_name(f, order[t], &len);
-			if (!python_frame(s, len, sp_flame_name_kind(f, order[t])))
+			const char *str = sp_flame_name(f, s->order[t], &len);
+			if (!python_frame(str, len, sp_flame_name_kind(f, s->order[t])))
 				continue;
 			if (k++)
-				sp_buf_addc(&b, ',');
-			sp_buf_addf(&b, "%zu", t);
+				sp_buf_addc(b, ',');
+			sp_buf_addf(b, "%zu", t);
 		}
-		sp_buf_adds(&b, "]");
+		sp_buf_adds(b, "]");
 	}
-	sp_buf_adds(&b, ",\nnames:[");
-	for (size_t t = 0; t < nnames; t++) {
+	sp_buf_adds(b, ",\nnames:[");
+	for (size_t t = 0; t < s->nnames; t++) {
 		if (t)
-			sp_buf_addc(&b, ',');
+			sp_buf_addc(b, ',');
 		if (t && !(t % 16))
-			sp_buf_addc(&b, '\n');
-		js_str(&b, nm.text.p + nm.off[order[t]], nm.len[order[t]]);
+			sp_buf_addc(b, '\n');
+		js_str(b, s->nm.text.p + s->nm.off[s->order[t]], s->nm.len[s->order[t]]);
 	}
-	sp_buf_adds(&b, "],\n");
-	{
-		/* Where each name's frames are (file:line), when the input has
-		 * source lines: shown in the tooltip and the details line. */
-		struct sp_buf src = SP_BUF_INIT, cl = SP_BUF_INIT;
-		int any = 0;
-		for (size_t t = 0; t < nnames && !any; t++) {
+	sp_buf_adds(b, "],\n");
+	/* Sources, shown in the tooltip and the details line. */
+	struct sp_buf src = SP_BUF_INIT, cl = SP_BUF_INIT;
+	int any = 0;
+	for (size_t t = 0; t < s->nnames && !any; t++) {
+		sp_buf_reset(&src);
+		sp_flame_name_source(f, s->order[t], &src);
+		any = src.len > 0;
+	}
+	if (any) {
+		sp_buf_adds(b, "srcs:[");
+		for (size_t t = 0; t < s->nnames; t++) {
+			if (t)
+				sp_buf_addc(b, ',');
+			if (t && !(t % 16))
+				sp_buf_addc(b, '\n');
 			sp_buf_reset(&src);
-			sp_flame_name_source(f, order[t], &src);
-			any = src.len > 0;
+			sp_buf_reset(&cl);
+			sp_flame_name_source(f, s->order[t], &src);
+			clean(src.p ? src.p : "", src.len, &cl);
+			js_str(b, cl.p ? cl.p : "", cl.len);
 		}
-		if (any) {
-			sp_buf_adds(&b, "srcs:[");
-			for (size_t t = 0; t < nnames; t++) {
-				if (t)
-					sp_buf_addc(&b, ',');
-				if (t && !(t % 16))
-					sp_buf_addc(&b, '\n');
-				sp_buf_reset(&src);
-				sp_buf_reset(&cl);
-				sp_flame_name_source(f, order[t], &src);
-				clean(src.p ? src.p : "", src.len, &cl);
-				js_str(&b, cl.p ? cl.p : "", cl.len);
-			}
-			sp_buf_adds(&b, "],\n");
+		sp_buf_adds(b, "],\n");
+	}
+	sp_buf_release(&src);
+	sp_buf_release(&cl);
+	sp_buf_adds(b, "colours:\"");
+	for (size_t t = 0; t < s->nnames; t++) {
+		put_hex_colour(b, s->colour[s->order[t]]);
+		memmove(b->p + b->len - 7, b->p + b->len - 6, 6); /* no '#' */
+		b->len--;
+	}
+}
+
+/* Every frame but the root, in preorder, as base-32 varints: depth
+ * change, name, gap before it, width (and for a diff, its first
+ * profile's value and self delta). */
+static int write_frames(struct svgw *s, double scale)
+{
+	const struct sp_flame_node *nd = s->nd;
+	struct sp_buf *b = &s->b;
+	/* cur[d]: where the next frame at depth d would start without a gap
+	 * (the end of its previous sibling, or its parent's start). */
+	uint32_t dmax = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (nd[i].depth > dmax)
+			dmax = nd[i].depth;
+	uint64_t *cur = sp_xcalloc(dmax + 2, sizeof *cur);
+	uint32_t prevdepth = 0;
+	int rc = 0;
+	/* integers below 2^53 (scale 1) convert exactly, without llround */
+	int exact = scale == 1 && sp_flame_integral(s->f);
+	for (size_t i = 1; i < s->n; i++) {
+		const struct sp_flame_node *d = &nd[i];
+		uint64_t x0, x1;
+		if (exact) {
+			x0 = (uint64_t)d->x;
+			x1 = (uint64_t)(d->x + d->w);
+		} else {
+			x0 = (uint64_t)llround(d->x * scale);
+			x1 = (uint64_t)llround((d->x + d->w) * scale);
 		}
-		sp_buf_release(&src);
-		sp_buf_release(&cl);
-	}
-	sp_buf_adds(&b, "colours:\"");
-	for (size_t t = 0; t < nnames; t++) {
-		put_hex_colour(&b, colour[order[t]]);
-		memmove(b.p + b.len - 7, b.p + b.len - 6, 6); /* no '#' */
-		b.len--;
-	}
-	sp_buf_adds(&b, "\",\nn:");
-	sp_buf_addu64(&b, n);
-	sp_buf_adds(&b, ",total:");
-	sp_buf_addnum(&b, (double)llround(total * scale));
-	sp_buf_adds(&b, ",total2:");
-	sp_buf_addnum(&b, n ? (double)llround((o->show_removed ? nd[0].b : nd[0].a) * scale) : 0);
-	sp_buf_adds(&b, ",\nframes:\"");
-	{
-		/* cur[d]: where the next frame at depth d would start without
-		 * a gap (the end of its previous sibling, or its parent's
-		 * start). */
-		uint32_t dmax = 0;
-		for (size_t i = 0; i < n; i++)
-			if (nd[i].depth > dmax)
-				dmax = nd[i].depth;
-		uint64_t *cur = sp_xcalloc(dmax + 2, sizeof *cur);
-		uint32_t prevdepth = 0;
-		/* integers below 2^53 (scale 1) convert exactly, without llround */
-		int exact = scale == 1 && sp_flame_integral(f);
-		for (size_t i = 1; i < n; i++) {
-			const struct sp_flame_node *d = &nd[i];
-			uint64_t x0, x1;
-			if (exact) {
-				x0 = (uint64_t)d->x;
-				x1 = (uint64_t)(d->x + d->w);
-			} else {
-				x0 = (uint64_t)llround(d->x * scale);
-				x1 = (uint64_t)llround((d->x + d->w) * scale);
-			}
-			if (x1 < x0)
-				x1 = x0;
-			if (SP_UNLIKELY(b.cap - b.len < 6 * 13))
-				sp_buf_grow(&b, 6 * 13);
-			char *q = b.p + b.len;
-			q = var_at(q, prevdepth + 1 - d->depth);
-			q = var_at(q, ren[d->name] - 1);
-			q = var_at(q, x0 > cur[d->depth] ? x0 - cur[d->depth] : 0);
-			q = var_at(q, x1 - x0);
-			if (diff) {
-				q = var_at(q, (uint64_t)llround((o->show_removed ? d->b : d->a) * scale));
-				q = var_at(q, zigzag((int64_t)llround(d->self_delta * scale)));
-			}
-			b.len = (size_t)(q - b.p);
-			uint64_t x0e = x0 > cur[d->depth] ? x0 : cur[d->depth]; /* as the reader sees it */
-			cur[d->depth] = x0e + (x1 - x0);
-			cur[d->depth + 1] = x0e;
-			prevdepth = d->depth;
-			if (b.len > (1 << 20) && (rc = flush(out, &b, err)) < 0) {
-				free(cur);
-				goto done;
-			}
+		if (x1 < x0)
+			x1 = x0;
+		if (SP_UNLIKELY(b->cap - b->len < 6 * 13))
+			sp_buf_grow(b, 6 * 13);
+		char *q = b->p + b->len;
+		q = var_at(q, prevdepth + 1 - d->depth);
+		q = var_at(q, s->ren[d->name] - 1);
+		q = var_at(q, x0 > cur[d->depth] ? x0 - cur[d->depth] : 0);
+		q = var_at(q, x1 - x0);
+		if (s->diff) {
+			q = var_at(q, (uint64_t)llround((s->o->show_removed ? d->b : d->a) * scale));
+			q = var_at(q, zigzag((int64_t)llround(d->self_delta * scale)));
 		}
-		free(cur);
+		b->len = (size_t)(q - b->p);
+		uint64_t x0e = x0 > cur[d->depth] ? x0 : cur[d->depth]; /* as the reader sees it */
+		cur[d->depth] = x0e + (x1 - x0);
+		cur[d->depth + 1] = x0e;
+		prevdepth = d->depth;
+		if (b->len > (1 << 20) && (rc = flush(s->out, b, s->err)) < 0)
+			break;
 	}
-	sp_buf_adds(&b, "\"};\n]]></script>\n<script type=\"text/ecmascript\">");
-	cdata(&b, o->js ? o->js : "", o->js_len);
-	sp_buf_adds(&b, "</script>\n</svg>\n");
-	rc = flush(out, &b, err);
-done:
-	sp_buf_release(&b);
-	sp_buf_release(&remmsg);
-	free(colour);
-	free(ren);
-	free(order);
-	free_names(&nm);
+	free(cur);
+	return rc;
+}
+
+/* The data: options, names, colours and every frame.  Everything in it
+ * is numbers, base-32 digits or js_str() strings, none of which can
+ * hold "]]>", so it goes into one CDATA section as it is made. */
+static int write_data(struct svgw *s)
+{
+	const struct sp_svg_opts *o = s->o;
+	const struct sp_flame_node *nd = s->nd;
+	struct sp_buf *b = &s->b;
+	double scale = pick_scale(s->f, nd, s->n, s->diff);
+	write_options(s, scale);
+	write_names(s);
+	sp_buf_adds(b, "\",\nn:");
+	sp_buf_addu64(b, s->n);
+	sp_buf_adds(b, ",total:");
+	sp_buf_addnum(b, (double)llround(s->total * scale));
+	sp_buf_adds(b, ",total2:");
+	sp_buf_addnum(b, s->n ? (double)llround((o->show_removed ? nd[0].b : nd[0].a) * scale) : 0);
+	sp_buf_adds(b, ",\nframes:\"");
+	if (write_frames(s, scale) < 0)
+		return -1;
+	sp_buf_adds(b, "\"};\n]]></script>\n<script type=\"text/ecmascript\">");
+	cdata(b, o->js ? o->js : "", o->js_len);
+	sp_buf_adds(b, "</script>\n</svg>\n");
+	return 0;
+}
+
+int sp_svg_write(FILE *out, const struct sp_flame *f, const struct sp_svg_opts *o, struct sp_err *err)
+{
+	struct svgw s;
+	memset(&s, 0, sizeof s);
+	s.out = out;
+	s.err = err;
+	s.f = f;
+	s.nd = sp_flame_nodes(f);
+	s.n = sp_flame_count(f);
+	s.diff = sp_flame_is_diff(f);
+	s.unit = sp_flame_unit(f);
+	/* A profile with Python frames: the python palette by default, and a
+	 * button that zooms to the first Python frame. */
+	for (uint32_t i = 0; i < sp_flame_names(f) && !s.has_py; i++) {
+		size_t len;
+		const char *str = sp_flame_name(f, i, &len);
+		s.has_py = python_frame(str, len, sp_flame_name_kind(f, i));
+	}
+	struct sp_svg_opts opy;
+	if (s.has_py && !o->colors) {
+		opy = *o;
+		opy.colors = "python";
+		o = &opy;
+	}
+	s.o = o;
+	plan_layout(&s);
+	clean_names(f, &s.nm);
+	name_table(&s);
+	s.maxdelta = sp_flame_max_delta(f);
+
+	write_heading(&s);
+	int rc = write_overview(&s);
+	if (!rc)
+		rc = write_data(&s);
+	if (!rc)
+		rc = flush(out, &s.b, err);
+	sp_buf_release(&s.b);
+	sp_buf_release(&s.remmsg);
+	free(s.colour);
+	free(s.ren);
+	free(s.order);
+	free_names(&s.nm);
 	return rc;
 }

@@ -328,6 +328,291 @@ void sp_snap_set_hook(void (*fn)(void *ctx, struct sp_snap *s), void *ctx)
 	g_hook_ctx = ctx;
 }
 
+/* What sp_snap_take's phases share: the threads seen before the stop
+ * and those seized. */
+struct take {
+	int pid;
+	int *tids; /* list_tasks' buffer */
+	size_t captids;
+	struct sp_snap_thread *pre; /* names and states before the stop */
+	long npre;
+	struct seized *sz;
+	size_t nsz, capsz;
+	size_t capg; /* room in g_tids */
+};
+
+/* Whether tid was a zombie before the stop: it has no stack to show and
+ * never stops. */
+static int pre_zombie(const struct take *tk, int tid)
+{
+	for (long j = 0; j < tk->npre; j++)
+		if (tk->pre[j].tid == tid && (tk->pre[j].state == 'Z' || tk->pre[j].state == 'X'))
+			return 1;
+	return 0;
+}
+
+/* Seized tid into the handler's list and sz[], and interrupted. */
+static void add_seized(struct take *tk, int tid)
+{
+	if (tk->nsz == tk->capsz) {
+		tk->capsz = tk->capsz ? 2 * tk->capsz : 64;
+		tk->sz = sp_xrealloc(tk->sz, tk->capsz * sizeof *tk->sz);
+	}
+	if (tk->nsz == tk->capg) {
+		/* Publish a bigger list: block the guarded signals while the
+		 * pointer changes. */
+		sigset_t all, old;
+		sigfillset(&all);
+		sigprocmask(SIG_BLOCK, &all, &old);
+		int *ng = sp_xmalloc(2 * tk->capg * sizeof *ng);
+		memcpy(ng, g_tids, tk->nsz * sizeof *ng);
+		free(g_tids);
+		g_tids = ng;
+		tk->capg *= 2;
+		sigprocmask(SIG_SETMASK, &old, NULL);
+	}
+	g_tids[tk->nsz] = tid;
+	g_n = (sig_atomic_t)(tk->nsz + 1);
+	tk->sz[tk->nsz] = (struct seized){ tid, 0, 0, 0, now_ns(), 0 };
+	tk->nsz++;
+	ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+}
+
+/* Seize and interrupt every thread; threads created meanwhile show up
+ * in the next listing (a stopped thread creates none). */
+static int seize_all(struct take *tk, struct sp_err *err)
+{
+	for (int round = 0; round < 10; round++) {
+		long nt = list_tasks(tk->pid, &tk->tids, &tk->captids);
+		if (nt < 0)
+			return sp_err_set(err, "process %d exited", tk->pid);
+		size_t added = 0;
+		for (long i = 0; i < nt; i++) {
+			int tid = tk->tids[i], known = 0;
+			for (size_t j = 0; j < tk->nsz && !known; j++)
+				known = tk->sz[j].tid == tid;
+			if (known || pre_zombie(tk, tid))
+				continue;
+			if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0) {
+				int e = errno;
+				if (e == ESRCH)
+					continue; /* exited meanwhile */
+				if (!tk->nsz) {
+					sp_snap_denied(tk->pid, e, err);
+					return -1;
+				}
+				continue;
+			}
+			add_seized(tk, tid);
+			added++;
+		}
+		if (!added && round)
+			break;
+	}
+	return 0;
+}
+
+/* Wait for thread sz's stop until dl; a thread gone meanwhile is counted
+ * in s->gone. */
+static void wait_stop(struct seized *sz, uint64_t dl, struct sp_snap *s)
+{
+	int st;
+	for (;;) {
+		pid_t w = waitpid(sz->tid, &st, __WALL | WNOHANG);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w == 0) {
+			if (now_ns() > dl) {
+				sz->late = 1;
+				return;
+			}
+			struct timespec d = { 0, 20000 };
+			nanosleep(&d, NULL);
+			continue;
+		}
+		if (w != sz->tid || WIFEXITED(st) || WIFSIGNALED(st)) {
+			s->gone++;
+			return;
+		}
+		if (WIFSTOPPED(st)) {
+			int event = st >> 16;
+			if (event != PTRACE_EVENT_STOP && WSTOPSIG(st) != SIGTRAP) {
+				/* A signal-delivery stop came first: keep the signal
+				 * for the detach; registers are readable here. */
+				sz->sig = WSTOPSIG(st);
+			}
+			sz->stopped = 1;
+			return;
+		}
+	}
+}
+
+/* Wait for every stop, with a deadline: a thread that never stops (a
+ * zombie leader whose process runs on) must not hold the others.
+ * Threads in uninterruptible sleep (disk wait, vfork) stop only when
+ * they leave it: the others first, then those, briefly. */
+static void wait_all(struct take *tk, struct sp_snap *s)
+{
+	uint64_t deadline = now_ns() + 2000000000ull;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < tk->nsz; i++) {
+			int dwait = 0;
+			for (long j = 0; j < tk->npre; j++)
+				if (tk->pre[j].tid == tk->sz[i].tid)
+					dwait = tk->pre[j].state == 'D';
+			if (dwait != pass)
+				continue;
+			uint64_t dl = dwait ? now_ns() + 20000000ull : deadline;
+			if (dl > deadline)
+				dl = deadline;
+			wait_stop(&tk->sz[i], dl, s);
+		}
+}
+
+/* What a stopped thread's system call was given: the file its
+ * descriptor names, a path, a timeout, the lock word of a futex; read
+ * now, while the thread cannot change them. */
+static void copy_call_args(int pid, struct sp_snap_thread *t)
+{
+	if (sp_syscall_takes_fd(t->nr) && t->args[0] < 1u << 30) {
+		char fdpath[64];
+		snprintf(fdpath, sizeof fdpath, "/proc/%d/fd/%d", pid, (int)t->args[0]);
+		ssize_t got = readlink(fdpath, t->fd, sizeof t->fd - 1);
+		t->fd[got > 0 ? got : 0] = 0;
+	}
+	const char *fmt = t->nr >= 0 ? sp_syscall_args(t->nr) : NULL;
+	for (int a = 0; fmt && fmt[a] && a < 6; a++) {
+		if (fmt[a] == 's' && t->args[a]) {
+			/* Up to the end of its page first: the next may be unmapped. */
+			uint64_t room = 4096 - (t->args[a] & 4095);
+			size_t first = room < sizeof t->str - 1 ? (size_t)room : sizeof t->str - 1;
+			size_t got = vm_read(t->tid, t->args[a], t->str, first);
+			if (got == first && first < sizeof t->str - 1 && !memchr(t->str, 0, got))
+				got += vm_read(t->tid, t->args[a] + first, t->str + first, sizeof t->str - 1 - first);
+			t->str[got] = 0;
+		} else if ((fmt[a] == 'T' || fmt[a] == 'V') && t->args[a]) {
+			t->have_time = vm_read(t->tid, t->args[a], t->time, sizeof t->time) == sizeof t->time;
+		}
+	}
+	if (t->nr == SYS_futex && t->args[0] >= 32) {
+		size_t lo = vm_read(t->tid, t->args[0] - 32, t->lock, 32);
+		size_t hi = vm_read(t->tid, t->args[0], t->lock + 32, 32);
+		t->have_lock = (lo == 32 ? 1 : 0) | (hi == 32 ? 2 : 0);
+	}
+}
+
+/* A stopped thread's registers, its stack (up to stack_max, within its
+ * mapping) and its system call's arguments. */
+static void copy_thread(int pid, const struct sp_maps *maps, size_t stack_max, struct sp_snap_thread *t)
+{
+	struct user_regs_struct r;
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
+		return;
+	t->have_regs = 1;
+	dwarf_regs(&r, t->regs);
+	if ((long)r.orig_rax >= 0) {
+		t->nr = (long)r.orig_rax;
+		t->args[0] = r.rdi, t->args[1] = r.rsi, t->args[2] = r.rdx;
+		t->args[3] = r.r10, t->args[4] = r.r8, t->args[5] = r.r9;
+	}
+	uint64_t sp = r.rsp;
+	const struct sp_map *m = sp_maps_find(maps, sp);
+	size_t want = m ? (size_t)(m->end - sp) : 4096;
+	if (want > stack_max)
+		want = stack_max;
+	t->stack = sp_xmalloc(want ? want : 1);
+	t->stack_len = vm_read(t->tid, sp, t->stack, want);
+	copy_call_args(pid, t);
+}
+
+/* Everything is stopped: copy each thread; a late one is listed without
+ * registers or stack. */
+static void copy_all(struct take *tk, const struct sp_maps *maps, size_t stack_max, struct sp_snap *s)
+{
+	s->t = sp_xcalloc(tk->nsz ? tk->nsz : 1, sizeof *s->t);
+	for (size_t i = 0; i < tk->nsz; i++) {
+		const struct seized *sz = &tk->sz[i];
+		if (!sz->stopped && !sz->late)
+			continue;
+		struct sp_snap_thread *t = &s->t[s->n++];
+		t->tid = sz->tid;
+		t->nr = -1;
+		if (sz->late)
+			t->unstopped = 1;
+		else
+			copy_thread(tk->pid, maps, stack_max, t);
+	}
+}
+
+/* Let every seized thread go (a late one is reaped later), and end the
+ * signal guard. */
+static void detach_all(struct take *tk)
+{
+	for (size_t i = 0; i < tk->nsz; i++) {
+		struct seized *sz = &tk->sz[i];
+		if (sz->late) {
+			if (npend == cappend) {
+				cappend = cappend ? 2 * cappend : 16;
+				pend = sp_xrealloc(pend, cappend * sizeof *pend);
+			}
+			pend[npend++] = sz->tid;
+		} else {
+			ptrace(PTRACE_DETACH, sz->tid, 0, (void *)(uintptr_t)sz->sig);
+		}
+		sz->t_det = now_ns();
+	}
+	reap_pending();
+	g_n = 0;
+	guard_off();
+	free(g_tids);
+	g_tids = NULL;
+}
+
+/* Names and states as /proc showed them just before the stop (a thread
+ * found later: as it shows now), how long each was stopped, the zombie
+ * threads (not seized, listed without a stack); the main thread first,
+ * then by tid (seized in tid order). */
+static void complete(const struct take *tk, struct sp_snap *s)
+{
+	size_t npre = (size_t)tk->npre;
+	for (size_t i = 0; i < s->n; i++) {
+		struct sp_snap_thread *t = &s->t[i];
+		size_t j = 0;
+		while (j < npre && tk->pre[j].tid != t->tid)
+			j++;
+		if (j < npre) {
+			memcpy(t->name, tk->pre[j].name, sizeof t->name);
+			memcpy(t->kstack, tk->pre[j].kstack, sizeof t->kstack);
+			t->state = tk->pre[j].state;
+		} else {
+			thread_info(tk->pid, t);
+		}
+		for (j = 0; j < tk->nsz; j++)
+			if (tk->sz[j].tid == t->tid)
+				t->stopped_ns = tk->sz[j].t_det - tk->sz[j].t_int;
+	}
+	for (size_t j = 0; j < npre; j++)
+		if (tk->pre[j].state == 'Z' || tk->pre[j].state == 'X') {
+			s->t = sp_xrealloc(s->t, (s->n + 1) * sizeof *s->t);
+			s->t[s->n] = tk->pre[j];
+			s->t[s->n].nr = -1;
+			s->n++;
+		}
+	for (size_t i = 0; i < s->n; i++)
+		if (s->t[i].tid == tk->pid && i) {
+			struct sp_snap_thread m = s->t[i];
+			memmove(s->t + 1, s->t, i * sizeof *s->t);
+			s->t[0] = m;
+		}
+}
+
+/* A stop signal arrived (the handler has let the threads go). */
+static int interrupted(struct sp_snap *s, struct sp_err *err)
+{
+	s->interrupted = (int)g_stopped_by;
+	return sp_err_set(err, "interrupted by signal %d", (int)g_stopped_by);
+}
+
 int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *err)
 {
 	memset(s, 0, sizeof *s);
@@ -345,276 +630,64 @@ int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *er
 		sp_maps_free(maps);
 		return sp_err_set(err, "cannot read the memory map of process %d: %s", pid, merr.msg);
 	}
-	int *tids = NULL;
-	size_t captids = 0;
-	struct seized *sz = NULL;
-	size_t nsz = 0, capsz = 0;
+	struct take tk;
+	memset(&tk, 0, sizeof tk);
+	tk.pid = pid;
 	int rc = 0;
 
 	/* Names and states before anything stops (a stopped thread shows 't'). */
-	long npre = list_tasks(pid, &tids, &captids);
-	if (npre < 0) {
+	tk.npre = list_tasks(pid, &tk.tids, &tk.captids);
+	if (tk.npre < 0) {
+		free(tk.tids);
 		sp_maps_free(maps);
 		return sp_err_set(err, "no process %d", pid);
 	}
-	struct sp_snap_thread *pre = sp_xcalloc((size_t)npre + 1, sizeof *pre);
-	for (long i = 0; i < npre; i++) {
-		pre[i].tid = tids[i];
-		thread_info(pid, &pre[i]);
+	tk.pre = sp_xcalloc((size_t)tk.npre + 1, sizeof *tk.pre);
+	for (long i = 0; i < tk.npre; i++) {
+		tk.pre[i].tid = tk.tids[i];
+		thread_info(pid, &tk.pre[i]);
 	}
 	/* Room for the handler's list, grown before it is published. */
-	size_t capg = 256;
-	g_tids = sp_xmalloc(capg * sizeof *g_tids);
+	tk.capg = 256;
+	g_tids = sp_xmalloc(tk.capg * sizeof *g_tids);
 	g_n = 0;
 	g_stopped_by = 0;
 	guard_on();
 	uint64_t t0 = now_ns();
-	/* Seize and interrupt every thread; threads created meanwhile show up
-	 * in the next listing (a stopped thread creates none). */
-	for (int round = 0; round < 10; round++) {
-		long nt = list_tasks(pid, &tids, &captids);
-		if (nt < 0) {
-			rc = sp_err_set(err, "process %d exited", pid);
-			goto detach;
+	rc = seize_all(&tk, err);
+	if (!rc && g_stopped_by)
+		rc = interrupted(s, err);
+	if (!rc) {
+		wait_all(&tk, s);
+		s->time = now_ns();
+		/* Test hook: hold the threads stopped, so tests can kill us in
+		 * the window and check that the target runs on. */
+		const char *pause_ms = getenv("SP_SNAPSHOT_TEST_PAUSE_MS");
+		if (pause_ms && atol(pause_ms) > 0) {
+			struct timespec d = { atol(pause_ms) / 1000, (atol(pause_ms) % 1000) * 1000000L };
+			while (!g_stopped_by && nanosleep(&d, &d) < 0 && errno == EINTR)
+				;
 		}
-		size_t added = 0;
-		for (long i = 0; i < nt; i++) {
-			int known = 0;
-			for (size_t j = 0; j < nsz && !known; j++)
-				known = sz[j].tid == tids[i];
-			for (long j = 0; j < npre && !known; j++)
-				known = pre[j].tid == tids[i] && (pre[j].state == 'Z' || pre[j].state == 'X');
-			if (known)
-				continue; /* a zombie thread has no stack to show, and never stops */
-			if (ptrace(PTRACE_SEIZE, tids[i], 0, 0) < 0) {
-				int e = errno;
-				if (e == ESRCH)
-					continue; /* exited meanwhile */
-				if (!nsz) {
-					sp_snap_denied(pid, e, err);
-					rc = -1;
-					goto detach;
-				}
-				continue;
-			}
-			if (nsz == capsz) {
-				capsz = capsz ? 2 * capsz : 64;
-				sz = sp_xrealloc(sz, capsz * sizeof *sz);
-			}
-			if (nsz == capg) {
-				/* Publish a bigger list: block the guarded signals while
-				 * the pointer changes. */
-				sigset_t all, old;
-				sigfillset(&all);
-				sigprocmask(SIG_BLOCK, &all, &old);
-				int *ng = sp_xmalloc(2 * capg * sizeof *ng);
-				memcpy(ng, g_tids, nsz * sizeof *ng);
-				free(g_tids);
-				g_tids = ng;
-				capg *= 2;
-				sigprocmask(SIG_SETMASK, &old, NULL);
-			}
-			g_tids[nsz] = tids[i];
-			g_n = (sig_atomic_t)(nsz + 1);
-			sz[nsz] = (struct seized){ tids[i], 0, 0, 0, now_ns(), 0 };
-			nsz++;
-			ptrace(PTRACE_INTERRUPT, tids[i], 0, 0);
-			added++;
-		}
-		if (!added && round)
-			break;
+		if (g_stopped_by)
+			rc = interrupted(s, err);
 	}
-	/* Wait for every stop, with a deadline: a thread that never stops (a
-	 * zombie leader whose process runs on) must not hold the others. */
-	if (g_stopped_by) {
-		rc = sp_err_set(err, "interrupted by signal %d", (int)g_stopped_by);
-		s->interrupted = (int)g_stopped_by;
-		goto detach;
+	if (!rc) {
+		copy_all(&tk, maps, stack_max, s);
+		if (g_hook && !g_stopped_by)
+			g_hook(g_hook_ctx, s); /* every thread still stopped */
+		if (g_stopped_by) /* the handler let the threads go in the middle of the copy */
+			rc = interrupted(s, err);
 	}
-	uint64_t deadline = now_ns() + 2000000000ull;
-	for (int pass = 0; pass < 2; pass++)
-	for (size_t i = 0; i < nsz; i++) {
-		/* Threads in uninterruptible sleep (disk wait, vfork) stop only
-		 * when they leave it: the others first, then those, briefly. */
-		int dwait = 0;
-		for (long j = 0; j < npre; j++)
-			if (pre[j].tid == sz[i].tid)
-				dwait = pre[j].state == 'D';
-		if (dwait != pass)
-			continue;
-		uint64_t dl = dwait ? now_ns() + 20000000ull : deadline;
-		if (dl > deadline)
-			dl = deadline;
-		int st;
-		for (;;) {
-			pid_t w = waitpid(sz[i].tid, &st, __WALL | WNOHANG);
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w == 0) {
-				if (now_ns() > dl) {
-					sz[i].late = 1;
-					break;
-				}
-				struct timespec d = { 0, 20000 };
-				nanosleep(&d, NULL);
-				continue;
-			}
-			if (w != sz[i].tid || WIFEXITED(st) || WIFSIGNALED(st)) {
-				s->gone++;
-				break;
-			}
-			if (WIFSTOPPED(st)) {
-				int event = st >> 16;
-				if (event != PTRACE_EVENT_STOP && WSTOPSIG(st) != SIGTRAP) {
-					/* A signal-delivery stop came first: keep the signal
-					 * for the detach; registers are readable here. */
-					sz[i].sig = WSTOPSIG(st);
-				}
-				sz[i].stopped = 1;
-				break;
-			}
-		}
-	}
-	s->time = now_ns();
-	/* Test hook: hold the threads stopped, so tests can kill us in the
-	 * window and check that the target runs on. */
-	const char *pause_ms = getenv("SP_SNAPSHOT_TEST_PAUSE_MS");
-	if (pause_ms && atol(pause_ms) > 0) {
-		struct timespec d = { atol(pause_ms) / 1000, (atol(pause_ms) % 1000) * 1000000L };
-		while (!g_stopped_by && nanosleep(&d, &d) < 0 && errno == EINTR)
-			;
-	}
-	if (g_stopped_by) {
-		rc = sp_err_set(err, "interrupted by signal %d", (int)g_stopped_by);
-		s->interrupted = (int)g_stopped_by;
-		goto detach;
-	}
-	/* Everything is stopped: copy. */
-	s->t = sp_xcalloc(nsz ? nsz : 1, sizeof *s->t);
-	for (size_t i = 0; i < nsz; i++) {
-		if (!sz[i].stopped && !sz[i].late)
-			continue;
-		struct sp_snap_thread *t = &s->t[s->n++];
-		t->tid = sz[i].tid;
-		t->nr = -1;
-		if (sz[i].late) {
-			t->unstopped = 1; /* listed, without registers or stack */
-			continue;
-		}
-		struct user_regs_struct r;
-		if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
-			continue;
-		t->have_regs = 1;
-		dwarf_regs(&r, t->regs);
-		if ((long)r.orig_rax >= 0) {
-			t->nr = (long)r.orig_rax;
-			t->args[0] = r.rdi, t->args[1] = r.rsi, t->args[2] = r.rdx;
-			t->args[3] = r.r10, t->args[4] = r.r8, t->args[5] = r.r9;
-		}
-		uint64_t sp = r.rsp;
-		const struct sp_map *m = sp_maps_find(maps, sp);
-		size_t want = m ? (size_t)(m->end - sp) : 4096;
-		if (want > stack_max)
-			want = stack_max;
-		t->stack = sp_xmalloc(want ? want : 1);
-		t->stack_len = vm_read(t->tid, sp, t->stack, want);
-		if (sp_syscall_takes_fd(t->nr) && t->args[0] < 1u << 30) {
-			/* Readlink is cheap and the thread is stopped: the descriptor
-			 * cannot change under us. */
-			char fdpath[64];
-			snprintf(fdpath, sizeof fdpath, "/proc/%d/fd/%d", pid, (int)t->args[0]);
-			ssize_t got = readlink(fdpath, t->fd, sizeof t->fd - 1);
-			t->fd[got > 0 ? got : 0] = 0;
-		}
-		/* A path or a timeout the call was given: copied now, while the
-		 * thread cannot change them. */
-		const char *fmt = t->nr >= 0 ? sp_syscall_args(t->nr) : NULL;
-		for (int a = 0; fmt && fmt[a] && a < 6; a++) {
-			if (fmt[a] == 's' && t->args[a]) {
-				/* Up to the end of its page first: the next may be unmapped. */
-				uint64_t room = 4096 - (t->args[a] & 4095);
-				size_t first = room < sizeof t->str - 1 ? (size_t)room : sizeof t->str - 1;
-				size_t got = vm_read(t->tid, t->args[a], t->str, first);
-				if (got == first && first < sizeof t->str - 1 && !memchr(t->str, 0, got))
-					got += vm_read(t->tid, t->args[a] + first, t->str + first, sizeof t->str - 1 - first);
-				t->str[got] = 0;
-			} else if ((fmt[a] == 'T' || fmt[a] == 'V') && t->args[a]) {
-				t->have_time = vm_read(t->tid, t->args[a], t->time, sizeof t->time) == sizeof t->time;
-			}
-		}
-		if (t->nr == SYS_futex && t->args[0] >= 32) {
-			size_t lo = vm_read(t->tid, t->args[0] - 32, t->lock, 32);
-			size_t hi = vm_read(t->tid, t->args[0], t->lock + 32, 32);
-			t->have_lock = (lo == 32 ? 1 : 0) | (hi == 32 ? 2 : 0);
-		}
-	}
-	if (g_hook && !rc && !g_stopped_by)
-		g_hook(g_hook_ctx, s); /* every thread still stopped */
-	if (g_stopped_by && !rc) {
-		/* The handler let the threads go in the middle of the copy. */
-		rc = sp_err_set(err, "interrupted by signal %d", (int)g_stopped_by);
-		s->interrupted = (int)g_stopped_by;
-	}
-detach:
-	for (size_t i = 0; i < nsz; i++) {
-		if (sz[i].late) {
-			if (npend == cappend) {
-				cappend = cappend ? 2 * cappend : 16;
-				pend = sp_xrealloc(pend, cappend * sizeof *pend);
-			}
-			pend[npend++] = sz[i].tid;
-		} else {
-			ptrace(PTRACE_DETACH, sz[i].tid, 0, (void *)(uintptr_t)sz[i].sig);
-		}
-		sz[i].t_det = now_ns();
-	}
-	reap_pending();
-	g_n = 0;
-	guard_off();
-	free(g_tids);
-	g_tids = NULL;
-	if (nsz)
-		s->window_ns = sz[nsz - 1].t_det - t0;
-	if (rc == 0) {
-		/* Names and states as /proc showed them just before the stop (a
-		 * thread found later: as it shows now). */
-		for (size_t i = 0; i < s->n; i++) {
-			struct sp_snap_thread *t = &s->t[i];
-			size_t j = 0;
-			while (j < (size_t)npre && pre[j].tid != t->tid)
-				j++;
-			if (j < (size_t)npre) {
-				memcpy(t->name, pre[j].name, sizeof t->name);
-				memcpy(t->kstack, pre[j].kstack, sizeof t->kstack);
-				t->state = pre[j].state;
-			} else {
-				thread_info(pid, t);
-			}
-			for (j = 0; j < nsz; j++)
-				if (sz[j].tid == t->tid)
-					t->stopped_ns = sz[j].t_det - sz[j].t_int;
-		}
-		/* Zombie threads (not seized): listed, without a stack. */
-		for (long j = 0; j < npre; j++)
-			if (pre[j].state == 'Z' || pre[j].state == 'X') {
-				s->t = sp_xrealloc(s->t, (s->n + 1) * sizeof *s->t);
-				s->t[s->n] = pre[j];
-				s->t[s->n].nr = -1;
-				s->n++;
-			}
-		/* The main thread first, then by tid (seized in tid order). */
-		for (size_t i = 0; i < s->n; i++)
-			if (s->t[i].tid == pid && i) {
-				struct sp_snap_thread m = s->t[i];
-				memmove(s->t + 1, s->t, i * sizeof *s->t);
-				s->t[0] = m;
-			}
-	} else {
+	detach_all(&tk);
+	if (tk.nsz)
+		s->window_ns = tk.sz[tk.nsz - 1].t_det - t0;
+	if (rc == 0)
+		complete(&tk, s);
+	else
 		sp_snap_free(s);
-	}
-	free(pre);
-	free(sz);
-	free(tids);
+	free(tk.pre);
+	free(tk.sz);
+	free(tk.tids);
 	sp_maps_free(maps);
 	return rc;
 }

@@ -949,8 +949,8 @@ fail:
 /* A row of a batch, keyed for the samples' ORDER BY (service, hour, stack,
  * host, bucket; service and host are the batch's): major the hour (bucket /
  * 3600), minor the second in it << 3 | the value column.  The server writes
- * a block that arrives in its key's order without sorting it (a third of
- * its CPU per row on this machine).  A rollup row: major hour << 3 | the
+ * a block that arrives in its key's order without sorting it, which
+ * saves it most of the work of a write.  A rollup row: major hour << 3 | the
  * value column's rank by name, minor the rows it sums, sum its value. */
 struct srow {
 	uint64_t stack;
@@ -1161,9 +1161,10 @@ static void add_stack_row(struct putter *u, uint32_t node, uint64_t id)
  * have: each put of a host's profile would otherwise send the frames of
  * every stack again (most of a fleet's stacks are stored after the first
  * hosts' puts).  Asked in chunks of ids, each chunk one string literal
- * the server splits: a literal list IN (1, 2, ...) of 4,000 ids cost it
- * 25-39 ms of CPU to parse, the string 2-13 ms.  When the server does not
- * answer, every pending stack is queued (the batch goes to the spool whole). */
+ * the server splits: it parses a literal list IN (1, 2, ...) as one
+ * syntax-tree node per id, which costs it several times more than the
+ * split.  When the server does not answer, every pending stack is queued
+ * (the batch goes to the spool whole). */
 static void resolve_stacks(struct putter *u)
 {
 	enum { CHUNK = 100000 };
@@ -1930,15 +1931,13 @@ static int slice_columns(struct sp_fleet *f, const struct sp_fleet_query *q, int
 	return n;
 }
 
-int sp_fleet_get(struct sp_fleet *f, const struct sp_fleet_query *q, FILE *out, struct sp_fleet_stats *st,
-		 struct sp_err *err)
+/* Which table answers q, and its value columns (their count, or -1):
+ * for whole hours of every host the hourly rollup, which holds the
+ * answer in about a row per stack and hour; the samples when there is
+ * no rollup, or it is empty or out of step with them (said in st). */
+static int pick_table(struct sp_fleet *f, const struct sp_fleet_query *q, struct column *cols, int *tablep,
+		      struct sp_fleet_stats *st, struct sp_err *err)
 {
-	memset(st, 0, sizeof *st);
-	if (store_schema(f, err) < 0)
-		return -1;
-	struct column cols[SP_MAX_VALUES];
-	/* whole hours of every host: the hourly rollup holds the answer in
-	 * about a row per stack and hour (a store without it: the samples) */
 	int table = !q->by && (!q->host || !strcmp(q->host, "*")) && q->since % 3600 == 0 && q->until % 3600 == 0
 		? T_HOURLY : T_SAMPLES;
 	int nv = slice_columns(f, q, table, cols, err);
@@ -1964,7 +1963,7 @@ int sp_fleet_get(struct sp_fleet *f, const struct sp_fleet_query *q, FILE *out, 
 		 * insert leaves them apart (the retry finds the samples stored
 		 * and does not send them again).  The rows it summed are counted
 		 * against the samples' rows (a count over the primary key's range
-		 * costs about a third of a sum of the values). */
+		 * reads no value column, so it is cheaper than summing them). */
 		struct sp_buf c = SP_BUF_INIT;
 		sp_buf_adds(&c, "SELECT (SELECT count() FROM ");
 		table_ref(f, &c, T_SAMPLES);
@@ -1982,10 +1981,15 @@ int sp_fleet_get(struct sp_fleet *f, const struct sp_fleet_query *q, FILE *out, 
 			table = T_SAMPLES;
 		}
 	}
-	st->rollup = table == T_HOURLY;
-	if (!nv)
-		return no_samples(q, "", err);
-	/* 1. the aggregate, by the server */
+	*tablep = table;
+	return nv;
+}
+
+/* The aggregate, by the server: a row per stack (and time bucket, and
+ * host, as q->by asks) with the sum of each value column; into rows. */
+static int query_aggregate(struct sp_fleet *f, const struct sp_fleet_query *q, int table, const struct column *cols,
+			   int nv, struct sp_buf *rows, struct sp_err *err)
+{
 	struct sp_buf b = SP_BUF_INIT;
 	sp_buf_adds(&b, "SELECT stack");
 	if (q->by & SP_FLEET_BY_TIME)
@@ -2008,28 +2012,26 @@ int sp_fleet_get(struct sp_fleet *f, const struct sp_fleet_query *q, FILE *out, 
 	if (q->by & SP_FLEET_BY_TIME)
 		sp_buf_adds(&b, " ORDER BY t");
 	sp_buf_adds(&b, " FORMAT RowBinary");
-	int rc = 0;
-	struct sp_buf rows = SP_BUF_INIT;
-	struct sp_profile *p = NULL;
-	struct sp_stream_writer *w = NULL;
-	struct sp_u64map id2node;
-	sp_u64map_init(&id2node);
-	if (sp_fleet_sql(f, sp_buf_cstr(&b), NULL, 0, err) < 0) {
-		rc = -1;
-		goto out;
-	}
-	/* keep the rows: the next request reuses the answer buffer */
-	sp_buf_add(&rows, f->resp.p, f->resp.len);
-	/* 2. the frames of the stacks in it (the set computed by the server:
-	 * a list of ids would be an AST of as many elements) */
+	int rc = sp_fleet_sql(f, sp_buf_cstr(&b), NULL, 0, err);
+	sp_buf_release(&b);
+	if (rc < 0)
+		return -1;
+	/* kept: the next request reuses the answer buffer */
+	sp_buf_add(rows, f->resp.p, f->resp.len);
+	return 0;
+}
+
+/* The frames of the stacks in the range (the set computed by the server:
+ * a list of ids would be an AST of as many elements), into f->resp. */
+static int query_stacks(struct sp_fleet *f, const struct sp_fleet_query *q, int table, struct sp_err *err)
+{
 	/* (a dictionary of the first schema has no files and lines) */
-	sp_buf_reset(&b);
+	struct sp_buf b = SP_BUF_INIT;
+	int rc = -1;
 	sp_buf_addf(&b, "SELECT count() FROM system.columns WHERE database = '%s' AND table = 'stacks' AND name = 'lines'"
 		    " FORMAT TabSeparated", f->db);
-	if (sp_fleet_sql(f, sp_buf_cstr(&b), NULL, 0, err) < 0) {
-		rc = -1;
+	if (sp_fleet_sql(f, sp_buf_cstr(&b), NULL, 0, err) < 0)
 		goto out;
-	}
 	int v1 = !strcmp(sp_buf_cstr(&f->resp), "0\n");
 	sp_buf_reset(&b);
 	sp_buf_adds(&b, v1 ? "SELECT id, any(frames) AS fr, any(kinds), arrayMap(x -> '', fr), arrayMap(x -> toUInt32(0), fr) FROM "
@@ -2039,20 +2041,16 @@ int sp_fleet_get(struct sp_fleet *f, const struct sp_fleet_query *q, FILE *out, 
 	table_ref(f, &b, table);
 	add_where(f, &b, q, table);
 	sp_buf_adds(&b, ") GROUP BY id FORMAT RowBinary");
-	if (sp_fleet_sql(f, sp_buf_cstr(&b), NULL, 0, err) < 0) {
-		rc = -1;
-		goto out;
-	}
-	p = sp_profile_new();
-	const char *names[SP_MAX_VALUES];
-	for (int i = 0; i < nv; i++)
-		names[i] = cols[i].name;
-	sp_profile_set_values(p, nv, names);
-	for (int i = 0; i < nv; i++)
-		sp_profile_set_unit(p, i, cols[i].unit);
-	sp_meta_add(p, "source", "pfleet");
-	if (q->service)
-		sp_meta_add(p, "service", q->service);
+	rc = sp_fleet_sql(f, sp_buf_cstr(&b), NULL, 0, err);
+out:
+	sp_buf_release(&b);
+	return rc;
+}
+
+/* The answer of query_stacks: each row's stack into p, its node by stack
+ * id in id2node. */
+static int read_stacks(struct sp_fleet *f, struct sp_profile *p, struct sp_u64map *id2node, struct sp_err *err)
+{
 	struct rb_reader rd = (struct rb_reader){ (const unsigned char *)f->resp.p, (const unsigned char *)f->resp.p + f->resp.len, 0 };
 	while (rd.p < rd.e && !rd.bad) {
 		uint64_t id = rd_u64(&rd);
@@ -2099,20 +2097,25 @@ int sp_fleet_get(struct sp_fleet *f, const struct sp_fleet_query *q, FILE *out, 
 			node = sp_node_intern(p, node, sp_frame_intern(p, &fm));
 		}
 		int found;
-		*sp_u64map_slot(&id2node, id == UINT64_MAX ? id - 1 : id, &found) = node;
+		*sp_u64map_slot(id2node, id == UINT64_MAX ? id - 1 : id, &found) = node;
 	}
-	if (rd.bad) {
-		rc = -1;
-		sp_err_set(err, "%s: a malformed answer (%zu bytes)", f->urltext, f->resp.len);
-		goto out;
-	}
-	/* 3. the stream */
-	w = sp_stream_writer_new(out, p);
+	if (rd.bad)
+		return sp_err_set(err, "%s: a malformed answer (%zu bytes)", f->urltext, f->resp.len);
+	return 0;
+}
+
+/* The aggregate's rows as samples to a stream on out: a stack not in
+ * the dictionary (its batch still in a spool) is named so and counted;
+ * by host, the host is the stack's root frame. */
+static int write_rows(const struct sp_fleet_query *q, const struct sp_buf *rows, int nv, struct sp_profile *p,
+		      struct sp_u64map *id2node, FILE *out, struct sp_fleet_stats *st, struct sp_err *err)
+{
+	struct sp_stream_writer *w = sp_stream_writer_new(out, p);
 	struct sp_sink *sink = sp_stream_writer_sink(w);
-	uint32_t unknown = 0;
 	uint32_t *fr_buf = NULL;
 	size_t fr_cap = 0;
-	rd = (struct rb_reader){ (const unsigned char *)rows.p, (const unsigned char *)rows.p + rows.len, 0 };
+	int rc = 0;
+	struct rb_reader rd = (struct rb_reader){ (const unsigned char *)rows->p, (const unsigned char *)rows->p + rows->len, 0 };
 	while (rd.p < rd.e && rc == 0) {
 		struct sp_sample s;
 		memset(&s, 0, sizeof s);
@@ -2127,16 +2130,13 @@ int sp_fleet_get(struct sp_fleet *f, const struct sp_fleet_query *q, FILE *out, 
 		for (int i = 0; i < nv; i++)
 			s.values[i] = rd_f64(&rd);
 		int found;
-		uint32_t node = sp_u64map_get(&id2node, id == UINT64_MAX ? id - 1 : id, &found);
+		uint32_t node = sp_u64map_get(id2node, id == UINT64_MAX ? id - 1 : id, &found);
 		if (!found) {
-			/* a stack whose dictionary batch is still in a spool */
 			char nm[64];
 			snprintf(nm, sizeof nm, "[stack %016llx not in the dictionary]", (unsigned long long)id);
-			if (!unknown)
-				unknown = 1;
 			st->missing_stacks++;
 			node = sp_node_intern(p, 0, sp_frame_named(p, nm, strlen(nm), SP_KIND_SYNTHETIC));
-			*sp_u64map_slot(&id2node, id == UINT64_MAX ? id - 1 : id, &found) = node;
+			*sp_u64map_slot(id2node, id == UINT64_MAX ? id - 1 : id, &found) = node;
 		}
 		if (host) {
 			uint32_t hnode = sp_node_intern(p, 0, sp_frame_named(p, host, hn, SP_KIND_SYNTHETIC));
@@ -2152,13 +2152,48 @@ int sp_fleet_get(struct sp_fleet *f, const struct sp_fleet_query *q, FILE *out, 
 	free(fr_buf);
 	if (rc == 0 && sp_stream_writer_finish(w, err) < 0)
 		rc = -1;
+	sp_stream_writer_free(w);
+	return rc;
+}
+
+int sp_fleet_get(struct sp_fleet *f, const struct sp_fleet_query *q, FILE *out, struct sp_fleet_stats *st,
+		 struct sp_err *err)
+{
+	memset(st, 0, sizeof *st);
+	if (store_schema(f, err) < 0)
+		return -1;
+	struct column cols[SP_MAX_VALUES];
+	int table;
+	int nv = pick_table(f, q, cols, &table, st, err);
+	if (nv < 0)
+		return -1;
+	st->rollup = table == T_HOURLY;
+	if (!nv)
+		return no_samples(q, "", err);
+	int rc = -1;
+	struct sp_buf rows = SP_BUF_INIT;
+	struct sp_profile *p = NULL;
+	struct sp_u64map id2node;
+	sp_u64map_init(&id2node);
+	if (query_aggregate(f, q, table, cols, nv, &rows, err) < 0 || query_stacks(f, q, table, err) < 0)
+		goto out;
+	p = sp_profile_new();
+	const char *names[SP_MAX_VALUES];
+	for (int i = 0; i < nv; i++)
+		names[i] = cols[i].name;
+	sp_profile_set_values(p, nv, names);
+	for (int i = 0; i < nv; i++)
+		sp_profile_set_unit(p, i, cols[i].unit);
+	sp_meta_add(p, "source", "pfleet");
+	if (q->service)
+		sp_meta_add(p, "service", q->service);
+	if (read_stacks(f, p, &id2node, err) < 0)
+		goto out;
+	rc = write_rows(q, &rows, nv, p, &id2node, out, st, err);
 out:
-	if (w)
-		sp_stream_writer_free(w);
 	if (p)
 		sp_profile_free(p);
 	sp_u64map_release(&id2node);
-	sp_buf_release(&b);
 	sp_buf_release(&rows);
 	return rc;
 }
