@@ -666,7 +666,7 @@ static int cmd_pcollect(int argc, char **argv)
 			 * is idle: no write would tell, the pipe's POLLERR does. */
 			struct pollfd opf = { fileno(out), 0, 0 };
 			if (!c.write_failed && poll(&opf, 1, 0) == 1 && (opf.revents & POLLERR)) {
-				sp_err_set(&c.werr, "%s", strerror(EPIPE));
+				sp_err_sys(&c.werr, EPIPE, "%s", strerror(EPIPE));
 				c.write_failed = 1;
 			}
 		}
@@ -746,7 +746,7 @@ static int cmd_pcollect(int argc, char **argv)
 		/* A reader that went away (| head, plive quit) is a normal end:
 		 * the target is detached by now, nothing more is said, and what
 		 * stdio still holds goes nowhere instead of failing again. */
-		if (strstr(c.werr.msg, strerror(EPIPE))) {
+		if (sp_err_is_closed_pipe(&c.werr)) {
 			reader_gone = 1;
 			int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 			if (null >= 0) {

@@ -208,8 +208,27 @@ int sp_err_set(struct sp_err *e, const char *fmt, ...)
 	va_end(ap);
 	e->where[0] = 0;
 	e->code = 0;
+	e->errnum = 0;
 	return -1;
 }
+
+int sp_err_sys(struct sp_err *e, int errnum, const char *fmt, ...)
+{
+	if (!e)
+		return -1;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	va_end(ap);
+	e->where[0] = 0;
+	e->code = 0;
+	e->errnum = errnum;
+	return -1;
+}
+
+int sp_err_write(struct sp_err *e, int errnum) { return sp_err_sys(e, errnum, "write error: %s", strerror(errnum)); }
+
+int sp_err_is_closed_pipe(const struct sp_err *e) { return e && e->errnum == EPIPE; }
 
 int sp_err_at(struct sp_err *e, const char *file, uint64_t line, const char *fmt, ...)
 {
@@ -220,6 +239,7 @@ int sp_err_at(struct sp_err *e, const char *file, uint64_t line, const char *fmt
 	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
 	va_end(ap);
 	e->code = 0;
+	e->errnum = 0;
 	snprintf(e->where, sizeof e->where, "%s:%llu", file ? file : "-", (unsigned long long)line);
 	return -1;
 }
@@ -233,6 +253,7 @@ int sp_err_off(struct sp_err *e, const char *file, uint64_t off, const char *fmt
 	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
 	va_end(ap);
 	e->code = 0;
+	e->errnum = 0;
 	snprintf(e->where, sizeof e->where, "%s: offset %llu", file ? file : "-",
 		 (unsigned long long)off);
 	return -1;
