@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -430,4 +431,25 @@ int sp_tmpfile(const char *why, struct sp_err *err)
 		unlink(path);
 	free(path);
 	return fd;
+}
+
+char *sp_path_search(const char *cmd, const char *path, struct sp_err *err)
+{
+	if (strchr(cmd, '/'))
+		return sp_xstrndup(cmd, strlen(cmd));
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	char buf[PATH_MAX];
+	for (const char *p = path;; p++) {
+		const char *c = strchr(p, ':');
+		size_t n = c ? (size_t)(c - p) : strlen(p);
+		snprintf(buf, sizeof buf, "%.*s/%s", n ? (int)n : 1, n ? p : ".", cmd);
+		if (access(buf, X_OK) == 0)
+			return sp_xstrndup(buf, strlen(buf));
+		if (!c)
+			break;
+		p = c;
+	}
+	sp_err_set(err, "%s: command not found", cmd);
+	return NULL;
 }

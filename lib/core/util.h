@@ -305,5 +305,10 @@ int sp_write_all(int fd, const void *p, size_t n);
  * through its descriptor, gone when it is closed: the descriptor, or -1
  * with err "cannot create a temporary file in DIR for WHY: REASON". */
 int sp_tmpfile(const char *why, struct sp_err *err);
+/* The file execvp(3) runs for cmd: cmd itself when it holds a '/', else
+ * the first executable DIR/cmd along path (a $PATH value; NULL or empty:
+ * /usr/local/bin:/usr/bin:/bin; an empty DIR is the current directory).
+ * A malloc'd path, or NULL with err "CMD: command not found". */
+char *sp_path_search(const char *cmd, const char *path, struct sp_err *err);
 
 #endif
