@@ -199,17 +199,27 @@ char *sp_arena_strndup(struct sp_arena *a, const char *s, size_t n)
 	return p;
 }
 
+static void err_vset(struct sp_err *e, int errnum, const char *fmt, va_list ap)
+{
+	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	e->where[0] = 0;
+	e->code = 0;
+	e->errnum = errnum;
+}
+/* err_vset with the caller's variable arguments after fmt. */
+#define ERR_SET(e, errnum, fmt)                       \
+	do {                                          \
+		va_list ap;                           \
+		va_start(ap, fmt);                    \
+		err_vset(e, errnum, fmt, ap);         \
+		va_end(ap);                           \
+	} while (0)
+
 int sp_err_set(struct sp_err *e, const char *fmt, ...)
 {
 	if (!e)
 		return -1;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
-	va_end(ap);
-	e->where[0] = 0;
-	e->code = 0;
-	e->errnum = 0;
+	ERR_SET(e, 0, fmt);
 	return -1;
 }
 
@@ -217,30 +227,15 @@ int sp_err_sys(struct sp_err *e, int errnum, const char *fmt, ...)
 {
 	if (!e)
 		return -1;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
-	va_end(ap);
-	e->where[0] = 0;
-	e->code = 0;
-	e->errnum = errnum;
+	ERR_SET(e, errnum, fmt);
 	return -1;
 }
-
-int sp_err_write(struct sp_err *e, int errnum) { return sp_err_sys(e, errnum, "write error: %s", strerror(errnum)); }
-
-int sp_err_is_closed_pipe(const struct sp_err *e) { return e && e->errnum == EPIPE; }
 
 int sp_err_at(struct sp_err *e, const char *file, uint64_t line, const char *fmt, ...)
 {
 	if (!e)
 		return -1;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
-	va_end(ap);
-	e->code = 0;
-	e->errnum = 0;
+	ERR_SET(e, 0, fmt);
 	snprintf(e->where, sizeof e->where, "%s:%llu", file ? file : "-", (unsigned long long)line);
 	return -1;
 }
@@ -249,17 +244,14 @@ int sp_err_off(struct sp_err *e, const char *file, uint64_t off, const char *fmt
 {
 	if (!e)
 		return -1;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
-	va_end(ap);
-	e->code = 0;
-	e->errnum = 0;
-	snprintf(e->where, sizeof e->where, "%s: offset %llu", file ? file : "-",
-		 (unsigned long long)off);
+	ERR_SET(e, 0, fmt);
+	snprintf(e->where, sizeof e->where, "%s: offset %llu", file ? file : "-", (unsigned long long)off);
 	return -1;
 }
 
+int sp_err_write(struct sp_err *e, int errnum) { return sp_err_sys(e, errnum, "write error: %s", strerror(errnum)); }
+
+int sp_err_is_closed_pipe(const struct sp_err *e) { return e && e->errnum == EPIPE; }
 
 void sp_u64map_init(struct sp_u64map *m)
 {
