@@ -692,9 +692,11 @@ static int sample(struct run *r, int *finished)
 	 * taken: rounds are shorter so that they are read soon after.  -a: a
 	 * sample wakes the round already (wakeup_each); the timeout only
 	 * paces the rest, as short rounds cost a host all day. */
-	struct sp_session_hooks h = { r, &stop_signal, c->o.duration, c->o.python != SP_PY_OFF && !c->o.all ? 10 : 50,
-				      on_round, on_gone, c->o.rotate ? on_rotate : NULL, show_status ? on_status : NULL,
-				      on_stopping, on_stopped };
+	struct sp_session_hooks h = { .ctx = r, .stop = &stop_signal, .duration = c->o.duration,
+				      .round_ms = c->o.python != SP_PY_OFF && !c->o.all ? 10 : 50,
+				      .round = on_round, .gone = on_gone, .rotate = c->o.rotate ? on_rotate : NULL,
+				      .status = show_status ? on_status : NULL, .stopping = on_stopping,
+				      .stopped = on_stopped };
 	sp_session_run(c->s, &h);
 	sp_session_stop(c->s, &h);
 	pcollect_trace_finish(c);
