@@ -161,9 +161,9 @@ int pcollect_targets_who(struct coll *c, struct sp_buf *b, double *cpu_s);
 void pcollect_targets_free(struct coll *c);
 
 /* rotate.c: --rotate.  start names the first file (o.output becomes it;
- * -1 after an error message); sink wraps c->sink so that the file can
+ * -1 after an error message); sink wraps c->s->sink so that the file can
  * change under the engine; rotate, when due, completes the current file
- * and starts the next (-1 with c->werr set: stop, as after a write error;
+ * and starts the next (-1 with c->s->werr set: stop, as after a write error;
  * *of is then still a file to close). */
 struct sp_outfile;
 int pcollect_rotate_start(struct coll *c, double now);
