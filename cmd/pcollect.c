@@ -1,10 +1,11 @@
 /* pcollect — sample the native stacks of a running process (-p PID) or of
  * a command it launches, and write them as the binary stream.
  *
- * Wiring only: perf_events.h samples and parses, collect.h (the engine) turns
- * raw samples into profile samples, the stream writer writes.  This file
- * parses options, launches or attaches, runs the loop and the stop logic
- * and picks the exit status. */
+ * Wiring only: the session (lib/engine/session.h) owns the perf events,
+ * the engine and the stream writer, and runs the sampling loop and its
+ * stop logic.  This file parses options, sets the signals, launches or
+ * attaches, says what happened and picks the exit status; its hooks tell
+ * the session when the targets are gone and what to do each round. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -117,16 +118,11 @@ static volatile sig_atomic_t stop_signal;
 static void on_stop(int sig) { stop_signal = sig; }
 static void on_child(int sig) { (void)sig; }
 
-static double mono_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 static void on_task(void *ctx, int pid, int tid) { sp_collect_add_task(ctx, pid, tid); }
 
 /* ---- options ---- */
+
+static int check_opts(struct opts *o, int argc);
 
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
@@ -308,6 +304,13 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 			return sp_usage_error(synopsis, "unknown option '%s'", argv[optind - 1]), -1;
 		}
 	}
+	return check_opts(o, argc);
+}
+
+/* What the options cannot go with, once all are read: -1 after a usage
+ * error.  --live becomes its probes. */
+static int check_opts(struct opts *o, int argc)
+{
 	if (o->all && pcollect_all_check_opts(o, synopsis, argc - optind) < 0)
 		return -1;
 	if (o->pid && optind < argc)
@@ -374,7 +377,7 @@ static int terminal_in_line_mode(void)
 
 static void status_line(struct coll *c, double elapsed, int final)
 {
-	const struct sp_perfev_stats *st = sp_perfev_stats(c->ev);
+	const struct sp_perfev_stats *st = sp_perfev_stats(c->s->ev);
 	if (!terminal_in_line_mode())
 		return;
 	if (final) {
@@ -383,7 +386,7 @@ static void status_line(struct coll *c, double elapsed, int final)
 		return;
 	}
 	status_shown = 1;
-	const struct sp_collect_stats *cs = sp_collect_stats(c->eng);
+	const struct sp_collect_stats *cs = sp_collect_stats(c->s->eng);
 	fprintf(stderr, "\rpcollect: %.1f s, %llu samples, %zu threads, %llu lost\033[K", elapsed,
 		(unsigned long long)cs->samples, (size_t)cs->threads, (unsigned long long)st->lost);
 }
@@ -400,139 +403,388 @@ static char *join_args(char **argv)
 	return b.p;
 }
 
+/* The command's state that the session's hooks see. */
+struct run {
+	struct coll c;
+	struct sp_outfile of;
+	char **cmd;       /* launched: COMMAND and its arguments */
+	struct child ch;  /* launched: the command (ch.pid 0 otherwise) */
+	int child_status, child_done, we_ended_it;
+};
+
+/* The perf events, the metadata, the writer and the engine; -1 after its
+ * error message. */
+static int open_session(struct run *r)
+{
+	struct coll *c = &r->c;
+	struct sp_err err;
+	memset(&err, 0, sizeof err);
+	struct sp_perfev_opts po = { c->o.freq, c->o.cg, c->o.stack_bytes, !c->o.no_kernel, 0, !c->o.pid && !c->o.all,
+				     0, 0, 0 };
+	po.offcpu = c->o.offcpu;
+	/* Python: frames read right after each sample (exact: the thread
+	 * stopped then; non-blocking: the sooner, the more of them are the
+	 * frames the sample saw) */
+	po.wakeup_each = c->o.python != SP_PY_OFF && !c->o.offcpu && !c->o.stacks;
+	if (c->o.stacks) /* a hit with a stack copy is ~stack_bytes: room for bursts */
+		po.probe_ring_bytes = (c->o.buffer_mib ? c->o.buffer_mib : 32) << 20;
+	po.ring_bytes = (c->o.buffer_mib ? c->o.buffer_mib : c->o.cg == SP_CG_DWARF ? 8 : 1) << 20;
+	if (sp_session_open(c->s, &po, &err) < 0) {
+		sp_error_e(&err);
+		return -1;
+	}
+	if (sp_perfev_stats(c->s->ev)->freq != c->o.freq) {
+		if (!c->o.quiet)
+			sp_error("-F %u is above the kernel's limit (kernel.perf_event_max_sample_rate): sampling at "
+				 "%u Hz", c->o.freq, sp_perfev_stats(c->s->ev)->freq);
+		c->o.freq = sp_perfev_stats(c->s->ev)->freq;
+	}
+	struct sp_profile *p = c->s->p;
+	const char *event = c->o.offcpu == 1 ? "off-cpu" : c->o.offcpu == 2 ? "wall-clock" : c->o.live ? "live-bytes"
+			    : c->o.stacks ? "probe-hits" : "cpu-clock";
+	sp_meta_add(p, "source", "pcollect");
+	sp_meta_add(p, "event", event);
+	char buf[64];
+	snprintf(buf, sizeof buf, "%u", c->o.freq);
+	sp_meta_add(p, "frequency", buf);
+	sp_meta_add(p, "call-graph", c->o.cg == SP_CG_DWARF ? "dwarf" : c->o.cg == SP_CG_FP ? "fp" : "none");
+	if (c->o.all) {
+		sp_meta_add(p, "system-wide", "yes");
+	} else if (c->o.pid) {
+		snprintf(buf, sizeof buf, "%d", c->o.pid);
+		sp_meta_add(p, "pid", buf);
+		if (c->tid) {
+			snprintf(buf, sizeof buf, "%d", c->tid);
+			sp_meta_add(p, "tid", buf);
+		}
+	} else {
+		char *j = join_args(r->cmd);
+		sp_meta_add(p, "command", j);
+		free(j);
+	}
+	sp_session_write_to(c->s, r->of.f);
+	if (c->o.rotate)
+		c->s->sink = pcollect_rotate_sink(c);
+	if (c->tg)
+		pcollect_targets_meta(c);
+	for (size_t i = 0; i < c->o.ntraces; i++)
+		sp_meta_add(p, "trace", c->o.traces[i]);
+	struct sp_session_opts so = {
+		.collect = { .callgraph = c->o.cg, .lines = c->o.lines, .no_inline = c->o.no_inline,
+			     .threads = c->o.threads, .event = event, .python = c->o.python,
+			     .python_lines = !c->o.python_nolines, .python_full_filenames = c->o.python_full,
+			     .system_wide = c->o.all },
+		.offcpu = c->o.offcpu,
+		.stacks = c->o.stacks,
+		.hits = { { c->o.weight[0], c->o.weight[1] }, c->o.every, c->o.live },
+	};
+	if (sp_session_wire(c->s, &so, &err) < 0) {
+		sp_error_e(&err);
+		return -1;
+	}
+	return 0;
+}
+
+/* -p: attach to the process or thread. */
+static int attach(struct coll *c)
+{
+	struct sp_err err;
+	memset(&err, 0, sizeof err);
+	int n;
+	if (pcollect_trace_hold(c, c->o.pid) < 0)
+		return -1;
+	if (c->tid) {
+		/* -p TID: that thread (and the threads it creates) only. */
+		if ((n = sp_perfev_add_task(c->s->ev, c->tid, &err)) == 1)
+			n = sp_err_set(&err, "thread %d exited", c->tid);
+		else if (n == 0)
+			sp_collect_add_task(c->s->eng, c->o.pid, c->tid);
+	} else {
+		n = sp_perfev_add_process(c->s->ev, c->o.pid, on_task, c->s->eng, &err);
+	}
+	if (n < 0 || (c->tg && pcollect_targets_attach(c, &err) < 0)) {
+		sp_error_e(&err);
+		return -1;
+	}
+	if (c->o.ntraces)
+		pcollect_trace_start(c, c->o.pid);
+	sp_perfev_enable(c->s->ev);
+	/* Mappings made from now on arrive as MMAP2 records.  From a live
+	 * thread: a zombie main thread (it called pthread_exit while the
+	 * others run on) shows no maps. */
+	if (sp_collect_load_maps(c->s->eng, c->o.pid, sp_snap_live_tid(c->o.pid), &err) < 0) {
+		sp_error_e(&err);
+		return -1;
+	}
+	if (c->tg)
+		pcollect_targets_load_maps(c);
+	return 0;
+}
+
+/* Start COMMAND, held before its exec until its events are open: 0, or
+ * the exit status after its error message. */
+static int launch(struct run *r)
+{
+	struct coll *c = &r->c;
+	struct sp_err err;
+	memset(&err, 0, sizeof err);
+	if (pcollect_spawn(&r->ch, r->cmd, r->of.f == stdout) < 0) {
+		sp_error("cannot start %s: %s", r->cmd[0], strerror(errno));
+		return SP_EXIT_ERROR;
+	}
+	if (pcollect_trace_hold(c, r->ch.pid) < 0 || sp_perfev_add_task(c->s->ev, r->ch.pid, &err) != 0) {
+		sp_hold_stop(c->hold);
+		kill(r->ch.pid, SIGKILL);
+		waitpid(r->ch.pid, NULL, 0);
+		if (err.msg[0])
+			sp_error_e(&err);
+		return SP_EXIT_ERROR;
+	}
+	sp_collect_add_task(c->s->eng, r->ch.pid, r->ch.pid);
+	if (c->o.children)
+		pcollect_targets_scan(c, r->ch.pid);
+	if (c->o.ntraces)
+		pcollect_trace_start(c, r->ch.pid);
+	if (write(r->ch.go, "x", 1) != 1) {
+		/* the child died already; waitpid tells why */
+	}
+	close(r->ch.go);
+	int e = 0;
+	ssize_t n;
+	while ((n = read(r->ch.errp, &e, sizeof e)) < 0 && errno == EINTR)
+		;
+	close(r->ch.errp);
+	if (n == (ssize_t)sizeof e) {
+		pcollect_wait_child(c, r->ch.pid, &r->child_status, 0);
+		sp_error("cannot run %s: %s", r->cmd[0], strerror(e));
+		return e == ENOENT ? 127 : 126;
+	}
+	return 0;
+}
+
+/* ---- the session's hooks ---- */
+
+static void on_round(void *ctx, double now)
+{
+	struct coll *c = &((struct run *)ctx)->c;
+	pcollect_python_poll(c);
+	pcollect_python_messages(c);
+	pcollect_trace_tick(c, now);
+}
+
+static int on_rotate(void *ctx, double now)
+{
+	struct run *r = ctx;
+	if (!pcollect_rotate_due(&r->c, now))
+		return 0;
+	int rc = pcollect_rotate(&r->c, &r->of, now);
+	r->c.s->out = r->of.f;
+	return rc;
+}
+
+static int on_gone(void *ctx, double now)
+{
+	struct run *r = ctx;
+	struct coll *c = &r->c;
+	if (!r->ch.pid)
+		return c->tg ? pcollect_targets_gone(c, now) : pcollect_target_gone(c);
+	/* --children: the command's end waits for its children's */
+	if (!r->child_done && pcollect_wait_child(c, r->ch.pid, &r->child_status, WNOHANG) == r->ch.pid) {
+		r->child_done = 1;
+		if (!c->tg)
+			return 1;
+	}
+	return r->child_done && pcollect_targets_gone(c, now);
+}
+
+static void on_status(void *ctx, double elapsed) { status_line(&((struct run *)ctx)->c, elapsed, 0); }
+
+/* the held threads go, before the events close */
+static void on_stopping(void *ctx) { pcollect_trace_unhold(&((struct run *)ctx)->c); }
+
+static void on_stopped(void *ctx)
+{
+	struct coll *c = &((struct run *)ctx)->c;
+	pcollect_python_release(c); /* the seized threads go, before anything else */
+	pcollect_python_messages(c);
+	pcollect_python_meta(c);
+}
+
+/* Stopped by -d or a signal: end the command we started. */
+static void end_child(struct run *r)
+{
+	if (pcollect_wait_child(&r->c, r->ch.pid, &r->child_status, WNOHANG) != r->ch.pid) {
+		kill(r->ch.pid, SIGTERM);
+		double until = sp_mono_s() + 2;
+		while (pcollect_wait_child(&r->c, r->ch.pid, &r->child_status, WNOHANG) != r->ch.pid) {
+			if (sp_mono_s() > until) {
+				kill(r->ch.pid, SIGKILL);
+				pcollect_wait_child(&r->c, r->ch.pid, &r->child_status, 0);
+				break;
+			}
+			usleep(10000);
+		}
+		r->we_ended_it = 1;
+	}
+	r->child_done = 1;
+}
+
+/* What the kernel and the tracer could not give. */
+static void warnings(struct coll *c)
+{
+	const struct sp_perfev_stats *st = sp_perfev_stats(c->s->ev);
+	if (st->kernel_denied)
+		sp_error("kernel frames are not available (kernel.perf_event_paranoid allows user-mode "
+			 "sampling only; run as root for kernel frames): user frames only");
+	else if (!c->o.no_kernel && sp_collect_kernel_hidden(c->s->eng))
+		sp_error("kernel addresses are hidden (kernel.kptr_restrict): kernel frames show as [kernel.kallsyms]");
+	if (st->lost)
+		sp_error("%llu samples lost: the sample buffer was full (use --buffer with more MiB or a "
+			 "lower -F)", (unsigned long long)st->lost);
+	if (st->throttled)
+		sp_error("the kernel throttled sampling %llu times (kernel.perf_cpu_time_max_percent): "
+			 "fewer samples than asked for", (unsigned long long)st->throttled);
+}
+
+/* -v: the summary. */
+static void summary(struct coll *c)
+{
+	const struct sp_collect_stats *cs = sp_collect_stats(c->s->eng);
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+		     (double)ru.ru_stime.tv_usec / 1e6;
+	sp_error("%llu samples of %zu threads in %zu processes, %.1f s; %llu filtered out, %llu lost, "
+		 "%llu truncated stacks, %.1f frames per sample, %llu distinct stacks; collector CPU %.3f s",
+		 (unsigned long long)cs->samples, (size_t)cs->threads, (size_t)cs->processes, sp_mono_s() - c->s->t0,
+		 (unsigned long long)cs->filtered, (unsigned long long)sp_perfev_stats(c->s->ev)->lost,
+		 (unsigned long long)cs->truncated, cs->samples ? (double)cs->unwound_frames / (double)cs->samples : 0,
+		 (unsigned long long)sp_stream_writer_stacks(c->s->w), cpu);
+	if (c->s->off) {
+		const struct sp_offcpu_stats *os = sp_offcpu_stats(c->s->off);
+		sp_error("off-CPU: %llu intervals, %.3f s blocked, %.3f s preempted, %llu without a stack "
+			 "(asleep before sampling started, or its switch sample lost); %llu on-CPU samples",
+			 (unsigned long long)os->intervals, (double)os->blocked_ns / 1e9,
+			 (double)os->preempted_ns / 1e9, (unsigned long long)os->unknown,
+			 (unsigned long long)os->on_cpu);
+	}
+	if (c->s->hs && !c->o.live) { /* --live: its own line (mode_trace.c) */
+		const struct sp_hitstacks_stats *hst = sp_hitstacks_stats(c->s->hs);
+		sp_error("--stacks: %llu probe entries, %llu stacks written (%llu left out by --every), "
+			 "weight %llu; %llu CPU samples not written", (unsigned long long)hst->hits,
+			 (unsigned long long)hst->written, (unsigned long long)hst->skipped,
+			 (unsigned long long)hst->weight, (unsigned long long)hst->cpu);
+	}
+	pcollect_python_summary(c);
+}
+
+/* Samples until the end, then completes the stream: the exit status so
+ * far; *finished: the stream's trailer is written (not written and
+ * SP_EXIT_OK: the reader went away). */
+static int sample(struct run *r, int *finished)
+{
+	struct coll *c = &r->c;
+	int show_status = !c->o.quiet && isatty(STDERR_FILENO);
+	pcollect_trace_handler(c, &c->s->hd);
+	if (c->tg)
+		pcollect_targets_handler(c, &c->s->hd);
+	/* Python frames are read when a sample is handed out, not when it was
+	 * taken: rounds are shorter so that they are read soon after.  -a: a
+	 * sample wakes the round already (wakeup_each); the timeout only
+	 * paces the rest, as short rounds cost a host all day. */
+	struct sp_session_hooks h = { .ctx = r, .stop = &stop_signal, .duration = c->o.duration,
+				      .round_ms = c->o.python != SP_PY_OFF && !c->o.all ? 10 : 50,
+				      .round = on_round, .gone = on_gone, .rotate = c->o.rotate ? on_rotate : NULL,
+				      .status = show_status ? on_status : NULL, .stopping = on_stopping,
+				      .stopped = on_stopped };
+	sp_session_run(c->s, &h);
+	sp_session_stop(c->s, &h);
+	pcollect_trace_finish(c);
+	if (c->o.all)
+		pcollect_all_report(c);
+	if (show_status)
+		status_line(c, 0, 1);
+	if (r->ch.pid && !r->child_done)
+		end_child(r);
+	if (r->ch.pid) {
+		char buf[32];
+		snprintf(buf, sizeof buf, "%d", pcollect_exit_code(r->child_status));
+		sp_meta_add(c->s->p, "exit-status", buf);
+		c->s->sink->meta(c->s->sink, c->s->p, &c->s->werr);
+	}
+	*finished = sp_session_finish(c->s) == 0;
+	if (!*finished) {
+		/* A reader that went away (| head, plive quit) is a normal end:
+		 * the target is detached by now, nothing more is said, and what
+		 * stdio still holds goes nowhere instead of failing again. */
+		if (!sp_err_is_closed_pipe(&c->s->werr)) {
+			sp_outfile_error(&r->of, &c->s->werr);
+			return SP_EXIT_ERROR;
+		}
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (null >= 0) {
+			dup2(null, fileno(r->of.f));
+			close(null);
+		}
+		clearerr(r->of.f);
+	}
+	return SP_EXIT_OK;
+}
+
 static int cmd_pcollect(int argc, char **argv)
 {
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
 		if (!strcmp(argv[i], "--snapshot"))
 			return pcollect_snapshot(argc, argv);
-	struct coll c;
-	memset(&c, 0, sizeof c);
-	c.o.freq = 99;
-	c.o.stack_bytes = 16384;
-	c.o.trace_budget = 0.01;
-	c.o.python = SP_PY_MERGED;
-	int prc = parse_opts(&c.o, argc, argv);
+	struct run r;
+	memset(&r, 0, sizeof r);
+	struct coll *c = &r.c;
+	c->o.freq = 99;
+	c->o.stack_bytes = 16384;
+	c->o.trace_budget = 0.01;
+	c->o.python = SP_PY_MERGED;
+	int prc = parse_opts(&c->o, argc, argv);
 	if (prc) {
-		free(c.o.traces);
+		free(c->o.traces);
 		return prc > 0 ? SP_EXIT_OK : SP_EXIT_ERROR;
 	}
-	char **cmd = argv + optind;
-	struct sp_err err;
-	memset(&err, 0, sizeof err);
-
-	if (c.o.threads) {
+	r.cmd = argv + optind;
+	if (c->o.threads) {
 		/* A bad regex is a usage error, before anything is opened. */
 		regex_t re;
-		int rc = regcomp(&re, c.o.threads, REG_EXTENDED | REG_NOSUB);
+		int rc = regcomp(&re, c->o.threads, REG_EXTENDED | REG_NOSUB);
 		if (rc) {
 			char msg[256];
 			regerror(rc, &re, msg, sizeof msg);
-			return sp_usage_error(synopsis, "-t '%s': %s", c.o.threads, msg);
+			return sp_usage_error(synopsis, "-t '%s': %s", c->o.threads, msg);
 		}
 		regfree(&re);
 	}
-	if (!c.o.output && sp_check_binary_stdout(stdout) < 0)
+	if (!c->o.output && sp_check_binary_stdout(stdout) < 0)
 		return SP_EXIT_ERROR;
-	if (c.o.pid && kill(c.o.pid, 0) < 0 && errno == ESRCH) {
-		sp_error("no process %d", c.o.pid);
+	if (c->o.pid && kill(c->o.pid, 0) < 0 && errno == ESRCH) {
+		sp_error("no process %d", c->o.pid);
 		return SP_EXIT_ERROR;
 	}
-	if (c.o.npids > 1 && pcollect_targets_check(&c) < 0)
+	if (c->o.npids > 1 && pcollect_targets_check(c) < 0)
 		return SP_EXIT_ERROR;
-	if (c.o.rotate && pcollect_rotate_start(&c, mono_s()) < 0)
+	if (c->o.rotate && pcollect_rotate_start(c, sp_mono_s()) < 0)
 		return SP_EXIT_ERROR;
 	/* -o FILE: a temporary renamed over FILE once the trailer is written
 	 * (after -d, the command's end, SIGINT/SIGTERM/SIGHUP), so an error or
 	 * a SIGKILL leaves FILE as it was.  --no-rename: FILE itself, for a
 	 * reader that follows it while it grows. */
-	struct sp_outfile of;
-	if (sp_outfile_open(&of, c.o.output, c.o.no_rename ? SP_OUT_IN_PLACE : 0) < 0)
+	if (sp_outfile_open(&r.of, c->o.output, c->o.no_rename ? SP_OUT_IN_PLACE : 0) < 0)
 		return SP_EXIT_ERROR;
-	FILE *out = of.f;
-	int finished = 0; /* the stream's trailer is written */
-	if (c.o.pid && pcollect_check_target(&c) < 0) {
-		sp_outfile_close(&of, 0);
-		return SP_EXIT_ERROR;
-	}
-	if (c.o.pid && (c.o.npids > 1 || c.o.children))
-		pcollect_targets_scan(&c, 0); /* before any event is opened */
-
-	struct sp_perfev_opts po = { c.o.freq, c.o.cg, c.o.stack_bytes, !c.o.no_kernel, 0, !c.o.pid && !c.o.all,
-				     0, 0, 0 };
-	po.offcpu = c.o.offcpu;
-	/* Python: frames read right after each sample (exact: the thread
-	 * stopped then; non-blocking: the sooner, the more of them are the
-	 * frames the sample saw) */
-	po.wakeup_each = c.o.python != SP_PY_OFF && !c.o.offcpu && !c.o.stacks;
-	if (c.o.stacks) /* a hit with a stack copy is ~stack_bytes: room for bursts */
-		po.probe_ring_bytes = (c.o.buffer_mib ? c.o.buffer_mib : 32) << 20;
-	po.ring_bytes = (c.o.buffer_mib ? c.o.buffer_mib : c.o.cg == SP_CG_DWARF ? 8 : 1) << 20;
-	if (!(c.ev = sp_perfev_new(&po, &err))) {
-		sp_error_e(&err);
-		sp_outfile_close(&of, 0);
-		return SP_EXIT_ERROR;
-	}
-	if (sp_perfev_stats(c.ev)->freq != c.o.freq) {
-		if (!c.o.quiet)
-			sp_error("-F %u is above the kernel's limit (kernel.perf_event_max_sample_rate): sampling at "
-				 "%u Hz", c.o.freq, sp_perfev_stats(c.ev)->freq);
-		c.o.freq = sp_perfev_stats(c.ev)->freq;
-	}
-	c.p = sp_profile_new();
-	static const char *const values[] = { "samples", "period" };
-	sp_profile_set_values(c.p, 2, values); /* --off-cpu/--wall: one ns column, set by sp_offcpu_new */
-	const char *event = c.o.offcpu == 1 ? "off-cpu" : c.o.offcpu == 2 ? "wall-clock" : c.o.live ? "live-bytes"
-			    : c.o.stacks ? "probe-hits" : "cpu-clock";
-	sp_meta_add(c.p, "source", "pcollect");
-	sp_meta_add(c.p, "event", event);
-	char buf[64];
-	snprintf(buf, sizeof buf, "%u", c.o.freq);
-	sp_meta_add(c.p, "frequency", buf);
-	sp_meta_add(c.p, "call-graph", c.o.cg == SP_CG_DWARF ? "dwarf" : c.o.cg == SP_CG_FP ? "fp" : "none");
-	if (c.o.all) {
-		sp_meta_add(c.p, "system-wide", "yes");
-	} else if (c.o.pid) {
-		snprintf(buf, sizeof buf, "%d", c.o.pid);
-		sp_meta_add(c.p, "pid", buf);
-		if (c.tid) {
-			snprintf(buf, sizeof buf, "%d", c.tid);
-			sp_meta_add(c.p, "tid", buf);
-		}
-	} else {
-		char *j = join_args(cmd);
-		sp_meta_add(c.p, "command", j);
-		free(j);
-	}
-	c.w = sp_stream_writer_new(out, c.p);
-	c.sink = sp_stream_writer_sink(c.w);
-	if (c.o.rotate)
-		c.sink = pcollect_rotate_sink(&c);
-	if (c.tg)
-		pcollect_targets_meta(&c);
-	struct sp_collect_opts co = { .callgraph = c.o.cg, .lines = c.o.lines, .no_inline = c.o.no_inline,
-				      .threads = c.o.threads, .event = event, .python = c.o.python,
-				      .python_lines = !c.o.python_nolines, .python_full_filenames = c.o.python_full,
-				      .system_wide = c.o.all };
-	for (size_t i = 0; i < c.o.ntraces; i++)
-		sp_meta_add(c.p, "trace", c.o.traces[i]);
-	if (c.o.offcpu)
-		c.off = sp_offcpu_new(c.p, c.sink, c.o.offcpu == 2);
-	if (c.o.stacks)
-		c.hs = sp_hitstacks_new(c.p, c.sink, 0,
-					&(struct sp_hitstacks_opts){ { c.o.weight[0], c.o.weight[1] }, c.o.every, c.o.live });
-	if (!(c.eng = sp_collect_new(c.p, c.off ? sp_offcpu_sink(c.off) : c.hs ? sp_hitstacks_sink(c.hs) : c.sink, &co,
-				     &err))) {
-		sp_offcpu_free(c.off);
-		sp_hitstacks_free(c.hs);
-		sp_error_e(&err);
-		sp_perfev_free(c.ev);
-		sp_stream_writer_free(c.w);
-		sp_profile_free(c.p);
-		free(c.o.traces);
-		return SP_EXIT_ERROR;
-	}
-
-	pcollect_python_sampling(&c);
+	c->s = sp_session_new();
+	int rc = SP_EXIT_ERROR, finished = 0; /* finished: the stream's trailer is written */
+	if (c->o.pid && pcollect_check_target(c) < 0)
+		goto out;
+	if (c->o.pid && (c->o.npids > 1 || c->o.children))
+		pcollect_targets_scan(c, 0); /* before any event is opened */
+	if (open_session(&r) < 0)
+		goto out;
+	pcollect_python_sampling(c);
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
@@ -545,301 +797,49 @@ static int cmd_pcollect(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	/* Kernel symbols are read before sampling starts, not in its midst. */
-	if (!c.o.no_kernel)
-		sp_collect_load_kernel(c.eng);
-
-	int rc = SP_EXIT_OK;
-	struct child ch = { 0, -1, -1 };
-	int child_status = 0, child_done = 0, we_ended_it = 0;
+	if (!c->o.no_kernel)
+		sp_collect_load_kernel(c->s->eng);
 	/* Probes are resolved and opened before the target runs on. */
-	if (c.o.ntraces && pcollect_trace_setup(&c, c.o.pid ? NULL : cmd[0]) < 0) {
-		rc = SP_EXIT_ERROR;
+	if (c->o.ntraces && pcollect_trace_setup(c, c->o.pid ? NULL : r.cmd[0]) < 0)
 		goto out;
-	}
-	if (c.o.all) {
-		if (pcollect_all_start(&c) < 0) {
-			rc = SP_EXIT_ERROR;
-			goto out;
-		}
-	} else if (c.o.pid) {
-		int n;
-		if (pcollect_trace_hold(&c, c.o.pid) < 0) {
-			rc = SP_EXIT_ERROR;
-			goto out;
-		}
-		if (c.tid) {
-			/* -p TID: that thread (and the threads it creates) only. */
-			if ((n = sp_perfev_add_task(c.ev, c.tid, &err)) == 1)
-				n = sp_err_set(&err, "thread %d exited", c.tid);
-			else if (n == 0)
-				sp_collect_add_task(c.eng, c.o.pid, c.tid);
-		} else {
-			n = sp_perfev_add_process(c.ev, c.o.pid, on_task, c.eng, &err);
-		}
-		if (n < 0 || (c.tg && pcollect_targets_attach(&c, &err) < 0)) {
-			sp_error_e(&err);
-			rc = SP_EXIT_ERROR;
-			goto out;
-		}
-		if (c.o.ntraces)
-			pcollect_trace_start(&c, c.o.pid);
-		sp_perfev_enable(c.ev);
-		/* Mappings made from now on arrive as MMAP2 records.  From a
-		 * live thread: a zombie main thread (it called pthread_exit
-		 * while the others run on) shows no maps. */
-		if (sp_collect_load_maps(c.eng, c.o.pid, sp_snap_live_tid(c.o.pid), &err) < 0) {
-			sp_error_e(&err);
-			rc = SP_EXIT_ERROR;
-			goto out;
-		}
-		if (c.tg)
-			pcollect_targets_load_maps(&c);
-	} else {
-		if (pcollect_spawn(&ch, cmd, out == stdout) < 0) {
-			sp_error("cannot start %s: %s", cmd[0], strerror(errno));
-			rc = SP_EXIT_ERROR;
-			goto out;
-		}
-		if (pcollect_trace_hold(&c, ch.pid) < 0 || sp_perfev_add_task(c.ev, ch.pid, &err) != 0) {
-			sp_hold_stop(c.hold);
-			kill(ch.pid, SIGKILL);
-			waitpid(ch.pid, NULL, 0);
-			if (err.msg[0])
-				sp_error_e(&err);
-			rc = SP_EXIT_ERROR;
-			goto out;
-		}
-		sp_collect_add_task(c.eng, ch.pid, ch.pid);
-		if (c.o.children)
-			pcollect_targets_scan(&c, ch.pid);
-		if (c.o.ntraces)
-			pcollect_trace_start(&c, ch.pid);
-		if (write(ch.go, "x", 1) != 1) {
-			/* the child died already; waitpid tells why */
-		}
-		close(ch.go);
-		int e = 0;
-		ssize_t r;
-		while ((r = read(ch.errp, &e, sizeof e)) < 0 && errno == EINTR)
-			;
-		close(ch.errp);
-		if (r == (ssize_t)sizeof e) {
-			pcollect_wait_child(&c, ch.pid, &child_status, 0);
-			sp_error("cannot run %s: %s", cmd[0], strerror(e));
-			rc = e == ENOENT ? 127 : 126;
-			goto out;
-		}
-	}
-
-	struct sp_perf_handler hd;
-	sp_collect_handler(c.eng, &hd);
-	if (c.off) {
-		struct sp_perf_handler eng = hd;
-		sp_offcpu_handler(c.off, &eng, &hd);
-	}
-	pcollect_trace_handler(&c, &hd);
-	if (c.tg)
-		pcollect_targets_handler(&c, &hd);
-	double t0 = mono_s(), last_status = 0, last_flush = t0;
-	int show_status = !c.o.quiet && isatty(STDERR_FILENO);
-	/* Python frames are read when a sample is handed out, not when it was
-	 * taken: rounds are shorter so that they are read soon after.  -a: a
-	 * sample wakes the round already (wakeup_each); the timeout only
-	 * paces the rest, and 100 rounds a second cost a host all day. */
-	int round_ms = c.o.python != SP_PY_OFF && !c.o.all ? 10 : 50;
-	while (!stop_signal && !c.write_failed) {
-		sp_perfev_wait(c.ev, round_ms);
-		sp_perfev_read(c.ev, &hd, 0);
-		pcollect_python_poll(&c);
-		pcollect_python_messages(&c);
-		if (sp_collect_error(c.eng, &c.werr) || (c.off && sp_offcpu_error(c.off, &c.werr)) ||
-		    (c.tracer && sp_tracer_error(c.tracer, &c.werr)))
-			c.write_failed = 1;
-		double now = mono_s();
-		pcollect_trace_tick(&c, now);
-		if (now - last_flush >= 0.2) {
-			/* Let a consumer downstream see samples as they come. */
-			last_flush = now;
-			if (sp_stream_writer_flush(c.w, &c.werr) < 0)
-				c.write_failed = 1;
-			/* A reader that went away (plive quit) while the target
-			 * is idle: no write would tell, the pipe's POLLERR does. */
-			struct pollfd opf = { fileno(out), 0, 0 };
-			if (!c.write_failed && poll(&opf, 1, 0) == 1 && (opf.revents & POLLERR)) {
-				sp_err_set(&c.werr, "%s", strerror(EPIPE));
-				c.write_failed = 1;
-			}
-		}
-		if (pcollect_rotate_due(&c, now) && !c.write_failed) {
-			if (pcollect_rotate(&c, &of, now) < 0)
-				c.write_failed = 1;
-			out = of.f;
-		}
-		if (ch.pid) {
-			/* --children: the command's end waits for its children's */
-			if (!child_done && pcollect_wait_child(&c, ch.pid, &child_status, WNOHANG) == ch.pid) {
-				child_done = 1;
-				if (!c.tg)
-					break;
-			}
-			if (child_done && pcollect_targets_gone(&c, now))
-				break;
-		} else if (c.tg ? pcollect_targets_gone(&c, now) : pcollect_target_gone(&c)) {
-			break;
-		}
-		if (c.o.duration && now - t0 >= c.o.duration)
-			break;
-		if (show_status && now - last_status >= 0.5) {
-			last_status = now;
-			status_line(&c, now - t0, 0);
-		}
-	}
-	pcollect_trace_unhold(&c); /* the held threads go, before the events close */
-	sp_perfev_disable(c.ev);
-	sp_perfev_read(c.ev, &hd, 1);
-	pcollect_python_release(&c); /* the seized threads go, before anything else */
-	pcollect_python_messages(&c);
-	pcollect_python_meta(&c);
-	if (!c.write_failed && (sp_collect_error(c.eng, &c.werr) || (c.tracer && sp_tracer_error(c.tracer, &c.werr))))
-		c.write_failed = 1;
-	/* Threads still asleep are charged up to now (the clock of the samples). */
-	if (c.off && !c.write_failed && sp_offcpu_finish(c.off, (uint64_t)(mono_s() * 1e9), &c.werr) < 0)
-		c.write_failed = 1;
-	pcollect_trace_finish(&c);
-	if (c.o.all)
-		pcollect_all_report(&c);
-	if (show_status)
-		status_line(&c, 0, 1);
-	if (ch.pid && !child_done) {
-		/* Stopped by -d or a signal: end the command we started. */
-		if (pcollect_wait_child(&c, ch.pid, &child_status, WNOHANG) != ch.pid) {
-			kill(ch.pid, SIGTERM);
-			double until = mono_s() + 2;
-			while (pcollect_wait_child(&c, ch.pid, &child_status, WNOHANG) != ch.pid) {
-				if (mono_s() > until) {
-					kill(ch.pid, SIGKILL);
-					pcollect_wait_child(&c, ch.pid, &child_status, 0);
-					break;
-				}
-				usleep(10000);
-			}
-			we_ended_it = 1;
-		}
-		child_done = 1;
-	}
-	if (ch.pid) {
-		snprintf(buf, sizeof buf, "%d", pcollect_exit_code(child_status));
-		sp_meta_add(c.p, "exit-status", buf);
-		c.sink->meta(c.sink, c.p, &c.werr);
-	}
-	const struct sp_perfev_stats *st = sp_perfev_stats(c.ev);
-	if (st->lost) {
-		snprintf(buf, sizeof buf, "%llu", (unsigned long long)st->lost);
-		sp_meta_add(c.p, "lost", buf);
-		c.sink->meta(c.sink, c.p, &c.werr);
-	}
-	if (!c.write_failed && sp_stream_writer_finish(c.w, &c.werr) < 0)
-		c.write_failed = 1;
-	finished = !c.write_failed;
-	int reader_gone = 0;
-	if (c.write_failed) {
-		/* A reader that went away (| head, plive quit) is a normal end:
-		 * the target is detached by now, nothing more is said, and what
-		 * stdio still holds goes nowhere instead of failing again. */
-		if (strstr(c.werr.msg, strerror(EPIPE))) {
-			reader_gone = 1;
-			int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-			if (null >= 0) {
-				dup2(null, fileno(out));
-				close(null);
-			}
-			clearerr(out);
-		} else {
-			sp_outfile_error(&of, &c.werr);
-			rc = SP_EXIT_ERROR;
-		}
-	}
-	if (!c.o.quiet && !reader_gone) {
-		if (st->kernel_denied)
-			sp_error("kernel frames are not available (kernel.perf_event_paranoid allows user-mode "
-				 "sampling only; run as root for kernel frames): user frames only");
-		else if (!c.o.no_kernel && sp_collect_kernel_hidden(c.eng))
-			sp_error("kernel addresses are hidden (kernel.kptr_restrict): kernel frames show as [kernel.kallsyms]");
-		if (st->lost)
-			sp_error("%llu samples lost: the sample buffer was full (use --buffer with more MiB or a "
-				 "lower -F)", (unsigned long long)st->lost);
-		if (st->throttled)
-			sp_error("the kernel throttled sampling %llu times (kernel.perf_cpu_time_max_percent): "
-				 "fewer samples than asked for", (unsigned long long)st->throttled);
-	}
-	if (c.tracer && sp_tracer_stats(c.tracer)->unread && !c.o.quiet)
+	if (c->o.all ? pcollect_all_start(c) < 0 : c->o.pid ? attach(c) < 0 : (rc = launch(&r)) != 0)
+		goto out;
+	rc = sample(&r, &finished);
+	if (!c->o.quiet && (finished || rc != SP_EXIT_OK)) /* not when the reader went away */
+		warnings(c);
+	if (c->s->tracer && sp_tracer_stats(c->s->tracer)->unread && !c->o.quiet)
 		sp_error("%llu recorded values could not be read (memory outside the stack copy, or the process "
-			 "was gone): those hits lack them", (unsigned long long)sp_tracer_stats(c.tracer)->unread);
-	if (c.o.verbose) {
-		const struct sp_collect_stats *cs = sp_collect_stats(c.eng);
-		struct rusage ru;
-		getrusage(RUSAGE_SELF, &ru);
-		double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-			     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-		sp_error("%llu samples of %zu threads in %zu processes, %.1f s; %llu filtered out, %llu lost, "
-			 "%llu truncated stacks, %.1f frames per sample, %llu distinct stacks; collector CPU %.3f s",
-			 (unsigned long long)cs->samples, (size_t)cs->threads, (size_t)cs->processes, mono_s() - t0,
-			 (unsigned long long)cs->filtered, (unsigned long long)st->lost,
-			 (unsigned long long)cs->truncated,
-			 cs->samples ? (double)cs->unwound_frames / (double)cs->samples : 0,
-			 (unsigned long long)sp_stream_writer_stacks(c.w), cpu);
-		if (c.off) {
-			const struct sp_offcpu_stats *os = sp_offcpu_stats(c.off);
-			sp_error("off-CPU: %llu intervals, %.3f s blocked, %.3f s preempted, %llu without a stack "
-				 "(asleep before sampling started, or its switch sample lost); %llu on-CPU samples",
-				 (unsigned long long)os->intervals, (double)os->blocked_ns / 1e9,
-				 (double)os->preempted_ns / 1e9, (unsigned long long)os->unknown,
-				 (unsigned long long)os->on_cpu);
-		}
-		if (c.hs && !c.o.live) { /* --live: its own line (mode_trace.c) */
-			const struct sp_hitstacks_stats *hst = sp_hitstacks_stats(c.hs);
-			sp_error("--stacks: %llu probe entries, %llu stacks written (%llu left out by --every), "
-				 "weight %llu; %llu CPU samples not written", (unsigned long long)hst->hits,
-				 (unsigned long long)hst->written, (unsigned long long)hst->skipped,
-				 (unsigned long long)hst->weight, (unsigned long long)hst->cpu);
-		}
-	}
-	if (c.o.verbose)
-		pcollect_python_summary(&c);
-	if (rc == SP_EXIT_OK && finished && !sp_collect_stats(c.eng)->samples &&
-	    !(c.tracer && sp_tracer_stats(c.tracer)->hits)) {
+			 "was gone): those hits lack them", (unsigned long long)sp_tracer_stats(c->s->tracer)->unread);
+	if (c->o.verbose)
+		summary(c);
+	if (rc == SP_EXIT_OK && finished && !sp_collect_stats(c->s->eng)->samples && !(c->s->tracer && sp_tracer_stats(c->s->tracer)->hits)) {
 		/* An empty result is not a success when attached; a command's
 		 * own exit status stays what pcollect returns. */
-		if (!c.o.quiet && c.o.freq)
-			pcollect_explain_empty(&c, mono_s() - t0);
-		else if (!c.o.quiet) /* -F 0: the probes with 0 hits are named above */
+		if (!c->o.quiet && c->o.freq)
+			pcollect_explain_empty(c, sp_mono_s() - c->s->t0);
+		else if (!c->o.quiet) /* -F 0: the probes with 0 hits are named above */
 			sp_error("nothing recorded: no probe was hit (-F 0 takes no CPU samples)");
-		if (!ch.pid)
+		if (!r.ch.pid)
 			rc = SP_EXIT_NEGATIVE;
 	}
-	if (ch.pid && rc == SP_EXIT_OK && !we_ended_it) {
-		rc = pcollect_exit_code(child_status);
-		if (rc && !c.o.quiet) {
-			if (WIFSIGNALED(child_status))
-				sp_error("%s was killed by signal %d", cmd[0], WTERMSIG(child_status));
+	if (r.ch.pid && rc == SP_EXIT_OK && !r.we_ended_it) {
+		rc = pcollect_exit_code(r.child_status);
+		if (rc && !c->o.quiet) {
+			if (WIFSIGNALED(r.child_status))
+				sp_error("%s was killed by signal %d", r.cmd[0], WTERMSIG(r.child_status));
 			else
-				sp_error("%s exited with status %d", cmd[0], rc);
+				sp_error("%s exited with status %d", r.cmd[0], rc);
 		}
 	}
 out:
 	/* A complete stream is kept even when the command failed: its samples
 	 * are good. */
-	if (sp_outfile_close(&of, finished) < 0 && rc == SP_EXIT_OK)
+	if (sp_outfile_close(&r.of, finished) < 0 && rc == SP_EXIT_OK)
 		rc = SP_EXIT_ERROR;
-	sp_perfev_free(c.ev);
-	pcollect_trace_release(&c);
-	sp_collect_free(c.eng);
-	sp_offcpu_free(c.off);
-	sp_hitstacks_free(c.hs);
-	sp_stream_writer_free(c.w);
-	sp_profile_free(c.p);
-	pcollect_targets_free(&c);
-	pcollect_rotate_free(&c);
+	pcollect_trace_release(c);
+	sp_session_free(c->s);
+	pcollect_targets_free(c);
+	pcollect_rotate_free(c);
 	return rc;
 }
 

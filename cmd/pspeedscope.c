@@ -198,8 +198,7 @@ static int cmd_pspeedscope(int argc, char **argv)
 	sp_roll_free(roll);
 	struct sp_speedscope_stats st;
 	if (rc == SP_EXIT_OK && sp_speedscope_writer_finish(w, &err) < 0) {
-		sp_speedscope_writer_stats(w, &st);
-		if (st.write_errno == EPIPE && out == stdout) {
+		if (sp_err_is_closed_pipe(&err) && out == stdout) {
 			/* The reader went away (| head): quiet, as everywhere.
 			 * Drop what is buffered and the error flag, so the
 			 * wrapper's final check of stdout passes. */
@@ -213,7 +212,7 @@ static int cmd_pspeedscope(int argc, char **argv)
 		}
 		sp_outfile_error(&of, &err);
 		rc = SP_EXIT_ERROR;
-		if (st.write_errno && out == stdout) {
+		if (err.errnum && out == stdout) {
 			/* Reported once here, not again by the wrapper. */
 			__fpurge(stdout);
 			clearerr(stdout);

@@ -903,7 +903,7 @@ int sp_cprofile_report(struct sp_input *in, FILE *out, const struct sp_cprofile_
 	rc = 0;
 	goto out;
 werr:
-	sp_err_set(err, "write error: %s", strerror(errno));
+	sp_err_write(err, errno);
 out:
 	sp_buf_release(&b);
 	sp_buf_release(&name);

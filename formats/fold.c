@@ -543,7 +543,7 @@ int sp_fold_write(struct sp_fold *f, FILE *out, struct sp_err *err)
 	if (!rc && ob.len && fwrite(ob.p, 1, ob.len, out) != ob.len)
 		rc = -1;
 	if (rc)
-		sp_err_set(err, "write error: %s", strerror(errno));
+		sp_err_write(err, errno);
 	sp_buf_release(&ob);
 	for (size_t i = 0; i < k; i++) {
 		free(r[i].text);

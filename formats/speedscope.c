@@ -487,7 +487,7 @@ static int out_flush(struct sp_speedscope_writer *w)
 	if (w->ob.len && fwrite(w->ob.p, 1, w->ob.len, w->out) != w->ob.len) {
 		w->st.write_errno = errno;
 		w->ob.len = 0;
-		return sp_err_set(w->err, "write error: %s", strerror(w->st.write_errno));
+		return sp_err_write(w->err, w->st.write_errno);
 	}
 	w->ob.len = 0;
 	return 0;
@@ -1061,7 +1061,7 @@ int sp_speedscope_writer_finish(struct sp_speedscope_writer *w, struct sp_err *e
 	}
 	if (fflush(w->out) != 0) {
 		w->st.write_errno = errno;
-		rc = sp_err_set(err, "write error: %s", strerror(errno));
+		rc = sp_err_write(err, errno);
 		goto out;
 	}
 out:

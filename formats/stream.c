@@ -132,7 +132,7 @@ static int w_drain(struct sp_stream_writer *w, struct sp_err *err)
 		w->failed = errno ? errno : EIO;
 	w->buf.len = 0;
 	if (w->failed)
-		return sp_err_set(err, "write error: %s", strerror(w->failed));
+		return sp_err_write(err, w->failed);
 	return 0;
 }
 
@@ -367,7 +367,7 @@ int sp_stream_writer_flush(struct sp_stream_writer *w, struct sp_err *err)
 	if (w_drain(w, err) < 0)
 		return -1;
 	if (fflush(w->out) != 0)
-		return sp_err_set(err, "write error: %s", strerror(errno));
+		return sp_err_write(err, errno);
 	return 0;
 }
 
@@ -395,7 +395,7 @@ int sp_stream_writer_finish(struct sp_stream_writer *w, struct sp_err *err)
 	if (w_drain(w, err) < 0)
 		return -1;
 	if (fflush(w->out) != 0)
-		return sp_err_set(err, "write error: %s", strerror(errno));
+		return sp_err_write(err, errno);
 	return 0;
 }
 

@@ -28,26 +28,26 @@ int pcollect_all_check_opts(const struct opts *o, const char *synopsis, int ncmd
 int pcollect_all_start(struct coll *c)
 {
 	struct sp_err err;
-	if (sp_perfev_add_cpus(c->ev, &err) < 0) {
+	if (sp_perfev_add_cpus(c->s->ev, &err) < 0) {
 		sp_error_e(&err);
 		return -1;
 	}
-	sp_perfev_enable(c->ev);
-	sp_collect_load_all(c->eng);
+	sp_perfev_enable(c->s->ev);
+	sp_collect_load_all(c->s->eng);
 	return 0;
 }
 
 void pcollect_all_report(struct coll *c)
 {
-	const struct sp_collect_stats *cs = sp_collect_stats(c->eng);
+	const struct sp_collect_stats *cs = sp_collect_stats(c->s->eng);
 	char buf[32];
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)cs->processes);
-	sp_meta_add(c->p, "processes", buf);
+	sp_meta_add(c->s->p, "processes", buf);
 	if (cs->unresolved) {
 		snprintf(buf, sizeof buf, "%llu", (unsigned long long)cs->unresolved);
-		sp_meta_add(c->p, "unresolved-processes", buf);
+		sp_meta_add(c->s->p, "unresolved-processes", buf);
 		snprintf(buf, sizeof buf, "%llu", (unsigned long long)cs->unresolved_samples);
-		sp_meta_add(c->p, "unresolved-samples", buf);
+		sp_meta_add(c->s->p, "unresolved-samples", buf);
 		if (!c->o.quiet)
 			sp_error("%llu process%s exited before %s maps could be read: %llu sample%s with "
 				 "[unknown] user frames", (unsigned long long)cs->unresolved,
@@ -56,12 +56,12 @@ void pcollect_all_report(struct coll *c)
 	}
 	if (cs->maps_reread) { /* a mapping's record lost (said as lost samples) or late */
 		snprintf(buf, sizeof buf, "%llu", (unsigned long long)cs->maps_reread);
-		sp_meta_add(c->p, "maps-reread", buf);
+		sp_meta_add(c->s->p, "maps-reread", buf);
 	}
-	struct sp_pymerge *m = sp_collect_python(c->eng);
+	struct sp_pymerge *m = sp_collect_python(c->s->eng);
 	if (m && sp_pymerge_stats(m)->processes && !c->o.quiet && !c->o.verbose)
 		sp_error("%llu CPython process%s found: Python frames merged, non-blocking (-v names each, and "
 			 "any whose frames could not be read)", (unsigned long long)sp_pymerge_stats(m)->processes,
 			 sp_pymerge_stats(m)->processes == 1 ? "" : "es");
-	c->sink->meta(c->sink, c->p, &c->werr);
+	c->s->sink->meta(c->s->sink, c->s->p, &c->s->werr);
 }

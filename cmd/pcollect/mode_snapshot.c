@@ -269,9 +269,7 @@ int pcollect_snapshot(int argc, char **argv)
 			/* -i is the period: snapshot k is due at the first one's
 			 * time + k intervals (one late by symbolising is not made up
 			 * by bunching the next ones: the schedule moves on). */
-			struct timespec now;
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			double t = (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+			double t = sp_mono_s();
 			if (next < t)
 				next = t;
 			double wait = next - t;
@@ -281,12 +279,7 @@ int pcollect_snapshot(int argc, char **argv)
 			if (stop_sig)
 				break;
 		}
-		{
-			struct timespec now;
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			double t = (double)now.tv_sec + (double)now.tv_nsec / 1e9;
-			next = (done ? next : t) + o.interval;
-		}
+		next = (done ? next : sp_mono_s()) + o.interval;
 		if (done && sp_snap_live_tid(o.pid) == o.pid && proc_state(o.pid) == 'Z') {
 			/* Every thread has exited: a zombie its parent has not reaped. */
 			say_exited(&o, done);

@@ -9,6 +9,7 @@
 
 #include "cmd.h"
 #include "pcollect.h"
+#include "x86.h"
 
 #define SP_HIT_STACK 4096 /* --stacks: bytes of stack per hit by default */
 
@@ -27,41 +28,7 @@ static char *find_exe(int pid, const char *cmd, struct sp_err *err)
 			sp_err_set(err, "%s: %s", buf, strerror(errno));
 		return p;
 	}
-	if (strchr(cmd, '/'))
-		return sp_xstrndup(cmd, strlen(cmd));
-	const char *path = getenv("PATH");
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (const char *p = path; *p;) {
-		const char *c = strchr(p, ':');
-		size_t n = c ? (size_t)(c - p) : strlen(p);
-		snprintf(buf, sizeof buf, "%.*s/%s", (int)n, n ? p : ".", cmd);
-		if (access(buf, X_OK) == 0)
-			return sp_xstrndup(buf, strlen(buf));
-		p += n + (c ? 1 : 0);
-	}
-	sp_err_set(err, "%s: command not found", cmd);
-	return NULL;
-}
-
-/* --live's free probe: free starts with `test %rdi,%rdi; je` (glibc),
- * an instruction the kernel cannot emulate, so a probe there costs a
- * single step (3.5 times the trap of an emulated one, trace-bench.sh).
- * free(NULL) is nothing to the live view: probe the first instruction of
- * the non-NULL path instead, where rdi is still the argument.  Returns the
- * offset to add, 0 when the code is not that. */
-static uint64_t past_null_check(const struct sp_uprobe *u)
-{
-	uint8_t b[9];
-	FILE *f = fopen(u->path, "rb");
-	if (!f)
-		return 0;
-	size_t n = fseeko(f, (off_t)u->offset, SEEK_SET) == 0 ? fread(b, 1, sizeof b, f) : 0;
-	fclose(f);
-	if (n < sizeof b || b[0] != 0x48 || b[1] != 0x85 || b[2] != 0xff)
-		return 0;
-	uint64_t skip = b[3] == 0x74 ? 5 : b[3] == 0x0f && b[4] == 0x84 ? 9 : 0;
-	return skip < u->size ? skip : 0;
+	return sp_path_search(cmd, getenv("PATH"), err);
 }
 
 int pcollect_trace_setup(struct coll *c, const char *cmd)
@@ -91,10 +58,14 @@ int pcollect_trace_setup(struct coll *c, const char *cmd)
 				 * C++ code (the allocator does not throw); free's entry
 				 * needs no stack. */
 				c->probes.v[k].ret = roles[i] != SP_HIT_FREE;
+				/* free(NULL) is nothing to the live view: free's
+				 * probe goes past its NULL check, an instruction
+				 * the kernel emulates instead of single-stepping. */
 				if (roles[i] == SP_HIT_FREE)
-					c->probes.v[k].offset += past_null_check(&c->probes.v[k]);
+					c->probes.v[k].offset += sp_x86_file_past_null_check(
+						c->probes.v[k].path, c->probes.v[k].offset, c->probes.v[k].size);
 				c->probes.v[k].stack_bytes = roles[i] == SP_HIT_FREE ? 8 : c->probes.v[k].stack_bytes;
-				sp_hitstacks_role(c->hs, k, roles[i]);
+				sp_hitstacks_role(c->s->hs, k, roles[i]);
 			}
 		}
 		if (n < 0) {
@@ -143,10 +114,10 @@ int pcollect_trace_setup(struct coll *c, const char *cmd)
 		/* --stacks: the stack to unwind, 4 KiB unless --call-graph dwarf,BYTES
 		 * says: a hit's record is that big, and a hot allocator fills the ring. */
 		unsigned want = c->o.stack_set || c->o.stack_bytes < SP_HIT_STACK ? c->o.stack_bytes : SP_HIT_STACK;
-		if (c->hs && u->stack_bytes < want && !(c->o.live && !u->ret))
+		if (c->s->hs && u->stack_bytes < want && !(c->o.live && !u->ret))
 			u->stack_bytes = want;
-		if (sp_perfev_add_uprobe(c->ev, u->path, u->offset, 0, (uint32_t)(2 * i), u->stack_bytes, &err) < 0 ||
-		    (u->ret && sp_perfev_add_uprobe(c->ev, u->path, u->offset, 1, (uint32_t)(2 * i + 1), 8, &err) < 0)) {
+		if (sp_perfev_add_uprobe(c->s->ev, u->path, u->offset, 0, (uint32_t)(2 * i), u->stack_bytes, &err) < 0 ||
+		    (u->ret && sp_perfev_add_uprobe(c->s->ev, u->path, u->offset, 1, (uint32_t)(2 * i + 1), 8, &err) < 0)) {
 			sp_error_e(&err);
 			return -1;
 		}
@@ -165,7 +136,7 @@ static void arm_new(void *ctx, int pid, int tid)
 	(void)pid;
 	struct sp_err err;
 	memset(&err, 0, sizeof err);
-	if (sp_perfev_add_task_probes(c->ev, tid, &err) < 0 && !__atomic_fetch_add(&c->arm_failed, 1, __ATOMIC_RELAXED))
+	if (sp_perfev_add_task_probes(c->s->ev, tid, &err) < 0 && !__atomic_fetch_add(&c->arm_failed, 1, __ATOMIC_RELAXED))
 		c->arm_err = err;
 }
 
@@ -203,11 +174,11 @@ void pcollect_trace_unhold(struct coll *c) { sp_hold_stop(c->hold); }
 static void traced_fork(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid, uint64_t time)
 {
 	struct coll *c = sample_coll;
-	if (c->tracer)
-		sp_tracer_add_pid(c->tracer, (int)pid);
+	if (c->s->tracer)
+		sp_tracer_add_pid(c->s->tracer, (int)pid);
 	struct sp_err err;
 	memset(&err, 0, sizeof err);
-	if (sp_perfev_add_task_probes(c->ev, (int)tid, &err) < 0 && !c->arm_failed++)
+	if (sp_perfev_add_task_probes(c->s->ev, (int)tid, &err) < 0 && !c->arm_failed++)
 		c->arm_err = err;
 	if (c->engine_fork)
 		c->engine_fork(ctx, pid, ppid, tid, ptid, time);
@@ -219,8 +190,8 @@ static void (*engine_sample)(void *ctx, const struct sp_perf_sample *s);
 static void fixed_sample(void *ctx, const struct sp_perf_sample *s)
 {
 	struct coll *c = sample_coll;
-	if (c->tracer && s->has_regs && s->stack_len &&
-	    sp_tracer_fix_stack(c->tracer, (int)s->tid, s->regs[SP_REG_SP], s->stack, s->stack_len, c->stackbuf)) {
+	if (c->s->tracer && s->has_regs && s->stack_len &&
+	    sp_tracer_fix_stack(c->s->tracer, (int)s->tid, s->regs[SP_REG_SP], s->stack, s->stack_len, c->stackbuf)) {
 		struct sp_perf_sample f = *s;
 		f.stack = c->stackbuf;
 		engine_sample(ctx, &f);
@@ -235,24 +206,24 @@ static void stacks_hit(void *ctx, const struct sp_perf_uprobe *u)
 {
 	struct coll *c = ctx;
 	size_t probe = u->cookie / 2;
-	uint64_t before = sp_tracer_probe_hits(c->tracer, probe);
-	sp_tracer_hit(c->tracer, u);
-	if (sp_tracer_probe_hits(c->tracer, probe) == before)
+	uint64_t before = sp_tracer_probe_hits(c->s->tracer, probe);
+	sp_tracer_hit(c->s->tracer, u);
+	if (sp_tracer_probe_hits(c->s->tracer, probe) == before)
 		return; /* another process's */
 	const uint8_t *stack = NULL;
 	if (u->has_regs && u->stack_len && u->stack_len <= 65536 &&
-	    sp_tracer_fix_stack(c->tracer, (int)u->tid, u->regs[SP_REG_SP], u->stack, u->stack_len, c->stackbuf))
+	    sp_tracer_fix_stack(c->s->tracer, (int)u->tid, u->regs[SP_REG_SP], u->stack, u->stack_len, c->stackbuf))
 		stack = c->stackbuf;
-	sp_hitstacks_hit(c->hs, &c->engine_hd, u, stack);
+	sp_hitstacks_hit(c->s->hs, &c->engine_hd, u, stack);
 }
 
 void pcollect_trace_handler(struct coll *c, struct sp_perf_handler *hd)
 {
 	hd->uprobe = sp_tracer_hit;
-	hd->uprobe_ctx = c->tracer;
-	if (!c->tracer)
+	hd->uprobe_ctx = c->s->tracer;
+	if (!c->s->tracer)
 		return;
-	if (c->hs) {
+	if (c->s->hs) {
 		c->engine_hd = *hd;
 		hd->uprobe = stacks_hit;
 		hd->uprobe_ctx = c;
@@ -278,14 +249,14 @@ static int fix_stopped(void *ctx, int tid, uint64_t sp, const uint8_t *stack, ui
 		unsigned long long lo;
 		while (f && fgets(line, sizeof line, f))
 			if (strstr(line, "[uprobes]") && sscanf(line, "%llx-", &lo) == 1) {
-				sp_tracer_set_trampoline(c->tracer, lo);
+				sp_tracer_set_trampoline(c->s->tracer, lo);
 				c->tramp_known = 1;
 			}
 		if (f)
 			fclose(f);
 	}
-	*tramp = sp_tracer_trampoline(c->tracer);
-	return sp_tracer_fix_stack(c->tracer, tid, sp, stack, len, buf);
+	*tramp = sp_tracer_trampoline(c->s->tracer);
+	return sp_tracer_fix_stack(c->s->tracer, tid, sp, stack, len, buf);
 }
 
 void pcollect_trace_start(struct coll *c, int pid)
@@ -293,13 +264,11 @@ void pcollect_trace_start(struct coll *c, int pid)
 	/* --live: the calls pair the returns and fix stacks, but millions of
 	 * malloc calls are not written as trace events. */
 	static struct sp_sink no_events;
-	c->tracer = sp_tracer_new(c->p, c->o.live ? &no_events : c->sink, c->eng, &c->probes, pid);
-	sp_tracer_set_sampling(c->tracer, c->o.freq > 0);
-	sp_collect_set_stack_fix(c->eng, fix_stopped, c);
-	sp_perfev_enable_uprobes(c->ev);
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	c->trace_started = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	c->s->tracer = sp_tracer_new(c->s->p, c->o.live ? &no_events : c->s->sink, c->s->eng, &c->probes, pid);
+	sp_tracer_set_sampling(c->s->tracer, c->o.freq > 0);
+	sp_collect_set_stack_fix(c->s->eng, fix_stopped, c);
+	sp_perfev_enable_uprobes(c->s->ev);
+	c->trace_started = sp_mono_s();
 	if (c->o.verbose)
 		sp_error("tracing %zu probe%s in process %d", c->probes.n, c->probes.n == 1 ? "" : "s", pid);
 	c->trace_t0 = 0;
@@ -310,9 +279,9 @@ void pcollect_trace_start(struct coll *c, int pid)
 /* The rate since the last check, at least min_dt seconds ago. */
 static void budget_check(struct coll *c, double now, double min_dt)
 {
-	if (!c->tracer || c->budget_warned)
+	if (!c->s->tracer || c->budget_warned)
 		return;
-	uint64_t hits = sp_tracer_stats(c->tracer)->hits;
+	uint64_t hits = sp_tracer_stats(c->s->tracer)->hits;
 	if (!c->trace_t0) {
 		c->trace_t0 = now;
 		c->trace_h0 = hits;
@@ -342,25 +311,23 @@ void pcollect_trace_finish(struct coll *c)
 {
 	/* A target that ran less than the tick's half second is judged on
 	 * what it ran. */
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	budget_check(c, (double)ts.tv_sec + (double)ts.tv_nsec / 1e9, 0.01);
-	if (!c->tracer)
+	uint64_t now_ns = sp_mono_ns();
+	budget_check(c, (double)now_ns / 1e9, 0.01);
+	if (!c->s->tracer)
 		return;
-	if (c->o.live && !c->write_failed && sp_hitstacks_finish(c->hs, (uint64_t)(ts.tv_sec * 1000000000LL + ts.tv_nsec),
-								  &c->werr) < 0)
-		c->write_failed = 1;
-	const struct sp_tracer_stats *st = sp_tracer_stats(c->tracer);
-	const struct sp_perfev_stats *ps = sp_perfev_stats(c->ev);
+	if (c->o.live && !c->s->write_failed && sp_hitstacks_finish(c->s->hs, now_ns, &c->s->werr) < 0)
+		c->s->write_failed = 1;
+	const struct sp_tracer_stats *st = sp_tracer_stats(c->s->tracer);
+	const struct sp_perfev_stats *ps = sp_perfev_stats(c->s->ev);
 	/* Lost hits, per probe: the kernel's count of each probe's hits
 	 * against the records read.  Said, and kept in the stream's metadata
 	 * (key trace-lost, "PROBE N"). */
-	double secs = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 - c->trace_started;
+	double secs = (double)now_ns / 1e9 - c->trace_started;
 	uint64_t all_lost = 0;
 	for (size_t i = 0; i < c->probes.n; i++) {
 		uint64_t fired = 0, got = 0, f, d;
 		for (uint32_t k = 0; k < 2; k++)
-			if (sp_perfev_probe_counts(c->ev, (uint32_t)(2 * i + k), &f, &d) == 0) {
+			if (sp_perfev_probe_counts(c->s->ev, (uint32_t)(2 * i + k), &f, &d) == 0) {
 				fired += f;
 				got += d;
 			}
@@ -369,22 +336,22 @@ void pcollect_trace_finish(struct coll *c)
 		all_lost += fired - got;
 		char v[600];
 		snprintf(v, sizeof v, "%s %llu", c->probes.v[i].name, (unsigned long long)(fired - got));
-		sp_meta_add(c->p, "trace-lost", v);
+		sp_meta_add(c->s->p, "trace-lost", v);
 		if (!c->o.quiet)
 			sp_error("probe %s: %llu of its %llu hits lost: its trace buffer was full (%.0f hits/s over "
 				 "%.1f s; --buffer=MIB enlarges it%s)", c->probes.v[i].name,
 				 (unsigned long long)(fired - got), (unsigned long long)fired,
-				 secs > 0 ? (double)fired / secs : 0, secs, c->hs ? ", --call-graph dwarf,BYTES copies "
+				 secs > 0 ? (double)fired / secs : 0, secs, c->s->hs ? ", --call-graph dwarf,BYTES copies "
 				 "less stack per hit" : "");
 	}
 	if (all_lost)
-		c->sink->meta(c->sink, c->p, &c->werr);
+		c->s->sink->meta(c->s->sink, c->s->p, &c->s->werr);
 	(void)ps;
 	if (!c->o.quiet) {
 		/* A probe that recorded nothing says so: a line never run, a
 		 * function not called, or (said above) threads left untraced. */
 		for (size_t i = 0; i < c->probes.n; i++)
-			if (!sp_tracer_probe_hits(c->tracer, i))
+			if (!sp_tracer_probe_hits(c->s->tracer, i))
 				sp_error("probe %s: 0 hits", c->probes.v[i].name);
 		if (c->arm_failed)
 			sp_error("%lu new threads or processes of the target run untraced: %s", c->arm_failed,
@@ -406,7 +373,7 @@ void pcollect_trace_finish(struct coll *c)
 			 "open%s", ps->probe_tasks, sp_hold_count(c->hold), c->hold ? "" : " (none held: "
 			 "--python-sampling=exact or -p TID; new threads get their probes when pcollect sees them)");
 		if (c->o.live) {
-			const struct sp_hitstacks_stats *h = sp_hitstacks_stats(c->hs);
+			const struct sp_hitstacks_stats *h = sp_hitstacks_stats(c->s->hs);
 			sp_error("--live: %llu blocks allocated and recorded, %llu freed, %llu live at the end "
 				 "(%llu bytes); %llu frees of blocks not recorded, %llu allocator calls without "
 				 "their return", (unsigned long long)h->allocs, (unsigned long long)h->frees,
@@ -420,8 +387,6 @@ void pcollect_trace_release(struct coll *c)
 {
 	sp_hold_free(c->hold);
 	c->hold = NULL;
-	sp_tracer_free(c->tracer);
-	c->tracer = NULL;
 	sp_uprobe_set_release(&c->probes);
 	free(c->o.traces);
 	free(c->stackbuf);

@@ -11,6 +11,7 @@
 #include "hold.h"
 #include "offcpu.h"
 #include "perf_events.h"
+#include "session.h"
 #include "stream.h"
 #include "trace_events.h"
 #include "uprobe.h"
@@ -48,19 +49,13 @@ struct opts {
 
 struct coll {
 	struct opts o;
-	struct sp_profile *p;
-	struct sp_sink *sink;
-	struct sp_stream_writer *w;
-	struct sp_collect *eng;
-	struct sp_perfev *ev;
-	struct sp_offcpu *off; /* --off-cpu, --wall */
+	/* the profile, events, writer, engine, off-CPU step, hit stacks and
+	 * tracer, the write error (lib/engine/session.h) */
+	struct sp_session *s;
 	int tid;          /* -p TID: that thread only (o.pid is its process) */
 	uint64_t cpu0_ns; /* the target's CPU time when sampling started */
-	int write_failed;
-	struct sp_err werr;
 	/* --trace (mode_trace.c) */
 	struct sp_uprobe_set probes;
-	struct sp_tracer *tracer;
 	double hit_ns;       /* measured cost of a probe hit, 0 unknown */
 	double trace_t0;
 	double trace_started; /* when the probes were enabled (monotonic s) */
@@ -68,7 +63,6 @@ struct coll {
 	uint64_t trace_h0;
 	int budget_warned;
 	uint8_t *stackbuf;   /* a sample's stack with return addresses fixed */
-	struct sp_hitstacks *hs;          /* --stacks */
 	struct sp_perf_handler engine_hd; /* --stacks: the engine's callbacks */
 	struct sp_hold *hold;             /* holds new threads until their probes are open */
 	unsigned long arm_failed;         /* new threads whose probes could not be opened */
@@ -167,9 +161,9 @@ int pcollect_targets_who(struct coll *c, struct sp_buf *b, double *cpu_s);
 void pcollect_targets_free(struct coll *c);
 
 /* rotate.c: --rotate.  start names the first file (o.output becomes it;
- * -1 after an error message); sink wraps c->sink so that the file can
+ * -1 after an error message); sink wraps c->s->sink so that the file can
  * change under the engine; rotate, when due, completes the current file
- * and starts the next (-1 with c->werr set: stop, as after a write error;
+ * and starts the next (-1 with c->s->werr set: stop, as after a write error;
  * *of is then still a file to close). */
 struct sp_outfile;
 int pcollect_rotate_start(struct coll *c, double now);

@@ -7,7 +7,7 @@
 
 void pcollect_python_messages(struct coll *c)
 {
-	struct sp_pymerge *m = sp_collect_python(c->eng);
+	struct sp_pymerge *m = sp_collect_python(c->s->eng);
 	const char *s;
 	/* -a: one line per CPython process of the machine is noise; -v says
 	 * them, the summary counts them (all.c). */
@@ -18,39 +18,39 @@ void pcollect_python_messages(struct coll *c)
 
 void pcollect_python_meta(struct coll *c)
 {
-	struct sp_pymerge *m = sp_collect_python(c->eng);
+	struct sp_pymerge *m = sp_collect_python(c->s->eng);
 	if (!m || !sp_pymerge_stats(m)->processes)
 		return;
 	const struct sp_pymerge_stats *st = sp_pymerge_stats(m);
 	char buf[32];
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)st->samples);
-	sp_meta_add(c->p, "python-samples", buf);
+	sp_meta_add(c->s->p, "python-samples", buf);
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)st->disagree);
-	sp_meta_add(c->p, "python-disagree", buf);
-	sp_meta_add(c->p, "python-sampling", sp_pymerge_stopper(m) ? "exact" : "nonblocking");
+	sp_meta_add(c->s->p, "python-disagree", buf);
+	sp_meta_add(c->s->p, "python-sampling", sp_pymerge_stopper(m) ? "exact" : "nonblocking");
 	/* non-blocking samples checked against what each sample saw */
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)st->seen);
-	sp_meta_add(c->p, "python-seen", buf);
+	sp_meta_add(c->s->p, "python-seen", buf);
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)st->trimmed);
-	sp_meta_add(c->p, "python-trimmed", buf);
+	sp_meta_add(c->s->p, "python-trimmed", buf);
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)st->changed);
-	sp_meta_add(c->p, "python-changed", buf);
+	sp_meta_add(c->s->p, "python-changed", buf);
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)st->recovered);
-	sp_meta_add(c->p, "python-changed-named", buf);
+	sp_meta_add(c->s->p, "python-changed-named", buf);
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)st->unchecked);
-	sp_meta_add(c->p, "python-unchecked", buf);
+	sp_meta_add(c->s->p, "python-unchecked", buf);
 	if (sp_pymerge_stopper(m)) {
 		snprintf(buf, sizeof buf, "%llu", (unsigned long long)st->exact);
-		sp_meta_add(c->p, "python-exact", buf);
+		sp_meta_add(c->s->p, "python-exact", buf);
 		snprintf(buf, sizeof buf, "%llu", (unsigned long long)st->exact_disagree);
-		sp_meta_add(c->p, "python-exact-disagree", buf);
+		sp_meta_add(c->s->p, "python-exact-disagree", buf);
 	}
-	c->sink->meta(c->sink, c->p, &c->werr);
+	c->s->sink->meta(c->s->sink, c->s->p, &c->s->werr);
 }
 
 void pcollect_python_summary(struct coll *c)
 {
-	struct sp_pymerge *m = sp_collect_python(c->eng);
+	struct sp_pymerge *m = sp_collect_python(c->s->eng);
 	if (!m || !sp_pymerge_stats(m)->processes)
 		return;
 	const struct sp_pymerge_stats *st = sp_pymerge_stats(m);
@@ -120,7 +120,7 @@ int pcollect_python_exact(const struct coll *c)
 
 void pcollect_python_sampling(struct coll *c)
 {
-	struct sp_pymerge *m = sp_collect_python(c->eng);
+	struct sp_pymerge *m = sp_collect_python(c->s->eng);
 	if (!m)
 		return;
 	char why[256];
@@ -133,21 +133,21 @@ void pcollect_python_sampling(struct coll *c)
 
 void pcollect_python_poll(struct coll *c)
 {
-	struct sp_pymerge *m = sp_collect_python(c->eng);
+	struct sp_pymerge *m = sp_collect_python(c->s->eng);
 	if (m && sp_pymerge_stopper(m))
 		sp_pystop_poll(sp_pymerge_stopper(m));
 }
 
 void pcollect_python_release(struct coll *c)
 {
-	struct sp_pymerge *m = sp_collect_python(c->eng);
+	struct sp_pymerge *m = sp_collect_python(c->s->eng);
 	if (m && sp_pymerge_stopper(m))
 		sp_pystop_detach_all(sp_pymerge_stopper(m));
 }
 
 int pcollect_wait_child(struct coll *c, int pid, int *status, int options)
 {
-	struct sp_pymerge *m = c->eng ? sp_collect_python(c->eng) : NULL;
+	struct sp_pymerge *m = c->s->eng ? sp_collect_python(c->s->eng) : NULL;
 	while (c->hold) {
 		if (sp_hold_status(c->hold, pid, status))
 			return pid; /* the holder of new threads reaped it */

@@ -129,7 +129,7 @@ struct sp_sink *pcollect_rotate_sink(struct coll *c)
 	r->fwd.trace = f_trace;
 	r->fwd.meta = f_meta;
 	r->fwd.end_input = f_end;
-	r->cur = c->sink;
+	r->cur = c->s->sink;
 	return &r->fwd;
 }
 
@@ -147,29 +147,29 @@ int pcollect_rotate(struct coll *c, struct sp_outfile *of, double now)
 	/* The next file first: when it cannot be opened, the current one is
 	 * still whole and ends as usual. */
 	if (!(name = file_name(r->pattern, time(NULL), r->name)))
-		return sp_err_set(&c->werr, "-o '%s' makes an empty file name", r->pattern);
+		return sp_err_set(&c->s->werr, "-o '%s' makes an empty file name", r->pattern);
 	struct sp_outfile next;
 	if (sp_outfile_open(&next, name, 0) < 0) {
 		free(name);
-		return sp_err_set(&c->werr, "the next file could not be started (see above)");
+		return sp_err_set(&c->s->werr, "the next file could not be started (see above)");
 	}
-	if (sp_stream_writer_finish(c->w, &c->werr) < 0) {
+	if (sp_stream_writer_finish(c->s->w, &c->s->werr) < 0) {
 		sp_outfile_close(&next, 0);
 		free(name);
 		return -1;
 	}
 	int kept = sp_outfile_close(of, 1);
-	sp_stream_writer_free(c->w);
+	sp_stream_writer_free(c->s->w);
 	*of = next;
 	free(r->prev);
 	r->prev = r->name;
 	r->name = name;
 	c->o.output = name;
-	c->w = sp_stream_writer_new(of->f, c->p);
-	r->cur = sp_stream_writer_sink(c->w);
+	c->s->w = sp_stream_writer_new(of->f, c->s->p);
+	r->cur = sp_stream_writer_sink(c->s->w);
 	r->files++;
 	if (kept < 0) /* said by sp_outfile_close */
-		return sp_err_set(&c->werr, "stopped: %s was not kept", r->prev);
+		return sp_err_set(&c->s->werr, "stopped: %s was not kept", r->prev);
 	return 0;
 }
 

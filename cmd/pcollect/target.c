@@ -54,7 +54,7 @@ int pcollect_target_gone(const struct coll *c)
 /* No sample was written: say why it is likely so. */
 void pcollect_explain_empty(struct coll *c, double seconds)
 {
-	const struct sp_collect_stats *cs = sp_collect_stats(c->eng);
+	const struct sp_collect_stats *cs = sp_collect_stats(c->s->eng);
 	struct sp_proc_info pi;
 	int alive = c->o.pid && sp_proc_info(c->tid ? c->tid : c->o.pid, &pi) == 0;
 	/* who: the target(s) named, cpu: their CPU time while sampled */
@@ -80,7 +80,7 @@ void pcollect_explain_empty(struct coll *c, double seconds)
 		struct sp_buf b = SP_BUF_INIT;
 		size_t i;
 		const char *name;
-		for (i = 0; i < 8 && (name = sp_collect_thread(c->eng, i, NULL)); i++) {
+		for (i = 0; i < 8 && (name = sp_collect_thread(c->s->eng, i, NULL)); i++) {
 			sp_buf_adds(&b, i ? ", " : "");
 			sp_buf_adds(&b, name);
 		}

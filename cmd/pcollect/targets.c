@@ -10,13 +10,11 @@
  * they sample, and a PERF_RECORD_FORK names the new process.  That is
  * cheaper than a second follower: lib/capture/hold.c's ptrace holder stops every
  * new thread (two context switches and a waitpid per clone) and is needed
- * only where inheritance cannot be used (uprobes, --trace).  Measured
- * (launch mode, sh running /bin/true 400 times, -F 49, load 19 on 2
- * cores): no pcollect 0.48-1.58 s, pcollect (inherit) 0.28-0.50 s,
- * pcollect --trace libc:getpid (the holder, which also opens each new
- * process's probes) 139-198 s.  What
- * inheritance cannot reach are the processes that exist already: those
- * are found by walking the ppid tree of /proc once, before any event is
+ * only where inheritance cannot be used (uprobes, --trace): for a
+ * command that forks many short processes it is hundreds of times slower
+ * than inheritance.  What inheritance cannot reach are the processes that
+ * exist already: those are found by walking the ppid tree of /proc once,
+ * before any event is
  * opened (so a child that appears after that inherits its parent's events
  * and is never opened twice, which would count its samples twice). */
 #include <dirent.h>
@@ -242,7 +240,7 @@ int pcollect_targets_attach(struct coll *c, struct sp_err *err)
 {
 	struct pc_targets *t = c->tg;
 	for (size_t i = 1; i < t->n; i++) {
-		int n = sp_perfev_add_process(c->ev, t->pid[i], on_task, c->eng, err);
+		int n = sp_perfev_add_process(c->s->ev, t->pid[i], on_task, c->s->eng, err);
 		if (n < 0 && (i < t->listed || kill(t->pid[i], 0) == 0))
 			return -1;
 	}
@@ -257,7 +255,7 @@ void pcollect_targets_load_maps(struct coll *c)
 	struct sp_err err;
 	for (size_t i = 1; i < t->n; i++) {
 		memset(&err, 0, sizeof err);
-		sp_collect_load_maps(c->eng, t->pid[i], sp_snap_live_tid(t->pid[i]), &err); /* gone: no maps */
+		sp_collect_load_maps(c->s->eng, t->pid[i], sp_snap_live_tid(t->pid[i]), &err); /* gone: no maps */
 	}
 }
 
@@ -336,8 +334,8 @@ int pcollect_targets_gone(struct coll *c, double now)
 	}
 	/* None left, as far as the records read so far tell: a process forked
 	 * just before its parent ended (sh -c 'prog &') is known from its FORK
-	 * record, which the rings hand out a round or more later (an ASan run
-	 * ended without it).  The end is a quiet half second later. */
+	 * record, which the rings may hand out a round or more later (more so on
+	 * a slow or loaded machine).  The end is a quiet half second later. */
 	if (!t->gone_at)
 		t->gone_at = now;
 	return now - t->gone_at >= 0.5;
@@ -355,9 +353,9 @@ void pcollect_targets_meta(struct coll *c)
 		snprintf(num, sizeof num, "%s%d", i ? "," : "", t->pid[i]);
 		sp_buf_adds(&b, num);
 	}
-	sp_meta_add(c->p, "pids", sp_buf_cstr(&b));
+	sp_meta_add(c->s->p, "pids", sp_buf_cstr(&b));
 	if (t->children)
-		sp_meta_add(c->p, "children", "yes");
+		sp_meta_add(c->s->p, "children", "yes");
 	sp_buf_release(&b);
 }
 

@@ -230,22 +230,27 @@ int sp_cmd_run(const char *name, int (*fn)(int, char **), int argc, char **argv)
 	setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
 	int rc = fn(argc, argv);
 	/* Check that everything written to stdout really got out. */
+	struct sp_err e;
 	errno = 0;
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		if (errno == EPIPE)
+		sp_err_write(&e, errno);
+		if (sp_err_is_closed_pipe(&e))
 			return rc;
 		/* A command that failed has said why (its write error included). */
 		if (rc != SP_EXIT_OK)
 			return rc;
-		if (errno)
-			sp_error("write error on standard output: %s", strerror(errno));
+		if (e.errnum)
+			sp_error("write error on standard output: %s", strerror(e.errnum));
 		else
 			sp_error("write error on standard output");
 		return SP_EXIT_ERROR;
 	}
-	if (fclose(stdout) != 0 && errno != EPIPE && errno != EBADF) {
-		sp_error("write error on standard output: %s", strerror(errno));
-		return SP_EXIT_ERROR;
+	if (fclose(stdout) != 0 && errno != EBADF) {
+		sp_err_write(&e, errno);
+		if (!sp_err_is_closed_pipe(&e)) {
+			sp_error("write error on standard output: %s", strerror(e.errnum));
+			return SP_EXIT_ERROR;
+		}
 	}
 	return rc;
 }

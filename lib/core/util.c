@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -198,16 +199,35 @@ char *sp_arena_strndup(struct sp_arena *a, const char *s, size_t n)
 	return p;
 }
 
+static void err_vset(struct sp_err *e, int errnum, const char *fmt, va_list ap)
+{
+	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	e->where[0] = 0;
+	e->code = 0;
+	e->errnum = errnum;
+}
+/* err_vset with the caller's variable arguments after fmt. */
+#define ERR_SET(e, errnum, fmt)                       \
+	do {                                          \
+		va_list ap;                           \
+		va_start(ap, fmt);                    \
+		err_vset(e, errnum, fmt, ap);         \
+		va_end(ap);                           \
+	} while (0)
+
 int sp_err_set(struct sp_err *e, const char *fmt, ...)
 {
 	if (!e)
 		return -1;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
-	va_end(ap);
-	e->where[0] = 0;
-	e->code = 0;
+	ERR_SET(e, 0, fmt);
+	return -1;
+}
+
+int sp_err_sys(struct sp_err *e, int errnum, const char *fmt, ...)
+{
+	if (!e)
+		return -1;
+	ERR_SET(e, errnum, fmt);
 	return -1;
 }
 
@@ -215,11 +235,7 @@ int sp_err_at(struct sp_err *e, const char *file, uint64_t line, const char *fmt
 {
 	if (!e)
 		return -1;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
-	va_end(ap);
-	e->code = 0;
+	ERR_SET(e, 0, fmt);
 	snprintf(e->where, sizeof e->where, "%s:%llu", file ? file : "-", (unsigned long long)line);
 	return -1;
 }
@@ -228,16 +244,14 @@ int sp_err_off(struct sp_err *e, const char *file, uint64_t off, const char *fmt
 {
 	if (!e)
 		return -1;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
-	va_end(ap);
-	e->code = 0;
-	snprintf(e->where, sizeof e->where, "%s: offset %llu", file ? file : "-",
-		 (unsigned long long)off);
+	ERR_SET(e, 0, fmt);
+	snprintf(e->where, sizeof e->where, "%s: offset %llu", file ? file : "-", (unsigned long long)off);
 	return -1;
 }
 
+int sp_err_write(struct sp_err *e, int errnum) { return sp_err_sys(e, errnum, "write error: %s", strerror(errnum)); }
+
+int sp_err_is_closed_pipe(const struct sp_err *e) { return e && e->errnum == EPIPE; }
 
 void sp_u64map_init(struct sp_u64map *m)
 {
@@ -409,4 +423,25 @@ int sp_tmpfile(const char *why, struct sp_err *err)
 		unlink(path);
 	free(path);
 	return fd;
+}
+
+char *sp_path_search(const char *cmd, const char *path, struct sp_err *err)
+{
+	if (strchr(cmd, '/'))
+		return sp_xstrndup(cmd, strlen(cmd));
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	char buf[PATH_MAX];
+	for (const char *p = path;; p++) {
+		const char *c = strchr(p, ':');
+		size_t n = c ? (size_t)(c - p) : strlen(p);
+		snprintf(buf, sizeof buf, "%.*s/%s", n ? (int)n : 1, n ? p : ".", cmd);
+		if (access(buf, X_OK) == 0)
+			return sp_xstrndup(buf, strlen(buf));
+		if (!c)
+			break;
+		p = c;
+	}
+	sp_err_set(err, "%s: command not found", cmd);
+	return NULL;
 }

@@ -194,6 +194,7 @@ struct sp_err {
 	char msg[480];
 	char where[256]; /* "FILE:LINE" or "FILE: offset N" or "" */
 	int code;        /* 0, or SP_ERR_EMPTY: the input held nothing; SP_ERR_NOMATCH */
+	int errnum;      /* the errno of the system call that failed, 0 when none did */
 };
 #define SP_ERR_EMPTY 1
 #define SP_ERR_NOMATCH 2 /* a pattern matched nothing */
@@ -202,6 +203,15 @@ int sp_err_at(struct sp_err *e, const char *file, uint64_t line, const char *fmt
 	__attribute__((format(printf, 4, 5)));
 int sp_err_off(struct sp_err *e, const char *file, uint64_t off, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* As sp_err_set, and errnum: the errno of the system call that failed
+ * (sp_err_set/at/off clear it). */
+int sp_err_sys(struct sp_err *e, int errnum, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* "write error: REASON", errnum set: the writers' failed write. */
+int sp_err_write(struct sp_err *e, int errnum);
+/* The failure was a write to a pipe or socket whose reader has gone
+ * (| head, a viewer that quit): EPIPE.  The one test every command uses to
+ * end quietly on it. */
+int sp_err_is_closed_pipe(const struct sp_err *e);
 
 /* xxh3 64, inlined: interning hashes short strings on every input line. */
 #define XXH_INLINE_ALL
@@ -295,5 +305,10 @@ int sp_write_all(int fd, const void *p, size_t n);
  * through its descriptor, gone when it is closed: the descriptor, or -1
  * with err "cannot create a temporary file in DIR for WHY: REASON". */
 int sp_tmpfile(const char *why, struct sp_err *err);
+/* The file execvp(3) runs for cmd: cmd itself when it holds a '/', else
+ * the first executable DIR/cmd along path (a $PATH value; NULL or empty:
+ * /usr/local/bin:/usr/bin:/bin; an empty DIR is the current directory).
+ * A malloc'd path, or NULL with err "CMD: command not found". */
+char *sp_path_search(const char *cmd, const char *path, struct sp_err *err);
 
 #endif

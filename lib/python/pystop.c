@@ -46,13 +46,6 @@ struct sp_pystop {
 	struct sp_pystop_stats st;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 struct sp_pystop *sp_pystop_new(size_t stack_max)
 {
 	struct sp_pystop *ps = sp_xcalloc(1, sizeof *ps);
@@ -222,7 +215,7 @@ static int wait_stop(struct sp_pystop *ps, struct pthr *t, uint64_t deadline)
 		if (w < 0)
 			return 1; /* not our tracee any more */
 		if (w == 0) {
-			if (now_ns() > deadline)
+			if (sp_mono_ns() > deadline)
 				return 2;
 			if (spin < 64) {
 				sched_yield(); /* the stop is usually a few microseconds away */
@@ -320,14 +313,14 @@ enum sp_pystop_rc sp_pystop_stop(struct sp_pystop *ps, int pid, int tid, struct 
 			ps->st.asleep++;
 			return SP_PYSTOP_ASLEEP;
 		}
-		t->t_int = now_ns();
+		t->t_int = sp_mono_ns();
 		if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0) {
 			forget(ps, t);
 			ps->st.gone++;
 			return SP_PYSTOP_GONE;
 		}
 	}
-	int w = wait_stop(ps, t, now_ns() + WAIT_NS);
+	int w = wait_stop(ps, t, sp_mono_ns() + WAIT_NS);
 	if (w == 1) {
 		forget(ps, t);
 		ps->st.gone++;
@@ -347,7 +340,7 @@ enum sp_pystop_rc sp_pystop_stop(struct sp_pystop *ps, int pid, int tid, struct 
 	copy_regs(&r, out);
 	out->len = copy_stack(ps, tid, r.rsp);
 	out->stack = ps->stack;
-	out->stop_ns = now_ns();
+	out->stop_ns = sp_mono_ns();
 	return SP_PYSTOP_OK;
 }
 
@@ -362,7 +355,7 @@ void sp_pystop_cont(struct sp_pystop *ps)
 		return;
 	}
 	t->group = 0;
-	uint64_t d = now_ns() - t->t_int;
+	uint64_t d = sp_mono_ns() - t->t_int;
 	ps->st.stops++;
 	ps->st.stopped_ns += d;
 	if (d > ps->st.max_ns)
@@ -381,7 +374,7 @@ static void detach(struct sp_pystop *ps, int pid)
 		    ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0)
 			forget(ps, t);
 	}
-	uint64_t deadline = now_ns() + 1000000000ull;
+	uint64_t deadline = sp_mono_ns() + 1000000000ull;
 	for (size_t i = 0; i < ps->n; i++) {
 		struct pthr *t = &ps->t[i];
 		if (!t->tid || (pid >= 0 && t->pid != pid))
