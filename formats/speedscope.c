@@ -211,42 +211,14 @@ static uint64_t get_varint(const unsigned char **pp)
 	return v;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t r = write(fd, p, n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
 /* Move a thread's unspilled records to the temporary file. */
 static int spill(struct sp_speedscope_writer *w, struct tstate *t, struct sp_err *err)
 {
 	if (!t->buf.len)
 		return 0;
-	if (w->tmpfd < 0) {
-		const char *dir = getenv("TMPDIR");
-		struct sp_buf path = SP_BUF_INIT;
-		sp_buf_addf(&path, "%s/pspeedscope.XXXXXX", dir && *dir ? dir : "/tmp");
-		char *name = (char *)sp_buf_cstr(&path);
-		w->tmpfd = mkstemp(name);
-		if (w->tmpfd < 0) {
-			sp_err_set(err, "cannot create a temporary file in %s: %s (set TMPDIR)",
-				   dir && *dir ? dir : "/tmp", strerror(errno));
-			sp_buf_release(&path);
-			return -1;
-		}
-		unlink(name);
-		sp_buf_release(&path);
-	}
-	if (write_all(w->tmpfd, t->buf.p, t->buf.len) < 0)
+	if (w->tmpfd < 0 && (w->tmpfd = sp_tmpfile("the threads' events", err)) < 0)
+		return -1;
+	if (sp_write_all(w->tmpfd, t->buf.p, t->buf.len) < 0)
 		return sp_err_set(err, "cannot write the temporary file: %s", strerror(errno));
 	if (t->nchunks == t->capchunks) {
 		t->capchunks = t->capchunks ? t->capchunks * 2 : 16;

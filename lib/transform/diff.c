@@ -914,18 +914,8 @@ int sp_merge_run(const struct sp_merge_opts *o, char **files, int nfiles, FILE *
 	}
 	if (binary && nfiles - i0 > 1) {
 		/* Several inputs into a stream: merged in time order (above). */
-		const char *dir = getenv("TMPDIR");
-		struct sp_buf tmpl = SP_BUF_INIT;
-		sp_buf_addf(&tmpl, "%s/pmerge-XXXXXX", dir && *dir ? dir : "/tmp");
-		sp.fd = mkstemp((char *)sp_buf_cstr(&tmpl));
-		if (sp.fd < 0) {
-			sp_err_set(err, "%s: cannot create a temporary file for the time-ordered merge: %s", tmpl.p,
-				   strerror(errno));
-			sp_buf_release(&tmpl);
+		if ((sp.fd = sp_tmpfile("the time-ordered merge", err)) < 0)
 			goto out;
-		}
-		unlink(tmpl.p);
-		sp_buf_release(&tmpl);
 		m.spill = &sp;
 	}
 	for (int i = i0; i < nfiles; i++) {

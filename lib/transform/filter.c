@@ -33,18 +33,12 @@ struct sp_source {
 
 static int spool(struct sp_source *s, struct sp_err *err)
 {
-	const char *dir = getenv("TMPDIR");
-	struct sp_buf tmpl = SP_BUF_INIT;
-	sp_buf_addf(&tmpl, "%s/stackpipe-XXXXXX", dir && *dir ? dir : "/tmp");
-	int fd = mkstemp((char *)sp_buf_cstr(&tmpl));
-	if (fd < 0) {
-		sp_err_set(err, "%s: cannot create a temporary file to read %s twice: %s", tmpl.p, s->path,
-			   strerror(errno));
-		sp_buf_release(&tmpl);
+	struct sp_buf why = SP_BUF_INIT;
+	sp_buf_addf(&why, "reading %s twice", s->path);
+	int fd = sp_tmpfile(sp_buf_cstr(&why), err);
+	sp_buf_release(&why);
+	if (fd < 0)
 		return -1;
-	}
-	unlink(tmpl.p);
-	sp_buf_release(&tmpl);
 	int in = 0;
 	if (strcmp(s->path, "-") && (in = open(s->path, O_RDONLY | O_CLOEXEC)) < 0) {
 		close(fd);

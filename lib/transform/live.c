@@ -63,13 +63,6 @@ struct sp_live {
 	uint64_t gen;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void sp_live_set_weight(struct sp_live *l, const char *name) { l->weight = name; }
 
 struct sp_live *sp_live_new(uint64_t window_ns, uint64_t half_life_ns)
@@ -89,7 +82,7 @@ struct sp_live *sp_live_new(uint64_t window_ns, uint64_t half_life_ns)
 	l->all_w = sp_xcalloc(l->cap_stacks, sizeof *l->all_w);
 	l->ewma_s = sp_xcalloc(l->cap_stacks, sizeof *l->ewma_s);
 	l->tmin = UINT64_MAX;
-	l->wall0 = mono_ns();
+	l->wall0 = sp_mono_ns();
 	return l;
 }
 
@@ -268,10 +261,10 @@ static int live_sample(struct sp_sink *sk, struct sp_profile *p, const struct sp
 		if (!ls->paced) {
 			ls->paced = 1;
 			ls->t0 = smp->time;
-			ls->w0 = mono_ns();
+			ls->w0 = sp_mono_ns();
 		} else if (smp->time > ls->t0) {
 			uint64_t due = ls->w0 + (uint64_t)((double)(smp->time - ls->t0) / ls->speed);
-			uint64_t now = mono_ns();
+			uint64_t now = sp_mono_ns();
 			if (due > now + 1000000) {
 				struct timespec ts = { (time_t)((due - now) / 1000000000ull),
 						       (long)((due - now) % 1000000000ull) };
@@ -306,7 +299,7 @@ static int live_sample(struct sp_sink *sk, struct sp_profile *p, const struct sp
 		s.time = smp->time;
 		l->have_time = 1;
 	} else {
-		s.time = mono_ns() - l->wall0;
+		s.time = sp_mono_ns() - l->wall0;
 	}
 	if (s.time > l->tmax || !l->total_samples)
 		l->tmax = s.time;
