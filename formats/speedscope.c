@@ -231,14 +231,6 @@ static int spill(struct sp_speedscope_writer *w, struct tstate *t, struct sp_err
 	return 0;
 }
 
-static int col_named(const struct sp_profile *p, const char *name)
-{
-	for (int i = 0; i < sp_profile_nvalues(p); i++)
-		if (!strcmp(sp_profile_value_name(p, i), name))
-			return i;
-	return -1;
-}
-
 /* Is value column i in nanoseconds?  By its unit: a stream's header, a
  * pprof sample type, a name ("cpu-ns") or perf's "period" of a clock event
  * (cpu-clock and task-clock count nanoseconds). */
@@ -269,11 +261,11 @@ static int decide(struct sp_speedscope_writer *w, const struct sp_sample *smp, s
 	for (int i = 0; i < nv && ns < 0; i++)
 		if (col_is_ns(p, i, smp->event))
 			ns = i;
-	int period = col_named(p, "period"), bytes = col_named(p, "bytes");
+	int period = sp_value_find(p, "period"), bytes = sp_value_find(p, "bytes");
 	for (int i = 0; i < nv && bytes < 0; i++)
 		if (!strcmp(sp_value_unit(p, i, smp->event), "bytes"))
 			bytes = i; /* pprof's alloc_space, inuse_space */
-	int calls = col_named(p, "calls");
+	int calls = sp_value_find(p, "calls");
 	if (w->o.weight) {
 		/* a column by name: its unit, durations when it is time */
 		if ((w->col = sp_value_column(p, w->o.weight, err)) < 0)
@@ -1816,7 +1808,7 @@ static int rd_profile(struct rd *r, size_t *pi, int index, int nprofiles)
 		 * unit (a cpu-clock period is ns), else (folded text's
 		 * unitless value, perf's events) the weight column alone,
 		 * said when others get 0 */
-		r->col = col_named(r->p, colname[kind]);
+		r->col = sp_value_find(r->p, colname[kind]);
 		for (int i = 0; i < r->nv && r->col < 0; i++)
 			if (!strcmp(sp_value_unit(r->p, i, 0), colname[kind]))
 				r->col = i;

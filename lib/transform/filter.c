@@ -691,6 +691,8 @@ static int share_cols(struct select *s, struct sp_profile *p, struct sp_err *err
 		s->ncols = 2;
 		s->cols[0] = 0;
 		s->cols[1] = 1;
+		if (s->o->weight && sp_value_column(p, s->o->weight, err) < 0)
+			return -1; /* both columns are kept: the name is only checked */
 	} else {
 		if ((s->cols[0] = sp_value_column(p, s->o->weight, err)) < 0)
 			return -1;
