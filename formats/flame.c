@@ -211,7 +211,7 @@ static int pick_columns(struct sp_flame *f, struct sp_profile *p, uint32_t event
 	struct sp_err e;
 	f->ncols = n < 1 ? 1 : n;
 	f->col = 0;
-	if (n == 2 && !strcmp(sp_profile_value_name(p, 0), "a") && !strcmp(sp_profile_value_name(p, 1), "b")) {
+	if (sp_value_is_diff(p)) {
 		f->diff = 1;
 		if (f->o.weight && sp_value_column(p, f->o.weight, err ? err : &e) < 0 && err)
 			return -1; /* both columns are drawn: the name is only checked */

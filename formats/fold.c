@@ -455,8 +455,7 @@ int sp_fold_write(struct sp_fold *f, FILE *out, struct sp_err *err)
 	int nvals = f->nvals;
 	for (size_t i = 0; i < f->nadopted && !nvals; i++)
 		nvals = f->adopted[i]->nvals;
-	int two = nvals == 2 && !strcmp(sp_profile_value_name(p, 0), "a") &&
-		  !strcmp(sp_profile_value_name(p, 1), "b");
+	int two = nvals == 2 && sp_value_is_diff(p);
 	int col = nvals ? sp_value_column(p, f->o.weight, err) : 0;
 	if (col < 0)
 		return -1;

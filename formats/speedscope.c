@@ -248,7 +248,7 @@ static int decide(struct sp_speedscope_writer *w, const struct sp_sample *smp, s
 	w->unit = "none";
 	w->col = 0;
 	w->timed = 0;
-	if (nv == 2 && !strcmp(sp_profile_value_name(p, 0), "a") && !strcmp(sp_profile_value_name(p, 1), "b")) {
+	if (sp_value_is_diff(p)) {
 		if (w->o.side < 0)
 			return sp_err_set(err, "two-value (diff) input: speedscope has no differential view; "
 					       "pick a side with --side a or --side b");

@@ -111,19 +111,13 @@ static int d_trace(struct sp_sink *s, struct sp_profile *p, const struct sp_trac
 	return sp_calls_trace(d->calls, t, on_split, d, err);
 }
 
-static int is_two_value(const struct sp_profile *p)
-{
-	return sp_profile_nvalues(p) == 2 && !strcmp(sp_profile_value_name(p, 0), "a") &&
-	       !strcmp(sp_profile_value_name(p, 1), "b");
-}
-
 static int read_side(struct dsink *d, struct sp_source *src, const struct sp_diff_opts *o, struct sp_read_opts *ro,
 		     struct sp_err *err)
 {
 	d->name = sp_source_name(src);
 	if (sp_source_read(src, o->format, d->p, &d->sink, ro, err) < 0)
 		return -1;
-	if (is_two_value(d->p))
+	if (sp_value_is_diff(d->p))
 		return sp_err_set(err, "%s: already a two-value (diff) profile; pdiff compares one-value profiles",
 				  d->name);
 	return 0;

@@ -686,8 +686,7 @@ static uint64_t stack_hash(struct select *s, uint32_t node)
 
 static int share_cols(struct select *s, struct sp_profile *p, struct sp_err *err)
 {
-	if (sp_profile_nvalues(p) == 2 && !strcmp(sp_profile_value_name(p, 0), "a") &&
-	    !strcmp(sp_profile_value_name(p, 1), "b")) {
+	if (sp_value_is_diff(p)) {
 		s->ncols = 2;
 		s->cols[0] = 0;
 		s->cols[1] = 1;
