@@ -146,8 +146,8 @@ static int cmd_pdiff(int argc, char **argv)
 			o.format = optarg;
 			break;
 		case 'O':
-			if ((o.output = sp_opt_encoding(optarg)) == SP_OUT_AUTO)
-				return sp_usage_error(synopsis, "-O: output format is folded or stream, not '%s'", optarg);
+			if (sp_opt_output(synopsis, optarg, 0, &o.output) < 0)
+				return SP_EXIT_ERROR;
 			break;
 		case 'b': o.output = SP_OUT_BINARY; break;
 		case O_FOLDED: o.output = SP_OUT_FOLDED; break;

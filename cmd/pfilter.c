@@ -246,8 +246,8 @@ static int cmd_pfilter(int argc, char **argv)
 			o.format = optarg;
 			break;
 		case 'O':
-			if ((o.output = sp_opt_encoding(optarg)) == SP_OUT_AUTO) {
-				rc = sp_usage_error(synopsis, "-O: output format is folded or stream, not '%s'", optarg);
+			if (sp_opt_output(synopsis, optarg, 0, &o.output) < 0) {
+				rc = SP_EXIT_ERROR;
 				goto out;
 			}
 			break;

@@ -95,6 +95,18 @@ int sp_opt_uint(const char *opt, const char *val, unsigned long *out)
 	return 0;
 }
 
+int sp_opt_output(const char *synopsis, const char *val, int pprof, enum sp_output *out)
+{
+	enum sp_output k = pprof && !strcmp(val, "pprof") ? SP_OUT_PPROF : sp_opt_encoding(val);
+	if (k == SP_OUT_AUTO) {
+		sp_usage_error(synopsis, "-O: output format is folded%s stream%s, not '%s'", pprof ? "," : " or",
+			       pprof ? " or pprof" : "", val);
+		return -1;
+	}
+	*out = k;
+	return 0;
+}
+
 int sp_check_binary_stdout(FILE *out)
 {
 	if (out == stdout && isatty(STDOUT_FILENO)) {

@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include "format.h"
 #include "util.h"
 
 #define SP_EXIT_OK 0
@@ -38,6 +39,9 @@ int sp_version(void);
  * values above 255 are the commands' own. */
 #define SP_OPT_PARTIAL 1000
 #define SP_LONGOPTS_COMMON { "version", no_argument, NULL, 'V' }, { "partial", no_argument, NULL, SP_OPT_PARTIAL }
+/* -O VAL: "folded", "stream" (or "binary"), and with pprof "pprof", into
+ * *out; else a usage error (printed) and -1. */
+int sp_opt_output(const char *synopsis, const char *val, int pprof, enum sp_output *out);
 /* Parses a non-negative integer option value or prints an error. */
 int sp_opt_uint(const char *opt, const char *val, unsigned long *out);
 /* Warnings about bad input lines (an sp_read_opts.warn callback; ctx is a
