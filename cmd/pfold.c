@@ -109,10 +109,8 @@ static int cmd_pfold(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "f:bO:o:j:qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (!sp_format_find(optarg))
-				return sp_usage_error(synopsis, "unknown format '%s' (known: %s)", optarg,
-						      sp_format_names());
-			o.format = optarg;
+			if (sp_opt_format(synopsis, optarg, NULL, &o.format) < 0)
+				return SP_EXIT_ERROR;
 			break;
 		case 'b': o.kind = SP_OUT_BINARY; break;
 		case 'O':
@@ -231,9 +229,7 @@ static int cmd_pfold(int argc, char **argv)
 			rc = SP_EXIT_ERROR;
 		}
 	}
-	if (o.read.bad_lines)
-		sp_error("%llu bad line%s skipped", (unsigned long long)o.read.bad_lines,
-			 o.read.bad_lines == 1 ? "" : "s");
+	sp_print_bad_lines(&o.read);
 	if (sp_outfile_close(&of, rc == SP_EXIT_OK) < 0)
 		rc = SP_EXIT_ERROR;
 	sp_inline_free(inl);

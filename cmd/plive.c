@@ -1547,10 +1547,8 @@ static int cmd_plive(int argc, char **argv)
 			break;
 		case O_ONCE: o.once = 1; break;
 		case 'f':
-			if (!sp_format_find(optarg))
-				return sp_usage_error(synopsis, "unknown format '%s' (known: %s)", optarg,
-						      sp_format_names());
-			o.format = optarg;
+			if (sp_opt_format(synopsis, optarg, NULL, &o.format) < 0)
+				return SP_EXIT_ERROR;
 			break;
 		case 'q': o.quiet = 1; break;
 		case O_WEIGHT: o.weight = optarg; break;
@@ -1640,9 +1638,7 @@ static int cmd_plive(int argc, char **argv)
 	}
 	if (sp_live_ended(l)) {
 		pthread_join(th, NULL);
-		if (o.read.bad_lines)
-			sp_error("%llu bad line%s skipped", (unsigned long long)o.read.bad_lines,
-				 o.read.bad_lines == 1 ? "" : "s");
+		sp_print_bad_lines(&o.read);
 		sp_live_free(l);
 	} else {
 		/* The reader may be blocked on its input: quitting closes that
