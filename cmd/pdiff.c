@@ -140,14 +140,12 @@ static int cmd_pdiff(int argc, char **argv)
 						      optarg);
 			break;
 		case 'f':
-			if (!sp_format_find(optarg))
-				return sp_usage_error(synopsis, "unknown format '%s' (known: %s)", optarg,
-						      sp_format_names());
-			o.format = optarg;
+			if (sp_opt_format(synopsis, optarg, NULL, &o.format) < 0)
+				return SP_EXIT_ERROR;
 			break;
 		case 'O':
-			if ((o.output = sp_opt_encoding(optarg)) == SP_OUT_AUTO)
-				return sp_usage_error(synopsis, "-O: output format is folded or stream, not '%s'", optarg);
+			if (sp_opt_output(synopsis, optarg, 0, &o.output) < 0)
+				return SP_EXIT_ERROR;
 			break;
 		case 'b': o.output = SP_OUT_BINARY; break;
 		case O_FOLDED: o.output = SP_OUT_FOLDED; break;
@@ -197,8 +195,7 @@ static int cmd_pdiff(int argc, char **argv)
 		sp_error("%.*s", (int)(e - l), l);
 	}
 	sp_buf_release(&msg);
-	if (ro.bad_lines)
-		sp_error("%llu bad line%s skipped", (unsigned long long)ro.bad_lines, ro.bad_lines == 1 ? "" : "s");
+	sp_print_bad_lines(&ro);
 	if (sp_outfile_close(&of, rc != SP_EXIT_ERROR) < 0)
 		rc = SP_EXIT_ERROR;
 	return rc;

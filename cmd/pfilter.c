@@ -239,15 +239,14 @@ static int cmd_pfilter(int argc, char **argv)
 			break;
 		}
 		case 'f':
-			if (!sp_format_find(optarg)) {
-				rc = sp_usage_error(synopsis, "unknown format '%s' (known: %s)", optarg, sp_format_names());
+			if (sp_opt_format(synopsis, optarg, NULL, &o.format) < 0) {
+				rc = SP_EXIT_ERROR;
 				goto out;
 			}
-			o.format = optarg;
 			break;
 		case 'O':
-			if ((o.output = sp_opt_encoding(optarg)) == SP_OUT_AUTO) {
-				rc = sp_usage_error(synopsis, "-O: output format is folded or stream, not '%s'", optarg);
+			if (sp_opt_output(synopsis, optarg, 0, &o.output) < 0) {
+				rc = SP_EXIT_ERROR;
 				goto out;
 			}
 			break;
@@ -320,8 +319,7 @@ static int cmd_pfilter(int argc, char **argv)
 		sp_error("%.*s", (int)(e - l), l);
 	}
 	sp_buf_release(&msg);
-	if (ro.bad_lines)
-		sp_error("%llu bad line%s skipped", (unsigned long long)ro.bad_lines, ro.bad_lines == 1 ? "" : "s");
+	sp_print_bad_lines(&ro);
 	if (sp_outfile_close(&of, rc != SP_EXIT_ERROR) < 0)
 		rc = SP_EXIT_ERROR;
 	goto out;

@@ -218,11 +218,10 @@ static int cmd_pfleet(int argc, char **argv)
 		case O_FUNCTION: q.function = optarg; break;
 		case O_VALUE: q.value = optarg; break;
 		case 'f':
-			if (!sp_format_find(optarg)) {
-				rc = sp_usage_error(synopsis, "unknown format '%s' (known: %s)", optarg, sp_format_names());
+			if (sp_opt_format(synopsis, optarg, NULL, &po.format) < 0) {
+				rc = SP_EXIT_ERROR;
 				goto done;
 			}
-			po.format = optarg;
 			break;
 		case 'o': output = optarg; break;
 		case 'q': quiet = 1; warn.quiet = 1; break;
@@ -301,8 +300,7 @@ static int cmd_pfleet(int argc, char **argv)
 		char **files = optind + 1 < argc ? argv + optind + 1 : def;
 		int nfiles = optind + 1 < argc ? argc - optind - 1 : 1;
 		r = mode == PUT ? sp_fleet_put(&f, &po, files, nfiles, &st, &err) : sp_fleet_flush(&f, &st, &err);
-		if (ro.bad_lines)
-			sp_error("%llu bad line%s skipped", (unsigned long long)ro.bad_lines, ro.bad_lines == 1 ? "" : "s");
+		sp_print_bad_lines(&ro);
 		if (st.unspooled)
 			fprintf(stderr, "pfleet: %llu spooled batch%s (%llu rows) sent from %s\n", (unsigned long long)st.unspooled,
 				st.unspooled == 1 ? "" : "es", (unsigned long long)st.unspooled_rows, f.spool);

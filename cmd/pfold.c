@@ -61,8 +61,7 @@ static const char synopsis[] =
 
 struct opts {
 	const char *format;
-	int binary;
-	int pprof;
+	enum sp_output kind; /* -O: folded (the default), stream or pprof */
 	const char *output;
 	struct sp_fold_opts fold;
 	struct sp_read_opts read;
@@ -103,28 +102,20 @@ static int cmd_pfold(int argc, char **argv)
 	struct opts o;
 	memset(&o, 0, sizeof o);
 	o.fold.label = SP_LABEL_COMM;
+	o.kind = SP_OUT_FOLDED;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	o.jobs = ncpu > 0 ? (unsigned long)ncpu : 1;
 	int c;
 	while ((c = getopt_long(argc, argv, "f:bO:o:j:qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (!sp_format_find(optarg))
-				return sp_usage_error(synopsis, "unknown format '%s' (known: %s)", optarg,
-						      sp_format_names());
-			o.format = optarg;
+			if (sp_opt_format(synopsis, optarg, NULL, &o.format) < 0)
+				return SP_EXIT_ERROR;
 			break;
-		case 'b': o.binary = 1; o.pprof = 0; break;
+		case 'b': o.kind = SP_OUT_BINARY; break;
 		case 'O':
-			o.pprof = 0;
-			if (!strcmp(optarg, "stream") || !strcmp(optarg, "binary"))
-				o.binary = 1;
-			else if (!strcmp(optarg, "folded"))
-				o.binary = 0;
-			else if (!strcmp(optarg, "pprof"))
-				o.binary = o.pprof = 1;
-			else
-				return sp_usage_error(synopsis, "-O: output format is folded, stream or pprof, not '%s'", optarg);
+			if (sp_opt_output(synopsis, optarg, 1, &o.kind) < 0)
+				return SP_EXIT_ERROR;
 			break;
 		case 'o': o.output = optarg; break;
 		case O_PID: if (o.fold.label != SP_LABEL_TID) o.fold.label = SP_LABEL_PID; break;
@@ -159,7 +150,7 @@ static int cmd_pfold(int argc, char **argv)
 	o.read.warn_ctx = &o.warn;
 	o.read.event_filter = o.event_filter;
 
-	if (o.binary && !o.output && sp_check_binary_stdout(stdout) < 0)
+	if (o.kind != SP_OUT_FOLDED && !o.output && sp_check_binary_stdout(stdout) < 0)
 		return SP_EXIT_ERROR;
 	struct sp_outfile of;
 	if (sp_outfile_open(&of, o.output, SP_OUT_SIGNALS) < 0)
@@ -185,22 +176,13 @@ static int cmd_pfold(int argc, char **argv)
 	sp_heap_prepare(insize);
 
 	struct sp_profile *p = sp_profile_new();
-	struct sp_fold *fold = NULL;
-	struct sp_stream_writer *sw = NULL;
-	struct sp_pprof_writer *pw = NULL;
-	struct sp_sink *sink;
+	struct sp_writer *wr = sp_writer_open(o.kind, out, p, &o.fold, 0, NULL);
+	struct sp_fold *fold = sp_writer_fold(wr);
+	struct sp_sink *sink = sp_writer_sink(wr);
 	struct sp_inline *inl = NULL;
-	if (o.pprof) {
-		pw = sp_pprof_writer_new(out, p);
-		sink = sp_pprof_writer_sink(pw);
-	} else if (o.binary) {
-		sw = sp_stream_writer_new(out, p);
-		sink = sp_stream_writer_sink(sw);
-	} else {
-		fold = sp_fold_new(p, &o.fold);
+	if (fold) {
 		sp_fold_set_value(fold, o.read.value); /* streams and text too: the column printed */
 		sp_fold_set_lines(fold, o.lines);
-		sink = sp_fold_sink(fold);
 	}
 	if (o.do_inline) {
 		inl = sp_inline_new(p, sink);
@@ -242,22 +224,16 @@ static int cmd_pfold(int argc, char **argv)
 		rc = SP_EXIT_ERROR;
 	}
 	if (rc == SP_EXIT_OK) {
-		int w = fold ? sp_fold_write(fold, out, &err)
-			: pw ? sp_pprof_writer_finish(pw, &err) : sp_stream_writer_finish(sw, &err);
-		if (w < 0) {
+		if (sp_writer_finish(wr, &err) < 0) {
 			sp_outfile_error(&of, &err);
 			rc = SP_EXIT_ERROR;
 		}
 	}
-	if (o.read.bad_lines)
-		sp_error("%llu bad line%s skipped", (unsigned long long)o.read.bad_lines,
-			 o.read.bad_lines == 1 ? "" : "s");
+	sp_print_bad_lines(&o.read);
 	if (sp_outfile_close(&of, rc == SP_EXIT_OK) < 0)
 		rc = SP_EXIT_ERROR;
 	sp_inline_free(inl);
-	sp_fold_free(fold);
-	sp_stream_writer_free(sw);
-	sp_pprof_writer_free(pw);
+	sp_writer_free(wr);
 	sp_profile_free(p);
 	return rc;
 }

@@ -181,28 +181,6 @@ static void on_cont(int sig)
 	}
 }
 
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* ---- -o FILE: the session recorded ----
  * Each pcollect's stream passes through a tee (a thread copying its pipe to
  * a temporary file beside FILE and on to plive's reader); at the end the
@@ -227,9 +205,9 @@ static void *tee_main(void *arg)
 			continue;
 		if (n <= 0)
 			break;
-		if (write_all(t->file, buf, (size_t)n) < 0)
+		if (sp_write_all(t->file, buf, (size_t)n) < 0)
 			break;
-		if (out_ok && write_all(t->out, buf, (size_t)n) < 0)
+		if (out_ok && sp_write_all(t->out, buf, (size_t)n) < 0)
 			out_ok = 0; /* the reader stopped: the file still gets the rest */
 	}
 	close(t->in);
@@ -781,7 +759,7 @@ static void ui_draw(struct ui *u)
 		}
 	}
 	sp_buf_adds(&b, "\033[J");
-	write_all(STDOUT_FILENO, b.p, b.len);
+	sp_write_all(STDOUT_FILENO, b.p, b.len);
 	sp_buf_release(&b);
 	sp_buf_release(&screen);
 }
@@ -1156,10 +1134,10 @@ static int run_tty(struct sp_live *l, struct opts *o, struct reader *r)
 		sp_error("cannot set up the terminal: %s", strerror(errno));
 		return SP_EXIT_ERROR;
 	}
-	double next = mono_s();
+	double next = sp_mono_s();
 	int quit = 0, redraw = 1, was_ended = 0;
 	while (!quit) {
-		double now = mono_s();
+		double now = sp_mono_s();
 		if (now >= next) {
 			/* paused: the screen stands still (a resize redraws it) */
 			if (!u.paused) {
@@ -1199,7 +1177,7 @@ static int run_tty(struct sp_live *l, struct opts *o, struct reader *r)
 			redraw = 0;
 		}
 		struct pollfd pf[2] = { { tty_fd, POLLIN, 0 }, { wake_pipe[0], POLLIN, 0 } };
-		int ms = (int)((next - mono_s()) * 1000) + 1;
+		int ms = (int)((next - sp_mono_s()) * 1000) + 1;
 		if (ms < 0)
 			ms = 0;
 		if (poll(pf, 2, ms) < 0)
@@ -1270,7 +1248,7 @@ static int run_plain(struct sp_live *l, struct opts *o, struct reader *r)
 	/* A file read at --speed 0 prints at its end only: the same table
 	 * every time. */
 	int at_end_only = o->speed_set && o->speed == 0 && o->file && strcmp(o->file, "-");
-	double start = mono_s(), next = start + o->interval;
+	double start = sp_mono_s(), next = start + o->interval;
 	int first = 1, rc = SP_EXIT_OK;
 	for (;;) {
 		int ended = sp_live_ended(l);
@@ -1285,7 +1263,7 @@ static int run_plain(struct sp_live *l, struct opts *o, struct reader *r)
 			}
 			break;
 		}
-		double now = mono_s();
+		double now = sp_mono_s();
 		/* plive -p/-- COMMAND: pcollect takes a while to start (kernel
 		 * symbols, a loaded machine); the first interval counts from
 		 * its first samples (waiting up to 10 s for them) */
@@ -1319,7 +1297,7 @@ static int run_plain(struct sp_live *l, struct opts *o, struct reader *r)
 			next = now + o->interval;
 		}
 		struct pollfd pf = { wake_pipe[0], POLLIN, 0 };
-		int ms = at_end_only ? -1 : (int)((next - mono_s()) * 1000) + 1;
+		int ms = at_end_only ? -1 : (int)((next - sp_mono_s()) * 1000) + 1;
 		if (poll(&pf, 1, ms < 0 && !at_end_only ? 0 : ms) > 0) {
 			char junk[64];
 			if (read(wake_pipe[0], junk, sizeof junk) < 0) {
@@ -1569,10 +1547,8 @@ static int cmd_plive(int argc, char **argv)
 			break;
 		case O_ONCE: o.once = 1; break;
 		case 'f':
-			if (!sp_format_find(optarg))
-				return sp_usage_error(synopsis, "unknown format '%s' (known: %s)", optarg,
-						      sp_format_names());
-			o.format = optarg;
+			if (sp_opt_format(synopsis, optarg, NULL, &o.format) < 0)
+				return SP_EXIT_ERROR;
 			break;
 		case 'q': o.quiet = 1; break;
 		case O_WEIGHT: o.weight = optarg; break;
@@ -1662,9 +1638,7 @@ static int cmd_plive(int argc, char **argv)
 	}
 	if (sp_live_ended(l)) {
 		pthread_join(th, NULL);
-		if (o.read.bad_lines)
-			sp_error("%llu bad line%s skipped", (unsigned long long)o.read.bad_lines,
-				 o.read.bad_lines == 1 ? "" : "s");
+		sp_print_bad_lines(&o.read);
 		sp_live_free(l);
 	} else {
 		/* The reader may be blocked on its input: quitting closes that

@@ -159,11 +159,9 @@ static int cmd_preport(int argc, char **argv)
 			break;
 		case O_WEIGHT: r.weight = optarg; break;
 		case 'f':
-			if (!sp_format_find(optarg))
-				return sp_usage_error(synopsis, "unknown input format '%s' (known: %s%s)", optarg,
-						      sp_format_names(),
-						      strstr("text tsv json", optarg) ? "; the report's format is -O" : "");
-			format = optarg;
+			if (sp_opt_format(synopsis, optarg, strstr("text tsv json", optarg) ? "; the report's format is -O" : NULL,
+					  &format) < 0)
+				return SP_EXIT_ERROR;
 			break;
 		case 'o': output = optarg; break;
 		case 'h': fputs(synopsis, stdout); return SP_EXIT_OK;
@@ -249,8 +247,7 @@ static int cmd_preport(int argc, char **argv)
 			rc = SP_EXIT_ERROR;
 		}
 	}
-	if (ro.bad_lines)
-		sp_error("%llu bad line%s skipped", (unsigned long long)ro.bad_lines, ro.bad_lines == 1 ? "" : "s");
+	sp_print_bad_lines(&ro);
 	if (sp_outfile_close(&of, rc == SP_EXIT_OK) < 0)
 		rc = SP_EXIT_ERROR;
 	sp_agg_free(r.agg);

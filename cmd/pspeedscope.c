@@ -88,10 +88,8 @@ static int cmd_pspeedscope(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "f:o:t:aqhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (!sp_format_find(optarg))
-				return sp_usage_error(synopsis, "unknown format '%s' (known: %s, speedscope)", optarg,
-						      sp_format_names());
-			o.format = optarg;
+			if (sp_opt_format(synopsis, optarg, NULL, &o.format) < 0)
+				return SP_EXIT_ERROR;
 			break;
 		case 'o': o.output = optarg; break;
 		case 't': {
@@ -228,9 +226,7 @@ static int cmd_pspeedscope(int argc, char **argv)
 	if (st.dropped)
 		sp_error("%llu sample%s with a negative or non-finite weight dropped", (unsigned long long)st.dropped,
 			 st.dropped == 1 ? "" : "s");
-	if (o.read.bad_lines)
-		sp_error("%llu bad line%s skipped", (unsigned long long)o.read.bad_lines,
-			 o.read.bad_lines == 1 ? "" : "s");
+	sp_print_bad_lines(&o.read);
 	/* No partial file passed off as complete, and the old one kept. */
 	if (sp_outfile_close(&of, rc == SP_EXIT_OK) < 0)
 		rc = SP_EXIT_ERROR;

@@ -176,9 +176,7 @@ static int heatmap_main(struct opts *o, int nfiles, char **files)
 			rc = SP_EXIT_ERROR;
 		}
 	}
-	if (o->read.bad_lines)
-		sp_error("%llu bad line%s skipped", (unsigned long long)o->read.bad_lines,
-			 o->read.bad_lines == 1 ? "" : "s");
+	sp_print_bad_lines(&o->read);
 	if (rc == SP_EXIT_OK && o->roll && sp_roll_feed(o->roll, p, sp_heatmap_sink(h), &err) < 0) {
 		sp_error_e(&err);
 		rc = SP_EXIT_ERROR;
@@ -268,10 +266,8 @@ static int cmd_psvg(int argc, char **argv)
 		switch (c) {
 		case 'o': o.output = optarg; break;
 		case 'f':
-			if (!sp_format_find(optarg))
-				return sp_usage_error(synopsis, "unknown format '%s' (known: %s)", optarg,
-						      sp_format_names());
-			o.format = optarg;
+			if (sp_opt_format(synopsis, optarg, NULL, &o.format) < 0)
+				return SP_EXIT_ERROR;
 			break;
 		case O_TITLE: o.svg.title = optarg; break;
 		case O_ROOT: {
@@ -461,9 +457,7 @@ static int cmd_psvg(int argc, char **argv)
 				rc = SP_EXIT_ERROR;
 		}
 	}
-	if (o.read.bad_lines)
-		sp_error("%llu bad line%s skipped", (unsigned long long)o.read.bad_lines,
-			 o.read.bad_lines == 1 ? "" : "s");
+	sp_print_bad_lines(&o.read);
 	if (o.roll && rc == SP_EXIT_OK && sp_roll_feed(o.roll, p, sp_flame_sink(fl), &err) < 0) {
 		sp_error_e(&err);
 		rc = SP_EXIT_ERROR;

@@ -208,12 +208,14 @@ double sp_flame_removed(const struct sp_flame *f, size_t *nframes)
 static int pick_columns(struct sp_flame *f, struct sp_profile *p, uint32_t event, struct sp_err *err)
 {
 	int n = sp_profile_nvalues(p);
+	struct sp_err e;
 	f->ncols = n < 1 ? 1 : n;
 	f->col = 0;
-	if (n == 2 && !strcmp(sp_profile_value_name(p, 0), "a") && !strcmp(sp_profile_value_name(p, 1), "b")) {
+	if (sp_value_is_diff(p)) {
 		f->diff = 1;
+		if (f->o.weight && sp_value_column(p, f->o.weight, err ? err : &e) < 0 && err)
+			return -1; /* both columns are drawn: the name is only checked */
 	} else if (n) {
-		struct sp_err e;
 		f->col = sp_value_column(p, f->o.weight, err ? err : &e);
 		if (f->col < 0) {
 			f->col = 0;

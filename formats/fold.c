@@ -455,32 +455,17 @@ int sp_fold_write(struct sp_fold *f, FILE *out, struct sp_err *err)
 	int nvals = f->nvals;
 	for (size_t i = 0; i < f->nadopted && !nvals; i++)
 		nvals = f->adopted[i]->nvals;
-	int two = nvals == 2 && !strcmp(sp_profile_value_name(p, 0), "a") &&
-		  !strcmp(sp_profile_value_name(p, 1), "b");
+	int two = nvals == 2 && sp_value_is_diff(p);
 	int col = nvals ? sp_value_column(p, f->o.weight, err) : 0;
 	if (col < 0)
 		return -1;
-	if (f->value && !two) {
-		char *end;
-		unsigned long ix = strtoul(f->value, &end, 10);
-		int numeric = *f->value && !*end;
-		col = -1;
-		for (int i = 0; i < nvals && col < 0; i++)
-			if (!strcmp(sp_profile_value_name(p, i), f->value))
-				col = i;
-		if (col < 0 && numeric && (nvals == 1 || ix < (unsigned long)nvals))
-			col = nvals == 1 ? 0 : (int)ix; /* pprof's index: its reader kept that column */
-		if (col < 0) {
-			struct sp_buf b = SP_BUF_INIT;
-			for (int i = 0; i < nvals; i++) {
-				sp_buf_adds(&b, i ? ", " : "");
-				sp_buf_adds(&b, sp_profile_value_name(p, i));
-			}
-			sp_err_set(err, "--value=%s: the input has no such value column (its columns: %s)", f->value,
-				   nvals ? sp_buf_cstr(&b) : "none");
-			sp_buf_release(&b);
+	if (f->value) {
+		/* A number and one column: pprof's reader kept the sample
+		 * type of that index alone. */
+		int kept = nvals == 1 && f->value[0] && strspn(f->value, "0123456789") == strlen(f->value);
+		col = kept ? 0 : sp_value_option(p, "--value", f->value, err);
+		if (col < 0)
 			return -1;
-		}
 	}
 	int ca = two ? 0 : col, cb = two ? 1 : -1; /* the columns written */
 	size_t k = 1 + f->nadopted;

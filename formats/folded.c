@@ -286,7 +286,7 @@ static int read_folded(struct sp_input *in, struct sp_profile *p, struct sp_sink
 	int nv = sp_profile_nvalues(p);
 	int want = 0; /* columns in this file: decided by the first line */
 	int col = 0;  /* where a one-value line's value goes */
-	if (nv == 2 && !strcmp(sp_profile_value_name(p, 0), "a"))
+	if (sp_value_is_diff(p))
 		want = 2;
 	struct sp_sample smp;
 	memset(&smp, 0, sizeof smp);

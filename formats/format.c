@@ -1,5 +1,11 @@
-/* format.c — the table of input formats and probing. */
+/* format.c — the table of input formats, probing, and the writers. */
 #include "format.h"
+
+#include <unistd.h>
+
+#include "fold.h"
+#include "pprof.h"
+#include "stream.h"
 
 static const struct sp_format *const formats[] = {
 	&sp_format_stream,
@@ -112,4 +118,82 @@ int sp_read_input(struct sp_input *in, const char *format, struct sp_profile *p,
 		rc = fmt->read(in, p, sink, o, err);
 	}
 	return rc;
+}
+
+enum sp_output sp_opt_encoding(const char *name)
+{
+	if (!strcmp(name, "stream") || !strcmp(name, "binary"))
+		return SP_OUT_BINARY;
+	return !strcmp(name, "folded") ? SP_OUT_FOLDED : SP_OUT_AUTO;
+}
+
+enum sp_output sp_output_kind(enum sp_output o, const struct sp_format *in)
+{
+	if (o != SP_OUT_AUTO)
+		return o;
+	return in == &sp_format_stream ? SP_OUT_BINARY : SP_OUT_FOLDED;
+}
+
+struct sp_writer {
+	enum sp_output kind;
+	FILE *out;
+	struct sp_fold *fold;
+	struct sp_stream_writer *stream;
+	struct sp_pprof_writer *pprof;
+};
+
+struct sp_writer *sp_writer_open(enum sp_output kind, FILE *out, struct sp_profile *p, const struct sp_fold_opts *fo,
+				 int flags, struct sp_err *err)
+{
+	if (kind == SP_OUT_BINARY && (flags & SP_WRITER_NO_TTY) && isatty(fileno(out))) {
+		sp_err_set(err, "refusing to write the binary stream to a terminal; pipe it into another "
+				"command or use -o FILE");
+		return NULL;
+	}
+	struct sp_writer *w = sp_xcalloc(1, sizeof *w);
+	w->kind = kind;
+	w->out = out;
+	if (kind == SP_OUT_BINARY) {
+		w->stream = sp_stream_writer_new(out, p);
+	} else if (kind == SP_OUT_PPROF) {
+		w->pprof = sp_pprof_writer_new(out, p);
+	} else {
+		static const struct sp_fold_opts plain = { SP_LABEL_COMM, 0, 0, NULL };
+		w->kind = SP_OUT_FOLDED;
+		w->fold = sp_fold_new(p, fo ? fo : &plain);
+	}
+	return w;
+}
+
+struct sp_sink *sp_writer_sink(struct sp_writer *w)
+{
+	return w->stream ? sp_stream_writer_sink(w->stream)
+	       : w->pprof ? sp_pprof_writer_sink(w->pprof) : sp_fold_sink(w->fold);
+}
+
+struct sp_fold *sp_writer_fold(struct sp_writer *w) { return w->fold; }
+
+int sp_writer_flush(struct sp_writer *w, struct sp_err *err)
+{
+	return w->stream ? sp_stream_writer_flush(w->stream, err) : 0;
+}
+
+int sp_writer_finish(struct sp_writer *w, struct sp_err *err)
+{
+	if (w->stream)
+		return sp_stream_writer_finish(w->stream, err);
+	if (w->pprof)
+		return sp_pprof_writer_finish(w->pprof, err);
+	return sp_fold_write(w->fold, w->out, err);
+}
+
+void sp_writer_free(struct sp_writer *w)
+{
+	if (!w)
+		return;
+	sp_stream_writer_free(w->stream);
+	sp_pprof_writer_free(w->pprof);
+	if (w->fold)
+		sp_fold_free(w->fold);
+	free(w);
 }

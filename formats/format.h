@@ -1,12 +1,16 @@
-/* format.h — the table of foreign-format readers.
+/* format.h — the table of foreign-format readers, and the writers.
  *
  * Every input format is a module with a name, a probe and a reader.  The
  * reader parses an sp_input into a profile and pushes samples into a sink.
  * Commands pick a format by name (-f NAME) or by probing the first bytes;
- * they never include a format's internals.
+ * they never include a format's internals.  A profile is written through
+ * sp_writer (folded text, the binary stream or pprof), which the library's
+ * transforms and the commands open alike.
  */
 #ifndef SP_FORMAT_H
 #define SP_FORMAT_H
+
+#include <stdio.h>
 
 #include "input.h"
 #include "profile.h"
@@ -82,5 +86,37 @@ int sp_read_file(const char *path, const char *format, struct sp_profile *p, str
 /* The same over an open input (not closed here). */
 int sp_read_input(struct sp_input *in, const char *format, struct sp_profile *p, struct sp_sink *sink,
 		  struct sp_read_opts *o, const struct sp_format **used, struct sp_err *err);
+
+/* ---- writers ---- */
+
+/* The encodings a profile is written in.  SP_OUT_AUTO: the input's (the
+ * binary stream when one was read, else folded text). */
+enum sp_output { SP_OUT_AUTO = 0, SP_OUT_FOLDED, SP_OUT_BINARY, SP_OUT_PPROF };
+/* -O's value for the commands that write folded text or the stream:
+ * "folded", "stream" (or "binary"); SP_OUT_AUTO for anything else. */
+enum sp_output sp_opt_encoding(const char *name);
+/* The encoding written: o, or for SP_OUT_AUTO the binary stream when the
+ * input read (in, may be NULL) was one, else folded text. */
+enum sp_output sp_output_kind(enum sp_output o, const struct sp_format *in);
+
+struct sp_fold_opts;
+struct sp_writer;
+/* SP_WRITER_NO_TTY: refuse to write the binary stream to a terminal. */
+#define SP_WRITER_NO_TTY 1
+/* A writer of p's samples to out (not closed here) in the encoding kind
+ * (SP_OUT_FOLDED with fo, which NULL means labelled by comm without
+ * annotations; SP_OUT_BINARY; SP_OUT_PPROF).  NULL with err when flags
+ * refuse out. */
+struct sp_writer *sp_writer_open(enum sp_output kind, FILE *out, struct sp_profile *p, const struct sp_fold_opts *fo,
+				 int flags, struct sp_err *err);
+struct sp_sink *sp_writer_sink(struct sp_writer *w);
+/* The folded writer's fold (pfold's options and threads), else NULL. */
+struct sp_fold *sp_writer_fold(struct sp_writer *w);
+/* Pass what is written so far on to out (the stream's records; folded
+ * text and pprof are written whole at the end: nothing to do). */
+int sp_writer_flush(struct sp_writer *w, struct sp_err *err);
+/* Write the end: the stream's trailer, the folded text, pprof's message. */
+int sp_writer_finish(struct sp_writer *w, struct sp_err *err);
+void sp_writer_free(struct sp_writer *w);
 
 #endif

@@ -211,42 +211,14 @@ static uint64_t get_varint(const unsigned char **pp)
 	return v;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t r = write(fd, p, n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
 /* Move a thread's unspilled records to the temporary file. */
 static int spill(struct sp_speedscope_writer *w, struct tstate *t, struct sp_err *err)
 {
 	if (!t->buf.len)
 		return 0;
-	if (w->tmpfd < 0) {
-		const char *dir = getenv("TMPDIR");
-		struct sp_buf path = SP_BUF_INIT;
-		sp_buf_addf(&path, "%s/pspeedscope.XXXXXX", dir && *dir ? dir : "/tmp");
-		char *name = (char *)sp_buf_cstr(&path);
-		w->tmpfd = mkstemp(name);
-		if (w->tmpfd < 0) {
-			sp_err_set(err, "cannot create a temporary file in %s: %s (set TMPDIR)",
-				   dir && *dir ? dir : "/tmp", strerror(errno));
-			sp_buf_release(&path);
-			return -1;
-		}
-		unlink(name);
-		sp_buf_release(&path);
-	}
-	if (write_all(w->tmpfd, t->buf.p, t->buf.len) < 0)
+	if (w->tmpfd < 0 && (w->tmpfd = sp_tmpfile("the threads' events", err)) < 0)
+		return -1;
+	if (sp_write_all(w->tmpfd, t->buf.p, t->buf.len) < 0)
 		return sp_err_set(err, "cannot write the temporary file: %s", strerror(errno));
 	if (t->nchunks == t->capchunks) {
 		t->capchunks = t->capchunks ? t->capchunks * 2 : 16;
@@ -257,14 +229,6 @@ static int spill(struct sp_speedscope_writer *w, struct tstate *t, struct sp_err
 	w->mem -= t->buf.len;
 	sp_buf_reset(&t->buf);
 	return 0;
-}
-
-static int col_named(const struct sp_profile *p, const char *name)
-{
-	for (int i = 0; i < sp_profile_nvalues(p); i++)
-		if (!strcmp(sp_profile_value_name(p, i), name))
-			return i;
-	return -1;
 }
 
 /* Is value column i in nanoseconds?  By its unit: a stream's header, a
@@ -284,7 +248,7 @@ static int decide(struct sp_speedscope_writer *w, const struct sp_sample *smp, s
 	w->unit = "none";
 	w->col = 0;
 	w->timed = 0;
-	if (nv == 2 && !strcmp(sp_profile_value_name(p, 0), "a") && !strcmp(sp_profile_value_name(p, 1), "b")) {
+	if (sp_value_is_diff(p)) {
 		if (w->o.side < 0)
 			return sp_err_set(err, "two-value (diff) input: speedscope has no differential view; "
 					       "pick a side with --side a or --side b");
@@ -297,11 +261,11 @@ static int decide(struct sp_speedscope_writer *w, const struct sp_sample *smp, s
 	for (int i = 0; i < nv && ns < 0; i++)
 		if (col_is_ns(p, i, smp->event))
 			ns = i;
-	int period = col_named(p, "period"), bytes = col_named(p, "bytes");
+	int period = sp_value_find(p, "period"), bytes = sp_value_find(p, "bytes");
 	for (int i = 0; i < nv && bytes < 0; i++)
 		if (!strcmp(sp_value_unit(p, i, smp->event), "bytes"))
 			bytes = i; /* pprof's alloc_space, inuse_space */
-	int calls = col_named(p, "calls");
+	int calls = sp_value_find(p, "calls");
 	if (w->o.weight) {
 		/* a column by name: its unit, durations when it is time */
 		if ((w->col = sp_value_column(p, w->o.weight, err)) < 0)
@@ -1844,7 +1808,7 @@ static int rd_profile(struct rd *r, size_t *pi, int index, int nprofiles)
 		 * unit (a cpu-clock period is ns), else (folded text's
 		 * unitless value, perf's events) the weight column alone,
 		 * said when others get 0 */
-		r->col = col_named(r->p, colname[kind]);
+		r->col = sp_value_find(r->p, colname[kind]);
 		for (int i = 0; i < r->nv && r->col < 0; i++)
 			if (!strcmp(sp_value_unit(r->p, i, 0), colname[kind]))
 				r->col = i;

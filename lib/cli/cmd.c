@@ -95,6 +95,34 @@ int sp_opt_uint(const char *opt, const char *val, unsigned long *out)
 	return 0;
 }
 
+int sp_opt_format(const char *synopsis, const char *val, const char *more, const char **out)
+{
+	if (!sp_format_find(val)) {
+		sp_usage_error(synopsis, "unknown format '%s' (known: %s%s)", val, sp_format_names(), more ? more : "");
+		return -1;
+	}
+	*out = val;
+	return 0;
+}
+
+void sp_print_bad_lines(const struct sp_read_opts *o)
+{
+	if (o->bad_lines)
+		sp_error("%llu bad line%s skipped", (unsigned long long)o->bad_lines, o->bad_lines == 1 ? "" : "s");
+}
+
+int sp_opt_output(const char *synopsis, const char *val, int pprof, enum sp_output *out)
+{
+	enum sp_output k = pprof && !strcmp(val, "pprof") ? SP_OUT_PPROF : sp_opt_encoding(val);
+	if (k == SP_OUT_AUTO) {
+		sp_usage_error(synopsis, "-O: output format is folded%s stream%s, not '%s'", pprof ? "," : " or",
+			       pprof ? " or pprof" : "", val);
+		return -1;
+	}
+	*out = k;
+	return 0;
+}
+
 int sp_check_binary_stdout(FILE *out)
 {
 	if (out == stdout && isatty(STDOUT_FILENO)) {

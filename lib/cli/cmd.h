@@ -1,11 +1,15 @@
 /* cmd.h — what every command shares: the program name, error printing in
- * the one house format ("prog: FILE:LINE: what is wrong"), and the wrapper
+ * the one house format ("prog: FILE:LINE: what is wrong"), the options
+ * several commands parse (-f, -O, --partial, counts), and the wrapper
  * that flushes and checks stdout after the command ran, so a full disk or an
  * I/O error never passes as success.  EPIPE (a reader such as `head` went
  * away) ends the command quietly with status 0.
  *
  * Exit status everywhere: 0 ok, 1 negative result (where a command has
  * one), 2 error or usage.
+ *
+ * This is the commands' layer of the library: unlike the rest of lib/ and
+ * formats/, its functions print (to stderr, in the commands' name).
  */
 #ifndef SP_CMD_H
 #define SP_CMD_H
@@ -13,6 +17,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include "format.h"
 #include "util.h"
 
 #define SP_EXIT_OK 0
@@ -38,6 +43,14 @@ int sp_version(void);
  * values above 255 are the commands' own. */
 #define SP_OPT_PARTIAL 1000
 #define SP_LONGOPTS_COMMON { "version", no_argument, NULL, 'V' }, { "partial", no_argument, NULL, SP_OPT_PARTIAL }
+/* -f VAL, an input format's name (format.h) into *out, else a usage error
+ * (printed: "unknown format 'VAL' (known: ...MORE)") and -1. */
+int sp_opt_format(const char *synopsis, const char *val, const char *more, const char **out);
+/* The summary after reading: "N bad line(s) skipped" when o counted any. */
+void sp_print_bad_lines(const struct sp_read_opts *o);
+/* -O VAL: "folded", "stream" (or "binary"), and with pprof "pprof", into
+ * *out; else a usage error (printed) and -1. */
+int sp_opt_output(const char *synopsis, const char *val, int pprof, enum sp_output *out);
 /* Parses a non-negative integer option value or prints an error. */
 int sp_opt_uint(const char *opt, const char *val, unsigned long *out);
 /* Warnings about bad input lines (an sp_read_opts.warn callback; ctx is a

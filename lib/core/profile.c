@@ -346,28 +346,47 @@ void sp_profile_set_unit(struct sp_profile *p, int i, const char *unit)
 	p->value_units[i] = unit && *unit ? sp_xstrndup(unit, strlen(unit)) : NULL;
 }
 
-int sp_value_column(const struct sp_profile *p, const char *name, struct sp_err *err)
+int sp_value_find(const struct sp_profile *p, const char *name)
 {
-	if (!name) {
-		for (int i = 0; i < p->nvalues; i++)
-			if (!strcmp(p->value_names[i], "period"))
-				return i;
-		return 0;
-	}
 	for (int i = 0; i < p->nvalues; i++)
 		if (!strcmp(p->value_names[i], name))
 			return i;
-	for (int i = 0; i < p->nvalues && !strcmp(name, "count"); i++)
-		if (!strcmp(p->value_names[i], "samples"))
-			return i;
+	return -1;
+}
+
+int sp_value_option(const struct sp_profile *p, const char *opt, const char *name, struct sp_err *err)
+{
+	if (!name) {
+		int i = sp_value_find(p, "period");
+		return i < 0 ? 0 : i;
+	}
+	int i = sp_value_find(p, name);
+	if (i < 0 && !strcmp(name, "count"))
+		i = sp_value_find(p, "samples");
+	if (i >= 0)
+		return i;
+	char *end;
+	unsigned long ix = strtoul(name, &end, 10);
+	if (name[0] >= '0' && name[0] <= '9' && !*end && ix < (unsigned long)p->nvalues)
+		return (int)ix;
 	char have[256] = "";
 	size_t at = 0;
-	for (int i = 0; i < p->nvalues && at < sizeof have; i++) {
-		int k = snprintf(have + at, sizeof have - at, "%s%s", i ? ", " : "", p->value_names[i]);
-		at += k > 0 ? (size_t)k : 0;
+	for (int k = 0; k < p->nvalues && at < sizeof have; k++) {
+		int n = snprintf(have + at, sizeof have - at, "%s%s", k ? ", " : "", p->value_names[k]);
+		at += n > 0 ? (size_t)n : 0;
 	}
-	return sp_err_set(err, "--weight=%s: the input has no such value column (its columns: %s)", name,
+	return sp_err_set(err, "%s=%s: the input has no such value column (its columns: %s)", opt, name,
 			  p->nvalues ? have : "none");
+}
+
+int sp_value_column(const struct sp_profile *p, const char *name, struct sp_err *err)
+{
+	return sp_value_option(p, "--weight", name, err);
+}
+
+int sp_value_is_diff(const struct sp_profile *p)
+{
+	return p->nvalues == 2 && !strcmp(p->value_names[0], "a") && !strcmp(p->value_names[1], "b");
 }
 
 static int is_clock_event(const char *ev)

@@ -119,11 +119,20 @@ uint32_t sp_thread_count(const struct sp_profile *p);
 int sp_profile_nvalues(const struct sp_profile *p);
 const char *sp_profile_value_name(const struct sp_profile *p, int i);
 void sp_profile_set_values(struct sp_profile *p, int n, const char *const *names);
-/* The value column a command weighs by (--weight): the column named name,
- * or for the alias "count" the "samples" column; name NULL: the default,
- * "period" when present, else the first column.  Returns its index, or -1
- * with err naming the columns the profile has. */
+/* The index of the value column named name, or -1. */
+int sp_value_find(const struct sp_profile *p, const char *name);
+/* The value column a command's option opt (--weight, --value) picks: the
+ * column named name, for the alias "count" the "samples" column, else a
+ * decimal index of the columns; name NULL: the default, "period" when
+ * present, else the first column.  Returns its index, or -1 with err
+ * "OPT=NAME: the input has no such value column (its columns: a, b)": the
+ * one error every command gives for an unknown column. */
+int sp_value_option(const struct sp_profile *p, const char *opt, const char *name, struct sp_err *err);
+/* sp_value_option for --weight. */
 int sp_value_column(const struct sp_profile *p, const char *name, struct sp_err *err);
+/* Is p a difference of two profiles (pdiff's output): exactly the value
+ * columns "a" and "b"? */
+int sp_value_is_diff(const struct sp_profile *p);
 /* The unit of value column i: "samples" (a count), "ns" (time), "bytes",
  * "events" (perf's period of a non-clock event), "" (unknown: the one value
  * of folded text, "value", and its differences "a" and "b") or what a

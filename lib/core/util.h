@@ -3,7 +3,8 @@
  * Ownership: a struct sp_buf owns its bytes; sp_buf_release frees them and
  * leaves the buffer empty and reusable.  An sp_arena owns every block it
  * handed out; they live until sp_arena_release.  The library never prints or
- * exits: functions that can fail return -1 and fill a caller-owned sp_err.
+ * exits (but lib/cli, the commands' own layer, which prints their messages):
+ * functions that can fail return -1 and fill a caller-owned sp_err.
  */
 #ifndef SP_UTIL_H
 #define SP_UTIL_H

@@ -13,13 +13,13 @@
 #include <unistd.h>
 
 #include "fold.h"
+#include "format.h"
 #include "locks.h"
 #include "procmaps.h"
 #include "pymerge.h"
 #include "python.h"
 #include "snapshot.h"
 #include "snapview.h"
-#include "stream.h"
 #include "symbols.h"
 #include "unwind.h"
 
@@ -50,8 +50,7 @@ struct sp_snapview {
 	int have_re;
 	FILE *out;
 	struct sp_sink *sink;   /* folded or stream */
-	struct sp_fold *fold;
-	struct sp_stream_writer *w;
+	struct sp_writer *w; /* folded or stream output, else NULL (text) */
 	uint32_t event;
 	int live; /* a thread whose /proc and memory stand for the process */
 	struct sp_err pyerr;
@@ -941,32 +940,23 @@ struct sp_snapview *sp_snapview_new(const struct sp_snapview_opts *o, FILE *out,
 	c->maps = sp_maps_new();
 	c->u = sp_unwind_new(o->pid, c->syms);
 	struct sp_fold_opts fo = { SP_LABEL_COMM, 1, 1, NULL };
-	if (o->format == F_STREAM) {
-		c->w = sp_stream_writer_new(out, c->p);
-		c->sink = sp_stream_writer_sink(c->w);
-	} else if (o->format == F_FOLDED) {
-		c->fold = sp_fold_new(c->p, &fo);
-		c->sink = sp_fold_sink(c->fold);
+	if (o->format == F_STREAM || o->format == F_FOLDED) {
+		c->w = sp_writer_open(o->format == F_STREAM ? SP_OUT_BINARY : SP_OUT_FOLDED, out, c->p, &fo, 0, err);
+		c->sink = sp_writer_sink(c->w);
 	}
 	return c;
 }
 
 int sp_snapview_finish(struct sp_snapview *c, struct sp_err *err)
 {
-	if (c->w)
-		return sp_stream_writer_finish(c->w, err);
-	if (c->fold)
-		return sp_fold_write(c->fold, c->out, err);
-	return 0;
+	return c->w ? sp_writer_finish(c->w, err) : 0;
 }
 
 void sp_snapview_free(struct sp_snapview *c)
 {
 	if (!c)
 		return;
-	sp_stream_writer_free(c->w);
-	if (c->fold)
-		sp_fold_free(c->fold);
+	sp_writer_free(c->w);
 	sp_python_free(c->py);
 	free(c->pyt);
 	free(c->pyfr);

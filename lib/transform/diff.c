@@ -9,8 +9,6 @@
 #include <unistd.h>
 
 #include "calls.h"
-#include "fold.h"
-#include "stream.h"
 
 /* ---- pdiff ---- */
 
@@ -111,19 +109,13 @@ static int d_trace(struct sp_sink *s, struct sp_profile *p, const struct sp_trac
 	return sp_calls_trace(d->calls, t, on_split, d, err);
 }
 
-static int is_two_value(const struct sp_profile *p)
-{
-	return sp_profile_nvalues(p) == 2 && !strcmp(sp_profile_value_name(p, 0), "a") &&
-	       !strcmp(sp_profile_value_name(p, 1), "b");
-}
-
 static int read_side(struct dsink *d, struct sp_source *src, const struct sp_diff_opts *o, struct sp_read_opts *ro,
 		     struct sp_err *err)
 {
 	d->name = sp_source_name(src);
 	if (sp_source_read(src, o->format, d->p, &d->sink, ro, err) < 0)
 		return -1;
-	if (is_two_value(d->p))
+	if (sp_value_is_diff(d->p))
 		return sp_err_set(err, "%s: already a two-value (diff) profile; pdiff compares one-value profiles",
 				  d->name);
 	return 0;
@@ -159,17 +151,10 @@ static int write_diff(struct sp_agg *agg, struct sp_profile *p, int binary, doub
 	sp_profile_set_values(p, 2, ab);
 	sp_profile_set_unit(p, 0, unit_a);
 	sp_profile_set_unit(p, 1, unit_b);
-	struct sp_fold *fold = NULL;
-	struct sp_stream_writer *w = NULL;
-	struct sp_sink *sink;
-	if (binary) {
-		w = sp_stream_writer_new(out, p);
-		sink = sp_stream_writer_sink(w);
-	} else {
-		struct sp_fold_opts fo = { SP_LABEL_COMM, 0, 0, NULL };
-		fold = sp_fold_new(p, &fo);
-		sink = sp_fold_sink(fold);
-	}
+	struct sp_writer *w = sp_writer_open(binary ? SP_OUT_BINARY : SP_OUT_FOLDED, out, p, NULL, SP_WRITER_NO_TTY, err);
+	if (!w)
+		return -1;
+	struct sp_sink *sink = sp_writer_sink(w);
 	int rc = 0;
 	struct sp_sample smp;
 	memset(&smp, 0, sizeof smp);
@@ -186,9 +171,8 @@ static int write_diff(struct sp_agg *agg, struct sp_profile *p, int binary, doub
 		rc = sink->sample(sink, p, &smp, err);
 	}
 	if (!rc)
-		rc = binary ? sp_stream_writer_finish(w, err) : sp_fold_write(fold, out, err);
-	sp_fold_free(fold);
-	sp_stream_writer_free(w);
+		rc = sp_writer_finish(w, err);
+	sp_writer_free(w);
 	return rc;
 }
 
@@ -381,7 +365,7 @@ int sp_diff_run(const struct sp_diff_opts *o, char **files, int nfiles, FILE *ou
 	for (int i = 0; i < nfiles && i < 2 && !fmt; i++)
 		if (sp_source_format(src[i], o->format, &fmt, err) < 0)
 			goto out;
-	int binary = o->output == SP_OUT_BINARY || (o->output == SP_OUT_AUTO && fmt == &sp_format_stream);
+	int binary = sp_output_kind(o->output, fmt) == SP_OUT_BINARY;
 	if ((o->strip_hex || !o->keep_suffixes) && !(d.f = name_filter(p, o->strip_hex, o->keep_suffixes, err)))
 		goto out;
 	double scale = 1;
@@ -442,11 +426,6 @@ int sp_diff_run(const struct sp_diff_opts *o, char **files, int nfiles, FILE *ou
 		if (sp_report_diff(agg, &ro, out, NULL, err) < 0)
 			goto out;
 	} else {
-		if (binary && isatty(fileno(out))) {
-			sp_err_set(err, "refusing to write the binary stream to a terminal; pipe it into another "
-					"command or use -o FILE");
-			goto out;
-		}
 		if (write_diff(agg, p, binary, scale, o->normalize && !split, out, ua, ub, err) < 0)
 			goto out;
 	}
@@ -868,8 +847,7 @@ int sp_merge_run(const struct sp_merge_opts *o, char **files, int nfiles, FILE *
 {
 	int rc = -1;
 	struct sp_profile *p = sp_profile_new();
-	struct sp_fold *fold = NULL;
-	struct sp_stream_writer *w = NULL;
+	struct sp_writer *w = NULL;
 	struct msink m;
 	memset(&m, 0, sizeof m);
 	struct spill sp;
@@ -898,34 +876,14 @@ int sp_merge_run(const struct sp_merge_opts *o, char **files, int nfiles, FILE *
 			goto out;
 	}
 	i0--;
-	int binary = o->output == SP_OUT_BINARY || (o->output == SP_OUT_AUTO && fmt == &sp_format_stream);
-	if (binary) {
-		if (isatty(fileno(out))) {
-			sp_err_set(err, "refusing to write the binary stream to a terminal; pipe it into another "
-					"command or use -o FILE");
-			goto out;
-		}
-		w = sp_stream_writer_new(out, p);
-		m.out = sp_stream_writer_sink(w);
-	} else {
-		struct sp_fold_opts fo = { SP_LABEL_COMM, 0, 0, NULL };
-		fold = sp_fold_new(p, &fo);
-		m.out = sp_fold_sink(fold);
-	}
+	int binary = sp_output_kind(o->output, fmt) == SP_OUT_BINARY;
+	if (!(w = sp_writer_open(binary ? SP_OUT_BINARY : SP_OUT_FOLDED, out, p, NULL, SP_WRITER_NO_TTY, err)))
+		goto out;
+	m.out = sp_writer_sink(w);
 	if (binary && nfiles - i0 > 1) {
 		/* Several inputs into a stream: merged in time order (above). */
-		const char *dir = getenv("TMPDIR");
-		struct sp_buf tmpl = SP_BUF_INIT;
-		sp_buf_addf(&tmpl, "%s/pmerge-XXXXXX", dir && *dir ? dir : "/tmp");
-		sp.fd = mkstemp((char *)sp_buf_cstr(&tmpl));
-		if (sp.fd < 0) {
-			sp_err_set(err, "%s: cannot create a temporary file for the time-ordered merge: %s", tmpl.p,
-				   strerror(errno));
-			sp_buf_release(&tmpl);
+		if ((sp.fd = sp_tmpfile("the time-ordered merge", err)) < 0)
 			goto out;
-		}
-		unlink(tmpl.p);
-		sp_buf_release(&tmpl);
 		m.spill = &sp;
 	}
 	for (int i = i0; i < nfiles; i++) {
@@ -958,7 +916,7 @@ int sp_merge_run(const struct sp_merge_opts *o, char **files, int nfiles, FILE *
 				   files[i]);
 			o->read->warn(o->read->warn_ctx, &note);
 		}
-		if (binary && sp_stream_writer_flush(w, err) < 0)
+		if (sp_writer_flush(w, err) < 0)
 			goto out;
 	}
 	if (m.from && !m.rerooted) {
@@ -968,7 +926,7 @@ int sp_merge_run(const struct sp_merge_opts *o, char **files, int nfiles, FILE *
 	}
 	if (m.spill && spill_merge(&sp, p, m.out, err) < 0)
 		goto out;
-	if (binary ? sp_stream_writer_finish(w, err) < 0 : sp_fold_write(fold, out, err) < 0)
+	if (sp_writer_finish(w, err) < 0)
 		goto out;
 	rc = 0;
 out:
@@ -979,8 +937,7 @@ out:
 	sp_source_free(first);
 	free(m.frames);
 	sp_u64map_release(&m.rememo);
-	sp_fold_free(fold);
-	sp_stream_writer_free(w);
+	sp_writer_free(w);
 	sp_profile_free(p);
 	return rc;
 }

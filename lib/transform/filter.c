@@ -10,8 +10,6 @@
 #include <unistd.h>
 
 #include "calls.h"
-#include "fold.h"
-#include "stream.h"
 
 /* sp_buf_add with nothing to add may pass NULL to memcpy (undefined). */
 static inline void buf_add(struct sp_buf *b, const void *p, size_t n)
@@ -33,18 +31,12 @@ struct sp_source {
 
 static int spool(struct sp_source *s, struct sp_err *err)
 {
-	const char *dir = getenv("TMPDIR");
-	struct sp_buf tmpl = SP_BUF_INIT;
-	sp_buf_addf(&tmpl, "%s/stackpipe-XXXXXX", dir && *dir ? dir : "/tmp");
-	int fd = mkstemp((char *)sp_buf_cstr(&tmpl));
-	if (fd < 0) {
-		sp_err_set(err, "%s: cannot create a temporary file to read %s twice: %s", tmpl.p, s->path,
-			   strerror(errno));
-		sp_buf_release(&tmpl);
+	struct sp_buf why = SP_BUF_INIT;
+	sp_buf_addf(&why, "reading %s twice", s->path);
+	int fd = sp_tmpfile(sp_buf_cstr(&why), err);
+	sp_buf_release(&why);
+	if (fd < 0)
 		return -1;
-	}
-	unlink(tmpl.p);
-	sp_buf_release(&tmpl);
 	int in = 0;
 	if (strcmp(s->path, "-") && (in = open(s->path, O_RDONLY | O_CLOEXEC)) < 0) {
 		close(fd);
@@ -692,11 +684,12 @@ static uint64_t stack_hash(struct select *s, uint32_t node)
 
 static int share_cols(struct select *s, struct sp_profile *p, struct sp_err *err)
 {
-	if (sp_profile_nvalues(p) == 2 && !strcmp(sp_profile_value_name(p, 0), "a") &&
-	    !strcmp(sp_profile_value_name(p, 1), "b")) {
+	if (sp_value_is_diff(p)) {
 		s->ncols = 2;
 		s->cols[0] = 0;
 		s->cols[1] = 1;
+		if (s->o->weight && sp_value_column(p, s->o->weight, err) < 0)
+			return -1; /* both columns are kept: the name is only checked */
 	} else {
 		if ((s->cols[0] = sp_value_column(p, s->o->weight, err)) < 0)
 			return -1;
@@ -856,13 +849,6 @@ static int run_pass(struct select *s, enum pass pass, struct sp_source **src, in
 
 static uint64_t add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX - 1 : a + b; }
 
-enum sp_output sp_opt_encoding(const char *name)
-{
-	if (!strcmp(name, "stream") || !strcmp(name, "binary"))
-		return SP_OUT_BINARY;
-	return !strcmp(name, "folded") ? SP_OUT_FOLDED : SP_OUT_AUTO;
-}
-
 int sp_select_run(const struct sp_select_opts *o, char **files, int nfiles, FILE *out, struct sp_buf *msg,
 		  struct sp_err *err)
 {
@@ -872,8 +858,7 @@ int sp_select_run(const struct sp_select_opts *o, char **files, int nfiles, FILE
 	struct sp_source **src = sp_xcalloc((size_t)nfiles, sizeof *src);
 	struct sp_profile *scratch = NULL, *p = sp_profile_new();
 	struct sp_filter *fs = NULL, *fp = NULL;
-	struct sp_fold *fold = NULL;
-	struct sp_stream_writer *w = NULL;
+	struct sp_writer *w = NULL;
 	struct select s;
 	memset(&s, 0, sizeof s);
 	s.sink.sample = sel_sample;
@@ -893,7 +878,7 @@ int sp_select_run(const struct sp_select_opts *o, char **files, int nfiles, FILE
 	for (int i = 0; i < nfiles && !fmt; i++)
 		if (sp_source_format(src[i], o->format, &fmt, err) < 0)
 			goto out;
-	int binary = o->output == SP_OUT_BINARY || (o->output == SP_OUT_AUTO && fmt == &sp_format_stream);
+	enum sp_output kind = sp_output_kind(o->output, fmt);
 	if (o->func) {
 		s.calls = sp_calls_new(o->func, o->pct);
 		sp_calls_set_gap(s.calls, o->max_gap);
@@ -960,22 +945,12 @@ int sp_select_run(const struct sp_select_opts *o, char **files, int nfiles, FILE
 	s.ncols = 0;
 	s.p = p;
 	s.f = fp;
-	if (binary) {
-		if (isatty(fileno(out))) {
-			sp_err_set(err, "refusing to write the binary stream to a terminal; pipe it into another "
-					"command or use -o FILE");
-			goto out;
-		}
-		w = sp_stream_writer_new(out, p);
-		s.out = sp_stream_writer_sink(w);
-	} else {
-		struct sp_fold_opts fo = { SP_LABEL_COMM, 0, 0, NULL };
-		fold = sp_fold_new(p, &fo);
-		s.out = sp_fold_sink(fold);
-	}
+	if (!(w = sp_writer_open(kind, out, p, NULL, SP_WRITER_NO_TTY, err)))
+		goto out;
+	s.out = sp_writer_sink(w);
 	if (run_pass(&s, P_FINAL, src, n, o->read, err) < 0)
 		goto out;
-	if (binary ? sp_stream_writer_finish(w, err) < 0 : sp_fold_write(fold, out, err) < 0)
+	if (sp_writer_finish(w, err) < 0)
 		goto out;
 	if (s.calls && !o->quiet) {
 		sp_calls_describe(s.calls, o->func, msg);
@@ -994,8 +969,7 @@ out:
 	sp_filter_free(fs);
 	sp_filter_free(fp);
 	sp_calls_free(s.calls);
-	sp_fold_free(fold);
-	sp_stream_writer_free(w);
+	sp_writer_free(w);
 	sp_u64map_release(&s.share);
 	free(s.sharev);
 	free(s.hash);

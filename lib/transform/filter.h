@@ -92,11 +92,6 @@ int sp_filter_thread(struct sp_filter *f, uint32_t thread, uint32_t node);
 
 /* ---- pfilter's engine ---- */
 
-enum sp_output { SP_OUT_AUTO = 0, SP_OUT_FOLDED, SP_OUT_BINARY };
-/* -O's value for the commands that write folded text or the stream:
- * "folded", "stream" (or "binary"); SP_OUT_AUTO for anything else. */
-enum sp_output sp_opt_encoding(const char *name);
-
 struct sp_select_opts {
 	struct sp_filter_opts f;
 	/* Time window, ns as in the stream.  A relative bound counts from the

@@ -7,7 +7,7 @@
 LIB=$SP_TOP/build/libstackpipe.a
 if [ ! -f "$LIB" ]; then skip "t4gen streams" "$LIB not built"; exit 0; fi
 PKGS="libdw libelf libxxhash libcjson zlib"
-if ! cc -std=gnu11 -D_GNU_SOURCE -I"$SP_TOP/lib" -I"$SP_TOP/formats" $(pkg-config --cflags $PKGS) -o "$T/t4gen" \
+if ! cc -std=gnu11 -D_GNU_SOURCE $(printf -- "-I%s " "$SP_TOP"/lib/*/ "$SP_TOP/formats") $(pkg-config --cflags $PKGS) -o "$T/t4gen" \
 	"$SP_TOP/tests/progs/t4gen.c" "$LIB" $(pkg-config --libs $PKGS) -lpthread -lm 2> "$T/cc"; then
 	notok "build tests/progs/t4gen.c"; sed 's/^/  /' "$T/cc" | head -5; exit 0
 fi

@@ -30,6 +30,32 @@ bad pdiff pdiff --weight=bogus mt.sp mt.sp
 bad "pdiff --report" pdiff --report --weight=bogus mt.sp mt.sp
 cols=value
 bad "psvg (folded input)" psvg --weight=bogus mt.folded
+# a difference of two profiles (columns a and b, both drawn or kept): the
+# name is still checked, with the same error (psvg and pfilter ignored it)
+pdiff mt.sp mt.sp > md.sp 2> /dev/null
+cols='a, b'
+bad "psvg (pdiff's output)" psvg --weight=bogus md.sp
+bad "pfilter (pdiff's output)" pfilter --min-share=1 --weight=bogus md.sp
+bad "pfold (pdiff's output)" pfold --weight=bogus md.sp
+bad "preport (pdiff's output)" preport --weight=bogus md.sp
+# pfold --value: the same function, its own option named
+for in in mt.sp md.sp; do
+	pfold --value=bogus $in > o 2> e; rc=$?
+	c='samples, period'; [ $in = md.sp ] && c='a, b'
+	if [ $rc = 2 ] && grep -q -- "^pfold: --value=bogus: the input has no such value column (its columns: $c)" e; then
+		ok "pfold --value=bogus $in: exit 2, names the columns ($c)"
+	else notok "pfold --value=bogus $in (exit $rc, want 2)"; head -3 e | sed 's/^/  /'; fi
+done
+# an index: the column at that place; past the last, the same error
+pfold --weight=0 mt.sp > a 2> e; pfold --weight=samples mt.sp > b
+expect_eq "pfold --weight=0 = --weight=samples (index 0 is the first column)" a b
+preport --weight=1 mt.sp > a 2> e; preport --weight=period mt.sp > b
+expect_eq "preport --weight=1 = --weight=period" a b
+cols='samples, period'
+psvg --weight=2 mt.sp > o 2> e; rc=$?
+if [ $rc = 2 ] && grep -q -- "--weight=2: the input has no such value column (its columns: $cols)" e; then
+	ok "psvg --weight=2 (past the last column): exit 2, names the columns"
+else notok "psvg --weight=2 (exit $rc, want 2)"; head -3 e | sed 's/^/  /'; fi
 # pspeedscope's old words: auto is documented, period a column of the stream
 # but not of folded text
 pspeedscope --weight=period mt.folded > o 2> e; rc=$?

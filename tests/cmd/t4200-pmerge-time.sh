@@ -47,7 +47,7 @@ if ordered "$T/t3"; then ok "--tag, binary: still in time order"; else notok "--
 
 # trace events interleave with samples (streams of tests/progs/t4gen.c)
 LIB=$SP_TOP/build/libstackpipe.a PKGS="libdw libelf libxxhash libcjson zlib"
-if [ -f "$LIB" ] && cc -std=gnu11 -D_GNU_SOURCE -I"$SP_TOP/lib" -I"$SP_TOP/formats" $(pkg-config --cflags $PKGS) \
+if [ -f "$LIB" ] && cc -std=gnu11 -D_GNU_SOURCE $(printf -- "-I%s " "$SP_TOP"/lib/*/ "$SP_TOP/formats") $(pkg-config --cflags $PKGS) \
 	-o "$T/t4gen" "$SP_TOP/tests/progs/t4gen.c" "$LIB" $(pkg-config --libs $PKGS) -lpthread -lm 2> "$T/cc"; then
 	"$T/t4gen" hostA trace > "$T/ta.sp"; "$T/t4gen" hostB trace > "$T/tb.sp"
 	pmerge "$T/ta.sp" "$T/tb.sp" > "$T/tm.sp"

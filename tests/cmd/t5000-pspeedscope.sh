@@ -244,7 +244,7 @@ a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2]))
 busy=lambda q: sum(w for s,w in zip(q["samples"],q["weights"]) if s)
 assert [8*busy(p) for p in a["profiles"]]==[busy(p) for p in b["profiles"]]
 print("ok")' "$T/p.json" "$T/p8.json"
-if [ -z "$(ls "$T" | grep pspeedscope)" ]; then ok "no temporary file left behind"; else notok "temporary file left in TMPDIR"; fi
+if [ -z "$(ls "$T" | grep -e pspeedscope -e stackpipe-)" ]; then ok "no temporary file left behind"; else notok "temporary file left in TMPDIR"; fi
 pspeedscope "$T/p8.txt" 2> "$T/e" | head -c 100 > /dev/null; rc=${PIPESTATUS[0]}
 if [ $rc = 0 ] && [ ! -s "$T/e" ]; then ok "| head on a large output: quiet, exit 0"; else notok "| head on a large output (exit $rc)"; sed 's/^/  /' "$T/e"; fi
 

@@ -103,6 +103,16 @@ static void test_columns(void)
 	CHECK(sp_value_column(p, "bogus", &e) == -1 &&
 		      !strcmp(e.msg, "--weight=bogus: the input has no such value column (its columns: samples, period)"),
 	      "columns: an unknown name is an error naming the columns");
+	CHECK(sp_value_column(p, "1", &e) == 1 && sp_value_column(p, "2", &e) == -1,
+	      "columns: by index, past the last is an error");
+	CHECK(sp_value_option(p, "--value", "x", &e) == -1 &&
+		      !strcmp(e.msg, "--value=x: the input has no such value column (its columns: samples, period)"),
+	      "columns: the error names the option");
+	CHECK(!sp_value_is_diff(p), "columns: samples, period is not a difference");
+	static const char *const ab[] = { "a", "b" };
+	sp_profile_set_values(p, 2, ab);
+	CHECK(sp_value_is_diff(p) && sp_value_find(p, "b") == 1 && sp_value_find(p, "c") == -1,
+	      "columns: a, b is a difference; found by name");
 	sp_profile_set_values(p, 1, one);
 	CHECK(sp_value_column(p, NULL, &e) == 0 && sp_value_column(p, "count", &e) == -1,
 	      "columns: folded text's one column; count is not it");
