@@ -17,14 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "perf_records.h"
 #include "procmaps.h"
 #include "symbols.h"
-
-#ifndef SP_NREGS
-#define SP_NREGS 17
-#define SP_REG_SP 7
-#define SP_REG_IP 16
-#endif
 
 struct sp_unwind;
 

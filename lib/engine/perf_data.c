@@ -34,7 +34,7 @@
 #include "format.h"
 #include "perf_script.h"
 #include "perf_data.h"
-#include "perf_events.h"
+#include "perf_records.h"
 #include "symbols.h"
 #include "collect.h"
 
