@@ -17,15 +17,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "elfmod.h"
 #include "perf_records.h"
 #include "procmaps.h"
-#include "symbols.h"
 
 struct sp_unwind;
 
 /* mods opens the ELF files (shared by all processes); pid names the process
  * (for live reads and /proc/PID/map_files). */
-struct sp_unwind *sp_unwind_new(int pid, struct sp_symbols *mods);
+struct sp_unwind *sp_unwind_new(int pid, struct sp_elfmods *mods);
 void sp_unwind_free(struct sp_unwind *u); /* NULL ok */
 
 /* Before the first sync: CFI from the ELF files themselves (.eh_frame,
