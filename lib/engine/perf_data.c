@@ -683,7 +683,7 @@ static uint32_t perf_name(struct pd *d, const char *nm)
 		n -= start;
 	}
 	struct sp_buf *b = &d->tname;
-	sp_perf_tidy_name(f, n, d->o->no_tidy, 0, b);
+	sp_perf_tidy_name(f, n, 0, b);
 	free(dm);
 	return sp_str_intern(d->p, b->p ? b->p : "", b->len);
 }
