@@ -302,6 +302,8 @@ struct sp_modfile *sp_elfmods_get(struct sp_elfmods *s, int pid, const struct sp
 	s->files[s->nfiles++] = f;
 	int found;
 	*sp_u64map_slot(&s->filemap, key, &found) = (uint32_t)s->nfiles;
+	if (s->o.on_new)
+		s->o.on_new(s->o.on_new_ctx, f);
 	return f->fd >= 0 ? f : NULL;
 }
 

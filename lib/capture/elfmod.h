@@ -17,6 +17,8 @@
 
 #include "procmaps.h"
 
+struct sp_modfile;
+
 struct sp_elfmods_opts {
 	/* Never open /proc/PID/map_files.  locate (may be NULL) chooses the
 	 * file of a mapping: it writes a path into buf and returns 1, returns
@@ -27,10 +29,14 @@ struct sp_elfmods_opts {
 	int offline;
 	int (*locate)(void *ctx, int pid, const struct sp_map *m, char *buf, size_t n);
 	void *locate_ctx;
+	/* Called with every file the cache creates, usable or not, as it is
+	 * created (may be NULL): the symbols name it then, so names are
+	 * interned in the order files are first seen, by whichever user. */
+	void (*on_new)(void *ctx, struct sp_modfile *f);
+	void *on_new_ctx;
 };
 
 struct sp_elfmods;
-struct sp_modfile;
 
 struct sp_elfmods *sp_elfmods_new(const struct sp_elfmods_opts *o);
 void sp_elfmods_free(struct sp_elfmods *c); /* NULL ok */

@@ -124,13 +124,18 @@ struct sp_symbols {
 	size_t ncus, capcus;
 };
 
+static struct filesyms *fsyms(struct sp_symbols *s, const struct sp_modfile *f);
+
+/* The cache's on_new: a file's names are interned when it is opened. */
+static void new_file(void *ctx, struct sp_modfile *f) { fsyms(ctx, f); }
+
 struct sp_symbols *sp_symbols_new(struct sp_profile *p, const struct sp_symbols_opts *o)
 {
 	struct sp_symbols *s = sp_xcalloc(1, sizeof *s);
 	s->p = p;
 	if (o)
 		s->o = *o;
-	struct sp_elfmods_opts mo = { s->o.offline, s->o.locate, s->o.locate_ctx };
+	struct sp_elfmods_opts mo = { s->o.offline, s->o.locate, s->o.locate_ctx, new_file, s };
 	s->mods = sp_elfmods_new(&mo);
 	sp_u64map_init(&s->kmemo);
 	sp_u64map_init(&s->startidx);
