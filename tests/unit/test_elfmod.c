@@ -43,39 +43,6 @@ static int look(void *ctx, const struct sp_elfsym *y)
 	return w->stop_after && (size_t)w->seen >= w->stop_after;
 }
 
-/* The executable mapping of this program (for its load bias). */
-static int own_map(struct sp_map *m, char *path, size_t n)
-{
-	uintptr_t a = (uintptr_t)elfmod_probe_fn;
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[1024];
-	int ok = 0;
-	while (f && !ok && fgets(line, sizeof line, f)) {
-		unsigned long long lo, hi, off, ino;
-		unsigned maj, min;
-		char perms[8];
-		int pos = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &lo, &hi, perms, &off, &maj, &min, &ino, &pos) < 7 ||
-		    a < lo || a >= hi)
-			continue;
-		snprintf(path, n, "%s", line + pos);
-		path[strcspn(path, "\n")] = 0;
-		memset(m, 0, sizeof *m);
-		m->start = lo;
-		m->end = hi;
-		m->pgoff = off;
-		m->maj = maj;
-		m->min = min;
-		m->ino = ino;
-		m->prot = 5;
-		m->path = path;
-		ok = 1;
-	}
-	if (f)
-		fclose(f);
-	return ok;
-}
-
 /* The GNU build id of this program as the loader mapped it (its PT_NOTE),
  * read without libelf. */
 struct note_want {
@@ -143,10 +110,14 @@ static void test_walk_self(void)
 
 	/* The value plus the load bias the module cache computes is where the
 	 * function runs. */
-	struct sp_map m;
-	char path[512];
+	struct sp_maps *maps = sp_maps_new();
+	struct sp_err err;
+	const struct sp_map *mp = sp_maps_load(maps, getpid(), 1, &err) == 0
+					  ? sp_maps_find(maps, (uint64_t)(uintptr_t)elfmod_probe_fn)
+					  : NULL;
+	struct sp_map m = mp ? *mp : (struct sp_map){ 0 };
 	struct sp_elfmods *c = sp_elfmods_new(NULL);
-	struct sp_modfile *f = own_map(&m, path, sizeof path) ? sp_elfmods_get(c, getpid(), &m) : NULL;
+	struct sp_modfile *f = mp ? sp_elfmods_get(c, getpid(), &m) : NULL;
 	uint64_t bias = 0;
 	int biased = f && sp_modfile_bias(f, &m, &bias) == 0;
 	CHECK(biased && w.value + bias == (uint64_t)(uintptr_t)elfmod_probe_fn,
@@ -156,6 +127,7 @@ static void test_walk_self(void)
 		      sp_elfmods_get(c, getpid(), &m) == f && sp_elfmods_count(c) == 1,
 	      "the cache: one file, index 0, the same asked twice");
 	sp_elfmods_free(c);
+	sp_maps_free(maps);
 
 	struct want one = { NULL, 0, 0, 0, 0, 0, 1 };
 	CHECK(sp_elf_symbols(e, NULL, SP_ELFSYM_SYMTAB | SP_ELFSYM_DYNSYM, look, &one) == 1 && one.seen == 1,
