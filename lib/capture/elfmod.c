@@ -368,6 +368,53 @@ char *sp_demangle(const char *name)
 	return d;
 }
 
+size_t sp_cxx_name_start(const char *d, size_t n)
+{
+	/* A template function's return type ends at the last space outside
+	 * <> and () before the name (and before "operator"). */
+	const char *op = memmem(d, n, "operator", 8);
+	size_t lim = op ? (size_t)(op - d) : n, start = 0;
+	int depth = 0;
+	for (size_t j = 0; j < lim; j++) {
+		if (d[j] == '<' || d[j] == '(')
+			depth++;
+		else if ((d[j] == '>' || d[j] == ')') && depth > 0)
+			depth--;
+		else if (d[j] == ' ' && !depth)
+			start = j + 1;
+	}
+	return start;
+}
+
+/* perf's spelling of a demangled C++ (or Rust) name, in place: Rust legacy
+ * names repaired, no clone suffix, parameter list, qualifiers or return type.
+ * Returns the end of the name; *startp gets its start. */
+size_t sp_cxx_spelling(char *d, size_t *startp)
+{
+	size_t n = strlen(d);
+	n = sp_rust_tidy(d, n); /* Rust legacy names: <a::B>::f, no hash */
+	d[n] = 0;
+	const char *c;
+	while (n && d[n - 1] == ']' && (c = memmem(d, n, " [clone ", 8)))
+		n = (size_t)(c - d);
+	size_t end = n;
+	while (end && d[end - 1] != ')')
+		end--;
+	if (end) {
+		int depth = 0;
+		for (size_t i = end; i-- > 0;) {
+			if (d[i] == ')')
+				depth++;
+			else if (d[i] == '(' && --depth == 0) {
+				n = i;
+				break;
+			}
+		}
+	}
+	*startp = sp_cxx_name_start(d, n);
+	return n;
+}
+
 /* ---- symbol tables ---- */
 
 static size_t module_symbols(Dwfl_Module *m, int (*fn)(void *ctx, const struct sp_elfsym *s), void *ctx)

@@ -82,6 +82,16 @@ int sp_elf_build_id(const char *path, uint8_t out[20], size_t *len);
  * first mangled name; safe from several threads. */
 char *sp_demangle(const char *name);
 
+/* Where the name of demangled function d[0, n) (its parameter list already
+ * cut) starts: after a template function's return type ("unsigned long
+ * ns::f<int>" -> "ns::f<int>"); 0 when it has none. */
+size_t sp_cxx_name_start(const char *d, size_t n);
+/* perf's spelling of a demangled C++ (or Rust) name, in place: Rust legacy
+ * names repaired, no clone suffix, parameter list, qualifiers or return
+ * type.  Returns the end of the name; *start gets its start.  The engine
+ * names frames this way. */
+size_t sp_cxx_spelling(char *demangled, size_t *start);
+
 /* One symbol of a walk (sp_elf_symbols): its table entry, name, index in
  * its table, the section it is defined in, and value as a file virtual
  * address. */

@@ -198,21 +198,9 @@ static void index_cxx(struct sp_inline *in, struct mod *md)
 		}
 		d[n] = 0;
 		add_cxx(md, &cap, d, n, y->addr, y->size);
-		/* Function templates carry a return type: "unsigned long
-		 * ns::f<int>".  It ends at the last space outside <> and ()
-		 * before the name (and before an "operator" in it). */
-		const char *op = memmem(d, n, "operator", 8);
-		size_t lim = op ? (size_t)(op - d) : n, sp = 0;
-		int depth = 0;
-		for (size_t j = 0; j < lim; j++) {
-			char c = d[j];
-			if (c == '<' || c == '(')
-				depth++;
-			else if ((c == '>' || c == ')') && depth > 0)
-				depth--;
-			else if (c == ' ' && !depth)
-				sp = j + 1;
-		}
+		/* a function template also under its name without the
+		 * return type */
+		size_t sp = sp_cxx_name_start(d, n);
 		if (sp && sp < n)
 			add_cxx(md, &cap, sp_xstrndup(d + sp, n - sp), n - sp, y->addr, y->size);
 	}

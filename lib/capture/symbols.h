@@ -110,9 +110,4 @@ void sp_psyms_build(struct sp_psyms *t, void *module, void (*each)(void *ctx, co
 const struct sp_psym *sp_psyms_find(const struct sp_psyms *t, uint64_t a);
 void sp_psyms_release(struct sp_psyms *t);
 
-/* perf's spelling of a demangled C++ (or Rust) name, in place: no clone
- * suffix, parameter list, qualifiers or return type.  Returns the end of
- * the name; *start gets its start.  The engine names frames this way. */
-size_t sp_cxx_spelling(char *demangled, size_t *start);
-
 #endif

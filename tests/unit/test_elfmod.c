@@ -86,6 +86,15 @@ static void test_demangle(void)
 	CHECK(d && !strcmp(d, "core::fmt::write::h0123456789abcdef"),
 	      "Rust legacy: core::fmt::write::h0123456789abcdef (got '%s')", d ? d : "(null)");
 	free(d);
+	char sp[] = "void ns::foo<int>(int) const [clone .isra.0]";
+	size_t start = 99, end = sp_cxx_spelling(sp, &start);
+	CHECK(start == 5 && end == 17 && !strncmp(sp + start, "ns::foo<int>", end - start),
+	      "perf's spelling: 'ns::foo<int>' of '%s' (got [%zu, %zu))", "void ns::foo<int>(int) const [clone .isra.0]",
+	      start, end);
+	const char *rt = "std::pair<int, int> ns::operator<< <int>";
+	CHECK(sp_cxx_name_start(rt, strlen(rt)) == 20, "the return type of '%s' ends at 20 (got %zu)", rt,
+	      sp_cxx_name_start(rt, strlen(rt)));
+	CHECK(sp_cxx_name_start("ns::f", 5) == 0, "no return type: the name starts at 0");
 	d = sp_demangle("main");
 	CHECK(!d, "an unmangled name is not demangled");
 	free(d);
