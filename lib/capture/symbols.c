@@ -24,7 +24,6 @@
 
 /* What symbolising keeps per file of the module cache (by sp_modfile_index). */
 struct filesyms {
-	int init;
 	uint32_t module; /* string id of the file's name */
 	uint32_t bare;   /* "[libz.so.1.2.13]": the name of its code without a symbol */
 	struct sp_u64map memo; /* file address -> entry index + 1 */
@@ -81,7 +80,8 @@ struct sp_symbols {
 	struct sp_profile *p;
 	struct sp_symbols_opts o;
 	struct sp_elfmods *mods;
-	struct filesyms *fs; /* by sp_modfile_index */
+	struct filesyms **fs; /* by sp_modfile_index; each stays where it is
+			       * (sp_symbols_file_psyms hands out its table) */
 	size_t nfs;
 	struct entry *ent;
 	size_t nent, capent;
@@ -151,14 +151,15 @@ void sp_symbols_free(struct sp_symbols *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->nfs; i++) {
-		struct filesyms *f = &s->fs[i];
-		if (!f->init)
+		struct filesyms *f = s->fs[i];
+		if (!f)
 			continue;
 		sp_u64map_release(&f->memo);
 		if (f->off)
 			dwfl_end(f->off);
 		sp_psyms_release(&f->psyms);
 		free(f->pname);
+		free(f);
 	}
 	free(s->fs);
 	sp_elfmods_free(s->mods);
@@ -221,10 +222,10 @@ static struct filesyms *fsyms(struct sp_symbols *s, const struct sp_modfile *f)
 		memset(s->fs + s->nfs, 0, (n - s->nfs) * sizeof *s->fs);
 		s->nfs = n;
 	}
-	struct filesyms *fs = &s->fs[i];
-	if (!fs->init) {
+	struct filesyms *fs = s->fs[i];
+	if (!fs) {
 		const char *path = sp_modfile_name(f);
-		fs->init = 1;
+		fs = s->fs[i] = sp_xcalloc(1, sizeof *fs);
 		fs->module = sp_str_intern(s->p, path, strlen(path));
 		fs->bare = bare_name(s->p, path);
 		sp_u64map_init(&fs->memo);
