@@ -95,6 +95,9 @@ static void test_demangle(void)
 	CHECK(sp_cxx_name_start(rt, strlen(rt)) == 20, "the return type of '%s' ends at 20 (got %zu)", rt,
 	      sp_cxx_name_start(rt, strlen(rt)));
 	CHECK(sp_cxx_name_start("ns::f", 5) == 0, "no return type: the name starts at 0");
+	const char *ta = "int ns::f<unsigned long>";
+	CHECK(sp_cxx_name_start(ta, strlen(ta)) == 4, "a blank inside template arguments is not the return type's end "
+						       "('%s': 4, got %zu)", ta, sp_cxx_name_start(ta, strlen(ta)));
 	d = sp_demangle("main");
 	CHECK(!d, "an unmangled name is not demangled");
 	free(d);
