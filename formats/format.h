@@ -17,10 +17,8 @@
 
 /* Options understood by readers; a reader ignores what does not apply. */
 struct sp_read_opts {
-	int annotate_kernel; /* perf: (folded output adds _[k]) — kept for readers that name frames */
 	int addrs;           /* perf: raw address inside [unknown] frames */
 	int inline_frames;   /* perf: resolve inlined frames with libdw (--inline) */
-	int no_tidy;         /* perf: keep raw symbol names */
 	/* perf: keep only samples of this event; NULL = the first event seen
 	 * (event_filter_defaulted says the name was picked that way, so a
 	 * note is printed when other events are dropped). */

@@ -29,11 +29,10 @@
  * that frame's id.  Lines that make no frame or several ("a->b" inline
  * chains) keep their ids in a pool the slot points into.
  *
- * The text itself is not kept: keeping and comparing it cost a second
- * cache miss per frame line (40% of parse_frame's time on the fresh data of
- * issue 13).  Two different frame texts of one input share those 96 bits
- * with odds below 2^-56 even for 2^20 distinct texts (the fresh data has
- * 80,000), as the block cache below trusts its 128-bit hash. */
+ * The text itself is not kept: comparing it would cost a second cache miss
+ * per frame line.  Two different frame texts of one input share those 96
+ * bits with odds below 2^-56 even for 2^20 distinct texts, as the block
+ * cache below trusts its 128-bit hash. */
 
 struct fc_slot {
 	uint64_t lo;  /* hash bits 0-63 */
@@ -104,17 +103,15 @@ struct thr_ent {
  * same stack at the same addresses, so most samples cost one hash of their
  * frame lines.  A block is known by its 128-bit xxh3 hash (which covers its
  * length), not by a copy of its text: copying every new block (most of
- * fresh input) and comparing every hit cost a third of pfold's time.
+ * fresh input) and comparing every hit would dominate pfold's time.
  *
  * The cache is a fixed table of BLOCK_SETS sets of BLOCK_WAYS entries, the
  * most recently used first in each set: a block not seen for a while makes
- * room for a new one.  On the fresh data of issue 13 (436k samples, 178k
- * distinct blocks) 32k entries kept 94% of the hits of an unbounded map,
- * which grew to 8 MB per worker, every page of it a page fault (see
- * fcache).  An entry is 16 bytes and a set one 64-byte cache line, 512 KB
- * in all: the probe is the one cache miss most samples cost (it was two,
- * in 32-byte entries of a 1 MB table; 3% of pfold -j1's CPU time).  The low
- * 13 bits of the hash choose the set and an entry keeps the high 64: a
+ * room for a new one, so the table's size is bounded (an unbounded map
+ * grows by megabytes per worker, every page a page fault; see fcache) while
+ * recent blocks, the ones that repeat, keep hitting.  An entry is 16 bytes
+ * and a set one 64-byte cache line, 512 KB in all: the probe is the one
+ * cache miss most samples cost.  The low 13 bits of the hash choose the set and an entry keeps the high 64: a
  * false hit needs those 64 bits of another block to agree with one of four
  * entries, odds of 2^-62 per sample, below 2^-32 over a billion samples. */
 #define BLOCK_WAYS 4
@@ -308,16 +305,12 @@ static int mod_is_jit(const char *m, size_t n)
 /* Tidy one function name as stackcollapse-perf.pl does, into out. */
 static void tidy_name(struct perf_state *st, const char *f, size_t n, struct sp_buf *out)
 {
-	sp_perf_tidy_name(f, n, st->o->no_tidy, st->java, out);
+	sp_perf_tidy_name(f, n, st->java, out);
 }
 
-void sp_perf_tidy_name(const char *f, size_t n, int no_tidy, int java, struct sp_buf *out)
+void sp_perf_tidy_name(const char *f, size_t n, int java, struct sp_buf *out)
 {
 	sp_buf_reset(out);
-	if (no_tidy) {
-		sp_buf_add(out, f, n);
-		return;
-	}
 	/* Go method names such as "net/http.(*Client).Do" keep their parens:
 	 * $func !~ m/\.\(.*\)\./ */
 	int go = 0;
@@ -746,24 +739,14 @@ static inline size_t parse_id(const char *q, const char *e, int64_t *v)
 	return n;
 }
 
-/* Parse an event line.  Returns 1 if it is one.  On success a sample is
- * started (or skipped when its event is filtered out). */
-static int parse_event(struct perf_state *st, const char *line, size_t len, int strict)
+/* comm is the shortest prefix of [s, e) followed by " PID[/TID] " (comms
+ * may contain spaces: "V8 WorkerThread 24636/25607 [000] ...").  Returns
+ * where the PID[/TID] ends, NULL when the line has none; *comm_end, *pid
+ * and *tid are set. */
+static const char *find_comm(const char *s, const char *e, int trailing_ws, const char **comm_end, int64_t *pid,
+			     int64_t *tid)
 {
-	const char *s = line, *e = line + len;
-	while (e > s && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
-		e--;
-	int trailing_ws = e < line + len;
-	while (s < e && is_ws(*s))
-		s++;
-	if (s == e)
-		return 0;
-	/* comm is the shortest prefix followed by " PID[/TID] " (comms may
-	 * contain spaces: "V8 WorkerThread 24636/25607 [000] ..."). */
 	const char *c = s + 1;
-	const char *comm_end = NULL;
-	int64_t pid = -1, tid = -1;
-	const char *after = NULL;
 	while (c < e) {
 		const char *w = c;
 		while (w < e && *w != ' ' && *w != '\t')
@@ -787,22 +770,159 @@ static int parse_event(struct perf_state *st, const char *line, size_t len, int 
 			}
 			/* perl wants a blank after the pid: "prog  6241 " */
 			if ((r == e && trailing_ws) || (r < e && is_ws(*r))) {
-				comm_end = w;
+				*comm_end = w;
 				/* perl: `if (not $tid)`: a tid of 0 (the idle task,
 				 * "swapper 0/0") counts as absent, pid becomes "?" */
 				if (has_b && b != 0) {
-					pid = a;
-					tid = b;
+					*pid = a;
+					*tid = b;
 				} else {
-					tid = a;
+					*tid = a;
 				}
-				after = r;
-				break;
+				return r;
 			}
 		}
 		c = w + 1;
 	}
-	if (!comm_end)
+	return NULL;
+}
+
+/* Event and period at the end of [after, e): /:\s*(\d+)*\s+(\S+):\s*$/.
+ * *ev stays NULL when there is none. */
+static void find_event(const char *after, const char *e, const char **ev, const char **eve, uint64_t *period)
+{
+	if (e[-1] != ':')
+		return;
+	const char *q = e - 1;
+	const char *t = q;
+	while (t > after && !is_ws(t[-1]))
+		t--;
+	if (!(t < q && t > after))
+		return;
+	const char *u = t;
+	while (u > after && is_ws(u[-1]))
+		u--;
+	const char *d = u;
+	while (d > after && d[-1] >= '0' && d[-1] <= '9')
+		d--;
+	const char *v = d;
+	if (d < u && v > after && !is_ws(v[-1]) && v[-1] != ':')
+		return; /* digits glued to something else */
+	while (v > after && is_ws(v[-1]))
+		v--;
+	if (v > after && v[-1] == ':') {
+		*ev = t;
+		*eve = q;
+		parse_dec(d, u, period);
+	}
+}
+
+/* The timestamp: the first token "SECONDS.FRACTION:" of [after, e) before
+ * the event ev (may be NULL); SP_NO_TIME when there is none. */
+static uint64_t find_time(const char *after, const char *e, const char *ev)
+{
+	for (const char *q = after; q < e;) {
+		while (q < e && is_ws(*q))
+			q++;
+		const char *t = q;
+		while (q < e && !is_ws(*q))
+			q++;
+		if (q - t >= 3 && q[-1] == ':') {
+			uint64_t sec, frac;
+			size_t ns = parse_dec(t, q, &sec);
+			if (ns && t[ns] == '.') {
+				size_t nf = parse_dec(t + ns + 1, q, &frac);
+				if (nf && t + ns + 1 + nf == q - 1) {
+					for (size_t k = nf; k < 9; k++)
+						frac *= 10;
+					for (size_t k = 9; k < nf; k++)
+						frac /= 10;
+					return sec * 1000000000ull + frac;
+				}
+			}
+		}
+		if (ev && t >= ev)
+			break;
+	}
+	return SP_NO_TIME;
+}
+
+/* The event's string id, and whether the filter drops the sample (1):
+ * by default the first event seen is kept. */
+static int filter_event(struct perf_state *st, const char *ev, const char *eve, int single_line, uint32_t *evid)
+{
+	size_t evn = (size_t)(eve - ev);
+	if (st->last_event_str && st->last_event.len == evn && !memcmp(st->last_event.p, ev, evn)) {
+		*evid = st->last_event_str;
+	} else {
+		*evid = sp_str_intern(st->p, ev, evn);
+		sp_buf_reset(&st->last_event);
+		sp_buf_add(&st->last_event, ev, evn);
+		st->last_event_str = *evid;
+	}
+	if (single_line) {
+		/* Single-line samples: the peers' event pattern needs the
+		 * line to end at "EVENT:", so they never filter these;
+		 * neither do we, to give the same folded output. */
+	} else if (!st->filter_event) {
+		st->filter_event = *evid;
+		st->filter_defaulted = 1;
+	} else if (*evid != st->filter_event) {
+		if (st->filter_defaulted && st->o->warn && !atomic_exchange(&filter_warned, 1)) {
+			struct sp_err n;
+			sp_err_set(&n, "filtering for events of type: %s (use --event-filter to choose)",
+				   sp_str(st->p, st->filter_event));
+			st->o->warn(st->o->warn_ctx, &n);
+		}
+		return 1;
+	}
+	return 0;
+}
+
+/* The sample's thread (comm [s, s + clen)), re-interned only when it
+ * changes. */
+static void set_thread(struct perf_state *st, const char *s, size_t clen, int64_t pid, int64_t tid)
+{
+	if (!st->thr)
+		st->thr = sp_xcalloc(THR_WAYS, sizeof *st->thr);
+	struct thr_ent *te = &st->thr[sp_mix64((uint64_t)pid * 0x9E3779B97F4A7C15ULL ^ (uint64_t)tid ^ clen) & (THR_WAYS - 1)];
+	if (!(te->thread && te->pid == pid && te->tid == tid && te->len == clen && !memcmp(te->comm, s, clen))) {
+		uint32_t name = sp_str_intern(st->p, s, clen);
+		uint32_t th = sp_thread_intern(st->p, pid, tid, name);
+		int java = clen >= 4 && !memcmp(s, "java", 4);
+		if (clen > THR_COMM) {
+			/* too long to cache: interned every time */
+			st->java = java;
+			st->smp.thread = th;
+			return;
+		}
+		te->pid = pid;
+		te->tid = tid;
+		te->thread = th;
+		te->len = (uint8_t)clen;
+		te->java = (uint8_t)java;
+		memcpy(te->comm, s, clen);
+	}
+	st->java = te->java;
+	st->smp.thread = te->thread;
+}
+
+/* Parse an event line.  Returns 1 if it is one.  On success a sample is
+ * started (or skipped when its event is filtered out). */
+static int parse_event(struct perf_state *st, const char *line, size_t len, int strict)
+{
+	const char *s = line, *e = line + len;
+	while (e > s && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	int trailing_ws = e < line + len;
+	while (s < e && is_ws(*s))
+		s++;
+	if (s == e)
+		return 0;
+	const char *comm_end = NULL;
+	int64_t pid = -1, tid = -1;
+	const char *after = find_comm(s, e, trailing_ws, &comm_end, &pid, &tid);
+	if (!after)
 		return 0;
 
 	/* A single-line sample carries its frame after "EVENT: ". */
@@ -823,62 +943,10 @@ static int parse_event(struct perf_state *st, const char *line, size_t len, int 
 		if (!frame_s && strict)
 			return 0;
 	}
-
-	/* Event and period: /:\s*(\d+)*\s+(\S+):\s*$/ */
 	const char *ev = NULL, *eve = NULL;
 	uint64_t period = 0;
-	if (e[-1] == ':') {
-		const char *q = e - 1;
-		const char *t = q;
-		while (t > after && !is_ws(t[-1]))
-			t--;
-		if (t < q && t > after) {
-			const char *u = t;
-			while (u > after && is_ws(u[-1]))
-				u--;
-			const char *d = u;
-			while (d > after && d[-1] >= '0' && d[-1] <= '9')
-				d--;
-			const char *v = d;
-			if (d < u && v > after && !is_ws(v[-1]) && v[-1] != ':')
-				v = NULL; /* digits glued to something else */
-			if (v) {
-				while (v > after && is_ws(v[-1]))
-					v--;
-				if (v > after && v[-1] == ':') {
-					ev = t;
-					eve = q;
-					parse_dec(d, u, &period);
-				}
-			}
-		}
-	}
-	/* Timestamp: the first token "SECONDS.FRACTION:" after the pid. */
-	uint64_t time = SP_NO_TIME;
-	for (const char *q = after; q < e;) {
-		while (q < e && is_ws(*q))
-			q++;
-		const char *t = q;
-		while (q < e && !is_ws(*q))
-			q++;
-		if (q - t >= 3 && q[-1] == ':') {
-			uint64_t sec, frac;
-			size_t ns = parse_dec(t, q, &sec);
-			if (ns && t[ns] == '.') {
-				size_t nf = parse_dec(t + ns + 1, q, &frac);
-				if (nf && t + ns + 1 + nf == q - 1) {
-					for (size_t k = nf; k < 9; k++)
-						frac *= 10;
-					for (size_t k = 9; k < nf; k++)
-						frac /= 10;
-					time = sec * 1000000000ull + frac;
-					break;
-				}
-			}
-		}
-		if (ev && t >= ev)
-			break;
-	}
+	find_event(after, e, &ev, &eve, &period);
+	uint64_t time = find_time(after, e, ev);
 
 	if (st->dry)
 		return frame_s ? (parse_frame(st, frame_s, line + len) ? 2 : 0) : 1;
@@ -889,62 +957,12 @@ static int parse_event(struct perf_state *st, const char *line, size_t len, int 
 	st->nframes = 0;
 	st->last_was_frame = 0;
 
-	/* Event filter: by default the first event seen. */
 	uint32_t evid = 0;
-	if (ev) {
-		size_t evn = (size_t)(eve - ev);
-		if (st->last_event_str && st->last_event.len == evn && !memcmp(st->last_event.p, ev, evn)) {
-			evid = st->last_event_str;
-		} else {
-			evid = sp_str_intern(st->p, ev, evn);
-			sp_buf_reset(&st->last_event);
-			sp_buf_add(&st->last_event, ev, evn);
-			st->last_event_str = evid;
-		}
-		if (frame_s) {
-			/* Single-line samples: the peers' event pattern needs the
-			 * line to end at "EVENT:", so they never filter these;
-			 * neither do we, to give the same folded output. */
-		} else if (!st->filter_event) {
-			st->filter_event = evid;
-			st->filter_defaulted = 1;
-		} else if (evid != st->filter_event) {
-			if (st->filter_defaulted && st->o->warn && !atomic_exchange(&filter_warned, 1)) {
-				struct sp_err n;
-				sp_err_set(&n, "filtering for events of type: %s (use --event-filter to choose)",
-					   sp_str(st->p, st->filter_event));
-				st->o->warn(st->o->warn_ctx, &n);
-			}
-			st->skipping = 1;
-			return 1;
-		}
+	if (ev && filter_event(st, ev, eve, frame_s != NULL, &evid)) {
+		st->skipping = 1;
+		return 1;
 	}
-
-	/* Thread, re-interned only when it changes. */
-	size_t clen = (size_t)(comm_end - s);
-	if (!st->thr)
-		st->thr = sp_xcalloc(THR_WAYS, sizeof *st->thr);
-	struct thr_ent *te = &st->thr[sp_mix64((uint64_t)pid * 0x9E3779B97F4A7C15ULL ^ (uint64_t)tid ^ clen) & (THR_WAYS - 1)];
-	if (!(te->thread && te->pid == pid && te->tid == tid && te->len == clen && !memcmp(te->comm, s, clen))) {
-		uint32_t name = sp_str_intern(st->p, s, clen);
-		uint32_t th = sp_thread_intern(st->p, pid, tid, name);
-		int java = clen >= 4 && !memcmp(s, "java", 4);
-		if (clen > THR_COMM) {
-			/* too long to cache: interned every time */
-			st->java = java;
-			st->smp.thread = th;
-			goto thread_done;
-		}
-		te->pid = pid;
-		te->tid = tid;
-		te->thread = th;
-		te->len = (uint8_t)clen;
-		te->java = (uint8_t)java;
-		memcpy(te->comm, s, clen);
-	}
-	st->java = te->java;
-	st->smp.thread = te->thread;
-thread_done:
+	set_thread(st, s, (size_t)(comm_end - s), pid, tid);
 	st->smp.event = evid;
 	st->smp.time = time;
 	st->smp.values[1] = period ? (double)period : 1;

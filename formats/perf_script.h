@@ -10,9 +10,9 @@ const char *sp_perf_first_event(const char *buf, size_t n, struct sp_buf *out);
 
 /* A function name of perf script tidied as stackcollapse-perf.pl does
  * (arguments dropped, ';' to ':', quotes dropped; Rust legacy names
- * repaired; with java, Java's leading 'L' of a class dropped), into out;
- * with no_tidy, f as it is.  The perf.data reader names frames so too. */
-void sp_perf_tidy_name(const char *f, size_t n, int no_tidy, int java, struct sp_buf *out);
+ * repaired; with java, Java's leading 'L' of a class dropped), into out.
+ * The perf.data reader names frames so too. */
+void sp_perf_tidy_name(const char *f, size_t n, int java, struct sp_buf *out);
 
 /* A perf script reader that keeps its caches across inputs: pfold's
  * parallel path feeds each worker's reader one chunk after another (whole

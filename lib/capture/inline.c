@@ -11,9 +11,10 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
-#include <dlfcn.h>
 #include <elfutils/libdwfl.h>
 #include <stdlib.h>
+
+#include "elfmod.h"
 
 #define MAX_DEPTH 64 /* inlined functions kept per address */
 
@@ -66,9 +67,6 @@ struct sp_inline {
 	size_t capchain;
 	struct sp_buf tmp;
 	uint64_t unreadable; /* modules that could not be opened */
-	void *libstdcxx;     /* dlopen handle, for __cxa_demangle */
-	char *(*demangle)(const char *, char *, size_t *, int *);
-	int demangle_tried;
 };
 
 static void add_id(struct sp_inline *in, uint32_t id)
@@ -145,21 +143,6 @@ static struct mod *get_module(struct sp_inline *in, uint32_t module)
 	return md;
 }
 
-/* perf prints C++ symbols demangled without parameters or return type
- * ("ns::A<int>::f"), which the ELF symbol table does not hold.  The matching
- * names are made with libstdc++'s __cxa_demangle, loaded when first needed so
- * that C programs do not pay for it; without it C++ frames stay unresolved. */
-static int load_demangler(struct sp_inline *in)
-{
-	if (!in->demangle_tried) {
-		in->demangle_tried = 1;
-		in->libstdcxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-		if (in->libstdcxx)
-			*(void **)&in->demangle = dlsym(in->libstdcxx, "__cxa_demangle");
-	}
-	return in->demangle != NULL;
-}
-
 /* Cut "(params) const [clone .isra.0]" off the end of a demangled name, as
  * perf does; 0 when there is no parameter list. */
 static size_t cut_params(const char *d, size_t n)
@@ -193,22 +176,21 @@ static void add_cxx(struct mod *md, size_t *cap, char *name, size_t n, Dwarf_Add
 	y->size = size;
 }
 
+/* perf prints C++ symbols demangled without parameters or return type
+ * ("ns::A<int>::f"), which the ELF symbol table does not hold: the matching
+ * names are made with the demangler (elfmod.h); without it C++ frames stay
+ * unresolved. */
 static void index_cxx(struct sp_inline *in, struct mod *md)
 {
 	md->cxx_done = 1;
-	if (!load_demangler(in))
-		return;
 	size_t cap = 0;
 	for (size_t i = 0; i < md->nsyms; i++) {
 		const struct sym *y = &md->syms[i];
 		if (strncmp(y->name, "_Z", 2))
 			continue;
-		int status = -1;
-		char *d = in->demangle(y->name, NULL, NULL, &status);
-		if (status || !d) {
-			free(d);
+		char *d = sp_demangle(y->name);
+		if (!d)
 			continue;
-		}
 		size_t n = cut_params(d, strlen(d));
 		if (!n) {
 			free(d);
@@ -216,21 +198,9 @@ static void index_cxx(struct sp_inline *in, struct mod *md)
 		}
 		d[n] = 0;
 		add_cxx(md, &cap, d, n, y->addr, y->size);
-		/* Function templates carry a return type: "unsigned long
-		 * ns::f<int>".  It ends at the last space outside <> and ()
-		 * before the name (and before an "operator" in it). */
-		const char *op = memmem(d, n, "operator", 8);
-		size_t lim = op ? (size_t)(op - d) : n, sp = 0;
-		int depth = 0;
-		for (size_t j = 0; j < lim; j++) {
-			char c = d[j];
-			if (c == '<' || c == '(')
-				depth++;
-			else if ((c == '>' || c == ')') && depth > 0)
-				depth--;
-			else if (c == ' ' && !depth)
-				sp = j + 1;
-		}
+		/* a function template also under its name without the
+		 * return type */
+		size_t sp = sp_cxx_name_start(d, n);
 		if (sp && sp < n)
 			add_cxx(md, &cap, sp_xstrndup(d + sp, n - sp), n - sp, y->addr, y->size);
 	}
@@ -523,7 +493,5 @@ void sp_inline_free(struct sp_inline *in)
 	free(in->ids);
 	free(in->chain);
 	sp_buf_release(&in->tmp);
-	if (in->libstdcxx)
-		dlclose(in->libstdcxx);
 	free(in);
 }

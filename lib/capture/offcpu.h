@@ -29,7 +29,7 @@
 #ifndef SP_OFFCPU_H
 #define SP_OFFCPU_H
 
-#include "perf_events.h"
+#include "perf_records.h"
 #include "profile.h"
 
 struct sp_offcpu;

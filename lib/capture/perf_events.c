@@ -349,6 +349,17 @@ static int attach_ring(struct sp_perfev *ev, struct ring *r, int fd, int cpu, st
 	return 0;
 }
 
+/* A sampling (or context-switch) event opened on cpu into that CPU's ring,
+ * counting at once when sampling is already on. */
+static int add_event(struct sp_perfev *ev, int fd, int cpu, struct sp_err *err)
+{
+	if (attach_ring(ev, &ev->rings[cpu], fd, cpu, err) < 0)
+		return -1;
+	if (ev->enabled)
+		ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	return 0;
+}
+
 /* Close the fds opened since first, for a thread that could not be
  * followed on every CPU (it exited meanwhile), except those that became a
  * ring's own (the first event opened on a CPU maps its ring, and every later
@@ -426,10 +437,8 @@ static int add_task_locked(struct sp_perfev *ev, int tid, uint32_t *slot, struct
 						  e == EACCES || e == EPERM ? " (off-CPU profiling needs kernel "
 						  "sampling: root, or kernel.perf_event_paranoid <= 1)" : "");
 			}
-			if (attach_ring(ev, &ev->rings[cpu], (int)fd, cpu, err) < 0)
+			if (add_event(ev, (int)fd, cpu, err) < 0)
 				return -1;
-			if (ev->enabled)
-				ioctl((int)fd, PERF_EVENT_IOC_ENABLE, 0);
 		}
 	}
 	if (ev->nfds == first)
@@ -526,9 +535,7 @@ int sp_perfev_add_cpus(struct sp_perfev *ev, struct sp_err *err)
 				rc = open_error(ev, e, -1, err);
 			break;
 		}
-		rc = attach_ring(ev, &ev->rings[cpu], (int)fd, cpu, err);
-		if (!rc && ev->enabled)
-			ioctl((int)fd, PERF_EVENT_IOC_ENABLE, 0);
+		rc = add_event(ev, (int)fd, cpu, err);
 	}
 	if (!rc && !ev->nfds)
 		rc = sp_err_set(err, "no CPU could be sampled");

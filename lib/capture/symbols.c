@@ -1,7 +1,6 @@
 /* symbols.c — module cache, symbol/inline/line look-up, JIT maps, kallsyms. */
 #include "symbols.h"
 
-#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -18,20 +17,14 @@
 #include <time.h>
 #include <unistd.h>
 
+/* sp_unwind_dwfl: an address without maps is looked up in the modules the
+ * process's unwinder reported.  unwind.c does not include this file: both
+ * read ELF files through elfmod.h. */
 #include "unwind.h"
 
-struct seg {
-	uint64_t vaddr, offset, filesz;
-};
-
-struct sp_modfile {
-	uint64_t key;
-	char *name;   /* the mapped path */
-	char *path;   /* what opens it */
-	int fd;       /* -1: unusable (not ELF, cannot open) */
-	struct seg *segs;
-	size_t nsegs;
-	uint32_t module; /* string id of name */
+/* What symbolising keeps per file of the module cache (by sp_modfile_index). */
+struct filesyms {
+	uint32_t module; /* string id of the file's name */
 	uint32_t bare;   /* "[libz.so.1.2.13]": the name of its code without a symbol */
 	struct sp_u64map memo; /* file address -> entry index + 1 */
 	/* Without an unwinder's Dwfl (pcollect --call-graph none): the file
@@ -43,13 +36,6 @@ struct sp_modfile {
 	struct sp_psyms psyms;
 	uint32_t *pname; /* per symbol: its interned name + 1, 0 until named */
 	int psyms_built;
-	/* A live file's modification time when opened (ns, 0 not kept): one
-	 * rewritten in place (the same device and inode) is another file. */
-	int64_t mtime;
-	/* sp_modfile_elf: one descriptor for every process's unwinder */
-	Elf *uelf;
-	int uelf_tried;
-	uint64_t lo, hi; /* its loadable range at bias 0, as libdwfl computes it */
 };
 
 struct entry {
@@ -93,9 +79,10 @@ struct cu_index {
 struct sp_symbols {
 	struct sp_profile *p;
 	struct sp_symbols_opts o;
-	struct sp_modfile **files;
-	size_t nfiles, capfiles;
-	struct sp_u64map filemap; /* key -> index + 1 */
+	struct sp_elfmods *mods;
+	struct filesyms **fs; /* by sp_modfile_index; each stays where it is
+			       * (sp_symbols_file_psyms hands out its table) */
+	size_t nfs;
 	struct entry *ent;
 	size_t nent, capent;
 	uint32_t *pool;
@@ -123,12 +110,6 @@ struct sp_symbols {
 	} mc[64];
 	/* the frame of an address in no mapping: "[unknown]", no module */
 	uint32_t nomap_frame; /* + 1, 0 before the first */
-	/* the vdso image, as a file */
-	int vdso_fd, vdso_tried;
-	/* demangler */
-	void *cxxlib;
-	char *(*demangle)(const char *, char *, size_t *, int *);
-	int demangle_tried;
 	uint32_t unknown_name;
 	/* (module, name) -> the symbol's file address, for the names
 	 * symbol_at gave (sp_symbols_symbol_start) */
@@ -143,18 +124,23 @@ struct sp_symbols {
 	size_t ncus, capcus;
 };
 
+static struct filesyms *fsyms(struct sp_symbols *s, const struct sp_modfile *f);
+
+/* The cache's on_new: a file's names are interned when it is opened. */
+static void new_file(void *ctx, struct sp_modfile *f) { fsyms(ctx, f); }
+
 struct sp_symbols *sp_symbols_new(struct sp_profile *p, const struct sp_symbols_opts *o)
 {
 	struct sp_symbols *s = sp_xcalloc(1, sizeof *s);
 	s->p = p;
 	if (o)
 		s->o = *o;
-	sp_u64map_init(&s->filemap);
+	struct sp_elfmods_opts mo = { s->o.offline, s->o.locate, s->o.locate_ctx, new_file, s };
+	s->mods = sp_elfmods_new(&mo);
 	sp_u64map_init(&s->kmemo);
 	sp_u64map_init(&s->startidx);
 	sp_u64map_init(&s->jitidx);
 	sp_u64map_init(&s->cuidx);
-	s->vdso_fd = -1;
 	s->unknown_name = sp_str_intern(p, "[unknown]", 9);
 	elf_version(EV_CURRENT);
 	return s;
@@ -164,24 +150,19 @@ void sp_symbols_free(struct sp_symbols *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->nfiles; i++) {
-		struct sp_modfile *f = s->files[i];
-		if (f->fd >= 0)
-			close(f->fd);
-		free(f->name);
-		free(f->path);
-		free(f->segs);
+	for (size_t i = 0; i < s->nfs; i++) {
+		struct filesyms *f = s->fs[i];
+		if (!f)
+			continue;
 		sp_u64map_release(&f->memo);
 		if (f->off)
 			dwfl_end(f->off);
 		sp_psyms_release(&f->psyms);
 		free(f->pname);
-		if (f->uelf)
-			elf_end(f->uelf);
 		free(f);
 	}
-	free(s->files);
-	sp_u64map_release(&s->filemap);
+	free(s->fs);
+	sp_elfmods_free(s->mods);
 	sp_u64map_release(&s->kmemo);
 	sp_u64map_release(&s->startidx);
 	free(s->starts);
@@ -197,10 +178,6 @@ void sp_symbols_free(struct sp_symbols *s)
 		free(s->jits[i].v);
 	free(s->jits);
 	sp_u64map_release(&s->jitidx);
-	if (s->vdso_fd >= 0)
-		close(s->vdso_fd);
-	if (s->cxxlib)
-		dlclose(s->cxxlib);
 	free(s);
 }
 
@@ -224,281 +201,40 @@ static uint32_t bare_name(struct sp_profile *p, const char *path)
 	return id;
 }
 
-/* ---- the module cache ---- */
+/* ---- the module cache (elfmod.h) ---- */
 
-const char *sp_modfile_name(const struct sp_modfile *f) { return f->name; }
-int sp_modfile_fd(const struct sp_modfile *f) { return f->fd; }
-const char *sp_modfile_path(const struct sp_modfile *f) { return f->path; }
-
-int sp_modfile_bias(const struct sp_modfile *f, const struct sp_map *m, uint64_t *bias)
-{
-	for (size_t i = 0; i < f->nsegs; i++) {
-		const struct seg *g = &f->segs[i];
-		uint64_t off0 = g->offset & ~(uint64_t)0xfff;
-		if (m->pgoff >= off0 && m->pgoff < g->offset + (g->filesz ? g->filesz : 1)) {
-			/* start maps file offset pgoff, which the segment puts at
-			 * vaddr + (pgoff - offset). */
-			*bias = m->start - m->pgoff - g->vaddr + g->offset;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-void *sp_modfile_elf(struct sp_modfile *f, uint64_t bias, uint64_t *start, uint64_t *end)
-{
-	if (!f->uelf_tried) {
-		f->uelf_tried = 1;
-		Elf *e = f->fd >= 0 ? elf_begin(f->fd, ELF_C_READ_MMAP, NULL) : NULL;
-		size_t phnum = 0;
-		int have = 0;
-		if (e && elf_kind(e) == ELF_K_ELF && elf_getphdrnum(e, &phnum) == 0) {
-			/* libdwfl's range of a module reported at a bias: from the
-			 * first PT_LOAD's page down to the last one's end */
-			GElf_Phdr ph;
-			for (size_t i = 0; i < phnum && !have; i++)
-				if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD) {
-					f->lo = ph.p_vaddr & -ph.p_align;
-					have = 1;
-				}
-			for (size_t i = phnum; have && i-- > 0;)
-				if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr + ph.p_memsz > 0) {
-					f->hi = ph.p_vaddr + ph.p_memsz;
-					have = 2;
-					break;
-				}
-		}
-		if (have == 2 && f->hi > f->lo) {
-			f->uelf = e;
-		} else if (e) {
-			elf_end(e);
-		}
-	}
-	if (!f->uelf)
-		return NULL;
-	*start = bias + f->lo;
-	*end = bias + f->hi;
-	return f->uelf;
-}
-
-/* The vdso is the same image in every process: write ours to a memfd so
- * that libdwfl can read it like a file. */
-static int vdso_fd(struct sp_symbols *s)
-{
-	if (s->vdso_tried)
-		return s->vdso_fd;
-	s->vdso_tried = 1;
-	uintptr_t base = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
-	if (!base)
-		return -1;
-	FILE *f = fopen("/proc/self/maps", "re");
-	if (!f)
-		return -1;
-	char line[512];
-	uint64_t lo, hi, size = 0;
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64, &lo, &hi) == 2 && lo == base) {
-			size = hi - lo;
-			break;
-		}
-	fclose(f);
-	if (!size)
-		return -1;
-	int fd = memfd_create("vdso", MFD_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (write(fd, (const void *)base, size) != (ssize_t)size) {
-		close(fd);
-		return -1;
-	}
-	return s->vdso_fd = fd;
-}
-
-static int read_segs(struct sp_modfile *f)
-{
-	Elf *elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
-	if (!elf)
-		return -1;
-	size_t phnum;
-	int rc = -1;
-	if (elf_kind(elf) == ELF_K_ELF && elf_getphdrnum(elf, &phnum) == 0) {
-		f->segs = sp_xcalloc(phnum ? phnum : 1, sizeof *f->segs);
-		for (size_t i = 0; i < phnum; i++) {
-			GElf_Phdr ph;
-			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
-				f->segs[f->nsegs++] = (struct seg){ ph.p_vaddr, ph.p_offset, ph.p_filesz };
-		}
-		rc = f->nsegs ? 0 : -1;
-	}
-	elf_end(elf);
-	return rc;
-}
-
-/* Open the file as it was mapped: the path when it is still the same file
- * (device and inode), else the process's map_files link. */
-/* The modification time of open file fd in ns (never 0: 1 when unknown). */
-static int64_t mtime_of(int fd)
-{
-	struct stat st;
-	if (fstat(fd, &st) < 0)
-		return 1;
-	int64_t t = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-	return t ? t : 1;
-}
-
-static int open_mapped(int pid, const struct sp_map *m, const char *path, int offline, char **opened)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	if (fd >= 0 && (!m->ino || (fstat(fd, &st) == 0 && st.st_ino == m->ino &&
-				    major(st.st_dev) == m->maj && minor(st.st_dev) == m->min))) {
-		*opened = sp_xstrndup(path, strlen(path));
-		return fd;
-	}
-	if (fd >= 0)
-		close(fd);
-	if (offline)
-		return -1; /* the process is gone: no map_files */
-	char mf[96];
-	snprintf(mf, sizeof mf, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m->start, m->end);
-	fd = open(mf, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		*opened = sp_xstrndup(mf, strlen(mf));
-	return fd;
-}
+struct sp_elfmods *sp_symbols_mods(struct sp_symbols *s) { return s->mods; }
 
 struct sp_modfile *sp_symbols_modfile(struct sp_symbols *s, int pid, const struct sp_map *m)
 {
-	const char *path = m->path;
-	size_t n = strlen(path);
-	int vdso = !strcmp(path, "[vdso]");
-	if (!vdso && path[0] != '/')
-		return NULL; /* anonymous, [heap], [stack], JIT code */
-	uint64_t key;
-	if (m->ino && !vdso)
-		key = sp_mix64(m->ino ^ ((uint64_t)m->maj << 52) ^ ((uint64_t)m->min << 32));
-	else
-		key = sp_hash(path, n);
-	if (key == UINT64_MAX)
-		key--;
-	for (;;) {
-		int found;
-		uint32_t *slot = sp_u64map_slot(&s->filemap, key, &found);
-		if (!found)
-			break;
-		struct sp_modfile *f = s->files[*slot - 1];
-		if (!strcmp(f->name, path) && !(f->mtime && f->mtime != mtime_of(f->fd)))
-			return f->fd >= 0 ? f : NULL;
-		/* a collision, the same inode under another name, or the file
-		 * rewritten since it was opened */
-		key = sp_mix64(key + 1);
-		if (key == UINT64_MAX)
-			key--;
+	return sp_elfmods_get(s->mods, pid, m);
+}
+
+/* Symbolising's data of file f, set up on first use. */
+static struct filesyms *fsyms(struct sp_symbols *s, const struct sp_modfile *f)
+{
+	size_t i = sp_modfile_index(f);
+	if (i >= s->nfs) {
+		size_t n = s->nfs ? s->nfs : 32;
+		while (n <= i)
+			n *= 2;
+		s->fs = sp_xrealloc(s->fs, n * sizeof *s->fs);
+		memset(s->fs + s->nfs, 0, (n - s->nfs) * sizeof *s->fs);
+		s->nfs = n;
 	}
-	struct sp_modfile *f = sp_xcalloc(1, sizeof *f);
-	f->key = key;
-	f->name = sp_xstrndup(path, n);
-	f->fd = -1;
-	sp_u64map_init(&f->memo);
-	char buf[4096];
-	int how = 0;
-	buf[0] = 0;
-	if (s->o.offline && s->o.locate)
-		how = s->o.locate(s->o.locate_ctx, pid, m, buf, sizeof buf);
-	if (how == 1 && buf[0]) {
-		buf[sizeof buf - 1] = 0;
-		f->fd = open(buf, O_RDONLY | O_CLOEXEC);
-		if (f->fd >= 0)
-			f->path = sp_xstrndup(buf, strlen(buf));
-	} else if (vdso && (!s->o.offline || !s->o.locate || how == 2)) {
-		int fd = vdso_fd(s);
-		if (fd >= 0) {
-			f->fd = dup(fd);
-			char pp[64];
-			snprintf(pp, sizeof pp, "/proc/self/fd/%d", f->fd);
-			f->path = sp_xstrndup(pp, strlen(pp));
-		}
-	} else if (!(s->o.offline && s->o.locate)) {
-		/* A file deleted since it was mapped is listed as "PATH (deleted)". */
-		char *clean = sp_xstrndup(path, n);
-		if (n > 10 && !strcmp(clean + n - 10, " (deleted)"))
-			clean[n - 10] = 0;
-		f->fd = open_mapped(pid, m, clean, s->o.offline, &f->path);
-		free(clean);
+	struct filesyms *fs = s->fs[i];
+	if (!fs) {
+		const char *path = sp_modfile_name(f);
+		fs = s->fs[i] = sp_xcalloc(1, sizeof *fs);
+		fs->module = sp_str_intern(s->p, path, strlen(path));
+		fs->bare = bare_name(s->p, path);
+		sp_u64map_init(&fs->memo);
 	}
-	if (f->fd >= 0 && read_segs(f) < 0) {
-		close(f->fd);
-		f->fd = -1;
-	}
-	if (f->fd >= 0 && m->ino && !vdso && !s->o.offline)
-		f->mtime = mtime_of(f->fd);
-	f->module = sp_str_intern(s->p, path, n);
-	f->bare = bare_name(s->p, path);
-	if (s->nfiles == s->capfiles) {
-		s->capfiles = s->capfiles ? 2 * s->capfiles : 32;
-		s->files = sp_xrealloc(s->files, s->capfiles * sizeof *s->files);
-	}
-	s->files[s->nfiles++] = f;
-	int found;
-	*sp_u64map_slot(&s->filemap, key, &found) = (uint32_t)s->nfiles;
-	return f->fd >= 0 ? f : NULL;
+	return fs;
 }
 
 /* ---- names ---- */
 
-
-static int load_demangler(struct sp_symbols *s)
-{
-	if (!s->demangle_tried) {
-		s->demangle_tried = 1;
-		s->cxxlib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-		if (s->cxxlib)
-			*(void **)&s->demangle = dlsym(s->cxxlib, "__cxa_demangle");
-	}
-	return s->demangle != NULL;
-}
-
-/* perf's spelling of a demangled C++ (or Rust) name, in place: Rust legacy
- * names repaired, no clone suffix, parameter list, qualifiers or return type.
- * Returns the end of the name; *startp gets its start. */
-size_t sp_cxx_spelling(char *d, size_t *startp)
-{
-	size_t n = strlen(d);
-	n = sp_rust_tidy(d, n); /* Rust legacy names: <a::B>::f, no hash */
-	d[n] = 0;
-	const char *c;
-	while (n && d[n - 1] == ']' && (c = memmem(d, n, " [clone ", 8)))
-		n = (size_t)(c - d);
-	size_t end = n;
-	while (end && d[end - 1] != ')')
-		end--;
-	if (end) {
-		int depth = 0;
-		for (size_t i = end; i-- > 0;) {
-			if (d[i] == ')')
-				depth++;
-			else if (d[i] == '(' && --depth == 0) {
-				n = i;
-				break;
-			}
-		}
-	}
-	/* A template function's return type ends at the last space outside
-	 * <> and () before the name (and before "operator"). */
-	const char *op = memmem(d, n, "operator", 8);
-	size_t lim = op ? (size_t)(op - d) : n, start = 0;
-	int depth = 0;
-	for (size_t j = 0; j < lim; j++) {
-		if (d[j] == '<' || d[j] == '(')
-			depth++;
-		else if ((d[j] == '>' || d[j] == ')') && depth > 0)
-			depth--;
-		else if (d[j] == ' ' && !depth)
-			start = j + 1;
-	}
-	*startp = start;
-	return n;
-}
 
 /* perf's spelling of a C++ function: demangled, without the parameter list,
  * qualifiers, clone suffix and return type ("ns::spin<unsigned long>"). */
@@ -509,14 +245,11 @@ static uint32_t intern_name(struct sp_symbols *s, const char *name)
 	/* Versioned symbols ("clock_gettime@@GLIBC_2.17") lose the version. */
 	const char *at = strchr(name, '@');
 	size_t len = at && at != name ? (size_t)(at - name) : strlen(name);
-	if (name[0] != '_' || name[1] != 'Z' || !load_demangler(s))
+	if (name[0] != '_' || name[1] != 'Z')
 		return sp_str_intern(s->p, name, len);
-	int status = -1;
-	char *d = s->demangle(name, NULL, NULL, &status);
-	if (status || !d) {
-		free(d);
+	char *d = sp_demangle(name);
+	if (!d) /* not demangled: the whole symbol, version and all */
 		return sp_str_intern(s->p, name, strlen(name));
-	}
 	size_t start;
 	size_t n = sp_cxx_spelling(d, &start);
 	uint32_t id = sp_str_intern(s->p, d + start, n - start);
@@ -590,12 +323,12 @@ static uint32_t frame(struct sp_symbols *s, uint32_t name, uint32_t module, cons
 /* ---- function symbols, as perf chooses them ----
  *
  * One sorted table per file, built at its first look-up (libdwfl's
- * dwfl_module_addrinfo scans the whole symbol table on every call: 0.5 ms
- * for cc1's 27k symbols).  perf's rules: function symbols of code sections
- * and code labels of sections whose name holds "text" (from .symtab, the
- * debug file's, or .dynsym), but not _init in .init (a CPython 3.12
- * profile had 3 % of its samples in PLT stubs named _init, which perf
- * names NAME@plt; _fini in .fini perf does name); an address outside every
+ * dwfl_module_addrinfo scans the whole symbol table on every call).
+ * perf's rules: function symbols of code sections and code labels of
+ * sections whose name holds "text" (from .symtab, the debug file's, or
+ * .dynsym), but not _init in .init (zero-sized, it would stretch over the
+ * PLT stubs after it, which perf names NAME@plt; _fini in .fini perf does
+ * name); an address outside every
  * symbol's [start, start + size) has no name ([unknown]); a zero-sized
  * symbol ends where the next begins; of several at one address perf keeps
  * a sized one over a zero-sized one, not weak over weak, global over local,
@@ -716,6 +449,64 @@ static size_t psyms_plt(struct sp_psyms *t, struct sp_buf *names, Elf *elf)
 #define PSYM_LESS(a, b) ((a)->start < (b)->start || ((a)->start == (b)->start && (a)->idx < (b)->idx))
 SP_RUNSORT(psym_runsort, struct sp_psym, PSYM_LESS)
 
+/* The walk's state while sp_psyms_build takes a file's function symbols. */
+struct psyms_walk {
+	struct sp_psyms *t;
+	struct sp_buf names;
+	size_t cap;
+	void (*each)(void *ctx, const char *name, uint64_t start);
+	void *ctx;
+};
+
+static int psyms_take(void *ctx, const struct sp_elfsym *y)
+{
+	struct psyms_walk *w = ctx;
+	struct sp_psyms *t = w->t;
+	Elf *elf = y->elf;
+	int type = GELF_ST_TYPE(y->info);
+	if (y->shndx == SHN_UNDEF || y->shndx == SHN_ABS)
+		return 0;
+	if (type != STT_NOTYPE && type != STT_FUNC && type != STT_GNU_IFUNC)
+		return 0;
+	/* Function symbols of any code section (perf names a sample in
+	 * a library's .fini "_fini", the last symbol stretched to the
+	 * next page), but not _init in .init: its zero size would
+	 * stretch it over the .plt after it, where perf names the
+	 * stubs NAME@plt.  Labels count in "*text*" sections only. */
+	GElf_Shdr sh;
+	size_t shstrndx;
+	Elf_Scn *scn = elf ? elf_getscn(elf, y->shndx) : NULL;
+	const char *secname = scn && gelf_getshdr(scn, &sh) && elf_getshdrstrndx(elf, &shstrndx) == 0
+				      ? elf_strptr(elf, shstrndx, sh.sh_name)
+				      : NULL;
+	if (!secname || !strcmp(secname, ".init") || !(sh.sh_flags & SHF_EXECINSTR) ||
+	    (type == STT_NOTYPE && !strstr(secname, "text")))
+		return 0;
+	if (type == STT_NOTYPE) {
+		/* assembly labels count, in code sections */
+		int vis = GELF_ST_VISIBILITY(y->other);
+		if (vis == STV_HIDDEN || vis == STV_INTERNAL)
+			return 0;
+	}
+	if (w->each)
+		w->each(w->ctx, y->name, y->value);
+	if (t->n == w->cap) {
+		w->cap = w->cap ? 2 * w->cap : 1024;
+		t->v = sp_xrealloc(t->v, w->cap * sizeof *t->v);
+	}
+	size_t len = strlen(y->name);
+	struct sp_psym *ps = &t->v[t->n++];
+	ps->start = y->value;
+	ps->end = ps->start + y->size;
+	ps->name = (uint32_t)w->names.len;
+	ps->len = (uint32_t)len;
+	ps->idx = (uint32_t)y->idx;
+	ps->bind = (uint8_t)GELF_ST_BIND(y->info);
+	ps->plt = 0;
+	sp_buf_add(&w->names, y->name, len + 1);
+	return 0;
+}
+
 void sp_psyms_build(struct sp_psyms *t, void *module, void (*each)(void *ctx, const char *name, uint64_t start),
 		    void *ctx)
 {
@@ -724,57 +515,9 @@ void sp_psyms_build(struct sp_psyms *t, void *module, void (*each)(void *ctx, co
 	Dwarf_Addr bias = 0;
 	if (!dwfl_module_getelf(m, &bias))
 		return;
-	int n = dwfl_module_getsymtab(m);
-	struct sp_buf names = SP_BUF_INIT;
-	size_t cap = 0;
-	for (int i = 1; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		GElf_Word shndx;
-		Elf *elf = NULL;
-		const char *nm = dwfl_module_getsym_info(m, i, &sym, &addr, &shndx, &elf, NULL);
-		int type = GELF_ST_TYPE(sym.st_info);
-		if (!nm || !*nm || shndx == SHN_UNDEF || shndx == SHN_ABS)
-			continue;
-		if (type != STT_NOTYPE && type != STT_FUNC && type != STT_GNU_IFUNC)
-			continue;
-		/* Function symbols of any code section (perf names a sample in
-		 * a library's .fini "_fini", the last symbol stretched to the
-		 * next page), but not _init in .init: its zero size would
-		 * stretch it over the .plt after it, where perf names the
-		 * stubs NAME@plt.  Labels count in "*text*" sections only. */
-		GElf_Shdr sh;
-		size_t shstrndx;
-		Elf_Scn *scn = elf ? elf_getscn(elf, shndx) : NULL;
-		const char *secname = scn && gelf_getshdr(scn, &sh) && elf_getshdrstrndx(elf, &shstrndx) == 0
-					      ? elf_strptr(elf, shstrndx, sh.sh_name)
-					      : NULL;
-		if (!secname || !strcmp(secname, ".init") || !(sh.sh_flags & SHF_EXECINSTR) ||
-		    (type == STT_NOTYPE && !strstr(secname, "text")))
-			continue;
-		if (type == STT_NOTYPE) {
-			/* assembly labels count, in code sections */
-			int vis = GELF_ST_VISIBILITY(sym.st_other);
-			if (vis == STV_HIDDEN || vis == STV_INTERNAL || !(sh.sh_flags & SHF_EXECINSTR))
-				continue;
-		}
-		if (each)
-			each(ctx, nm, addr - bias);
-		if (t->n == cap) {
-			cap = cap ? 2 * cap : 1024;
-			t->v = sp_xrealloc(t->v, cap * sizeof *t->v);
-		}
-		size_t len = strlen(nm);
-		struct sp_psym *ps = &t->v[t->n++];
-		ps->start = addr - bias;
-		ps->end = ps->start + sym.st_size;
-		ps->name = (uint32_t)names.len;
-		ps->len = (uint32_t)len;
-		ps->idx = (uint32_t)i;
-		ps->bind = (uint8_t)GELF_ST_BIND(sym.st_info);
-		ps->plt = 0;
-		sp_buf_add(&names, nm, len + 1);
-	}
+	struct psyms_walk w = { t, SP_BUF_INIT, 0, each, ctx };
+	sp_elf_symbols(NULL, m, 0, psyms_take, &w);
+	struct sp_buf names = w.names;
 	t->names = names.p;
 	if (!t->n)
 		return;
@@ -844,25 +587,26 @@ static uint32_t symbol_at(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfil
 	Dwarf_Addr bias = 0;
 	if (!dwfl_module_getelf(m, &bias))
 		return 0;
-	if (!mf->psyms_built) {
-		sp_psyms_build(&mf->psyms, m, NULL, NULL);
-		mf->psyms_built = 1;
+	struct filesyms *fs = fsyms(s, mf);
+	if (!fs->psyms_built) {
+		sp_psyms_build(&fs->psyms, m, NULL, NULL);
+		fs->psyms_built = 1;
 	}
-	const struct sp_psym *ps = sp_psyms_find(&mf->psyms, pc - bias);
+	const struct sp_psym *ps = sp_psyms_find(&fs->psyms, pc - bias);
 	if (!ps)
 		return 0;
 	/* A function's name once, not once per address sampled in it
 	 * (demangling is most of the cost). */
-	size_t i = (size_t)(ps - mf->psyms.v);
-	if (!mf->pname)
-		mf->pname = sp_xcalloc(mf->psyms.n, sizeof *mf->pname);
-	if (mf->pname[i])
-		return mf->pname[i] - 1;
-	uint32_t name = ps->plt ? plt_name(s, mf->psyms.names + ps->name, ps->len)
-				: intern_name(s, mf->psyms.names + ps->name);
-	mf->pname[i] = name + 1;
+	size_t i = (size_t)(ps - fs->psyms.v);
+	if (!fs->pname)
+		fs->pname = sp_xcalloc(fs->psyms.n, sizeof *fs->pname);
+	if (fs->pname[i])
+		return fs->pname[i] - 1;
+	uint32_t name = ps->plt ? plt_name(s, fs->psyms.names + ps->name, ps->len)
+				: intern_name(s, fs->psyms.names + ps->name);
+	fs->pname[i] = name + 1;
 	int found;
-	uint32_t *slot = sp_u64map_slot(&s->startidx, (uint64_t)mf->module << 32 | name, &found);
+	uint32_t *slot = sp_u64map_slot(&s->startidx, (uint64_t)fs->module << 32 | name, &found);
 	if (!found) {
 		if (s->nstarts == s->capstarts) {
 			s->capstarts = s->capstarts ? 2 * s->capstarts : 256;
@@ -1090,10 +834,10 @@ static void resolve(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf,
 					/* The containing function: the symbol table's name
 					 * (clones such as foo.isra.0 keep their suffix). */
 					uint32_t nm = symid ? symid : intern_name(s, die_name(&chain[j]));
-					pool_add(s, frame(s, nm, mf->module, cfile, cline, SP_KIND_NATIVE));
+					pool_add(s, frame(s, nm, fsyms(s, mf)->module, cfile, cline, SP_KIND_NATIVE));
 					break;
 				}
-				pool_add(s, frame(s, intern_name(s, die_name(&chain[j])), mf->module, cfile, cline,
+				pool_add(s, frame(s, intern_name(s, die_name(&chain[j])), fsyms(s, mf)->module, cfile, cline,
 						  SP_KIND_INLINED));
 				Dwarf_Attribute a;
 				Dwarf_Word v;
@@ -1114,7 +858,7 @@ static void resolve(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf,
 		free(scopes);
 	}
 	if (s->npool == before)
-		pool_add(s, frame(s, symid ? symid : mf->bare, mf->module, file, line, SP_KIND_NATIVE));
+		pool_add(s, frame(s, symid ? symid : fsyms(s, mf)->bare, fsyms(s, mf)->module, file, line, SP_KIND_NATIVE));
 }
 
 /* ---- JIT maps (/tmp/perf-PID.map: "START SIZE NAME" in hex) ---- */
@@ -1230,18 +974,19 @@ static const Dwfl_Callbacks offline_cbs = {
 
 /* The module of f in a Dwfl of its own (symbols, DWARF, debug files found
  * as for the unwinder's), for look-ups without an unwinder. */
-static Dwfl_Module *offline_module(struct sp_modfile *f)
+static Dwfl_Module *offline_module(struct sp_symbols *s, struct sp_modfile *mf)
 {
+	struct filesyms *f = fsyms(s, mf);
 	if (f->off_tried)
 		return f->offm;
 	f->off_tried = 1;
-	int fd = dup(f->fd);
+	int fd = dup(sp_modfile_fd(mf));
 	if (fd < 0 || !(f->off = dwfl_begin(&offline_cbs))) {
 		if (fd >= 0)
 			close(fd);
 		return NULL;
 	}
-	f->offm = dwfl_report_offline(f->off, f->name, f->path, fd); /* takes fd */
+	f->offm = dwfl_report_offline(f->off, sp_modfile_name(mf), sp_modfile_path(mf), fd); /* takes fd */
 	dwfl_report_end(f->off, NULL, NULL);
 	return f->offm;
 }
@@ -1252,22 +997,22 @@ static Dwfl_Module *offline_module(struct sp_modfile *f)
 static size_t resolve_offline(struct sp_symbols *s, struct sp_modfile *of, uint64_t vaddr, const uint32_t **frames)
 {
 	int known;
-	uint32_t ei = sp_u64map_get(&of->memo, vaddr, &known); /* first: most addresses are known */
+	uint32_t ei = sp_u64map_get(&fsyms(s, of)->memo, vaddr, &known); /* first: most addresses are known */
 	if (known && ei) {
 		*frames = s->pool + s->ent[ei - 1].off;
 		return s->ent[ei - 1].n;
 	}
-	Dwfl_Module *om = offline_module(of);
+	Dwfl_Module *om = offline_module(s, of);
 	Dwarf_Addr obias = 0;
 	if (!om || !dwfl_module_getelf(om, &obias))
 		return 0;
 	int found;
-	uint32_t *slot = sp_u64map_slot(&of->memo, vaddr, &found);
+	uint32_t *slot = sp_u64map_slot(&fsyms(s, of)->memo, vaddr, &found);
 	if (!found) {
 		uint32_t off = (uint32_t)s->npool;
 		resolve(s, om, of, vaddr + obias);
 		uint32_t e = new_entry(s, off);
-		slot = sp_u64map_slot(&of->memo, vaddr, &found);
+		slot = sp_u64map_slot(&fsyms(s, of)->memo, vaddr, &found);
 		*slot = e;
 	}
 	const struct entry *e = &s->ent[*slot - 1];
@@ -1275,30 +1020,35 @@ static size_t resolve_offline(struct sp_symbols *s, struct sp_modfile *of, uint6
 	return e->n;
 }
 
+/* The usable file of the cache opened as path, NULL when none is. */
+static struct sp_modfile *file_opened_as(struct sp_symbols *s, const char *path)
+{
+	for (size_t i = 0, n = sp_elfmods_count(s->mods); i < n; i++) {
+		struct sp_modfile *f = sp_elfmods_at(s->mods, i);
+		if (sp_modfile_fd(f) >= 0 && sp_modfile_path(f) && !strcmp(sp_modfile_path(f), path))
+			return f;
+	}
+	return NULL;
+}
+
 void *sp_symbols_file_module(struct sp_symbols *s, const char *path)
 {
-	for (size_t i = 0; i < s->nfiles; i++)
-		if (s->files[i]->fd >= 0 && s->files[i]->path && !strcmp(s->files[i]->path, path))
-			return offline_module(s->files[i]);
-	return NULL;
+	struct sp_modfile *f = file_opened_as(s, path);
+	return f ? offline_module(s, f) : NULL;
 }
 
 const struct sp_psyms *sp_symbols_file_psyms(struct sp_symbols *s, const char *path)
 {
-	for (size_t i = 0; i < s->nfiles; i++) {
-		struct sp_modfile *f = s->files[i];
-		if (f->fd < 0 || !f->path || strcmp(f->path, path))
-			continue;
-		Dwfl_Module *m = offline_module(f);
-		if (!m)
-			return NULL;
-		if (!f->psyms_built) {
-			sp_psyms_build(&f->psyms, m, NULL, NULL);
-			f->psyms_built = 1;
-		}
-		return &f->psyms;
+	struct sp_modfile *f = file_opened_as(s, path);
+	Dwfl_Module *m = f ? offline_module(s, f) : NULL;
+	if (!m)
+		return NULL;
+	struct filesyms *fs = fsyms(s, f);
+	if (!fs->psyms_built) {
+		sp_psyms_build(&fs->psyms, m, NULL, NULL);
+		fs->psyms_built = 1;
 	}
-	return NULL;
+	return &fs->psyms;
 }
 
 size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct sp_maps *maps, int pid,

@@ -4,10 +4,7 @@
  * /proc/kallsyms for the kernel.
  *
  * An sp_symbols is shared by every process of a run.  It owns:
- *  - the module cache: one sp_modfile per ELF file (by device and inode),
- *    opened once.  A file deleted or replaced on disk since it was mapped is
- *    opened through /proc/PID/map_files instead; the vdso is taken from
- *    pcollect's own (the kernel maps the same image everywhere).
+ *  - the module cache (elfmod.h): one sp_modfile per ELF file, opened once.
  *  - a memo per file address, so each distinct code address is resolved
  *    once; results are frame ids interned in the profile given at creation.
  *
@@ -19,6 +16,7 @@
 #ifndef SP_SYMBOLS_H
 #define SP_SYMBOLS_H
 
+#include "elfmod.h"
 #include "procmaps.h"
 #include "profile.h"
 
@@ -39,31 +37,15 @@ struct sp_symbols_opts {
 };
 
 struct sp_symbols;
-struct sp_modfile;
 
 struct sp_symbols *sp_symbols_new(struct sp_profile *p, const struct sp_symbols_opts *o);
 void sp_symbols_free(struct sp_symbols *s); /* NULL ok */
 
-/* The ELF file behind mapping m of process pid, opened and cached; NULL for
- * anonymous memory or a file that cannot be opened or is not ELF (the
- * failure is cached too). */
+/* The module cache the symbols read files through (elfmod.h): unwinders
+ * (unwind.h) of the same run share it. */
+struct sp_elfmods *sp_symbols_mods(struct sp_symbols *s);
+/* sp_elfmods_get on that cache. */
 struct sp_modfile *sp_symbols_modfile(struct sp_symbols *s, int pid, const struct sp_map *m);
-/* The name frames and modules are reported under (the mapped path). */
-const char *sp_modfile_name(const struct sp_modfile *f);
-/* An open descriptor of the file, owned by the cache (dup it to keep it). */
-int sp_modfile_fd(const struct sp_modfile *f);
-/* The path that opens it (the mapped path or a /proc/PID/map_files link). */
-const char *sp_modfile_path(const struct sp_modfile *f);
-/* The load bias of the file given where m maps it (runtime address minus
- * ELF virtual address).  Returns 0, or -1 when m does not map a loadable
- * segment. */
-int sp_modfile_bias(const struct sp_modfile *f, const struct sp_map *m, uint64_t *bias);
-/* The file's one libelf descriptor (an Elf *, typed void * so that this
- * header needs no libelf.h), opened on first use and shared: a caller
- * keeps its own reference (elf_begin(-1, ELF_C_READ_MMAP, it)).  *start
- * and *end: the range libdwfl gives the file loaded at bias.  NULL when
- * the file has no loadable segment. */
-void *sp_modfile_elf(struct sp_modfile *f, uint64_t bias, uint64_t *start, uint64_t *end);
 
 /* The frames at user address pc of process pid, innermost first (an
  * inlined callee before the function it was inlined into).  pc is a lookup
@@ -127,10 +109,5 @@ void sp_psyms_build(struct sp_psyms *t, void *module, void (*each)(void *ctx, co
 /* The symbol holding file address a, NULL when none does. */
 const struct sp_psym *sp_psyms_find(const struct sp_psyms *t, uint64_t a);
 void sp_psyms_release(struct sp_psyms *t);
-
-/* perf's spelling of a demangled C++ (or Rust) name, in place: no clone
- * suffix, parameter list, qualifiers or return type.  Returns the end of
- * the name; *start gets its start.  The engine names frames this way. */
-size_t sp_cxx_spelling(char *demangled, size_t *start);
 
 #endif

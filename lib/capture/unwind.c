@@ -17,7 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "symbols.h"
 
 struct reported {
 	struct sp_modfile *f;
@@ -29,7 +28,7 @@ struct reported {
 
 struct sp_unwind {
 	int pid;
-	struct sp_symbols *mods;
+	struct sp_elfmods *mods;
 	Dwfl *dwfl;
 	int attached, attach_failed;
 	int eh_only; /* sp_unwind_no_debuginfo */
@@ -134,7 +133,7 @@ static const Dwfl_Thread_Callbacks thread_cbs = {
 	.set_initial_registers = cb_set_initial_registers,
 };
 
-struct sp_unwind *sp_unwind_new(int pid, struct sp_symbols *mods)
+struct sp_unwind *sp_unwind_new(int pid, struct sp_elfmods *mods)
 {
 	struct sp_unwind *u = sp_xcalloc(1, sizeof *u);
 	u->pid = pid;
@@ -224,7 +223,7 @@ void sp_unwind_sync(struct sp_unwind *u, const struct sp_maps *maps)
 		const struct sp_map *m = sp_maps_at(maps, i);
 		uint64_t bias;
 		struct sp_modfile *f;
-		if (!(m->prot & 4 /* PROT_EXEC */) || !(f = sp_symbols_modfile(u->mods, u->pid, m)) ||
+		if (!(m->prot & 4 /* PROT_EXEC */) || !(f = sp_elfmods_get(u->mods, u->pid, m)) ||
 		    sp_modfile_bias(f, m, &bias) < 0)
 			continue;
 		size_t j;

@@ -17,20 +17,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "elfmod.h"
+#include "perf_records.h"
 #include "procmaps.h"
-#include "symbols.h"
-
-#ifndef SP_NREGS
-#define SP_NREGS 17
-#define SP_REG_SP 7
-#define SP_REG_IP 16
-#endif
 
 struct sp_unwind;
 
 /* mods opens the ELF files (shared by all processes); pid names the process
  * (for live reads and /proc/PID/map_files). */
-struct sp_unwind *sp_unwind_new(int pid, struct sp_symbols *mods);
+struct sp_unwind *sp_unwind_new(int pid, struct sp_elfmods *mods);
 void sp_unwind_free(struct sp_unwind *u); /* NULL ok */
 
 /* Before the first sync: CFI from the ELF files themselves (.eh_frame,

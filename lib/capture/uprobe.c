@@ -4,7 +4,6 @@
 #include <ctype.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -19,6 +18,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "elfmod.h"
 
 void sp_uprobe_set_init(struct sp_uprobe_set *s) { memset(s, 0, sizeof *s); }
 
@@ -310,21 +311,6 @@ struct symtab {
 	int stripped, cxx_eh, cxx;
 };
 
-static char *(*demangle_fn)(const char *, char *, size_t *, int *);
-
-/* libstdc++'s demangler, loaded only for a binary with C++ names. */
-static int load_demangler(void)
-{
-	static int tried;
-	if (!tried) {
-		tried = 1;
-		void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-		if (h)
-			*(void **)&demangle_fn = dlsym(h, "__cxa_demangle");
-	}
-	return demangle_fn != NULL;
-}
-
 /* "ns::A::f(int) const" -> "ns::A::f": cut at the '(' that opens the
  * outermost parameter list (templates and operator() aside, good enough
  * to name a probe). */
@@ -356,44 +342,32 @@ static void symtab_release(struct symtab *t)
 		close(t->fd);
 }
 
-static void read_syms(struct symtab *t, Elf_Scn *scn, const GElf_Shdr *sh)
+/* One function symbol of the table into t (sp_elf_symbols' callback). */
+static int take_sym(void *ctx, const struct sp_elfsym *y)
 {
-	Elf_Data *d = elf_getdata(scn, NULL);
-	if (!d || !sh->sh_entsize)
-		return;
-	size_t n = sh->sh_size / sh->sh_entsize;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Sym s;
-		if (!gelf_getsym(d, (int)i, &s))
-			continue;
-		int type = GELF_ST_TYPE(s.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || !s.st_value || s.st_shndx == SHN_UNDEF)
-			continue;
-		const char *name = elf_strptr(t->e, sh->sh_link, s.st_name);
-		if (!name || !*name)
-			continue;
-		if (t->n == t->cap) {
-			t->cap = t->cap ? 2 * t->cap : 1024;
-			t->v = sp_xrealloc(t->v, t->cap * sizeof *t->v);
-		}
-		struct fsym *f = &t->v[t->n++];
-		f->raw = name;
-		f->dem = f->full = NULL;
-		f->value = s.st_value;
-		f->size = s.st_size;
-		if (name[0] == '_' && name[1] == 'Z' && load_demangler()) {
-			int st = 0;
-			char *full = demangle_fn(name, NULL, NULL, &st);
-			if (full && !st) {
-				f->full = sp_xstrndup(full, strlen(full));
-				f->dem = cut_params(full);
-				t->cxx = 1;
-			}
-			free(full);
-		}
+	struct symtab *t = ctx;
+	int type = GELF_ST_TYPE(y->info);
+	if ((type != STT_FUNC && type != STT_GNU_IFUNC) || !y->value || y->shndx == SHN_UNDEF)
+		return 0;
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 1024;
+		t->v = sp_xrealloc(t->v, t->cap * sizeof *t->v);
 	}
+	struct fsym *f = &t->v[t->n++];
+	f->raw = y->name;
+	f->dem = f->full = NULL;
+	f->value = y->value;
+	f->size = y->size;
+	char *full = sp_demangle(y->name);
+	if (full) {
+		f->full = full;
+		f->dem = cut_params(full);
+		t->cxx = 1;
+	}
+	return 0;
 }
 
+/* The function symbols of path's .symtab (.dynsym when it has none). */
 static int symtab_open(struct symtab *t, const char *path, struct sp_err *err)
 {
 	memset(t, 0, sizeof *t);
@@ -407,29 +381,18 @@ static int symtab_open(struct symtab *t, const char *path, struct sp_err *err)
 	size_t shstr;
 	if (elf_getshdrstrndx(t->e, &shstr) < 0)
 		shstr = 0;
-	Elf_Scn *scn = NULL, *dyn = NULL;
-	GElf_Shdr dynsh;
-	int have_symtab = 0;
-	while ((scn = elf_nextscn(t->e, scn))) {
+	t->stripped = 1;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(t->e, scn));) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh))
 			continue;
 		const char *sname = shstr ? elf_strptr(t->e, shstr, sh.sh_name) : NULL;
 		if (sname && !strcmp(sname, ".gcc_except_table"))
 			t->cxx_eh = 1;
-		if (sh.sh_type == SHT_SYMTAB) {
-			read_syms(t, scn, &sh);
-			have_symtab = 1;
-		} else if (sh.sh_type == SHT_DYNSYM) {
-			dyn = scn;
-			dynsh = sh;
-		}
+		if (sh.sh_type == SHT_SYMTAB)
+			t->stripped = 0;
 	}
-	if (!have_symtab) {
-		t->stripped = 1;
-		if (dyn)
-			read_syms(t, dyn, &dynsh);
-	}
+	sp_elf_symbols(t->e, NULL, SP_ELFSYM_DYNSYM_ELSE, take_sym, t);
 	return 0;
 }
 
@@ -1625,8 +1588,6 @@ int sp_uprobe_cost(double *ns, struct sp_err *err)
 	close((int)fd);
 	if (!hits)
 		return sp_err_set(err, "the calibration probe was never hit");
-	if (getenv("SP_UPROBE_DEBUG"))
-		fprintf(stderr, "calibration: base %.0f probed %.0f hits %llu\n", base, probed, (unsigned long long)hits);
 	*ns = (probed - base) / (double)hits;
 	if (*ns < 0)
 		*ns = 0;

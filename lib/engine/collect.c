@@ -582,7 +582,7 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 	enum sp_callgraph cg = c->o.callgraph;
 	if (cg == SP_CG_DWARF) {
 		if (!pr->user) {
-			pr->user = sp_unwind_new(pr->pid, c->syms);
+			pr->user = sp_unwind_new(pr->pid, sp_symbols_mods(c->syms));
 			if (c->o.system_wide)
 				sp_unwind_no_debuginfo(pr->user);
 		}

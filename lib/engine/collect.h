@@ -41,7 +41,7 @@
 
 #include <stdint.h>
 
-#include "perf_events.h"
+#include "perf_records.h"
 #include "procmaps.h"
 #include "pymerge.h"
 #include "profile.h"

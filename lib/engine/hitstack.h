@@ -33,7 +33,7 @@
 
 #include <stdint.h>
 
-#include "perf_events.h"
+#include "perf_records.h"
 #include "profile.h"
 
 struct sp_hitstacks_stats {

@@ -13,8 +13,6 @@
  *   - engine: threads, maps, unwinding and symbols, into profile samples.
  * Every multi-byte field is read with memcpy: nothing assumes alignment.
  */
-#include <dlfcn.h>
-#include <elfutils/libdwelf.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -34,7 +32,8 @@
 #include "format.h"
 #include "perf_script.h"
 #include "perf_data.h"
-#include "perf_events.h"
+#include "elfmod.h"
+#include "perf_records.h"
 #include "symbols.h"
 #include "collect.h"
 
@@ -133,9 +132,6 @@ struct pd {
 	uint64_t *ccbuf;
 	size_t capcc;
 	struct sp_buf tname;
-	void *cxxlib;
-	char *(*demangle)(const char *, char *, size_t *, int *);
-	int demangle_tried;
 	uint32_t filter_event;
 	int filter_defaulted, filter_warned;
 };
@@ -466,34 +462,6 @@ static int feature(struct pd *d, int f, const uint8_t *p, size_t n, uint64_t off
  * (a sink in front of the caller's renames each new stack once).
  */
 
-static int read_build_id(const char *path, uint8_t *out, size_t *len)
-{
-	/* non-blocking, regular files only: a recorded path may name a FIFO */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	struct stat st;
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -1;
-	}
-	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	int rc = -1;
-	if (e) {
-		const void *id;
-		ssize_t n = dwelf_elf_gnu_build_id(e, &id);
-		*len = 0;
-		if (n > 0) {
-			*len = (size_t)n > 20 ? 20 : (size_t)n;
-			memcpy(out, id, *len);
-		}
-		rc = 0;
-		elf_end(e);
-	}
-	close(fd);
-	return rc;
-}
-
 static const struct bid *recorded_bid(struct pd *d, uint32_t path)
 {
 	for (size_t i = d->nbids; i-- > 0;)
@@ -506,7 +474,7 @@ static int same_bid(const char *path, const struct bid *b)
 {
 	uint8_t id[20];
 	size_t n = 0;
-	return read_build_id(path, id, &n) == 0 && n == b->len && !memcmp(id, b->id, n);
+	return sp_elf_build_id(path, id, &n) == 0 && n == b->len && !memcmp(id, b->id, n);
 }
 
 /* The engine's locate: the file for mapping m.  The path itself when its
@@ -534,7 +502,7 @@ static int locate(void *ctx, int pid, const struct sp_map *m, char *buf, size_t 
 		}
 		uint8_t id[20];
 		size_t il;
-		if (read_build_id(path, id, &il) < 0) {
+		if (sp_elf_build_id(path, id, &il) < 0) {
 			warn(d, "%s: missing; its frames are named [%s]", path, base);
 			return 0;
 		}
@@ -563,7 +531,7 @@ static int locate(void *ctx, int pid, const struct sp_map *m, char *buf, size_t 
 	if (!vdso) {
 		uint8_t id[20];
 		size_t il;
-		int have = read_build_id(path, id, &il) == 0;
+		int have = sp_elf_build_id(path, id, &il) == 0;
 		warn(d, "%s: %s; its frames are named [%s] (build id %s, not in ~/.debug)", path,
 		     have ? "build id differs from the recording's" : "missing", base, hex);
 	}
@@ -591,31 +559,12 @@ struct modinfo {
 	struct sp_buf key;
 };
 
-static char *demangle(struct pd *d, const char *nm)
-{
-	if (nm[0] != '_' || nm[1] != 'Z')
-		return NULL;
-	if (!d->demangle_tried) {
-		d->demangle_tried = 1;
-		d->cxxlib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-		if (d->cxxlib)
-			*(void **)&d->demangle = dlsym(d->cxxlib, "__cxa_demangle");
-	}
-	int status = -1;
-	char *dm = d->demangle ? d->demangle(nm, NULL, NULL, &status) : NULL;
-	if (status) {
-		free(dm);
-		dm = NULL;
-	}
-	return dm;
-}
-
 /* The engine's spelling of a symbol (symbols.c: no version, demangled
  * without parameters, return type or clone suffix), into b. */
 static void engine_spelling(struct pd *d, const char *nm, struct sp_buf *b)
 {
 	sp_buf_reset(b);
-	char *dm = demangle(d, nm);
+	char *dm = sp_demangle(nm);
 	if (!dm) {
 		const char *at = strchr(nm, '@');
 		sp_buf_add(b, nm, at && at != nm ? (size_t)(at - nm) : strlen(nm));
@@ -707,7 +656,7 @@ static struct modinfo *modinfo_get(struct pd *d, uint32_t module)
  * (formats/perf_script.c). */
 static uint32_t perf_name(struct pd *d, const char *nm)
 {
-	char *dm = demangle(d, nm);
+	char *dm = sp_demangle(nm);
 	const char *f = dm ? dm : nm;
 	size_t n = strlen(f);
 	if (dm) {
@@ -734,7 +683,7 @@ static uint32_t perf_name(struct pd *d, const char *nm)
 		n -= start;
 	}
 	struct sp_buf *b = &d->tname;
-	sp_perf_tidy_name(f, n, d->o->no_tidy, 0, b);
+	sp_perf_tidy_name(f, n, 0, b);
 	free(dm);
 	return sp_str_intern(d->p, b->p ? b->p : "", b->len);
 }
@@ -1261,8 +1210,8 @@ SP_RUNSORT(qent_runsort, struct qent, QLESS)
 
 /* Sort q[0..n) by (time, seq).  The queue is made of long ascending runs
  * (each CPU's ring in order, the previous round's leftovers sorted), so a
- * natural merge sort costs a few passes (qsort's indirect calls were 9 % of
- * pfold perf.data). */
+ * natural merge sort costs a few passes, without qsort's indirect call per
+ * comparison. */
 static void qsort_runs(struct pd *d, size_t n)
 {
 	if (n < 2)
@@ -1759,8 +1708,6 @@ static int perfdata_read(struct sp_input *in, struct sp_profile *p, struct sp_si
 		free(t);
 	}
 	free(d.mods);
-	if (d.cxxlib)
-		dlclose(d.cxxlib);
 	sp_u64map_release(&d.ids);
 	sp_u64map_release(&d.named);
 	sp_u64map_release(&d.located);

@@ -802,7 +802,7 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 	/* The process's files, reported to libdwfl before anything stops. */
 	int live = sp_snap_live_tid(c->o.pid);
 	if (!c->u)
-		c->u = sp_unwind_new(live, c->syms);
+		c->u = sp_unwind_new(live, sp_symbols_mods(c->syms));
 	c->live = live;
 	sp_maps_clear(c->maps);
 	if (sp_maps_load(c->maps, live, 1, err) < 0) {
@@ -938,7 +938,7 @@ struct sp_snapview *sp_snapview_new(const struct sp_snapview_opts *o, FILE *out,
 	struct sp_symbols_opts so = { .lines = o->format == F_TEXT || o->lines, .no_inline = o->no_inline };
 	c->syms = sp_symbols_new(c->p, &so);
 	c->maps = sp_maps_new();
-	c->u = sp_unwind_new(o->pid, c->syms);
+	c->u = sp_unwind_new(o->pid, sp_symbols_mods(c->syms));
 	struct sp_fold_opts fo = { SP_LABEL_COMM, 1, 1, NULL };
 	if (o->format == F_STREAM || o->format == F_FOLDED) {
 		c->w = sp_writer_open(o->format == F_STREAM ? SP_OUT_BINARY : SP_OUT_FOLDED, out, c->p, &fo, 0, err);

@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #include "collect.h"
-#include "perf_events.h"
+#include "perf_records.h"
 #include "profile.h"
 #include "uprobe.h"
 

@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "perf_events.h"
+#include "perf_records.h"
 #include "util.h"
 
 enum sp_pystop_rc {

@@ -19,6 +19,8 @@
 
 #include "python.h"
 
+#include "elfmod.h"
+
 /* Byte offsets of the fields the reader needs, per minor version. */
 struct pyoff {
 	uint32_t rt_interp_head;   /* _PyRuntimeState.interpreters.head */
@@ -214,7 +216,28 @@ struct elfsyms {
 	uint64_t runtime, version, code_type; /* symbol values, 0 = absent */
 	uint64_t bias_vaddr;                  /* vaddr of the mapped file offset */
 	int ok;
+	int table; /* the walk: 1 in .dynsym, 0 in .symtab */
 };
+
+/* The interpreter's symbols (sp_elf_symbols' callback): when one table
+ * had the two needed (.dynsym comes first), the next is not read. */
+static int take_interp_sym(void *ctx, const struct sp_elfsym *y)
+{
+	struct elfsyms *es = ctx;
+	if (y->dynamic != es->table && es->runtime && es->code_type)
+		return 1;
+	es->table = y->dynamic;
+	const char *nm = y->name;
+	if (!y->value || y->shndx == SHN_UNDEF || (nm[0] != '_' && nm[0] != 'P'))
+		return 0;
+	if (!strcmp(nm, "_PyRuntime"))
+		es->runtime = y->value;
+	else if (!strcmp(nm, "Py_Version"))
+		es->version = y->value;
+	else if (!strcmp(nm, "PyCode_Type"))
+		es->code_type = y->value;
+	return 0;
+}
 
 /* Symbol values of file path, and the vaddr that file offset pgoff is
  * loaded at (to turn symbol values into addresses of this mapping). */
@@ -238,30 +261,8 @@ static void elf_lookup(const char *path, uint64_t pgoff, struct elfsyms *es)
 			break;
 		}
 	}
-	Elf_Scn *s = NULL;
-	while (es->ok && (s = elf_nextscn(e, s))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(s, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) || !sh.sh_entsize)
-			continue;
-		Elf_Data *d = elf_getdata(s, NULL);
-		size_t n = sh.sh_size / sh.sh_entsize;
-		for (size_t i = 0; d && i < n; i++) {
-			GElf_Sym sym;
-			if (!gelf_getsym(d, (int)i, &sym) || !sym.st_value || sym.st_shndx == SHN_UNDEF)
-				continue;
-			const char *nm = elf_strptr(e, sh.sh_link, sym.st_name);
-			if (!nm || (nm[0] != '_' && nm[0] != 'P'))
-				continue;
-			if (!strcmp(nm, "_PyRuntime"))
-				es->runtime = sym.st_value;
-			else if (!strcmp(nm, "Py_Version"))
-				es->version = sym.st_value;
-			else if (!strcmp(nm, "PyCode_Type"))
-				es->code_type = sym.st_value;
-		}
-		if (es->runtime && es->code_type)
-			break; /* .dynsym had them: no need for .symtab */
-	}
+	if (es->ok)
+		sp_elf_symbols(e, NULL, SP_ELFSYM_DYNSYM | SP_ELFSYM_SYMTAB, take_interp_sym, es);
 out:
 	if (e)
 		elf_end(e);

@@ -108,7 +108,7 @@ int main(void)
 	CHECK(strstr(n1, "getpid") && !strcmp(n1, n2), "getpid named at both addresses (%s, %s)", n1, n2);
 	/* The unwinders of the two processes (as -a makes them): each module
 	 * where its process has it, both on the one descriptor. */
-	struct sp_unwind *u1 = sp_unwind_new(getpid(), s), *u2 = sp_unwind_new(getpid(), s);
+	struct sp_unwind *u1 = sp_unwind_new(getpid(), sp_symbols_mods(s)), *u2 = sp_unwind_new(getpid(), sp_symbols_mods(s));
 	sp_unwind_no_debuginfo(u1);
 	sp_unwind_no_debuginfo(u2);
 	sp_unwind_sync(u1, maps1);
