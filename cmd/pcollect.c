@@ -26,7 +26,6 @@
 #include "perf_events.h"
 #include "procmaps.h"
 #include "snapshot.h"
-#include "stream.h"
 
 static const char synopsis[] =
 	"usage: pcollect [options] -p PID[,PID...]\n"
@@ -659,7 +658,7 @@ static void summary(struct coll *c)
 		 (unsigned long long)cs->samples, (size_t)cs->threads, (size_t)cs->processes, sp_mono_s() - c->s->t0,
 		 (unsigned long long)cs->filtered, (unsigned long long)sp_perfev_stats(c->s->ev)->lost,
 		 (unsigned long long)cs->truncated, cs->samples ? (double)cs->unwound_frames / (double)cs->samples : 0,
-		 (unsigned long long)sp_stream_writer_stacks(c->s->w), cpu);
+		 (unsigned long long)sp_writer_stacks(c->s->w), cpu);
 	if (c->s->off) {
 		const struct sp_offcpu_stats *os = sp_offcpu_stats(c->s->off);
 		sp_error("off-CPU: %llu intervals, %.3f s blocked, %.3f s preempted, %llu without a stack "

@@ -187,6 +187,11 @@ int sp_writer_finish(struct sp_writer *w, struct sp_err *err)
 	return sp_fold_write(w->fold, w->out, err);
 }
 
+uint64_t sp_writer_stacks(const struct sp_writer *w)
+{
+	return w->stream ? sp_stream_writer_stacks(w->stream) : w->fold ? sp_fold_stacks(w->fold) : 0;
+}
+
 void sp_writer_free(struct sp_writer *w)
 {
 	if (!w)

@@ -116,5 +116,7 @@ int sp_writer_flush(struct sp_writer *w, struct sp_err *err);
 /* Write the end: the stream's trailer, the folded text, pprof's message. */
 int sp_writer_finish(struct sp_writer *w, struct sp_err *err);
 void sp_writer_free(struct sp_writer *w);
+/* Distinct stacks written so far (the stream's, the fold's); 0 for pprof. */
+uint64_t sp_writer_stacks(const struct sp_writer *w);
 
 #endif

@@ -153,20 +153,20 @@ int pcollect_rotate(struct coll *c, struct sp_outfile *of, double now)
 		free(name);
 		return sp_err_set(&c->s->werr, "the next file could not be started (see above)");
 	}
-	if (sp_stream_writer_finish(c->s->w, &c->s->werr) < 0) {
+	if (sp_writer_finish(c->s->w, &c->s->werr) < 0) {
 		sp_outfile_close(&next, 0);
 		free(name);
 		return -1;
 	}
 	int kept = sp_outfile_close(of, 1);
-	sp_stream_writer_free(c->s->w);
+	sp_writer_free(c->s->w);
 	*of = next;
 	free(r->prev);
 	r->prev = r->name;
 	r->name = name;
 	c->o.output = name;
-	c->s->w = sp_stream_writer_new(of->f, c->s->p);
-	r->cur = sp_stream_writer_sink(c->s->w);
+	c->s->w = sp_writer_open(SP_OUT_BINARY, of->f, c->s->p, NULL, 0, NULL);
+	r->cur = sp_writer_sink(c->s->w);
 	r->files++;
 	if (kept < 0) /* said by sp_outfile_close */
 		return sp_err_set(&c->s->werr, "stopped: %s was not kept", r->prev);

@@ -20,8 +20,8 @@ int sp_session_open(struct sp_session *s, const struct sp_perfev_opts *po, struc
 void sp_session_write_to(struct sp_session *s, FILE *out)
 {
 	s->out = out;
-	s->w = sp_stream_writer_new(out, s->p);
-	s->sink = sp_stream_writer_sink(s->w);
+	s->w = sp_writer_open(SP_OUT_BINARY, out, s->p, NULL, 0, NULL); /* flags 0: cannot fail */
+	s->sink = sp_writer_sink(s->w);
 }
 
 int sp_session_wire(struct sp_session *s, const struct sp_session_opts *o, struct sp_err *err)
@@ -54,7 +54,7 @@ static void check_errors(struct sp_session *s, int offcpu)
  * tells. */
 static void flush(struct sp_session *s)
 {
-	if (sp_stream_writer_flush(s->w, &s->werr) < 0) {
+	if (sp_writer_flush(s->w, &s->werr) < 0) {
 		s->write_failed = 1;
 		return;
 	}
@@ -116,7 +116,7 @@ int sp_session_finish(struct sp_session *s)
 		sp_meta_add(s->p, "lost", buf);
 		s->sink->meta(s->sink, s->p, &s->werr);
 	}
-	if (!s->write_failed && sp_stream_writer_finish(s->w, &s->werr) < 0)
+	if (!s->write_failed && sp_writer_finish(s->w, &s->werr) < 0)
 		s->write_failed = 1;
 	return s->write_failed ? -1 : 0;
 }
@@ -130,7 +130,7 @@ void sp_session_free(struct sp_session *s)
 	sp_collect_free(s->eng);
 	sp_offcpu_free(s->off);
 	sp_hitstacks_free(s->hs);
-	sp_stream_writer_free(s->w);
+	sp_writer_free(s->w);
 	sp_profile_free(s->p);
 	free(s);
 }

@@ -22,14 +22,14 @@
 #include "hitstack.h"
 #include "offcpu.h"
 #include "perf_events.h"
-#include "stream.h"
+#include "format.h"
 #include "trace_events.h"
 
 struct sp_session {
 	struct sp_profile *p;
 	struct sp_perfev *ev;
 	FILE *out;                    /* the stream's file (rotation changes it) */
-	struct sp_stream_writer *w;
+	struct sp_writer *w;          /* the binary stream's (format.h) */
 	struct sp_sink *sink;         /* the writer's sink, or the caller's wrapper of it */
 	struct sp_offcpu *off;        /* off-CPU or wall-clock time (offcpu.h) */
 	struct sp_hitstacks *hs;      /* a profile of probe hits (hitstack.h) */

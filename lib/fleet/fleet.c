@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "fold.h"
-#include "stream.h"
 
 /* share/fleet/schema.sql, verbatim (t9000 checks that they agree). */
 const char sp_fleet_schema[] =
@@ -2110,8 +2109,8 @@ static int read_stacks(struct sp_fleet *f, struct sp_profile *p, struct sp_u64ma
 static int write_rows(const struct sp_fleet_query *q, const struct sp_buf *rows, int nv, struct sp_profile *p,
 		      struct sp_u64map *id2node, FILE *out, struct sp_fleet_stats *st, struct sp_err *err)
 {
-	struct sp_stream_writer *w = sp_stream_writer_new(out, p);
-	struct sp_sink *sink = sp_stream_writer_sink(w);
+	struct sp_writer *w = sp_writer_open(SP_OUT_BINARY, out, p, NULL, 0, err); /* flags 0: cannot fail */
+	struct sp_sink *sink = sp_writer_sink(w);
 	uint32_t *fr_buf = NULL;
 	size_t fr_cap = 0;
 	int rc = 0;
@@ -2150,9 +2149,9 @@ static int write_rows(const struct sp_fleet_query *q, const struct sp_buf *rows,
 			rc = -1;
 	}
 	free(fr_buf);
-	if (rc == 0 && sp_stream_writer_finish(w, err) < 0)
+	if (rc == 0 && sp_writer_finish(w, err) < 0)
 		rc = -1;
-	sp_stream_writer_free(w);
+	sp_writer_free(w);
 	return rc;
 }
 
