@@ -751,12 +751,9 @@ static int cmd_pcollect(int argc, char **argv)
 	if (c->o.threads) {
 		/* A bad regex is a usage error, before anything is opened. */
 		regex_t re;
-		int rc = regcomp(&re, c->o.threads, REG_EXTENDED | REG_NOSUB);
-		if (rc) {
-			char msg[256];
-			regerror(rc, &re, msg, sizeof msg);
-			return sp_usage_error(synopsis, "-t '%s': %s", c->o.threads, msg);
-		}
+		struct sp_err e;
+		if (sp_thread_regex(&re, c->o.threads, &e) < 0)
+			return sp_usage_error(synopsis, "%s", e.msg);
 		regfree(&re);
 	}
 	if (!c->o.output && sp_check_binary_stdout(stdout) < 0)

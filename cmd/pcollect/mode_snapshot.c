@@ -207,12 +207,9 @@ int pcollect_snapshot(int argc, char **argv)
 		o.format = o.count > 1 ? SP_SNAPVIEW_STREAM : SP_SNAPVIEW_TEXT;
 	if (o.threads) {
 		regex_t re;
-		int rc = regcomp(&re, o.threads, REG_EXTENDED | REG_NOSUB);
-		if (rc) {
-			char msg[256];
-			regerror(rc, &re, msg, sizeof msg);
-			return sp_usage_error(sp_snapshot_synopsis, "-t '%s': %s", o.threads, msg);
-		}
+		struct sp_err e;
+		if (sp_thread_regex(&re, o.threads, &e) < 0)
+			return sp_usage_error(sp_snapshot_synopsis, "%s", e.msg);
 		regfree(&re);
 	}
 	if (kill(o.pid, 0) < 0 && errno == ESRCH) {

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -444,4 +445,27 @@ char *sp_path_search(const char *cmd, const char *path, struct sp_err *err)
 	}
 	sp_err_set(err, "%s: command not found", cmd);
 	return NULL;
+}
+
+void *sp_xgrow0(void *a, size_t *n, size_t want, size_t elem)
+{
+	if (want < *n)
+		return a;
+	size_t m = *n ? *n : 256;
+	while (m <= want)
+		m *= 2;
+	a = sp_xrealloc(a, m * elem);
+	memset((char *)a + *n * elem, 0, (m - *n) * elem);
+	*n = m;
+	return a;
+}
+
+int sp_thread_regex(regex_t *re, const char *pattern, struct sp_err *err)
+{
+	int rc = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
+	if (!rc)
+		return 0;
+	char msg[256];
+	regerror(rc, re, msg, sizeof msg);
+	return sp_err_set(err, "-t '%s': %s", pattern, msg);
 }

@@ -9,6 +9,7 @@
 #ifndef SP_UTIL_H
 #define SP_UTIL_H
 
+#include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
 #ifdef __SSE2__
@@ -295,6 +296,13 @@ size_t sp_parse_u64(const char *s, const char *end, uint64_t *out);
 /* Rewrite a half-demangled Rust legacy name in place ("_$LT$a..B$GT$::f::h0123456789abcdef"
  * -> "<a::B>::f"); other names are left alone.  Returns the new length. */
 size_t sp_rust_tidy(char *s, size_t n);
+
+/* Grow array a of *n zeroed elements of elem bytes so that index want is
+ * in it (doubling, from 256), the new part zeroed; returns the array. */
+void *sp_xgrow0(void *a, size_t *n, size_t want, size_t elem);
+/* -t PATTERN (a thread name's extended regular expression) compiled into
+ * *re: 0, or -1 with err "-t 'PATTERN': what regcomp says". */
+int sp_thread_regex(regex_t *re, const char *pattern, struct sp_err *err);
 
 /* CLOCK_MONOTONIC, in seconds and in nanoseconds. */
 double sp_mono_s(void);

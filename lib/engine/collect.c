@@ -92,11 +92,7 @@ struct sp_collect *sp_collect_new(struct sp_profile *p, struct sp_sink *sink, co
 	c->p = p;
 	c->sink = sink;
 	if (o->threads) {
-		int rc = regcomp(&c->re, o->threads, REG_EXTENDED | REG_NOSUB);
-		if (rc) {
-			char msg[256];
-			regerror(rc, &c->re, msg, sizeof msg);
-			sp_err_set(err, "-t '%s': %s", o->threads, msg);
+		if (sp_thread_regex(&c->re, o->threads, err) < 0) {
 			free(c);
 			return NULL;
 		}

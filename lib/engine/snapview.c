@@ -912,11 +912,7 @@ struct sp_snapview *sp_snapview_new(const struct sp_snapview_opts *o, FILE *out,
 	struct sp_snapview *c = sp_xcalloc(1, sizeof *c);
 	c->o = *o;
 	if (o->threads) {
-		int rc = regcomp(&c->re, o->threads, REG_EXTENDED | REG_NOSUB);
-		if (rc) {
-			char msg[256];
-			regerror(rc, &c->re, msg, sizeof msg);
-			sp_err_set(err, "-t '%s': %s", o->threads, msg);
+		if (sp_thread_regex(&c->re, o->threads, err) < 0) {
 			free(c);
 			return NULL;
 		}

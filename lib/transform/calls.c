@@ -3,7 +3,6 @@
 
 #include <stdlib.h>
 
-static void *grow(void *a, size_t *n, size_t want, size_t elem);
 
 struct tstate {
 	uint64_t seen;           /* measuring pass: last sample time + 1, 0 = none */
@@ -71,7 +70,7 @@ static double sample_cpu(struct sp_calls *c, const struct sp_sample *smp)
 				c->cpu_col = i;
 	}
 	if (c->cpu_col >= 0 && smp->event) {
-		c->ev_ns = grow(c->ev_ns, &c->nev, smp->event, 1);
+		c->ev_ns = sp_xgrow0(c->ev_ns, &c->nev, smp->event, 1);
 		if (!c->ev_ns[smp->event]) {
 			const char *e = sp_str(c->p, smp->event);
 			c->ev_ns[smp->event] = strstr(e, "cpu-clock") || strstr(e, "task-clock") ? 2 : 1;
@@ -116,22 +115,9 @@ void sp_calls_free(struct sp_calls *c)
 
 const struct sp_call_stats *sp_calls_stats(const struct sp_calls *c) { return &c->st; }
 
-static void *grow(void *a, size_t *n, size_t want, size_t elem)
-{
-	if (want < *n)
-		return a;
-	size_t m = *n ? *n : 256;
-	while (m <= want)
-		m *= 2;
-	a = sp_xrealloc(a, m * elem);
-	memset((char *)a + *n * elem, 0, (m - *n) * elem);
-	*n = m;
-	return a;
-}
-
 static int frame_is_func(struct sp_calls *c, uint32_t frame)
 {
-	c->fmatch = grow(c->fmatch, &c->nfmatch, frame, 1);
+	c->fmatch = sp_xgrow0(c->fmatch, &c->nfmatch, frame, 1);
 	if (!c->fmatch[frame]) {
 		const struct sp_frame *f = sp_frame_get(c->p, frame);
 		const char *s = sp_str(c->p, f->name);
@@ -148,7 +134,7 @@ static int frame_is_func(struct sp_calls *c, uint32_t frame)
 /* Callers' node + 1 of the outermost func frame of node; 0 = none. */
 static uint32_t call_key(struct sp_calls *c, uint32_t node)
 {
-	c->key = grow(c->key, &c->nkey, node, sizeof *c->key);
+	c->key = sp_xgrow0(c->key, &c->nkey, node, sizeof *c->key);
 	if (!c->key[node]) {
 		uint32_t k = 0;
 		for (uint32_t n = node; n;) {
@@ -164,7 +150,7 @@ static uint32_t call_key(struct sp_calls *c, uint32_t node)
 
 static struct tstate *tstate(struct sp_calls *c, uint32_t thread)
 {
-	c->ts = grow(c->ts, &c->nts, thread, sizeof *c->ts);
+	c->ts = sp_xgrow0(c->ts, &c->nts, thread, sizeof *c->ts);
 	return &c->ts[thread];
 }
 

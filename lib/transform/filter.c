@@ -203,19 +203,6 @@ struct sp_filter {
 	struct sp_buf b1, b2;
 };
 
-static void *grow(void *a, size_t *n, size_t want, size_t elem)
-{
-	if (want < *n)
-		return a;
-	size_t m = *n ? *n : 256;
-	while (m <= want)
-		m *= 2;
-	a = sp_xrealloc(a, m * elem);
-	memset((char *)a + *n * elem, 0, (m - *n) * elem);
-	*n = m;
-	return a;
-}
-
 /* A fixed string as an extended regex. */
 static void escape_fixed(struct sp_buf *b, const char *s, size_t n)
 {
@@ -413,7 +400,7 @@ static uint32_t rename_frame(struct sp_filter *f, uint32_t id)
 {
 	if (!f->nrepl)
 		return id;
-	f->renamed = grow(f->renamed, &f->nrenamed, id, sizeof *f->renamed);
+	f->renamed = sp_xgrow0(f->renamed, &f->nrenamed, id, sizeof *f->renamed);
 	if (f->renamed[id])
 		return f->renamed[id] - 1;
 	struct sp_frame fr = *sp_frame_get(f->p, id);
@@ -437,14 +424,14 @@ static uint32_t rename_frame(struct sp_filter *f, uint32_t id)
 		to = sp_frame_intern(f->p, &fr);
 	}
 	/* The table may have moved while interning. */
-	f->renamed = grow(f->renamed, &f->nrenamed, id, sizeof *f->renamed);
+	f->renamed = sp_xgrow0(f->renamed, &f->nrenamed, id, sizeof *f->renamed);
 	f->renamed[id] = to + 1;
 	return to;
 }
 
 static unsigned frame_bits(struct sp_filter *f, uint32_t id)
 {
-	f->bits = grow(f->bits, &f->nbits, id, 1);
+	f->bits = sp_xgrow0(f->bits, &f->nbits, id, 1);
 	if (!f->bits[id]) {
 		const char *name = sp_str(f->p, sp_frame_get(f->p, id)->name);
 		unsigned b = M_DONE;
@@ -541,10 +528,10 @@ uint32_t sp_filter_stack(struct sp_filter *f, uint32_t node)
 {
 	if (!f->active)
 		return node;
-	f->out = grow(f->out, &f->nout, node, sizeof *f->out);
+	f->out = sp_xgrow0(f->out, &f->nout, node, sizeof *f->out);
 	if (!f->out[node]) {
 		uint32_t n = transform(f, node);
-		f->out = grow(f->out, &f->nout, node, sizeof *f->out);
+		f->out = sp_xgrow0(f->out, &f->nout, node, sizeof *f->out);
 		f->out[node] = n == SP_FILTER_DROP ? 1 : n + 2;
 	}
 	return f->out[node] == 1 ? SP_FILTER_DROP : f->out[node] - 2;
@@ -601,7 +588,7 @@ int sp_filter_thread(struct sp_filter *f, uint32_t thread, uint32_t node)
 	if (!f->select_threads)
 		return 1;
 	if (thread) {
-		f->tkeep = grow(f->tkeep, &f->ntkeep, thread, 1);
+		f->tkeep = sp_xgrow0(f->tkeep, &f->ntkeep, thread, 1);
 		if (!f->tkeep[thread]) {
 			const struct sp_thread *t = sp_thread_get(f->p, thread);
 			f->tkeep[thread] = thread_ok(f, sp_str(f->p, t->name), sp_str_len(f->p, t->name), t->pid,
@@ -609,7 +596,7 @@ int sp_filter_thread(struct sp_filter *f, uint32_t thread, uint32_t node)
 		}
 		return f->tkeep[thread] == 2;
 	}
-	f->rkeep = grow(f->rkeep, &f->nrkeep, node, 1);
+	f->rkeep = sp_xgrow0(f->rkeep, &f->nrkeep, node, 1);
 	if (!f->rkeep[node])
 		f->rkeep[node] = root_ok(f, node) ? 2 : 1;
 	return f->rkeep[node] == 2;
@@ -669,14 +656,14 @@ static uint64_t stack_hash(struct select *s, uint32_t node)
 {
 	if (!node)
 		return 1;
-	s->hash = grow(s->hash, &s->nhash, node, sizeof *s->hash);
+	s->hash = sp_xgrow0(s->hash, &s->nhash, node, sizeof *s->hash);
 	if (!s->hash[node]) {
 		const struct sp_node *n = sp_node_get(s->p, node);
 		uint32_t parent = n->parent;
 		const struct sp_frame *fr = sp_frame_get(s->p, n->frame);
 		uint64_t h = sp_hash_seed(sp_str(s->p, fr->name), sp_str_len(s->p, fr->name),
 					  stack_hash(s, parent) ^ fr->kind);
-		s->hash = grow(s->hash, &s->nhash, node, sizeof *s->hash);
+		s->hash = sp_xgrow0(s->hash, &s->nhash, node, sizeof *s->hash);
 		s->hash[node] = h ? h : 2;
 	}
 	return s->hash[node];

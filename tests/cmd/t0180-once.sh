@@ -47,3 +47,10 @@ for c in pfold psvg preport pspeedscope "pfilter --max-depth=99" pmerge "plive -
 		ok "$c: the bad line at bad.folded:4, then the summary"
 	else notok "$c of a bad line (exit $rc)"; head -3 e | sed 's/^/  /'; fi
 done
+
+# ---- -t PATTERN: one compile and one message (sp_thread_regex) ----
+for m in "" "--snapshot -p $$"; do
+	if [ -z "$m" ]; then pcollect -t '(' -d 1 -- true > o 2> e; else pcollect $m -t '(' > o 2> e; fi; rc=$?
+	if [ $rc = 2 ] && [ "$(head -1 e)" = "pcollect: -t '(': Unmatched ( or \\(" ]; then ok "pcollect ${m:+--snapshot }-t '(': the usage error names the pattern, exit 2"
+	else notok "pcollect ${m:+--snapshot }-t '(' (exit $rc): $(head -1 e)"; fi
+done
