@@ -227,8 +227,8 @@ static void detach_all(struct sp_hold *h)
 			i++;
 		}
 	}
-	struct timespec t0, now, nap = { 0, 1000000 };
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct timespec nap = { 0, 1000000 };
+	double t0 = sp_mono_s();
 	while (h->n) {
 		int st;
 		pid_t w = waitpid(-1, &st, __WALL | __WNOTHREAD | WNOHANG);
@@ -238,8 +238,7 @@ static void detach_all(struct sp_hold *h)
 		}
 		if (w < 0 && errno == ECHILD)
 			break;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec - t0.tv_sec > 3)
+		if (sp_mono_s() - t0 > 3)
 			break; /* a thread that never stops (D state): the kernel detaches at our exit */
 		nanosleep(&nap, NULL);
 	}

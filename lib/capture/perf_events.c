@@ -115,13 +115,6 @@ static int read_int_file(const char *path, int def)
 	return v;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 struct sp_perfev *sp_perfev_new(const struct sp_perfev_opts *o, struct sp_err *err)
 {
 	(void)0; /* freq 0: uprobes only, no sampling */
@@ -807,7 +800,7 @@ static size_t drain_ring(struct sp_perfev *ev, struct ring *r)
  * instant the pass started is queued. */
 static void drain_all(struct sp_perfev *ev)
 {
-	uint64_t t = now_ns();
+	uint64_t t = sp_mono_ns();
 	size_t q = 0;
 	for (int i = 0; i < ev->nrings; i++)
 		if (ev->rings[i].fd >= 0)

@@ -66,13 +66,6 @@ static void guard_off(void)
 
 /* ---- /proc ---- */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int read_small(const char *path, char *buf, size_t n)
 {
 	FILE *f = fopen(path, "re");
@@ -373,7 +366,7 @@ static void add_seized(struct take *tk, int tid)
 	}
 	g_tids[tk->nsz] = tid;
 	g_n = (sig_atomic_t)(tk->nsz + 1);
-	tk->sz[tk->nsz] = (struct seized){ tid, 0, 0, 0, now_ns(), 0 };
+	tk->sz[tk->nsz] = (struct seized){ tid, 0, 0, 0, sp_mono_ns(), 0 };
 	tk->nsz++;
 	ptrace(PTRACE_INTERRUPT, tid, 0, 0);
 }
@@ -422,7 +415,7 @@ static void wait_stop(struct seized *sz, uint64_t dl, struct sp_snap *s)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w == 0) {
-			if (now_ns() > dl) {
+			if (sp_mono_ns() > dl) {
 				sz->late = 1;
 				return;
 			}
@@ -453,7 +446,7 @@ static void wait_stop(struct seized *sz, uint64_t dl, struct sp_snap *s)
  * they leave it: the others first, then those, briefly. */
 static void wait_all(struct take *tk, struct sp_snap *s)
 {
-	uint64_t deadline = now_ns() + 2000000000ull;
+	uint64_t deadline = sp_mono_ns() + 2000000000ull;
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < tk->nsz; i++) {
 			int dwait = 0;
@@ -462,7 +455,7 @@ static void wait_all(struct take *tk, struct sp_snap *s)
 					dwait = tk->pre[j].state == 'D';
 			if (dwait != pass)
 				continue;
-			uint64_t dl = dwait ? now_ns() + 20000000ull : deadline;
+			uint64_t dl = dwait ? sp_mono_ns() + 20000000ull : deadline;
 			if (dl > deadline)
 				dl = deadline;
 			wait_stop(&tk->sz[i], dl, s);
@@ -559,7 +552,7 @@ static void detach_all(struct take *tk)
 		} else {
 			ptrace(PTRACE_DETACH, sz->tid, 0, (void *)(uintptr_t)sz->sig);
 		}
-		sz->t_det = now_ns();
+		sz->t_det = sp_mono_ns();
 	}
 	reap_pending();
 	g_n = 0;
@@ -653,13 +646,13 @@ int sp_snap_take(int pid, size_t stack_max, struct sp_snap *s, struct sp_err *er
 	g_n = 0;
 	g_stopped_by = 0;
 	guard_on();
-	uint64_t t0 = now_ns();
+	uint64_t t0 = sp_mono_ns();
 	rc = seize_all(&tk, err);
 	if (!rc && g_stopped_by)
 		rc = interrupted(s, err);
 	if (!rc) {
 		wait_all(&tk, s);
-		s->time = now_ns();
+		s->time = sp_mono_ns();
 		/* Test hook: hold the threads stopped, so tests can kill us in
 		 * the window and check that the target runs on. */
 		const char *pause_ms = getenv("SP_SNAPSHOT_TEST_PAUSE_MS");

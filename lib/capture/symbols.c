@@ -871,13 +871,6 @@ static int jit_cmp(const void *a, const void *b)
 	return x->ord < y->ord ? -1 : x->ord > y->ord;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 static void jit_reload(struct sp_symbols *s, struct jitmap *j)
 {
 	char path[64];
@@ -953,7 +946,7 @@ static int jit_lookup(struct sp_symbols *s, int pid, uint64_t pc, uint32_t *out)
 			return 1;
 		}
 		/* Not found: the map may have grown.  Look at most every 100 ms. */
-		uint64_t now = mono_ns();
+		uint64_t now = sp_mono_ns();
 		if (attempt || now - j->checked_ns < 100000000u)
 			break;
 		j->checked_ns = now;

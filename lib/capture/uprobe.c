@@ -1531,13 +1531,11 @@ __attribute__((noinline, used)) int sp_uprobe_calibration_target(int x)
 
 static double time_calls(int n)
 {
-	struct timespec a, b;
 	volatile int acc = 0;
-	clock_gettime(CLOCK_MONOTONIC, &a);
+	uint64_t a = sp_mono_ns();
 	for (int i = 0; i < n; i++)
 		acc = sp_uprobe_calibration_target(acc);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	return (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
+	return (double)(sp_mono_ns() - a);
 }
 
 int sp_uprobe_cost(double *ns, struct sp_err *err)

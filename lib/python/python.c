@@ -182,13 +182,6 @@ struct sp_python {
 
 /* ---- target memory ---- */
 
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 static int rd(struct sp_python *py, uint64_t addr, void *buf, size_t n)
 {
 	struct iovec l = { buf, n }, r = { (void *)(uintptr_t)addr, n };
@@ -600,7 +593,7 @@ static uint64_t type_flags(struct sp_python *py, uint64_t obj, uint64_t *type);
 static void syspath_read(struct sp_python *py)
 {
 	uint64_t interp, mods, mod, md, list, h[4];
-	py->syspath_at = now_ns();
+	py->syspath_at = sp_mono_ns();
 	if (rd64(py, py->runtime + py->o.rt_interp_head, &interp) < 0 || !interp ||
 	    rd64(py, interp + py->o.is_modules, &mods) < 0 || !(mod = dict_get(py, mods, "sys")) ||
 	    rd64(py, mod + 16, &md) < 0 || !(list = dict_get(py, md, "path")) ||
@@ -634,14 +627,14 @@ static uint32_t short_file(struct sp_python *py, uint32_t file)
 {
 	if (py->full)
 		return file;
-	if (!py->syspath_at || now_ns() - py->syspath_at > SYSPATH_REREAD_NS)
+	if (!py->syspath_at || sp_mono_ns() - py->syspath_at > SYSPATH_REREAD_NS)
 		syspath_read(py);
 	const char *f = sp_str(py->p, file);
 	size_t best = 0;
 	for (int again = 0; again < 2 && !best; again++) {
 		/* under no entry: sys.path may have grown since (the script's
 		 * folder is put first just before the script runs) */
-		if (again && now_ns() - py->syspath_at > SYSPATH_RETRY_NS)
+		if (again && sp_mono_ns() - py->syspath_at > SYSPATH_RETRY_NS)
 			syspath_read(py);
 		else if (again)
 			break;
@@ -948,7 +941,7 @@ int sp_python_stack(struct sp_python *py, int tid, const struct sp_py_cstack *cs
 {
 	if (py->state != SP_PY_READY)
 		return 0;
-	py->epoch = (uint32_t)(now_ns() / 100000000u) + 1;
+	py->epoch = (uint32_t)(sp_mono_ns() / 100000000u) + 1;
 	uint64_t ts = tstate_of(py, tid), cur = 0;
 	if (!ts)
 		return 0;
@@ -1058,7 +1051,7 @@ uint32_t sp_python_frame_at(struct sp_python *py, uint64_t instr)
 
 int sp_python_threads(struct sp_python *py)
 {
-	uint64_t now = now_ns();
+	uint64_t now = sp_mono_ns();
 	if (py->nthreads_at && now - py->nthreads_at < NTHREADS_REREAD_NS)
 		return py->nthreads;
 	uint64_t interp, ts = 0;
@@ -1360,7 +1353,7 @@ static uint64_t threading_active(struct sp_python *py)
 /* Read every running Thread's name anew. */
 static void names_read(struct sp_python *py)
 {
-	py->names_at = now_ns();
+	py->names_at = sp_mono_ns();
 	py->nnames = 0;
 	sp_u64map_release(&py->seen);
 	sp_u64map_init(&py->seen);
@@ -1407,7 +1400,7 @@ uint32_t sp_python_thread_name(struct sp_python *py, int tid, int fresh)
 		return 0;
 	int found;
 	uint64_t key = (uint64_t)(uint32_t)tid;
-	if (fresh || !py->names_at || now_ns() - py->names_at > NAMES_REREAD_NS) {
+	if (fresh || !py->names_at || sp_mono_ns() - py->names_at > NAMES_REREAD_NS) {
 		names_read(py);
 	} else {
 		/* A thread not asked for since the last read: perhaps new. */

@@ -15,12 +15,20 @@ trap 'for p in $PIDS; do kill -9 -- -$p 2>/dev/null; done; sp_cleanup' EXIT
 start() {
 	t6_start hang "$@" || { notok "t7-hang $1 did not get ready"; return 1; }
 	HP=$TPID PIDS="$PIDS $TPID"
-	OUT=$T/hang.out
-	cp "$T/hang.ready" "$OUT"
+	OUT=$T/hang.ready
 }
 stop() { kill -9 -- -"$HP" 2>/dev/null; wait "$HP" 2>/dev/null; return 0; }
-tid_of() { awk -v n="$1" '$1 == n { print $2 }' "$OUT"; }
-addr_of() { awk -v n="$1" '$1 == n { print $2 }' "$OUT"; }
+# tid_of NAME / addr_of NAME: what t7-hang printed for NAME; a thread
+# announces itself while main prints "ready", so wait for its line (5 s)
+tid_of() {
+	local _ v
+	for _ in $(seq 100); do
+		v=$(awk -v n="$1" '$1 == n { print $2 }' "$OUT")
+		[ -n "$v" ] && { echo "$v"; return; }
+		sleep 0.05
+	done
+}
+addr_of() { tid_of "$@"; }
 # wait_syscall TID NR: until the thread sits in system call NR (5 s)
 wait_syscall() {
 	for _ in $(seq 100); do
