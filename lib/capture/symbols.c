@@ -92,7 +92,11 @@ struct sp_symbols {
 	int kloaded, khidden;
 	struct ksym *ksyms;
 	size_t nksyms;
-	char *kbuf;
+	char *kbuf;      /* the names: read from /proc, or the cache copy mapped */
+	size_t kmapped;  /* non-zero: kbuf is a mapping of this many bytes */
+	char *kfile;     /* read instead of /proc/kallsyms (sp_symbols_kernel_file) */
+	char *kref;      /* ... when its symbol kref */
+	uint64_t kref_addr; /* is at kref_addr */
 	uint32_t kmodule;
 	struct sp_u64map kmemo;
 	/* JIT maps, one per process that has one */
@@ -173,7 +177,12 @@ void sp_symbols_free(struct sp_symbols *s)
 	free(s->ent);
 	free(s->pool);
 	free(s->ksyms);
-	free(s->kbuf);
+	if (s->kmapped)
+		munmap(s->kbuf, s->kmapped);
+	else
+		free(s->kbuf);
+	free(s->kfile);
+	free(s->kref);
 	for (size_t i = 0; i < s->njits; i++)
 		free(s->jits[i].v);
 	free(s->jits);
@@ -1122,9 +1131,10 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
 SP_RUNSORT(ksym_runsort, struct ksym, KSYM_LESS)
 
 /* One line of /proc/kallsyms, "ffffffff81000000 T _stext\t[module]": a
- * text symbol's address and name into the table (its name into names). */
-static void kallsyms_line(struct sp_symbols *s, const char *p, const char *nl, struct sp_buf *names, size_t *cap,
-			  uint64_t *nonzero)
+ * text symbol's address and name into the table: the name copied into
+ * names, or (names NULL) its offset from base. */
+static void kallsyms_line(struct sp_symbols *s, const char *base, struct sp_buf *names, const char *p, const char *nl,
+			  size_t *cap, uint64_t *nonzero)
 {
 	uint64_t addr = 0;
 	const char *q = p;
@@ -1149,42 +1159,70 @@ static void kallsyms_line(struct sp_symbols *s, const char *p, const char *nl, s
 		*cap = *cap ? 2 * *cap : 65536;
 		s->ksyms = sp_xrealloc(s->ksyms, *cap * sizeof *s->ksyms);
 	}
-	s->ksyms[s->nksyms++] = (struct ksym){ addr, (uint32_t)names->len, (uint32_t)(ne - name) };
-	sp_buf_add(names, name, (size_t)(ne - name));
+	size_t at;
+	if (names) {
+		at = names->len;
+		sp_buf_add(names, name, (size_t)(ne - name));
+	} else {
+		at = (size_t)(name - base);
+	}
+	s->ksyms[s->nksyms++] = (struct ksym){ addr, (uint32_t)at, (uint32_t)(ne - name) };
+}
+
+/* The lines of [p, end) into the table (kallsyms_line); returns where an
+ * incomplete last line starts (end with last set: that one too). */
+static const char *kallsyms_lines(struct sp_symbols *s, const char *base, struct sp_buf *names, const char *p,
+				  const char *end, int last, size_t *cap, uint64_t *nonzero)
+{
+	const char *nl;
+	while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
+		kallsyms_line(s, base, names, p, nl, cap, nonzero);
+		p = nl + 1;
+	}
+	if (last && p < end) { /* a last line without its newline */
+		kallsyms_line(s, base, names, p, end, cap, nonzero);
+		p = end;
+	}
+	return p;
 }
 
 /* /proc/kallsyms has ~100k+ text symbols: it is read through one buffer,
  * the text symbols' addresses and names kept (not the whole text: 8 MB of
- * it) and sorted; a name becomes a profile string only when it is sampled. */
-static void load_kallsyms(struct sp_symbols *s)
+ * it).  The kernel formats it anew at every read (~35 ms), so a copy that
+ * perf's build-id cache holds (sp_symbols_kernel_file) is mapped instead,
+ * names left where they are.  Returns 0, or -1 when path cannot be read. */
+static int read_kallsyms(struct sp_symbols *s, const char *path, uint64_t *nonzero)
 {
-	s->kloaded = 1;
-	s->kmodule = sp_str_intern(s->p, "[kernel.kallsyms]", 17);
-	int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		s->khidden = 1;
-		return;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t cap = 0;
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size < UINT32_MAX) {
+		/* a regular file (not /proc's, whose size reads as 0) */
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		close(fd);
+		if (m == MAP_FAILED)
+			return -1;
+		s->kbuf = m;
+		s->kmapped = (size_t)st.st_size;
+		kallsyms_lines(s, m, NULL, m, s->kbuf + s->kmapped, 1, &cap, nonzero);
+		return 0;
 	}
 	enum { BUFSZ = 256 << 10 };
 	char *buf = sp_xmalloc(BUFSZ);
 	struct sp_buf names = SP_BUF_INIT;
 	sp_buf_grow(&names, 2 << 20);
-	size_t cap = 0, have = 0;
-	uint64_t nonzero = 0;
+	size_t have = 0;
 	for (;;) {
 		ssize_t r = read(fd, buf + have, BUFSZ - have);
 		if (r <= 0) {
-			if (have) /* a last line without its newline */
-				kallsyms_line(s, buf, buf + have, &names, &cap, &nonzero);
+			kallsyms_lines(s, NULL, &names, buf, buf + have, 1, &cap, nonzero);
 			break;
 		}
 		have += (size_t)r;
-		char *p = buf, *end = buf + have, *nl;
-		while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
-			kallsyms_line(s, p, nl, &names, &cap, &nonzero);
-			p = nl + 1;
-		}
-		have = (size_t)(end - p);
+		const char *p = kallsyms_lines(s, NULL, &names, buf, buf + have, 0, &cap, nonzero);
+		have = (size_t)(buf + have - p);
 		if (have == BUFSZ) /* a line longer than the buffer: not kallsyms */
 			have = 0;
 		memmove(buf, p, have);
@@ -1192,6 +1230,46 @@ static void load_kallsyms(struct sp_symbols *s)
 	close(fd);
 	free(buf);
 	s->kbuf = names.p; /* owned now */
+	return 0;
+}
+
+/* Forget what read_kallsyms read (a cache copy that is not this kernel's). */
+static void drop_kallsyms(struct sp_symbols *s)
+{
+	if (s->kmapped)
+		munmap(s->kbuf, s->kmapped);
+	else
+		free(s->kbuf);
+	s->kbuf = NULL;
+	s->kmapped = 0;
+	s->nksyms = 0;
+}
+
+/* Non-zero when the table has symbol name at addr. */
+static int ksym_at(const struct sp_symbols *s, const char *name, uint64_t addr)
+{
+	size_t n = strlen(name);
+	for (size_t i = 0; i < s->nksyms; i++)
+		if (s->ksyms[i].len == n && s->ksyms[i].addr == addr && !memcmp(s->kbuf + s->ksyms[i].name, name, n))
+			return 1;
+	return 0;
+}
+
+static void load_kallsyms(struct sp_symbols *s)
+{
+	s->kloaded = 1;
+	s->kmodule = sp_str_intern(s->p, "[kernel.kallsyms]", 17);
+	uint64_t nonzero = 0;
+	/* the cache's copy when its reference symbol is where the recording
+	 * saw it (the same kernel, the same address layout) */
+	if (s->kfile && read_kallsyms(s, s->kfile, &nonzero) == 0 && !ksym_at(s, s->kref, s->kref_addr)) {
+		drop_kallsyms(s);
+		nonzero = 0;
+	}
+	if (!s->kbuf && read_kallsyms(s, "/proc/kallsyms", &nonzero) < 0) {
+		s->khidden = 1;
+		return;
+	}
 	if (!nonzero)
 		s->khidden = 1;
 	if (s->nksyms) {
@@ -1241,3 +1319,14 @@ void sp_symbols_load_kernel(struct sp_symbols *s)
 }
 
 int sp_symbols_kernel_hidden(const struct sp_symbols *s) { return s->khidden; }
+
+void sp_symbols_kernel_file(struct sp_symbols *s, const char *path, const char *ref, uint64_t ref_addr)
+{
+	if (s->kloaded)
+		return;
+	free(s->kfile);
+	free(s->kref);
+	s->kfile = sp_xstrndup(path, strlen(path));
+	s->kref = sp_xstrndup(ref, strlen(ref));
+	s->kref_addr = ref_addr;
+}

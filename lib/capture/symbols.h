@@ -75,6 +75,11 @@ size_t sp_symbols_kernel(struct sp_symbols *s, uint64_t pc, const uint32_t **fra
 /* Read /proc/kallsyms now (it takes the kernel ~0.1 s to print), rather
  * than at the first kernel frame. */
 void sp_symbols_load_kernel(struct sp_symbols *s);
+/* Read the kernel's symbols from path (a copy of /proc/kallsyms that
+ * perf's build-id cache keeps) rather than from /proc/kallsyms, when the
+ * copy has symbol ref at ref_addr (the recording's kernel, laid out as
+ * then); else /proc/kallsyms after all.  Before the first kernel frame. */
+void sp_symbols_kernel_file(struct sp_symbols *s, const char *path, const char *ref, uint64_t ref_addr);
 /* Non-zero when /proc/kallsyms hides addresses (kernel frames then show as
  * [unknown]); valid after the first sp_symbols_kernel. */
 int sp_symbols_kernel_hidden(const struct sp_symbols *s);

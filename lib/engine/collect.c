@@ -159,6 +159,12 @@ void sp_collect_load_kernel(struct sp_collect *c)
 		sp_symbols_load_kernel(c->syms);
 }
 
+void sp_collect_kernel_file(struct sp_collect *c, const char *path, const char *ref, uint64_t ref_addr)
+{
+	if (!c->o.no_kallsyms)
+		sp_symbols_kernel_file(c->syms, path, ref, ref_addr);
+}
+
 int sp_collect_kernel_hidden(const struct sp_collect *c)
 {
 	return !c->o.no_kallsyms && sp_symbols_kernel_hidden(c->syms);

@@ -142,6 +142,8 @@ int sp_collect_load_all(struct sp_collect *c);
 /* Read /proc/kallsyms now rather than at the first kernel frame (it takes
  * the kernel ~0.1 s to print it: not in the midst of sampling). */
 void sp_collect_load_kernel(struct sp_collect *c);
+/* Kernel symbols from a copy of /proc/kallsyms: sp_symbols_kernel_file. */
+void sp_collect_kernel_file(struct sp_collect *c, const char *path, const char *ref, uint64_t ref_addr);
 /* Non-zero when kernel addresses were hidden (kernel.kptr_restrict). */
 int sp_collect_kernel_hidden(const struct sp_collect *c);
 

@@ -1107,6 +1107,24 @@ static int event_filtered(struct pd *d, uint32_t ev)
 	return 1;
 }
 
+/* The kernel's map, "[kernel.kallsyms]_text" at pgoff (perf's reference
+ * symbol, where it was when recorded): the kernel's symbols are read from
+ * perf's build-id cache copy, ~/.debug/[kernel.kallsyms]/ID/kallsyms (a
+ * file: /proc/kallsyms costs the kernel ~35 ms to print), when the
+ * recording names the kernel's build id and the copy has ref there. */
+static void kernel_map(struct pd *d, const char *ref, uint64_t pgoff)
+{
+	const struct bid *b = recorded_bid(d, sp_str_intern(d->p, "[kernel.kallsyms]", 17));
+	const char *home = getenv("HOME");
+	if (!b || !b->len || !*ref || !home || !*home)
+		return;
+	char hex[41], path[4096];
+	for (size_t i = 0; i < b->len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", b->id[i]);
+	if ((size_t)snprintf(path, sizeof path, "%s/.debug/[kernel.kallsyms]/%s/kallsyms", home, hex) < sizeof path)
+		sp_collect_kernel_file(d->eng, path, ref, pgoff);
+}
+
 /* Deliver one kernel record (in time order). */
 static int deliver(struct pd *d, const uint8_t *r, uint32_t size, uint64_t off)
 {
@@ -1154,6 +1172,8 @@ static int deliver(struct pd *d, const uint8_t *r, uint32_t size, uint64_t off)
 			}
 		}
 		m.path = rec_str(&tmp, r + fixed, r + size - tr);
+		if (pid == UINT32_MAX && !strncmp(m.path, "[kernel.kallsyms]", 17))
+			kernel_map(d, m.path + 17, m.pgoff);
 		d->h.mmap(d->h.ctx, pid, tid, &m, 0);
 		break;
 	}

@@ -142,6 +142,36 @@ else
 	skip "another kernel" "no os release string in the recording"
 fi
 
+# Kernel symbols from perf's build-id cache copy of /proc/kallsyms
+# (~/.debug/[kernel.kallsyms]/ID/kallsyms), not from /proc (which the
+# kernel formats anew at every read): a copy whose names end in "_cached"
+# names the kernel frames; a copy whose _text is not where the recording
+# saw it is not used (/proc/kallsyms then, the same output as without one).
+kid=$(perf buildid-list -i "$T/fp.data" 2> /dev/null | awk '$2 == "[kernel.kallsyms]" {print $1; exit}')
+kc="${HOME:-/nonexistent}/.debug/[kernel.kallsyms]/$kid/kallsyms"
+pfold "$T/fp.data" > "$T/plain" 2> /dev/null
+if [ -z "$kid" ] || [ ! -s "$kc" ]; then
+	skip "kallsyms from the build-id cache" "perf record left no copy of kallsyms in ~/.debug"
+elif ! perf script -i "$T/fp.data" -F ip,dso 2> /dev/null | grep -q 'kernel.kallsyms'; then
+	skip "kallsyms from the build-id cache" "no kernel frames in the recording"
+else
+	mkdir -p "$T/home/.debug/[kernel.kallsyms]/$kid" "$T/home2/.debug/[kernel.kallsyms]/$kid"
+	[ -d "$HOME/.debug/.build-id" ] && ln -s "$HOME/.debug/.build-id" "$T/home/.debug/.build-id" &&
+		ln -s "$HOME/.debug/.build-id" "$T/home2/.debug/.build-id"
+	awk -F'\t' -v OFS='\t' '$1 ~ / [tTwW] / && $1 !~ / _text$/ {$1 = $1 "_cached"} {print}' "$kc" \
+		> "$T/home/.debug/[kernel.kallsyms]/$kid/kallsyms"
+	awk '$3 == "_text" {$1 = sprintf("%016x", 4096)} {print}' "$T/home/.debug/[kernel.kallsyms]/$kid/kallsyms" \
+		> "$T/home2/.debug/[kernel.kallsyms]/$kid/kallsyms"
+	HOME=$T/home pfold "$T/fp.data" > "$T/cached" 2> /dev/null
+	nk=$(tr ';' '\n' < "$T/cached" | grep -c '_cached')
+	if [ "$nk" -gt 0 ] && cmp -s <(sed 's/_cached//g' "$T/cached") "$T/plain"; then
+		ok "kallsyms from the build-id cache: $nk kernel frames named from the copy, the same stacks"
+	else notok "kallsyms from the build-id cache ($nk frames named from the copy)"; diff <(sed 's/_cached//g' "$T/cached") "$T/plain" | head -4; fi
+	HOME=$T/home2 pfold "$T/fp.data" > "$T/moved" 2> /dev/null
+	if cmp -s "$T/moved" "$T/plain"; then ok "kallsyms copy of another layout (_text elsewhere): /proc/kallsyms instead"
+	else notok "kallsyms copy of another layout used"; diff "$T/moved" "$T/plain" | head -4; fi
+fi
+
 # Lost samples (a one-page ring at a high rate): one line, with perf's counts.
 perf record -m 1 -e cpu-clock -c 20000 -g -o "$T/lost.data" "$T/pdt" 200 > /dev/null 2>&1
 want=$(perf report -i "$T/lost.data" --stats 2> /dev/null | awk '$1 == "LOST" && $2 == "events:" {print $3}')
