@@ -415,6 +415,53 @@ size_t sp_cxx_spelling(char *d, size_t *startp)
 	return n;
 }
 
+/* ---- separate debug files ---- */
+
+/* Non-zero when pre + dir + post + "/" + name names a regular file. */
+static int debug_file_at(const char *pre, const char *dir, size_t dlen, const char *post, const char *name)
+{
+	char path[4096];
+	struct stat st;
+	size_t n = (size_t)snprintf(path, sizeof path, "%s%.*s%s/%s", pre, (int)dlen, dir, post, name);
+	return n < sizeof path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int sp_elf_find_debuginfo(struct Dwfl_Module *mod, void **userdata, const char *modname, uint64_t base,
+			  const char *file_name, const char *debuglink_file, uint32_t debuglink_crc,
+			  char **debuginfo_file_name)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	int worth = urls && *urls;
+	const unsigned char *bits = NULL;
+	GElf_Addr vaddr;
+	int blen = dwfl_module_build_id(mod, &bits, &vaddr);
+	if (!worth && blen > 1 && blen <= 64) {
+		char rest[2 * 64 + 8];
+		for (int i = 1; i < blen; i++)
+			snprintf(rest + 2 * (i - 1), 3, "%02x", bits[i]);
+		snprintf(rest + 2 * (blen - 1), 7, ".debug");
+		char first[3];
+		snprintf(first, sizeof first, "%02x", bits[0]);
+		worth = debug_file_at("/usr/lib/debug/.build-id/", first, 2, "", rest);
+	}
+	if (!worth && file_name) {
+		const char *slash = strrchr(file_name, '/');
+		const char *dir = slash ? file_name : ".";
+		size_t dlen = slash ? (size_t)(slash - file_name) : 1;
+		char own[1024];
+		const char *name = debuglink_file;
+		if (!name && (size_t)snprintf(own, sizeof own, "%s.debug", slash ? slash + 1 : file_name) < sizeof own)
+			name = own;
+		/* beside the file, in its .debug/, under /usr/lib/debug */
+		worth = name && (debug_file_at("", dir, dlen, "", name) || debug_file_at("", dir, dlen, "/.debug", name) ||
+				 debug_file_at("/usr/lib/debug", dir, dlen, "", name));
+	}
+	if (!worth)
+		return -1;
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
+					    debuginfo_file_name);
+}
+
 /* ---- symbol tables ---- */
 
 static size_t module_symbols(Dwfl_Module *m, int (*fn)(void *ctx, const struct sp_elfsym *s), void *ctx)

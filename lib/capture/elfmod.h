@@ -71,6 +71,19 @@ int sp_modfile_bias(const struct sp_modfile *f, const struct sp_map *m, uint64_t
  * the file has no loadable segment. */
 void *sp_modfile_elf(struct sp_modfile *f, uint64_t bias, uint64_t *start, uint64_t *end);
 
+/* libdwfl's find_debuginfo callback (Dwfl_Callbacks): dwfl_standard_find_
+ * debuginfo when a separate debug file is there to be found in the
+ * standard places (/usr/lib/debug/.build-id/xx/yyyy.debug, the
+ * .gnu_debuglink name, or NAME.debug, beside the file, in its .debug/ or
+ * under /usr/lib/debug), or when DEBUGINFOD_URLS is set; else -1 at once.
+ * The standard one asks debuginfod then, which loads libdebuginfod and
+ * libcurl's thirty libraries (~35 million instructions, ~250 system
+ * calls) once per process even with no server to ask. */
+struct Dwfl_Module;
+int sp_elf_find_debuginfo(struct Dwfl_Module *mod, void **userdata, const char *modname, uint64_t base,
+			  const char *file_name, const char *debuglink_file, uint32_t debuglink_crc,
+			  char **debuginfo_file_name);
+
 /* The GNU build id of the regular file at path, up to 20 bytes, into out
  * (*len = 0 when the file has none).  Returns 0, or -1 when path is not a
  * readable regular ELF file (a FIFO is not opened for reading). */

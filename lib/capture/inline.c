@@ -458,7 +458,7 @@ struct sp_inline *sp_inline_new(struct sp_profile *p, struct sp_sink *down)
 	/* Offline: files by path; separate debug info through build-id and
 	 * .gnu_debuglink in the standard places (/usr/lib/debug). */
 	in->cb.find_elf = dwfl_build_id_find_elf;
-	in->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	in->cb.find_debuginfo = sp_elf_find_debuginfo;
 	in->cb.section_address = dwfl_offline_section_address;
 	in->cb.debuginfo_path = &in->debuginfo_path;
 	sp_u64map_init(&in->mod_of);

@@ -465,7 +465,26 @@ struct psyms_walk {
 	size_t cap;
 	void (*each)(void *ctx, const char *name, uint64_t start);
 	void *ctx;
+	/* what psyms_take decided for each section of elf, by index: 0 not
+	 * yet, 1 none of its symbols, 2 functions, 3 functions and labels */
+	Elf *elf;
+	uint8_t *secok;
+	size_t nsec;
 };
+
+/* What psyms_take takes from section shndx of elf (see there). */
+static uint8_t section_ok(Elf *elf, size_t shndx)
+{
+	GElf_Shdr sh;
+	size_t shstrndx;
+	Elf_Scn *scn = elf ? elf_getscn(elf, shndx) : NULL;
+	const char *secname = scn && gelf_getshdr(scn, &sh) && elf_getshdrstrndx(elf, &shstrndx) == 0
+				      ? elf_strptr(elf, shstrndx, sh.sh_name)
+				      : NULL;
+	if (!secname || !strcmp(secname, ".init") || !(sh.sh_flags & SHF_EXECINSTR))
+		return 1;
+	return strstr(secname, "text") ? 3 : 2;
+}
 
 static int psyms_take(void *ctx, const struct sp_elfsym *y)
 {
@@ -482,14 +501,19 @@ static int psyms_take(void *ctx, const struct sp_elfsym *y)
 	 * next page), but not _init in .init: its zero size would
 	 * stretch it over the .plt after it, where perf names the
 	 * stubs NAME@plt.  Labels count in "*text*" sections only. */
-	GElf_Shdr sh;
-	size_t shstrndx;
-	Elf_Scn *scn = elf ? elf_getscn(elf, y->shndx) : NULL;
-	const char *secname = scn && gelf_getshdr(scn, &sh) && elf_getshdrstrndx(elf, &shstrndx) == 0
-				      ? elf_strptr(elf, shstrndx, sh.sh_name)
-				      : NULL;
-	if (!secname || !strcmp(secname, ".init") || !(sh.sh_flags & SHF_EXECINSTR) ||
-	    (type == STT_NOTYPE && !strstr(secname, "text")))
+	uint8_t ok;
+	if (elf != w->elf) { /* the decisions are per file (a debug file's sections differ) */
+		w->elf = elf;
+		memset(w->secok, 0, w->nsec);
+	}
+	if (y->shndx < w->nsec) {
+		if (!w->secok[y->shndx])
+			w->secok[y->shndx] = section_ok(elf, y->shndx);
+		ok = w->secok[y->shndx];
+	} else {
+		ok = section_ok(elf, y->shndx);
+	}
+	if (ok == 1 || (type == STT_NOTYPE && ok != 3))
 		return 0;
 	if (type == STT_NOTYPE) {
 		/* assembly labels count, in code sections */
@@ -524,8 +548,11 @@ void sp_psyms_build(struct sp_psyms *t, void *module, void (*each)(void *ctx, co
 	Dwarf_Addr bias = 0;
 	if (!dwfl_module_getelf(m, &bias))
 		return;
-	struct psyms_walk w = { t, SP_BUF_INIT, 0, each, ctx };
+	struct psyms_walk w = { t, SP_BUF_INIT, 0, each, ctx, NULL, NULL, 0 };
+	w.nsec = 1024; /* the sections of most files; others are looked at each time */
+	w.secok = sp_xcalloc(w.nsec, 1);
 	sp_elf_symbols(NULL, m, 0, psyms_take, &w);
+	free(w.secok);
 	struct sp_buf names = w.names;
 	t->names = names.p;
 	if (!t->n)
@@ -969,7 +996,7 @@ static int jit_lookup(struct sp_symbols *s, int pid, uint64_t pc, uint32_t *out)
 static char *offline_debuginfo_path;
 static const Dwfl_Callbacks offline_cbs = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = sp_elf_find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &offline_debuginfo_path,
 };
@@ -1130,6 +1157,41 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
 #define KSYM_LESS(a, b) ((a)->addr < (b)->addr)
 SP_RUNSORT(ksym_runsort, struct ksym, KSYM_LESS)
 
+/* The 8 hex digits at p (any case) as a number, in a few word operations;
+ * 0 when one is not a hex digit. */
+static int hex8(const char *p, uint64_t *out)
+{
+	uint64_t x;
+	memcpy(&x, p, 8);
+	x = __builtin_bswap64(x); /* the first digit in the top byte */
+	/* '0'-'9' are 0x30-0x39, 'A'-'F' 0x41-0x46, 'a'-'f' 0x61-0x66 */
+	const uint64_t ones = 0x0101010101010101u;
+	uint64_t letter = (x >> 6) & ones, low = x & 0x0f0f0f0f0f0f0f0fu, hi = x & 0xf0f0f0f0f0f0f0f0u;
+	uint64_t digit_hi = ~letter & ones;
+	/* a digit: high nibble 3, low 0-9; a letter: high nibble 4 or 6, low 1-6 */
+	uint64_t bad = (hi ^ (digit_hi * 0x30) ^ (letter * 0x40)) & ~(letter * 0x20);
+	uint64_t big = (low + ones * 6) & (ones * 0x10); /* low nibble > 9 */
+	uint64_t zero = ((low + ones * 0x0f) & (ones * 0x10)) ^ (ones * 0x10); /* low nibble 0 */
+	uint64_t lbad = (low + ones * 0x09) & (ones * 0x10);                 /* low nibble > 6 */
+	if (bad || (big & (digit_hi * 0x10)) || ((zero | lbad) & (letter * 0x10)))
+		return 0;
+	x = low + 9 * letter;
+	x = (x | x >> 4) & 0x00ff00ff00ff00ffu;
+	x = (x | x >> 8) & 0x0000ffff0000ffffu;
+	*out = (x | x >> 16) & 0xffffffffu;
+	return 1;
+}
+
+/* The 16 hex digits at p, 0 when one is not. */
+static int hex16(const char *p, uint64_t *out)
+{
+	uint64_t a, b;
+	if (!hex8(p, &a) || !hex8(p + 8, &b))
+		return 0;
+	*out = a << 32 | b;
+	return 1;
+}
+
 /* One line of /proc/kallsyms, "ffffffff81000000 T _stext\t[module]": a
  * text symbol's address and name into the table: the name copied into
  * names, or (names NULL) its offset from base. */
@@ -1138,15 +1200,19 @@ static void kallsyms_line(struct sp_symbols *s, const char *base, struct sp_buf 
 {
 	uint64_t addr = 0;
 	const char *q = p;
-	for (; q < nl; q++) {
-		unsigned c = (unsigned char)*q, v = c - '0';
-		if (v > 9) {
-			v = (c | 0x20) - 'a';
-			if (v > 5)
-				break;
-			v += 10;
+	if (nl - p > 19 && p[16] == ' ' && hex16(p, &addr)) {
+		q = p + 16; /* a 64-bit kernel's: 16 digits (most lines) */
+	} else {
+		for (; q < nl; q++) {
+			unsigned c = (unsigned char)*q, v = c - '0';
+			if (v > 9) {
+				v = (c | 0x20) - 'a';
+				if (v > 5)
+					break;
+				v += 10;
+			}
+			addr = addr << 4 | v;
 		}
-		addr = addr << 4 | v;
 	}
 	if (q + 3 >= nl || q[0] != ' ' || q[2] != ' ' || !(q[1] == 't' || q[1] == 'T' || q[1] == 'w' || q[1] == 'W'))
 		return;

@@ -48,7 +48,7 @@ struct sp_unwind {
 static char *debuginfo_path;
 static const Dwfl_Callbacks dwfl_cbs = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = sp_elf_find_debuginfo,
 	.debuginfo_path = &debuginfo_path,
 };
 

@@ -612,7 +612,7 @@ static void byname_build(struct pd *d, struct modinfo *t)
 
 static const Dwfl_Callbacks offline_cb = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = sp_elf_find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 };
 
