@@ -458,6 +458,58 @@ static size_t psyms_plt(struct sp_psyms *t, struct sp_buf *names, Elf *elf)
 #define PSYM_LESS(a, b) ((a)->start < (b)->start || ((a)->start == (b)->start && (a)->idx < (b)->idx))
 SP_RUNSORT(psym_runsort, struct sp_psym, PSYM_LESS)
 
+/* t's symbols by (start, idx).  They come in idx order, so a stable sort
+ * by start is that order: a radix sort of 11-bit digits of start - min
+ * (three passes for 32 MB of code) where the merge sort would make a pass
+ * per doubling of the runs of a large file's globals. */
+static void psym_sort(struct sp_psyms *t)
+{
+	struct sp_psym *v = t->v, *tmp = sp_xmalloc(t->n * sizeof *tmp);
+	size_t n = t->n;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	int inorder = 1;
+	for (size_t i = 0; i < n; i++) {
+		lo = v[i].start < lo ? v[i].start : lo;
+		hi = v[i].start > hi ? v[i].start : hi;
+		inorder &= !i || v[i].idx > v[i - 1].idx;
+	}
+	enum { BITS = 11, B = 1 << BITS };
+	int passes = 0;
+	for (uint64_t r = hi - lo; r; r >>= BITS)
+		passes++;
+	if (n < 256 || !inorder || passes > 4) {
+		if (psym_runsort(v, n, tmp) == tmp) { /* the sorted copy is the table */
+			free(t->v);
+			t->v = tmp;
+		} else {
+			free(tmp);
+		}
+		return;
+	}
+	size_t *count = sp_xmalloc(B * sizeof *count);
+	struct sp_psym *src = v, *dst = tmp;
+	for (int p = 0; p < passes; p++) {
+		int sh = p * BITS;
+		memset(count, 0, B * sizeof *count);
+		for (size_t i = 0; i < n; i++)
+			count[((src[i].start - lo) >> sh) & (B - 1)]++;
+		size_t at = 0;
+		for (size_t d = 0; d < B; d++) {
+			size_t c = count[d];
+			count[d] = at;
+			at += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[((src[i].start - lo) >> sh) & (B - 1)]++] = src[i];
+		struct sp_psym *x = src;
+		src = dst;
+		dst = x;
+	}
+	free(count);
+	t->v = src;
+	free(dst);
+}
+
 /* The walk's state while sp_psyms_build takes a file's function symbols. */
 struct psyms_walk {
 	struct sp_psyms *t;
@@ -557,13 +609,7 @@ void sp_psyms_build(struct sp_psyms *t, void *module, void (*each)(void *ctx, co
 	t->names = names.p;
 	if (!t->n)
 		return;
-	struct sp_psym *tmp = sp_xmalloc(t->n * sizeof *tmp);
-	if (psym_runsort(t->v, t->n, tmp) == tmp) { /* the sorted copy is the table */
-		free(t->v);
-		t->v = tmp;
-	} else {
-		free(tmp);
-	}
+	psym_sort(t);
 	size_t k = 0;
 	for (size_t i = 0; i < t->n; i++) {
 		if (k && t->v[k - 1].start == t->v[i].start) {
@@ -585,7 +631,7 @@ void sp_psyms_build(struct sp_psyms *t, void *module, void (*each)(void *ctx, co
 	size_t plt = psyms_plt(t, &names, elf);
 	t->names = names.p;
 	if (plt) { /* after the symbols' own, in address order */
-		tmp = sp_xmalloc(t->n * sizeof *tmp);
+		struct sp_psym *tmp = sp_xmalloc(t->n * sizeof *tmp);
 		if (psym_runsort(t->v, t->n, tmp) == tmp) {
 			free(t->v);
 			t->v = tmp;

@@ -285,6 +285,9 @@ reference figures for this machine kind (2 cores), from the issue:
   targets for pfold:          >= 3x inferno on 1 core (>= 480 MB/s),
                               >= 4x inferno on 2 cores (>= 956 MB/s, about 1 GB/s)
 EOF
+. "$top/tests/bench/self-flame.sh"
+self_flame pfold-text "$PF" -j2 "$IN"
+self_flame pfold-pipe bash -c '"$1" -j2 < "$2"' _ "$PF" "$IN"
 
 # ---- 6. memory vs input size (BENCH_BIG=1): same content, 10x the bytes ----
 if [ -n "${BENCH_BIG:-}" ] && [ "${BENCH_BIG}" != 0 ]; then

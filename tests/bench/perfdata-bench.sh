@@ -130,3 +130,5 @@ for kind in $KINDS; do
 	fi
 done
 echo "(medians of $RUNS alternating runs, at most 3 for dwarf; targets: fp >= 5x, dwarf >= 3x; dwarf1 shows the fixed costs)"
+. "$top/tests/bench/self-flame.sh"
+for kind in $KINDS; do self_flame "pfold-$kind.data" "$PF" "$W/$kind.data"; done

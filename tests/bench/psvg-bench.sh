@@ -92,6 +92,8 @@ for r in "${rows[@]}"; do
 		"$(awk -v a="$(wc -c < "$f")" -v b="$fr" 'BEGIN { if (b) printf "%.1f", a / b; else print "-" }')"
 done
 echo "psvg keeps every frame in the data ($frames_psvg); its overview draws $drawn_psvg of them as rects"
+. "$top/tests/bench/self-flame.sh"
+self_flame psvg "$PSVG" "$IN"
 echo "(frames under 3 px share a few paths on a pixel grid; zooming redraws at the new scale)."
 cat <<'REF'
 reference (issue 3, a 12.9 MB folded file, 32,191 stacks, this machine kind):
