@@ -352,6 +352,16 @@ static void load_demangler(void)
 		*(void **)&cxa_demangle = dlsym(h, "__cxa_demangle");
 }
 
+/* The names demangled lately, by hash (direct-mapped): a profile names a
+ * function through its engine and again as perf spells it (perf.data),
+ * and __cxa_demangle costs some 10,000 instructions a name. */
+enum { DEMANGLED = 4096 };
+static struct demangled {
+	uint64_t h;
+	char *name, *d; /* d NULL: not a name __cxa_demangle takes */
+} demangled[DEMANGLED];
+static pthread_mutex_t demangled_lock = PTHREAD_MUTEX_INITIALIZER;
+
 char *sp_demangle(const char *name)
 {
 	if (name[0] != '_' || name[1] != 'Z')
@@ -359,12 +369,34 @@ char *sp_demangle(const char *name)
 	pthread_once(&demangler_once, load_demangler);
 	if (!cxa_demangle)
 		return NULL;
+	size_t n = strlen(name);
+	uint64_t h = sp_hash(name, n);
+	struct demangled *c = &demangled[h % DEMANGLED];
+	char *d = NULL;
+	int hit = 0;
+	pthread_mutex_lock(&demangled_lock);
+	if (c->name && c->h == h && !strcmp(c->name, name)) {
+		hit = 1;
+		d = c->d ? sp_xstrndup(c->d, strlen(c->d)) : NULL;
+	}
+	pthread_mutex_unlock(&demangled_lock);
+	if (hit)
+		return d;
 	int status = -1;
-	char *d = cxa_demangle(name, NULL, NULL, &status);
+	d = cxa_demangle(name, NULL, NULL, &status);
 	if (status) {
 		free(d);
-		return NULL;
+		d = NULL;
 	}
+	char *keep = sp_xstrndup(name, n), *keepd = d ? sp_xstrndup(d, strlen(d)) : NULL;
+	pthread_mutex_lock(&demangled_lock);
+	char *old = c->name, *oldd = c->d;
+	c->h = h;
+	c->name = keep;
+	c->d = keepd;
+	pthread_mutex_unlock(&demangled_lock);
+	free(old);
+	free(oldd);
 	return d;
 }
 

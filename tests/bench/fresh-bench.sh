@@ -115,6 +115,12 @@ cat <<EOF
  keeps every one); ours/inf = our throughput / inferno's, or inferno's s / ours)
 EOF
 
+# Where the time goes: each tool's own run, sampled by pcollect, as a
+# flame graph kept beside these figures (tests/bench/work/self/).
+. "$(dirname "$0")/self-flame.sh"
+self_flame pfold-pipe-fresh bash -c 'cat "$1" | "$2" -j2' _ "$F" "$B/pfold"
+self_flame psvg-fresh "$B/psvg" "$W/ref.folded"
+
 # The SVG of the fresh data in headless Chromium: load and every zoom (the
 # 300k-frame synthetic graph is timed by psvg-bench.sh below).
 if command -v node > /dev/null && [ -x /usr/bin/chromium ] && [ -d tests/browser/node_modules/playwright-core ]; then
