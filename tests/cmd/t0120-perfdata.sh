@@ -172,6 +172,20 @@ else
 	else notok "kallsyms copy of another layout used"; diff "$T/moved" "$T/plain" | head -4; fi
 fi
 
+# No debuginfod client without a server to ask: libdwfl's standard search
+# loads libdebuginfod (and libcurl's thirty libraries) at the first file
+# with no local debug info; pfold asks it only when DEBUGINFOD_URLS is set.
+if ! ldconfig -p 2> /dev/null | grep -q 'libdebuginfod\.so'; then
+	skip "no debuginfod client" "libdebuginfod is not installed"
+else
+	# sort(1) is stripped and has no debug file: the search runs
+	seq 100000 | perf record -q -e cpu-clock -F 999 -g -o "$T/sort.data" -- sort -R > /dev/null 2>&1
+	(unset DEBUGINFOD_URLS; LD_DEBUG=files pfold "$T/sort.data" 2> "$T/ld" > /dev/null)
+	if ! grep -q 'file=' "$T/ld"; then skip "no debuginfod client" "LD_DEBUG=files prints nothing here"
+	elif grep -q 'file=libdebuginfod' "$T/ld"; then notok "no debuginfod client: libdebuginfod was loaded"
+	else ok "no debuginfod client loaded (DEBUGINFOD_URLS unset)"; fi
+fi
+
 # Lost samples (a one-page ring at a high rate): one line, with perf's counts.
 perf record -m 1 -e cpu-clock -c 20000 -g -o "$T/lost.data" "$T/pdt" 200 > /dev/null 2>&1
 want=$(perf report -i "$T/lost.data" --stats 2> /dev/null | awk '$1 == "LOST" && $2 == "events:" {print $3}')
