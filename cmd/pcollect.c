@@ -490,6 +490,7 @@ static int attach(struct coll *c)
 	struct sp_err err;
 	memset(&err, 0, sizeof err);
 	int n;
+	c->attach_t0 = sp_mono_s();
 	if (pcollect_trace_hold(c, c->o.pid) < 0)
 		return -1;
 	if (c->tid) {
@@ -697,6 +698,7 @@ static int sample(struct run *r, int *finished)
 				      .status = show_status ? on_status : NULL, .stopping = on_stopping,
 				      .stopped = on_stopped };
 	sp_session_run(c->s, &h);
+	c->stop_t0 = sp_mono_s();
 	sp_session_stop(c->s, &h);
 	pcollect_trace_finish(c);
 	if (c->o.all)
@@ -833,7 +835,10 @@ out:
 	if (sp_outfile_close(&r.of, finished) < 0 && rc == SP_EXIT_OK)
 		rc = SP_EXIT_ERROR;
 	pcollect_trace_release(c);
+	int say_detach = c->o.verbose && c->o.ntraces && c->stop_t0 > 0;
 	sp_session_free(c->s);
+	if (say_detach)
+		sp_error("probes detached %.3f s after tracing ended", sp_mono_s() - c->stop_t0);
 	pcollect_targets_free(c);
 	pcollect_rotate_free(c);
 	return rc;

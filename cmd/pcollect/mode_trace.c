@@ -269,8 +269,14 @@ void pcollect_trace_start(struct coll *c, int pid)
 	sp_collect_set_stack_fix(c->s->eng, fix_stopped, c);
 	sp_perfev_enable_uprobes(c->s->ev);
 	c->trace_started = sp_mono_s();
-	if (c->o.verbose)
+	if (c->o.verbose) {
+		const struct sp_perfev_stats *ps = sp_perfev_stats(c->s->ev);
 		sp_error("tracing %zu probe%s in process %d", c->probes.n, c->probes.n == 1 ? "" : "s", pid);
+		if (c->attach_t0 > 0)
+			sp_error("probes attached in %.3f s: %u events in %u threads, %s", c->trace_started - c->attach_t0,
+				 ps->probe_events, ps->probe_tasks, ps->probe_shared ? "sharing one tracefs uprobe per "
+				 "probe" : "each its own uprobe (the uprobe PMU: closing each waits a grace period)");
+	}
 	c->trace_t0 = 0;
 }
 

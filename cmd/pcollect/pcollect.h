@@ -59,6 +59,8 @@ struct coll {
 	double hit_ns;       /* measured cost of a probe hit, 0 unknown */
 	double trace_t0;
 	double trace_started; /* when the probes were enabled (monotonic s) */
+	double attach_t0;     /* -p: when attaching began (monotonic s) */
+	double stop_t0;       /* when tracing ended: the detach is timed from it */
 	int tramp_known;      /* the return probes' trampoline read from /proc (mode_trace.c) */
 	uint64_t trace_h0;
 	int budget_warned;

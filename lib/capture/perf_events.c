@@ -1,5 +1,6 @@
 /* perf_events.c — perf_event_open set-up, mmap rings, record parsing. */
 #include "perf_events.h"
+#include "tracefs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -51,6 +52,8 @@ struct uprobe_def {
 	uint32_t cookie;
 	unsigned stack_bytes;
 	uint64_t delivered; /* its records read */
+	int tp_id;          /* its tracefs event (tracefs.h), or -1: the uprobe PMU */
+	char tp_name[64];
 };
 
 struct sp_perfev {
@@ -238,6 +241,10 @@ void sp_perfev_free(struct sp_perfev *ev)
 			free(c);
 		}
 	}
+	/* After the munmaps: a ring's mapping holds its event open. */
+	for (size_t i = 0; i < ev->nudefs; i++)
+		if (ev->udefs[i].tp_id >= 0)
+			sp_tracefs_uprobe_del(ev->udefs[i].tp_name);
 	pthread_mutex_destroy(&ev->lock);
 	pthread_mutex_destroy(&ev->idlock);
 	pthread_mutex_destroy(&ev->openlock);
@@ -559,8 +566,14 @@ int sp_perfev_add_uprobe(struct sp_perfev *ev, const char *path, uint64_t offset
 				  "CONFIG_UPROBE_EVENTS): cannot trace");
 	raise_nofile();
 	ev->udefs = sp_xrealloc(ev->udefs, (ev->nudefs + 1) * sizeof *ev->udefs);
-	ev->udefs[ev->nudefs++] = (struct uprobe_def){ sp_xstrndup(path, strlen(path)), offset, ret, cookie,
-						       stack_bytes, 0 };
+	struct uprobe_def *d = &ev->udefs[ev->nudefs++];
+	*d = (struct uprobe_def){ sp_xstrndup(path, strlen(path)), offset, ret, cookie, stack_bytes, 0, -1, "" };
+	/* One tracefs uprobe shared by the events of every thread and CPU:
+	 * closing them then waits for one grace period, not one each. */
+	if (!getenv("SP_UPROBE_PMU"))
+		d->tp_id = sp_tracefs_uprobe_new(path, offset, ret, d->tp_name, sizeof d->tp_name);
+	if (d->tp_id >= 0)
+		ev->st.probe_shared++;
 	return 0;
 }
 
@@ -571,10 +584,15 @@ static int open_uprobe(struct sp_perfev *ev, const struct uprobe_def *d, int tid
 	struct perf_event_attr a;
 	memset(&a, 0, sizeof a);
 	a.size = sizeof a;
-	a.type = (uint32_t)ev->uprobe_type;
-	a.config = d->ret ? 1ULL << ev->uprobe_retbit : 0;
-	a.config1 = (uint64_t)(uintptr_t)d->path;
-	a.config2 = d->offset;
+	if (d->tp_id >= 0) {
+		a.type = PERF_TYPE_TRACEPOINT;
+		a.config = (uint64_t)d->tp_id;
+	} else {
+		a.type = (uint32_t)ev->uprobe_type;
+		a.config = d->ret ? 1ULL << ev->uprobe_retbit : 0;
+		a.config1 = (uint64_t)(uintptr_t)d->path;
+		a.config2 = d->offset;
+	}
 	a.sample_period = 1;
 	a.disabled = !ev->uprobes_on; /* all probes start together: sp_perfev_enable_uprobes */
 	/* 8 bytes of stack: at an entry, the return address, which a return
@@ -599,6 +617,7 @@ static int open_uprobe(struct sp_perfev *ev, const struct uprobe_def *d, int tid
 	ev->pfd_def = sp_xrealloc(ev->pfd_def, (ev->npfds + 1) * sizeof *ev->pfd_def);
 	ev->pfd_def[ev->npfds] = (uint32_t)(d - ev->udefs);
 	ev->pfds[ev->npfds++] = (int)fd;
+	ev->st.probe_events = (unsigned)ev->npfds;
 	uint64_t id;
 	if (ioctl((int)fd, PERF_EVENT_IOC_ID, &id) < 0) {
 		sp_err_set(err, "uprobe event id: %s", strerror(errno));
@@ -669,6 +688,7 @@ int sp_perfev_add_task_probes(struct sp_perfev *ev, int tid, struct sp_err *err)
 			}
 		}
 		ev->npfds = keep;
+		ev->st.probe_events = (unsigned)keep;
 	} else {
 		ev->st.probe_tasks++;
 	}

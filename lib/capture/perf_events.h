@@ -55,6 +55,8 @@ struct sp_perfev_stats {
 	int kernel_denied;  /* kernel sampling was asked for and refused: user mode only */
 	uint64_t probe_hits; /* uprobe records delivered */
 	unsigned probe_tasks; /* threads whose probes are open */
+	unsigned probe_shared; /* probes defined once in tracefs (tracefs.h) */
+	unsigned probe_events; /* uprobe perf events open (threads x CPUs x probes) */
 	uint64_t probe_lost; /* uprobe hits dropped: a probe ring was full, or
 			      * the records waiting to be read passed 1 GiB */
 };
