@@ -113,6 +113,12 @@ int sp_perfev_add_task_probes(struct sp_perfev *ev, int tid, struct sp_err *err)
  * (a full ring, or the 1 GiB queue limit), whether or not the kernel got
  * to write a LOST record for it.  Returns -1 for an unknown cookie. */
 int sp_perfev_probe_counts(struct sp_perfev *ev, uint32_t cookie, uint64_t *fired, uint64_t *delivered);
+/* Close every event of the probe added with cookie, on every thread, and
+ * open it on no thread from now on: the kernel takes its breakpoint out of
+ * the target (a disabled event would still trap).  Its counts stay
+ * (sp_perfev_probe_counts).  Returns the events closed, -1 for an unknown
+ * cookie.  Safe beside sp_perfev_add_task_probes. */
+int sp_perfev_close_probe(struct sp_perfev *ev, uint32_t cookie);
 /* Start every uprobe at once (they are opened disabled; sp_perfev_enable
  * starts them too, and probes opened later start enabled).  Note the kernel
  * writes the breakpoint into the code when a probe is opened: a disabled
