@@ -77,7 +77,7 @@ static const char synopsis[] =
 	"      --trace-returns     return probes in C++ code with exception tables too\n"
 	"      --trace-budget=PCT  stop the hottest probe when tracing takes more than\n"
 	"                          PCT %% of a traced thread's time for a second\n"
-	"                          (default 25; none: no limit)\n"
+	"                          (default 50; none: no limit)\n"
 	"      --python=MODE       CPython 3.8-3.13 targets: merged (default: Python frames\n"
 	"                          in place of the interpreter's eval-loop frames), only\n"
 	"                          (Python frames alone) or off\n"
@@ -750,7 +750,7 @@ static int cmd_pcollect(int argc, char **argv)
 	struct coll *c = &r.c;
 	c->o.freq = 99;
 	c->o.stack_bytes = 16384;
-	c->o.trace_budget = 0.25;
+	c->o.trace_budget = 0.5;
 	c->o.python = SP_PY_MERGED;
 	int prc = parse_opts(&c->o, argc, argv);
 	if (prc) {
