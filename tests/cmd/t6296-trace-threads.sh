@@ -49,6 +49,22 @@ if grep -q '^calls [0-9]' "$T/many.ready"; then ok "the target ran on and ended 
 if [ -r /sys/kernel/tracing/uprobe_events ] && grep -q "$T/many" /sys/kernel/tracing/uprobe_events; then
 	notok "no uprobe definition left in tracefs"; else ok "no uprobe definition left in tracefs"; fi
 
+# ---- a pcollect killed (SIGKILL) leaves its tracefs definitions: the next
+# one removes them (their PID is gone)
+ue=/sys/kernel/tracing/uprobe_events
+if [ -w "$ue" ] && grep -q "sharing one tracefs uprobe per probe" "$T/p.err"; then
+	pcollect -q -F 0 --trace tick -o "$T/k.sp" -- "$T/many" many 2 50 30 > /dev/null 2>&1 & kp=$!
+	for _ in $(seq 100); do grep -q "stackpipe_$kp/" "$ue" && break; sleep 0.1; done
+	child=$(pgrep -P $kp)
+	kill -9 $kp; wait $kp 2> /dev/null; [ -n "$child" ] && kill $child 2> /dev/null
+	if grep -q "stackpipe_$kp/" "$ue"; then ok "SIGKILL: its definitions are left ($(grep -c "stackpipe_$kp/" "$ue"))"; else
+		notok "SIGKILL: its definitions are left"; fi
+	pcollect -q -F 0 --trace tick -o "$T/k2.sp" -- "$T/many" hot 0.1 > /dev/null 2>&1
+	if ! grep -q "stackpipe_$kp/" "$ue"; then ok "the next pcollect removed them"; else notok "the next pcollect removed them"; grep stackpipe "$ue" | sed 's/^/  /'; fi
+else
+	skip "definitions left by a killed pcollect" "no writable $ue, or the probes are uprobe-PMU events here"
+fi
+
 # ---- launched: every call traced, against the program's own count
 pcollect -v -F 0 --trace tick -o "$T/l.sp" -- "$T/many" many 200 50 1.5 > "$T/l.out" 2> "$T/l.err"; rc=$?
 expect_rc "launched, 200 threads: exit 0" 0 $rc
