@@ -85,7 +85,9 @@ int sp_perfev_add_process(struct sp_perfev *ev, int pid, void (*on_task)(void *c
  * err set to one sentence naming the setting needed. */
 int sp_perfev_add_cpus(struct sp_perfev *ev, struct sp_err *err);
 /* A uprobe (ret: a return probe) on the instruction at file offset
- * `offset` of binary `path`, through the uprobe PMU.  Its hits arrive in
+ * `offset` of binary `path`: defined once in tracefs when it can be
+ * (tracefs.h: every event shares it, and closing them waits one grace
+ * period, not one each), else through the uprobe PMU.  Its hits arrive in
  * the same time order as the samples, to h->uprobe with `cookie`.
  *
  * The probe is opened per followed thread and CPU (pid = TID, cpu = N, as
