@@ -75,8 +75,9 @@ static const char synopsis[] =
 	"                          VAR a variable, var.member or ptr->member;\n"
 	"                          see pcollect(1)\n"
 	"      --trace-returns     return probes in C++ code with exception tables too\n"
-	"      --trace-budget=PCT  warn when tracing costs more than PCT %% of a CPU\n"
-	"                          (default 1)\n"
+	"      --trace-budget=PCT  stop the hottest probe when tracing takes more than\n"
+	"                          PCT %% of a traced thread's time for a second\n"
+	"                          (default 50; none: no limit)\n"
 	"      --python=MODE       CPython 3.8-3.13 targets: merged (default: Python frames\n"
 	"                          in place of the interpreter's eval-loop frames), only\n"
 	"                          (Python frames alone) or off\n"
@@ -234,10 +235,14 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		case O_TRACE_RETURNS: o->trace_returns = 1; break;
 		case O_TRACE_BUDGET:
 			errno = 0;
+			if (!strcmp(optarg, "none")) {
+				o->trace_budget = -1; /* no limit */
+				break;
+			}
 			o->trace_budget = strtod(optarg, &end) / 100;
 			if (errno || end == optarg || *end || !(o->trace_budget > 0) || !isfinite(o->trace_budget))
-				return sp_usage_error(synopsis, "--trace-budget needs a positive percentage, not '%s'",
-						      optarg), -1;
+				return sp_usage_error(synopsis, "--trace-budget needs a positive percentage or none, "
+						      "not '%s'", optarg), -1;
 			break;
 		case O_PYTHON:
 			if (!strcmp(optarg, "merged"))
@@ -490,6 +495,10 @@ static int attach(struct coll *c)
 	struct sp_err err;
 	memset(&err, 0, sizeof err);
 	int n;
+	c->attach_t0 = sp_mono_s();
+	struct sp_proc_info pi;
+	if (sp_proc_info(c->o.pid, &pi) == 0)
+		c->attach_sys0 = pi.sys_ns;
 	if (pcollect_trace_hold(c, c->o.pid) < 0)
 		return -1;
 	if (c->tid) {
@@ -697,6 +706,7 @@ static int sample(struct run *r, int *finished)
 				      .status = show_status ? on_status : NULL, .stopping = on_stopping,
 				      .stopped = on_stopped };
 	sp_session_run(c->s, &h);
+	c->stop_t0 = sp_mono_s();
 	sp_session_stop(c->s, &h);
 	pcollect_trace_finish(c);
 	if (c->o.all)
@@ -740,7 +750,7 @@ static int cmd_pcollect(int argc, char **argv)
 	struct coll *c = &r.c;
 	c->o.freq = 99;
 	c->o.stack_bytes = 16384;
-	c->o.trace_budget = 0.01;
+	c->o.trace_budget = 0.5;
 	c->o.python = SP_PY_MERGED;
 	int prc = parse_opts(&c->o, argc, argv);
 	if (prc) {
@@ -833,7 +843,10 @@ out:
 	if (sp_outfile_close(&r.of, finished) < 0 && rc == SP_EXIT_OK)
 		rc = SP_EXIT_ERROR;
 	pcollect_trace_release(c);
+	int say_detach = c->o.verbose && c->o.ntraces && c->stop_t0 > 0;
 	sp_session_free(c->s);
+	if (say_detach)
+		sp_error("probes detached %.3f s after tracing ended", sp_mono_s() - c->stop_t0);
 	pcollect_targets_free(c);
 	pcollect_rotate_free(c);
 	return rc;

@@ -1,5 +1,6 @@
 /* pcollect --trace PROBE: resolve the probes, attach them, watch the hit
  * rate against the overhead budget, say what happened. */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 
 #include "cmd.h"
 #include "pcollect.h"
+#include "snapshot.h"
 #include "x86.h"
 
 #define SP_HIT_STACK 4096 /* --stacks: bytes of stack per hit by default */
@@ -217,6 +219,16 @@ static void stacks_hit(void *ctx, const struct sp_perf_uprobe *u)
 	sp_hitstacks_hit(c->s->hs, &c->engine_hd, u, stack);
 }
 
+/* Every hit read: counted per thread (the budget's cost per thread), then
+ * handed on. */
+static void counted_hit(void *ctx, const struct sp_perf_uprobe *u)
+{
+	struct coll *c = ctx;
+	int found;
+	(*sp_u64map_slot(&c->tid_hits, u->tid, &found))++;
+	c->inner_hit(c->inner_ctx, u);
+}
+
 void pcollect_trace_handler(struct coll *c, struct sp_perf_handler *hd)
 {
 	hd->uprobe = sp_tracer_hit;
@@ -228,6 +240,10 @@ void pcollect_trace_handler(struct coll *c, struct sp_perf_handler *hd)
 		hd->uprobe = stacks_hit;
 		hd->uprobe_ctx = c;
 	}
+	c->inner_hit = hd->uprobe;
+	c->inner_ctx = hd->uprobe_ctx;
+	hd->uprobe = counted_hit;
+	hd->uprobe_ctx = c;
 	engine_sample = hd->sample;
 	sample_coll = c;
 	c->engine_fork = hd->fork;
@@ -269,22 +285,98 @@ void pcollect_trace_start(struct coll *c, int pid)
 	sp_collect_set_stack_fix(c->s->eng, fix_stopped, c);
 	sp_perfev_enable_uprobes(c->s->ev);
 	c->trace_started = sp_mono_s();
-	if (c->o.verbose)
+	c->trace_pid = pid;
+	/* -p: the target's system time per second before the probes (its
+	 * own system calls), from the attach on */
+	struct sp_proc_info pi;
+	if (c->attach_t0 > 0 && c->trace_started > c->attach_t0 + 0.05 && sp_proc_info(pid, &pi) == 0 &&
+	    pi.sys_ns >= c->attach_sys0)
+		c->sys_before = (double)(pi.sys_ns - c->attach_sys0) / 1e9 / (c->trace_started - c->attach_t0);
+	if (c->o.verbose) {
+		const struct sp_perfev_stats *ps = sp_perfev_stats(c->s->ev);
 		sp_error("tracing %zu probe%s in process %d", c->probes.n, c->probes.n == 1 ? "" : "s", pid);
+		if (c->attach_t0 > 0)
+			sp_error("probes attached in %.3f s: %u events in %u threads, %s", c->trace_started - c->attach_t0,
+				 ps->probe_events, ps->probe_tasks, ps->probe_shared ? "sharing one tracefs uprobe per "
+				 "probe" : "each its own uprobe (the uprobe PMU: closing each waits a grace period)");
+	}
 	c->trace_t0 = 0;
 }
 
-/* Every half second: hits per second of the target, times the cost of a hit,
- * against the budget (a fraction of one CPU). */
-/* The rate since the last check, at least min_dt seconds ago. */
+/* The largest share of a thread's time its hits took over the last dt s:
+ * its hits read times the cost of a hit, over the time it was not waiting
+ * for a CPU (run_delay of /proc/TID/schedstat): on a loaded machine a
+ * thread that runs a quarter of the time and traps all of it has lost all
+ * its progress, not a quarter.  At most 1. */
+static double thread_cost(struct coll *c, double per_hit, double dt)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", c->trace_pid);
+	DIR *d = c->trace_pid ? opendir(path) : NULL;
+	double worst = 0;
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		int tid = atoi(de->d_name);
+		if (tid <= 0)
+			continue;
+		int found, f0;
+		uint32_t h = sp_u64map_get(&c->tid_hits, (uint64_t)tid, &found);
+		uint32_t *h0 = sp_u64map_slot(&c->tid_hits0, (uint64_t)tid, &f0);
+		uint32_t dh = h - *h0;
+		*h0 = h;
+		char sp[96];
+		snprintf(sp, sizeof sp, "/proc/%d/task/%d/schedstat", c->trace_pid, tid);
+		FILE *f = fopen(sp, "re");
+		unsigned long long run = 0, delay = 0;
+		if (f) {
+			if (fscanf(f, "%llu %llu", &run, &delay) != 2)
+				delay = 0;
+			fclose(f);
+		}
+		uint32_t *d0 = sp_u64map_slot(&c->tid_delay0, (uint64_t)tid, &found);
+		uint32_t ddelay = found ? (uint32_t)(delay / 1000) - *d0 : 0; /* us */
+		*d0 = (uint32_t)(delay / 1000);
+		if (!dh || !f0)
+			continue;
+		double own = dt - (double)ddelay / 1e6;
+		if (own < 0.02 * dt)
+			own = 0.02 * dt;
+		double x = (double)dh * per_hit / 1e9 / own;
+		worst = x > worst ? x : worst;
+	}
+	if (d)
+		closedir(d);
+	return worst > 1 ? 1 : worst;
+}
+
+/* Every half second: the cost of the probes to the target, measured: the
+ * hits read per second times the cost of one hit calibrated here
+ * (sp_uprobe_cost), never more than the CPU time the target itself used
+ * meanwhile (the traps run on its threads: at most 100 % per thread).
+ * Over the budget for a second, the hottest probe is stopped (its events
+ * closed, so its breakpoint leaves the target) and that is said, with when
+ * and the cost; its counts from then on are a lower bound (metadata
+ * trace-stopped, "PROBE SECONDS", which preport --latency shows). */
 static void budget_check(struct coll *c, double now, double min_dt)
 {
-	if (!c->s->tracer || c->budget_warned)
+	if (!c->s->tracer)
 		return;
 	uint64_t hits = sp_tracer_stats(c->s->tracer)->hits;
+	struct sp_proc_info pi;
+	int have = c->trace_pid && sp_proc_info(c->trace_pid, &pi) == 0;
+	uint64_t cpu = have ? pi.cpu_ns : 0, sys = have ? pi.sys_ns : 0;
+	if (!c->probe_h0) {
+		c->probe_h0 = sp_xcalloc(c->probes.n + 1, sizeof *c->probe_h0);
+		c->stopped = sp_xcalloc(c->probes.n + 1, sizeof *c->stopped);
+	}
 	if (!c->trace_t0) {
 		c->trace_t0 = now;
 		c->trace_h0 = hits;
+		c->trace_cpu0 = cpu;
+		c->trace_sys0 = sys;
+		for (size_t i = 0; i < c->probes.n; i++)
+			c->probe_h0[i] = sp_tracer_probe_hits(c->s->tracer, i);
+		thread_cost(c, 0, 1); /* each thread's counts so far */
 		return;
 	}
 	double dt = now - c->trace_t0;
@@ -293,16 +385,74 @@ static void budget_check(struct coll *c, double now, double min_dt)
 	double rate = (double)(hits - c->trace_h0) / dt;
 	double cost = c->hit_ns > 0 ? c->hit_ns : 2000; /* ns; the notes' emulated-instruction cost */
 	double share = rate * cost / 1e9;
-	if (share > c->o.trace_budget) {
-		c->budget_warned = 1;
-		if (!c->o.quiet)
-			sp_error("tracing costs the target about %.1f%% of a CPU (%.0f hits/s at %.1f us per hit%s), "
-				 "above the %g%% budget: trace fewer or less frequent functions", 100 * share, rate,
-				 cost / 1e3, c->hit_ns > 0 ? " measured here, more for probed instructions that must be "
-				 "single-stepped" : "", 100 * c->o.trace_budget);
+	/* The traps run in the kernel on the target's threads: its system
+	 * time, less what it used before the probes (its own system calls),
+	 * measures what a calibration on another instruction misses (a
+	 * single-stepped instruction, return probes, a loaded machine). */
+	if (sys && c->trace_sys0 && sys >= c->trace_sys0) {
+		double kshare = (double)(sys - c->trace_sys0) / 1e9 / dt - c->sys_before;
+		/* but only as much as the hits can explain: at most twice the
+		 * calibrated hit (an entry probe: a return probe traps twice).
+		 * On this loaded VM the system time per hit read varied from 1
+		 * to 20 times the calibration between runs of one target. */
+		if (kshare > 2 * share)
+			kshare = 2 * share;
+		if (kshare > share)
+			share = kshare;
+	}
+	if (cpu && c->trace_cpu0 && cpu >= c->trace_cpu0 && share > (double)(cpu - c->trace_cpu0) / 1e9 / dt)
+		share = (double)(cpu - c->trace_cpu0) / 1e9 / dt;
+	/* The cost of a hit here: the calibration's, or the target's system
+	 * time per hit read when that is more. */
+	double per_hit = cost;
+	if (hits > c->trace_h0 && share * 1e9 * dt / (double)(hits - c->trace_h0) > per_hit)
+		per_hit = share * 1e9 * dt / (double)(hits - c->trace_h0);
+	double worst = thread_cost(c, per_hit, dt);
+	/* the hottest probe still on, and its rate */
+	size_t hot = c->probes.n;
+	double hot_rate = -1;
+	for (size_t i = 0; i < c->probes.n; i++) {
+		uint64_t h = sp_tracer_probe_hits(c->s->tracer, i);
+		double r = (double)(h - c->probe_h0[i]) / dt;
+		c->probe_h0[i] = h;
+		if (!c->stopped[i] && r > hot_rate) {
+			hot_rate = r;
+			hot = i;
+		}
 	}
 	c->trace_t0 = now;
 	c->trace_h0 = hits;
+	c->trace_cpu0 = cpu;
+	c->trace_sys0 = sys;
+	/* A note above 1 % (or the budget, when lower); the probe stopped
+	 * above the budget. */
+	int over = c->o.trace_budget > 0 && worst > c->o.trace_budget;
+	double note = c->o.trace_budget > 0 && c->o.trace_budget < 0.01 ? c->o.trace_budget : 0.01;
+	c->over_s = over ? c->over_s + dt : 0;
+	if (share > note && !c->budget_warned && !c->o.quiet)
+		sp_error("tracing costs the target about %.1f%% of a CPU (%.0f hits/s at %.1f us per hit%s), above %g%%: "
+			 "trace fewer or less frequent functions%s", 100 * share, rate, cost / 1e3,
+			 c->hit_ns > 0 ? " measured here" : "", 100 * note, c->o.trace_budget > 0 ?
+			 " (a probe is stopped above the budget, --trace-budget)" : "");
+	c->budget_warned |= share > note;
+	if (c->over_s < 1.0 || hot == c->probes.n || min_dt < 0.5)
+		return;
+	/* Over the budget for a second: stop the hottest probe. */
+	c->stopped[hot] = 1;
+	sp_perfev_close_probe(c->s->ev, (uint32_t)(2 * hot));
+	sp_perfev_close_probe(c->s->ev, (uint32_t)(2 * hot + 1));
+	double at = now - c->trace_started;
+	char v[600];
+	snprintf(v, sizeof v, "%s %.1f", c->probes.v[hot].name, at);
+	sp_meta_add(c->s->p, "trace-stopped", v);
+	c->trace_meta = 1;
+	if (!c->o.quiet)
+		sp_error("probe %s stopped at %.1f s: tracing took %.0f%% of a traced thread's time for %.1f s, above the "
+			 "%g%% budget (%.0f hits/s read, %.0f of them this probe's, at %.1f us per hit: %.1f%% of a CPU); its "
+			 "counts from then on are a lower bound (--trace-budget=PERCENT raises the budget, none lifts it)",
+			 c->probes.v[hot].name, at, 100 * worst, c->over_s, 100 * c->o.trace_budget, rate, hot_rate,
+			 per_hit / 1e3, 100 * share);
+	c->over_s = 0;
 }
 
 void pcollect_trace_tick(struct coll *c, double now) { budget_check(c, now, 0.5); }
@@ -344,7 +494,7 @@ void pcollect_trace_finish(struct coll *c)
 				 secs > 0 ? (double)fired / secs : 0, secs, c->s->hs ? ", --call-graph dwarf,BYTES copies "
 				 "less stack per hit" : "");
 	}
-	if (all_lost)
+	if (all_lost || c->trace_meta)
 		c->s->sink->meta(c->s->sink, c->s->p, &c->s->werr);
 	(void)ps;
 	if (!c->o.quiet) {
@@ -388,6 +538,11 @@ void pcollect_trace_release(struct coll *c)
 	sp_hold_free(c->hold);
 	c->hold = NULL;
 	sp_uprobe_set_release(&c->probes);
+	free(c->probe_h0);
+	sp_u64map_release(&c->tid_hits);
+	sp_u64map_release(&c->tid_hits0);
+	sp_u64map_release(&c->tid_delay0);
+	free(c->stopped);
 	free(c->o.traces);
 	free(c->stackbuf);
 }

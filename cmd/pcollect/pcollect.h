@@ -59,9 +59,23 @@ struct coll {
 	double hit_ns;       /* measured cost of a probe hit, 0 unknown */
 	double trace_t0;
 	double trace_started; /* when the probes were enabled (monotonic s) */
+	double attach_t0;     /* -p: when attaching began (monotonic s) */
+	double stop_t0;       /* when tracing ended: the detach is timed from it */
 	int tramp_known;      /* the return probes' trampoline read from /proc (mode_trace.c) */
 	uint64_t trace_h0;
 	int budget_warned;
+	int trace_pid;        /* the traced process: its CPU time bounds the cost */
+	uint64_t trace_cpu0;  /* its CPU time at the last check (ns) */
+	uint64_t trace_sys0;  /* of which system time */
+	uint64_t attach_sys0; /* -p: its system time when attaching began */
+	double sys_before;    /* its system time per second before the probes */
+	struct sp_u64map tid_hits, tid_hits0, tid_delay0; /* per thread: hits read, at the last check; run_delay (us) */
+	void (*inner_hit)(void *ctx, const struct sp_perf_uprobe *u); /* the handler behind the count */
+	void *inner_ctx;
+	uint64_t *probe_h0;   /* each probe's hits at the last check */
+	double over_s;        /* seconds in a row over the budget */
+	int *stopped;         /* each probe: stopped over the budget */
+	int trace_meta;       /* trace-stopped metadata to write at the end */
 	uint8_t *stackbuf;   /* a sample's stack with return addresses fixed */
 	struct sp_perf_handler engine_hd; /* --stacks: the engine's callbacks */
 	struct sp_hold *hold;             /* holds new threads until their probes are open */

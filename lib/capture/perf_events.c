@@ -1,5 +1,6 @@
 /* perf_events.c — perf_event_open set-up, mmap rings, record parsing. */
 #include "perf_events.h"
+#include "tracefs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -51,6 +52,10 @@ struct uprobe_def {
 	uint32_t cookie;
 	unsigned stack_bytes;
 	uint64_t delivered; /* its records read */
+	int tp_id;          /* its tracefs event (tracefs.h), or -1: the uprobe PMU */
+	char tp_name[64];
+	int off;            /* closed by sp_perfev_close_probe: opened on no thread */
+	uint64_t fired_closed; /* the hits its closed events had counted */
 };
 
 struct sp_perfev {
@@ -238,6 +243,10 @@ void sp_perfev_free(struct sp_perfev *ev)
 			free(c);
 		}
 	}
+	/* After the munmaps: a ring's mapping holds its event open. */
+	for (size_t i = 0; i < ev->nudefs; i++)
+		if (ev->udefs[i].tp_id >= 0)
+			sp_tracefs_uprobe_del(ev->udefs[i].tp_name);
 	pthread_mutex_destroy(&ev->lock);
 	pthread_mutex_destroy(&ev->idlock);
 	pthread_mutex_destroy(&ev->openlock);
@@ -334,6 +343,27 @@ static void add_fd(struct sp_perfev *ev, int fd)
 static int attach_ring(struct sp_perfev *ev, struct ring *r, int fd, int cpu, struct sp_err *err)
 {
 	add_fd(ev, fd);
+	if (r->fd < 0 && r->probe) {
+		/* A probe ring belongs to an event of pcollect's own that records
+		 * nothing, so that every probe event can be closed (a probe
+		 * stopped over its budget) while the ring lives on. */
+		struct perf_event_attr a;
+		memset(&a, 0, sizeof a);
+		a.size = sizeof a;
+		a.type = PERF_TYPE_SOFTWARE;
+		a.config = PERF_COUNT_SW_DUMMY;
+		a.exclude_kernel = 1;
+		a.watermark = 1;
+		a.wakeup_watermark = 256u << 10;
+		a.use_clockid = 1; /* a ring has one clock */
+		a.clockid = CLOCK_MONOTONIC;
+		long own = perf_event_open(&a, getpid(), cpu);
+		if (own >= 0) {
+			add_fd(ev, (int)own);
+			if (map_ring(ev, r, (int)own, err) < 0)
+				return -1;
+		}
+	}
 	if (r->fd < 0)
 		return map_ring(ev, r, fd, err);
 	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) < 0)
@@ -559,8 +589,14 @@ int sp_perfev_add_uprobe(struct sp_perfev *ev, const char *path, uint64_t offset
 				  "CONFIG_UPROBE_EVENTS): cannot trace");
 	raise_nofile();
 	ev->udefs = sp_xrealloc(ev->udefs, (ev->nudefs + 1) * sizeof *ev->udefs);
-	ev->udefs[ev->nudefs++] = (struct uprobe_def){ sp_xstrndup(path, strlen(path)), offset, ret, cookie,
-						       stack_bytes, 0 };
+	struct uprobe_def *d = &ev->udefs[ev->nudefs++];
+	*d = (struct uprobe_def){ sp_xstrndup(path, strlen(path)), offset, ret, cookie, stack_bytes, 0, -1, "", 0, 0 };
+	/* One tracefs uprobe shared by the events of every thread and CPU:
+	 * closing them then waits for one grace period, not one each. */
+	if (!getenv("SP_UPROBE_PMU"))
+		d->tp_id = sp_tracefs_uprobe_new(path, offset, ret, d->tp_name, sizeof d->tp_name);
+	if (d->tp_id >= 0)
+		ev->st.probe_shared++;
 	return 0;
 }
 
@@ -571,10 +607,15 @@ static int open_uprobe(struct sp_perfev *ev, const struct uprobe_def *d, int tid
 	struct perf_event_attr a;
 	memset(&a, 0, sizeof a);
 	a.size = sizeof a;
-	a.type = (uint32_t)ev->uprobe_type;
-	a.config = d->ret ? 1ULL << ev->uprobe_retbit : 0;
-	a.config1 = (uint64_t)(uintptr_t)d->path;
-	a.config2 = d->offset;
+	if (d->tp_id >= 0) {
+		a.type = PERF_TYPE_TRACEPOINT;
+		a.config = (uint64_t)d->tp_id;
+	} else {
+		a.type = (uint32_t)ev->uprobe_type;
+		a.config = d->ret ? 1ULL << ev->uprobe_retbit : 0;
+		a.config1 = (uint64_t)(uintptr_t)d->path;
+		a.config2 = d->offset;
+	}
 	a.sample_period = 1;
 	a.disabled = !ev->uprobes_on; /* all probes start together: sp_perfev_enable_uprobes */
 	/* 8 bytes of stack: at an entry, the return address, which a return
@@ -599,6 +640,7 @@ static int open_uprobe(struct sp_perfev *ev, const struct uprobe_def *d, int tid
 	ev->pfd_def = sp_xrealloc(ev->pfd_def, (ev->npfds + 1) * sizeof *ev->pfd_def);
 	ev->pfd_def[ev->npfds] = (uint32_t)(d - ev->udefs);
 	ev->pfds[ev->npfds++] = (int)fd;
+	ev->st.probe_events = (unsigned)ev->npfds;
 	uint64_t id;
 	if (ioctl((int)fd, PERF_EVENT_IOC_ID, &id) < 0) {
 		sp_err_set(err, "uprobe event id: %s", strerror(errno));
@@ -627,7 +669,7 @@ int sp_perfev_add_task_probes(struct sp_perfev *ev, int tid, struct sp_err *err)
 	size_t first = ev->nfds;
 	for (size_t i = 0; i < ev->nudefs && !rc; i++) {
 		const struct uprobe_def *d = &ev->udefs[i];
-		for (int cpu = 0; cpu < ev->ncpu; cpu++) {
+		for (int cpu = 0; cpu < ev->ncpu && !d->off; cpu++) {
 			if (open_uprobe(ev, d, tid, cpu, err) >= 0)
 				continue;
 			int e = errno;
@@ -669,6 +711,7 @@ int sp_perfev_add_task_probes(struct sp_perfev *ev, int tid, struct sp_err *err)
 			}
 		}
 		ev->npfds = keep;
+		ev->st.probe_events = (unsigned)keep;
 	} else {
 		ev->st.probe_tasks++;
 	}
@@ -687,6 +730,7 @@ int sp_perfev_probe_counts(struct sp_perfev *ev, uint32_t cookie, uint64_t *fire
 	 * and writes a record, or fails to when the ring is full). */
 	uint64_t n = 0;
 	pthread_mutex_lock(&ev->openlock);
+	n = ev->udefs[d].fired_closed;
 	for (size_t i = 0; i < ev->npfds; i++) {
 		uint64_t v;
 		if (ev->pfd_def[i] == d && read(ev->pfds[i], &v, sizeof v) == (ssize_t)sizeof v)
@@ -696,6 +740,44 @@ int sp_perfev_probe_counts(struct sp_perfev *ev, uint32_t cookie, uint64_t *fire
 	*fired = n;
 	*delivered = ev->udefs[d].delivered;
 	return 0;
+}
+
+int sp_perfev_close_probe(struct sp_perfev *ev, uint32_t cookie)
+{
+	size_t d = 0;
+	while (d < ev->nudefs && ev->udefs[d].cookie != cookie)
+		d++;
+	if (d == ev->nudefs)
+		return -1;
+	pthread_mutex_lock(&ev->openlock);
+	struct uprobe_def *u = &ev->udefs[d];
+	u->off = 1;
+	int closed = 0;
+	size_t keep = 0;
+	for (size_t i = 0; i < ev->npfds; i++) {
+		int fd = ev->pfds[i], owner = 0;
+		for (int c = 0; c < ev->nrings && !owner; c++)
+			owner = ev->rings[c].fd == fd;
+		if (ev->pfd_def[i] != d || owner) {
+			ev->pfd_def[keep] = ev->pfd_def[i];
+			ev->pfds[keep++] = fd;
+			continue;
+		}
+		uint64_t v;
+		if (read(fd, &v, sizeof v) == (ssize_t)sizeof v)
+			u->fired_closed += v;
+		for (size_t k = 0; k < ev->nfds; k++)
+			if (ev->fds[k] == fd) {
+				ev->fds[k] = ev->fds[--ev->nfds];
+				break;
+			}
+		close(fd);
+		closed++;
+	}
+	ev->npfds = keep;
+	ev->st.probe_events = (unsigned)keep;
+	pthread_mutex_unlock(&ev->openlock);
+	return closed;
 }
 
 void sp_perfev_enable_uprobes(struct sp_perfev *ev)

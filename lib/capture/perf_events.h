@@ -55,6 +55,8 @@ struct sp_perfev_stats {
 	int kernel_denied;  /* kernel sampling was asked for and refused: user mode only */
 	uint64_t probe_hits; /* uprobe records delivered */
 	unsigned probe_tasks; /* threads whose probes are open */
+	unsigned probe_shared; /* probes defined once in tracefs (tracefs.h) */
+	unsigned probe_events; /* uprobe perf events open (threads x CPUs x probes) */
 	uint64_t probe_lost; /* uprobe hits dropped: a probe ring was full, or
 			      * the records waiting to be read passed 1 GiB */
 };
@@ -83,7 +85,9 @@ int sp_perfev_add_process(struct sp_perfev *ev, int pid, void (*on_task)(void *c
  * err set to one sentence naming the setting needed. */
 int sp_perfev_add_cpus(struct sp_perfev *ev, struct sp_err *err);
 /* A uprobe (ret: a return probe) on the instruction at file offset
- * `offset` of binary `path`, through the uprobe PMU.  Its hits arrive in
+ * `offset` of binary `path`: defined once in tracefs when it can be
+ * (tracefs.h: every event shares it, and closing them waits one grace
+ * period, not one each), else through the uprobe PMU.  Its hits arrive in
  * the same time order as the samples, to h->uprobe with `cookie`.
  *
  * The probe is opened per followed thread and CPU (pid = TID, cpu = N, as
@@ -111,6 +115,12 @@ int sp_perfev_add_task_probes(struct sp_perfev *ev, int tid, struct sp_err *err)
  * (a full ring, or the 1 GiB queue limit), whether or not the kernel got
  * to write a LOST record for it.  Returns -1 for an unknown cookie. */
 int sp_perfev_probe_counts(struct sp_perfev *ev, uint32_t cookie, uint64_t *fired, uint64_t *delivered);
+/* Close every event of the probe added with cookie, on every thread, and
+ * open it on no thread from now on: the kernel takes its breakpoint out of
+ * the target (a disabled event would still trap).  Its counts stay
+ * (sp_perfev_probe_counts).  Returns the events closed, -1 for an unknown
+ * cookie.  Safe beside sp_perfev_add_task_probes. */
+int sp_perfev_close_probe(struct sp_perfev *ev, uint32_t cookie);
 /* Start every uprobe at once (they are opened disabled; sp_perfev_enable
  * starts them too, and probes opened later start enabled).  Note the kernel
  * writes the breakpoint into the code when a probe is opened: a disabled

@@ -224,6 +224,7 @@ int sp_proc_info(int pid, struct sp_proc_info *out)
 		out->kthread = (f[5] & 0x00200000) != 0; /* PF_KTHREAD */
 		long hz = sysconf(_SC_CLK_TCK);
 		out->cpu_ns = (f[9] + f[10]) * (1000000000ull / (unsigned long long)(hz > 0 ? hz : 100));
+		out->sys_ns = f[10] * (1000000000ull / (unsigned long long)(hz > 0 ? hz : 100));
 	}
 	return 0;
 }

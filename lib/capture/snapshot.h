@@ -98,6 +98,7 @@ struct sp_proc_info {
 	char state;      /* R S D T t Z X I */
 	int kthread;     /* a kernel thread (PF_KTHREAD): no user space */
 	uint64_t cpu_ns; /* user + system CPU time so far */
+	uint64_t sys_ns; /* of which system (kernel) time: a uprobe's traps */
 };
 /* Returns 0, or -1 when the process does not exist (any more). */
 int sp_proc_info(int pid, struct sp_proc_info *out);

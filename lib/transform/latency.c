@@ -210,13 +210,19 @@ static void text_group(struct sp_latency *l, struct sp_profile *p, const struct 
 	sp_buf_addf(b, ": %zu calls", g->n);
 	/* pcollect's "trace-lost" metadata, "PROBE N": the probe lost hits,
 	 * so some calls are missing and these figures are not whole. */
-	const char *name = sp_str(p, g->name), *lost = NULL;
+	const char *name = sp_str(p, g->name), *lost = NULL, *stopped = NULL;
 	size_t nl = strlen(name);
-	for (size_t i = 0; i < sp_meta_count(p) && !lost; i++) {
+	for (size_t i = 0; i < sp_meta_count(p); i++) {
 		const struct sp_meta *m = sp_meta_get(p, i);
-		const char *v = sp_str(p, m->value);
-		if (!strcmp(sp_str(p, m->key), "trace-lost") && !strncmp(v, name, nl) && v[nl] == ' ')
+		const char *v = sp_str(p, m->value), *k = sp_str(p, m->key);
+		if (strncmp(v, name, nl) || v[nl] != ' ')
+			continue;
+		if (!lost && !strcmp(k, "trace-lost"))
 			lost = v + nl + 1;
+		/* "trace-stopped": stopped over its cost budget (pcollect
+		 * --trace-budget): nothing counted after that */
+		if (!stopped && !strcmp(k, "trace-stopped"))
+			stopped = v + nl + 1;
 	}
 	/* a call without its return: a longjmp or an exception, or, when the
 	 * probe lost hits, its return may be among them */
@@ -225,6 +231,8 @@ static void text_group(struct sp_latency *l, struct sp_profile *p, const struct 
 			    lost ? "lost returns, a longjmp or an exception" : "longjmp, exception");
 	if (lost)
 		sp_buf_addf(b, " (INCOMPLETE: %s hits of this probe were lost)", lost);
+	if (stopped)
+		sp_buf_addf(b, " (INCOMPLETE: the probe was stopped at %s s, over its cost budget: a lower bound)", stopped);
 	sp_buf_adds(b, "\n");
 	if (!g->n)
 		return;

@@ -25,7 +25,7 @@
 #     second alone and while another process's libc:malloc is traced.
 #
 #   RUNS=5 CALLS=20000 SECONDS_OF_WORK=1 PCOLLECT=bin/pcollect (environment);
-#   ONLY=live: section 3 alone
+#   ONLY=live: section 3 alone; ONLY=threads: section 5 alone
 # Exits non-zero only when a command fails.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -81,7 +81,7 @@ run() { # run NAME MODE ARGS... -> median of the program's numbers
 	done
 }
 
-if [ "$ONLY" != live ]; then
+if [ -z "$ONLY" ]; then
 	say "== pcollect --trace: cost per hit (CPU time of $CALLS back-to-back calls of tick(), median of $RUNS)"
 	base=$(run alone cost "$CALLS" | sed -n 's/^cost \([0-9.]*\).*/\1/p' | median)
 	say "$(printf '  %-34s %9.1f ns per call' 'no probe' "$base")"
@@ -111,6 +111,7 @@ if [ "$ONLY" != live ]; then
 	done
 fi
 
+if [ "$ONLY" != threads ]; then
 say "== pcollect --live: cost per malloc+free pair (static program; CPU per pair, median of $RUNS)"
 if gcc -O2 -fomit-frame-pointer -static -o "$W/tl" tests/progs/t64-live.c 2> "$W/cc.err"; then
 	live_run() { # live_run NAME [CALLS] -> lines "TARGET_NS TOTAL_CPU_S"
@@ -156,7 +157,8 @@ fi
 #    malloc traced by pcollect.  Per-target probes: the bystander never
 #    traps, so the two rates differ by the machine's noise only (with the
 #    system-wide probes of before, it ran at ~1 % of its rate).
-[ "$ONLY" = live ] && exit 0
+fi
+if [ -z "$ONLY" ]; then
 say "== cost to an untraced process of a traced libc:malloc (malloc+free calls in 1 s, median of $RUNS)"
 gcc -O2 -o "$W/by" tests/progs/t62-bystander.c
 for mode in alone traced; do
@@ -171,4 +173,31 @@ for mode in alone traced; do
 		if [ -n "$pc" ]; then kill -INT "$pc" 2> /dev/null || true; wait "$pc" 2> /dev/null || true; fi
 	done > "$W/by.$mode"
 	say "$(printf '  %-34s %12s calls/s' "$mode" "$(median < "$W/by.$mode")")"
+done
+
+#  5. Start and stop against the thread count: tests/progs/t62-many.c with
+#     N threads each calling tick() then sleeping 50 ms (and a thread born
+#     and dying every 20 ms), pcollect -v -F 0 --trace tick -p PID -d 1:
+#     the attach and detach times -v prints, and the events opened; as root
+#     with tracefs (one uprobe per probe, shared) and, up to 20 threads,
+#     with the uprobe PMU (SP_UPROBE_PMU=1: one uprobe per event, each
+#     close waits a grace period; 200 threads took 127 s here).
+#     THREADS="1 20 200 500" (environment).
+fi
+[ "$ONLY" = live ] && exit 0
+say "== start and stop against the thread count (pcollect -v -F 0 --trace tick -p PID -d 1)"
+gcc -O2 -pthread -o "$W/many" tests/progs/t62-many.c
+for mode in tracefs pmu; do
+	for n in ${THREADS:-1 20 200 500}; do
+		[ $mode = pmu ] && [ "$n" -gt 20 ] && { say "  pmu, $n threads: skipped (one grace period per event: minutes)"; continue; }
+		"$W/many" many "$n" 50 60 > "$W/many.out" & mp=$!
+		for _ in $(seq 100); do grep -q ready "$W/many.out" && break; sleep 0.1; done
+		sleep 0.3
+		if [ $mode = pmu ]; then SP_UPROBE_PMU=1 "$PC" -v -F 0 --trace tick -p $mp -d 1 -o "$W/m.sp" 2> "$W/m.err" || true
+		else "$PC" -v -F 0 --trace tick -p $mp -d 1 -o "$W/m.sp" 2> "$W/m.err" || true; fi
+		kill $mp 2> /dev/null; wait $mp 2> /dev/null || true
+		a=$(sed -n 's/^pcollect: probes attached in \([0-9.]*\) s: \([0-9]*\) events in \([0-9]*\) threads.*/\1 s, \2 events in \3 threads/p' "$W/m.err")
+		d=$(sed -n 's/^pcollect: probes detached \([0-9.]*\) s after tracing ended/\1/p' "$W/m.err")
+		say "$(printf '  %-8s %4s threads: attached in %s; detached %s s after -d' "$mode" "$n" "${a:-?}" "${d:-?}")"
+	done
 done

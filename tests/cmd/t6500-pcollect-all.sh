@@ -131,11 +131,26 @@ leaves() {
 # only; they are left out of its share, and the count is said.
 unres=$(sed -n 's/^pcollect: [0-9]* process.* exited before .* maps could be read: \([0-9]*\) sample.*/\1/p' "$T/a.err")
 grep -v '\[unknown\] [0-9]*$' "$T/a.folded" > "$T/a.named"
+# Samples each tool lost (a full ring): pcollect says so on stderr, perf
+# in its LOST and LOST_SAMPLES records.  A tool that lost a large part of
+# its samples lost them in bursts (phases of the target), so its shares
+# are not the machine's: said, and the comparison skipped.
+a_lost=$(sed -n 's/^pcollect: \([0-9]*\) samples lost: .*/\1/p' "$T/a.err" | head -1)
+p_lost=$(perf report -D -i "$T/p.data" 2> /dev/null | awk '/PERF_RECORD_LOST/ { for (i = 1; i <= NF; i++) if ($i ~ /^lost:[0-9]+$/) { sub(/^lost:/, "", $i); n += $i } } END { print n + 0 }')
+a_all=$(awk '{ t += $NF } END { print t + 0 }' "$T/a.folded"); p_all=$(awk '{ t += $NF } END { print t + 0 }' "$T/p.folded")
+echo "# samples lost: pcollect ${a_lost:-0} (kept $a_all), perf $p_lost (kept $p_all)"
+lossy=$(awk -v a="${a_lost:-0}" -v n="$a_all" -v b="$p_lost" -v m="$p_all" 'BEGIN {
+	if (a > 0.05 * (a + n)) printf "pcollect lost %d of its %d samples; ", a, a + n
+	if (b > 0.05 * (b + m)) printf "perf lost %d of its %d samples; ", b, b + m }')
 cmp_share() { # LABEL ROOT LEAFRE
 	local afile=$T/a.folded note=
 	if [ -n "$unres" ]; then afile=$T/a.named; note=", without the $unres samples pcollect said it could not name"; fi
 	read -r sa na < <(share "$2" "$3" "$afile")
 	read -r sp np < <(share "$2" "$3" "$T/p.folded")
+	if [ -n "$lossy" ]; then
+		skip "-a against perf: $1" "${lossy}shares of a ring that overflowed are not comparable (pcollect $sa% of $na, perf $sp% of $np)"
+		return
+	fi
 	# the two shares are independent estimates of one: 4 standard errors
 	# of their difference (at least 8 points: xz's phases) bound it
 	local tol

@@ -5,7 +5,8 @@
  *   calls N rate R/s p50 X us p95 Y us at T s total C
  * (T: CLOCK_MONOTONIC, the clock of pcollect's timestamps; C: calls so far)
  * and, with a second argument FILE, every call as "END_NS DURATION_NS" in
- * FILE (flushed each second), for exact figures over any window.
+ * FILE (flushed each second), for exact figures over any window; each
+ * line ends with "N SCALED_NS": that call's scaled(n), timed around it.
  * so a test can compare plive's screen with them.  The fast body's length
  * varies a little per call (i % 7) so sampling cannot alias with it.
  * scaled(n), called by each work() with n = 1, 2, 3, takes n times as
@@ -16,6 +17,8 @@
 #include <time.h>
 
 static volatile unsigned long sink;
+static unsigned long long scaled_ns; /* the last call of scaled, timed */
+static unsigned long scaled_n;
 
 static unsigned long long now_ns(void)
 {
@@ -58,7 +61,10 @@ __attribute__((noinline)) unsigned long work(unsigned long i)
 	else
 		r = fast_path(60000 + (i % 7) * 600);
 	sink ^= r;
-	r += scaled(i % 3 + 1);
+	scaled_n = i % 3 + 1;
+	unsigned long long a = now_ns();
+	r += scaled(scaled_n);
+	scaled_ns = now_ns() - a;
 	return r + i;
 }
 
@@ -84,7 +90,7 @@ int main(int argc, char **argv)
 		unsigned long long b = now_ns();
 		total++;
 		if (calls)
-			fprintf(calls, "%llu %llu\n", b, b - a);
+			fprintf(calls, "%llu %llu %lu %llu\n", b, b - a, scaled_n, scaled_ns);
 		if (n < sizeof d / sizeof d[0])
 			d[n++] = b - a;
 		if (b - tick >= 1000000000ull) {

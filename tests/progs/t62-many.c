@@ -1,0 +1,124 @@
+/* t62-many.c — targets of t6296 (tracing many threads, a hot loop).
+ * Prints its own counts for the test to compare with the trace.
+ *
+ *   many N MS SECONDS  N threads, each calls tick() then sleeps MS ms, for
+ *                      SECONDS; one more thread creates a short-lived
+ *                      thread (one tick() call, then it exits) every 20 ms,
+ *                      so threads are born and die while a tracer stops.
+ *                      Prints "ready" once all run, "calls K" at the end.
+ *   hot SECONDS        one thread calls tick() in a loop for SECONDS and
+ *                      prints "progress T K" every 0.5 s: the calls made
+ *                      in the half second that ended at T seconds.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static unsigned long calls; /* atomic: the threads' counts, added at their end */
+static __thread unsigned long my_calls;
+static volatile int stop;
+static long period_ms;
+
+__attribute__((noinline)) long tick(long x)
+{
+	my_calls++;
+	__asm__ volatile("" : "+r"(x));
+	return x + 1;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec t = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&t, NULL);
+}
+
+static void *caller(void *arg)
+{
+	(void)arg;
+	while (!stop) {
+		tick(1);
+		sleep_ms(period_ms);
+	}
+	__atomic_fetch_add(&calls, my_calls, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void *once(void *arg)
+{
+	tick((long)(intptr_t)arg);
+	__atomic_fetch_add(&calls, my_calls, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void *churn(void *arg)
+{
+	(void)arg;
+	while (!stop) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, once, NULL) == 0)
+			pthread_join(t, NULL);
+		sleep_ms(20);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 5 && !strcmp(argv[1], "many")) {
+		int n = atoi(argv[2]);
+		period_ms = atol(argv[3]);
+		double secs = atof(argv[4]);
+		pthread_t *t = calloc((size_t)n + 1, sizeof *t);
+		pthread_attr_t a;
+		pthread_attr_init(&a);
+		pthread_attr_setstacksize(&a, 64 << 10);
+		for (int i = 0; i < n; i++)
+			if (pthread_create(&t[i], &a, caller, NULL)) {
+				fprintf(stderr, "pthread_create failed at %d\n", i);
+				return 1;
+			}
+		pthread_create(&t[n], &a, churn, NULL);
+		printf("ready\n");
+		fflush(stdout);
+		sleep_ms((long)(secs * 1000));
+		stop = 1;
+		for (int i = 0; i <= n; i++)
+			pthread_join(t[i], NULL);
+		printf("calls %lu\n", __atomic_load_n(&calls, __ATOMIC_RELAXED));
+		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "hot")) {
+		uint64_t t0 = now_ns(), end = t0 + (uint64_t)(atof(argv[2]) * 1e9), next = t0 + 500000000u;
+		unsigned long last = 0;
+		long x = 0;
+		setvbuf(stdout, NULL, _IOLBF, 0);
+		for (;;) {
+			for (int i = 0; i < 256; i++)
+				x = tick(x);
+			uint64_t t = now_ns();
+			if (t >= next) {
+				unsigned long c = my_calls;
+				printf("progress %.1f %lu\n", (double)(next - t0) / 1e9, c - last);
+				last = c;
+				next += 500000000u;
+			}
+			if (t >= end)
+				break;
+		}
+		printf("calls %lu\n", my_calls);
+		return 0;
+	}
+	fprintf(stderr, "usage: t62-many many N MS SECONDS | hot SECONDS\n");
+	return 2;
+}
