@@ -44,6 +44,8 @@ static const char sp_snapshot_synopsis[] =
 	"                          interpreter's eval-loop frames (--python=merged: default)\n"
 	"      --full-filenames    Python files by their full path, not relative to\n"
 	"                          their sys.path entry (json/encoder.py)\n"
+	"      --locals            under each frame its parameters and local variables\n"
+	"                          (native frames: from DWARF; text output)\n"
 	"  -v, --verbose           how long each thread was stopped\n"
 	"  -q, --quiet             no warnings\n"
 	"  -V, --version           print the version\n"
@@ -62,7 +64,7 @@ struct sopts {
 	double interval;
 	enum sp_snapview_format format; /* 0: by -n */
 	unsigned long stack;
-	int lines, no_inline, verbose, quiet, no_python, full_filenames;
+	int lines, no_inline, verbose, quiet, no_python, full_filenames, locals;
 };
 
 static volatile sig_atomic_t stop_sig;
@@ -70,7 +72,7 @@ static void on_stop(int sig) { stop_sig = sig; }
 
 static int parse(struct sopts *o, int argc, char **argv)
 {
-	enum { O_SNAP = 256, O_FORMAT, O_STACK, O_LINES, O_NOINLINE, O_PYTHON, O_FULLNAMES };
+	enum { O_SNAP = 256, O_FORMAT, O_STACK, O_LINES, O_NOINLINE, O_PYTHON, O_FULLNAMES, O_LOCALS };
 	static const struct option longopts[] = {
 		{ "snapshot", no_argument, NULL, O_SNAP },
 		{ "pid", required_argument, NULL, 'p' },
@@ -84,6 +86,7 @@ static int parse(struct sopts *o, int argc, char **argv)
 		{ "no-inline", no_argument, NULL, O_NOINLINE },
 		{ "python", required_argument, NULL, O_PYTHON },
 		{ "full-filenames", no_argument, NULL, O_FULLNAMES },
+		{ "locals", no_argument, NULL, O_LOCALS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -144,6 +147,7 @@ static int parse(struct sopts *o, int argc, char **argv)
 			o->no_python = !strcmp(optarg, "off");
 			break;
 		case O_FULLNAMES: o->full_filenames = 1; break;
+		case O_LOCALS: o->locals = 1; break;
 		case 'v': o->verbose = 1; break;
 		case 'q': o->quiet = 1; break;
 		case 'h': fputs(syn, stdout); return 1;
@@ -205,6 +209,8 @@ int pcollect_snapshot(int argc, char **argv)
 		return prc > 0 ? SP_EXIT_OK : SP_EXIT_ERROR;
 	if (!o.format)
 		o.format = o.count > 1 ? SP_SNAPVIEW_STREAM : SP_SNAPVIEW_TEXT;
+	if (o.locals && o.format != SP_SNAPVIEW_TEXT)
+		return sp_usage_error(sp_snapshot_synopsis, "--locals needs text output (-O text)");
 	if (o.threads) {
 		regex_t re;
 		struct sp_err e;
@@ -243,7 +249,7 @@ int pcollect_snapshot(int argc, char **argv)
 	struct sp_err err;
 	memset(&err, 0, sizeof err);
 	struct sp_snapview_opts vo = { o.pid, o.threads, o.format, o.stack, o.lines, o.no_inline, o.verbose,
-				       o.interval, o.no_python, o.full_filenames };
+				       o.interval, o.no_python, o.full_filenames, o.locals };
 	struct sp_snapview *v = sp_snapview_new(&vo, out, &err);
 	if (!v) {
 		sp_error_e(&err);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fold.h"
+#include "locals.h"
 #include "format.h"
 #include "locks.h"
 #include "procmaps.h"
@@ -34,10 +35,25 @@
 struct tstack {
 	uint32_t *frames; /* innermost first */
 	uint64_t *pcs;    /* the address each frame came from */
+	uint32_t *loc;    /* --locals: offset + 1 in lb of the frame's variables
+			   * ("name\0value\0" pairs), 0 none */
+	uint16_t *nloc;   /* how many */
+	struct sp_buf lb;
 	size_t n, cap;
 	int truncated;
 	int unstopped;
 };
+
+static void ts_grow(struct tstack *ts, size_t n)
+{
+	if (n <= ts->cap)
+		return;
+	ts->cap = n;
+	ts->frames = sp_xrealloc(ts->frames, ts->cap * sizeof *ts->frames);
+	ts->pcs = sp_xrealloc(ts->pcs, ts->cap * sizeof *ts->pcs);
+	ts->loc = sp_xrealloc(ts->loc, ts->cap * sizeof *ts->loc);
+	ts->nloc = sp_xrealloc(ts->nloc, ts->cap * sizeof *ts->nloc);
+}
 
 struct sp_snapview {
 	struct sp_snapview_opts o;
@@ -75,9 +91,11 @@ struct sp_snapview {
 	uint32_t *mfr;
 	int32_t *msrc;
 	size_t capm;
+	struct sp_locals_mem mem; /* --locals: memory of this snapshot's threads */
 };
 
 #define PY_MAX 2048
+#define LOCALS_BUDGET (1u << 20) /* --locals: bytes read outside the stack copies */
 
 /* A threading.Lock records no owner: the threads whose frames still refer
  * to it (inside "with lock:", or between acquire() and release() while a
@@ -177,27 +195,63 @@ static void py_merge(struct sp_snapview *c, size_t i, struct tstack *ts)
 	int npy = c->pyt[i].n;
 	if (npy <= 0 || !ts->n)
 		return;
-	uint32_t *nat = sp_xmalloc(ts->n * sizeof *nat);
+	uint32_t *nat = sp_xmalloc(ts->n * sizeof *nat), *loc = sp_xmalloc(ts->n * sizeof *loc);
 	uint64_t *pcs = sp_xmalloc(ts->n * sizeof *pcs);
+	uint16_t *nloc = sp_xmalloc(ts->n * sizeof *nloc);
 	for (size_t k = 0; k < ts->n; k++) {
 		nat[k] = ts->frames[ts->n - 1 - k];
 		pcs[k] = ts->pcs[ts->n - 1 - k];
+		loc[k] = ts->loc[ts->n - 1 - k];
+		nloc[k] = ts->nloc[ts->n - 1 - k];
 	}
 	int disagree;
 	size_t n = sp_pymerge_frames(c->p, SP_PY_MERGED, nat, ts->n, c->pyfr + c->pyt[i].off, c->pyen + c->pyt[i].off,
 				     npy, ts->truncated, &c->mfr, &c->msrc, &c->capm, &disagree);
-	if (n > ts->cap) {
-		ts->cap = n;
-		ts->frames = sp_xrealloc(ts->frames, ts->cap * sizeof *ts->frames);
-		ts->pcs = sp_xrealloc(ts->pcs, ts->cap * sizeof *ts->pcs);
-	}
+	ts_grow(ts, n);
 	for (size_t k = 0; k < n; k++) {
 		ts->frames[n - 1 - k] = c->mfr[k];
 		ts->pcs[n - 1 - k] = c->msrc[k] >= 0 ? pcs[c->msrc[k]] : 0;
+		ts->loc[n - 1 - k] = c->msrc[k] >= 0 ? loc[c->msrc[k]] : 0;
+		ts->nloc[n - 1 - k] = c->msrc[k] >= 0 ? nloc[c->msrc[k]] : 0;
 	}
 	ts->n = n;
 	free(nat);
 	free(pcs);
+	free(loc);
+	free(nloc);
+}
+
+/* --locals: the variables of display frame n of ts, the group-th
+ * function at unwound frame i (pc), with the registers the unwinder
+ * recovered for it: all of them in the innermost frame; the stack pointer,
+ * rbx, rbp and r12-r15 in its callers.  The frame's CFA is its caller's
+ * stack pointer. */
+static void frame_locals(struct sp_snapview *c, const struct sp_snap_thread *t, const uint64_t *sps, int i, int n,
+			 uint64_t pc, int group, struct tstack *ts)
+{
+	static const unsigned kept[SP_UNWIND_KEPT] = { 7, 3, 6, 12, 13, 14, 15 };
+	struct sp_locals_regs rg;
+	memset(&rg, 0, sizeof rg);
+	if (i == 0) {
+		memcpy(rg.r, t->regs, sizeof rg.r);
+		rg.known = (1u << 17) - 1;
+	} else {
+		for (int k = 0; k < SP_UNWIND_KEPT; k++)
+			if ((rg.r[kept[k]] = sps[i * SP_UNWIND_KEPT + k]))
+				rg.known |= 1u << kept[k];
+		rg.r[16] = pc + 1;
+		rg.known |= 1u << 16;
+	}
+	rg.cfa = i + 1 < n ? sps[(i + 1) * SP_UNWIND_KEPT] : 0;
+	c->mem.stack = t->stack;
+	c->mem.stack_lo = t->regs[7];
+	c->mem.stack_len = t->stack_len;
+	size_t off = ts->lb.len;
+	int nv = sp_locals_frame(sp_unwind_dwfl(c->u), pc, group, &rg, &c->mem, &ts->lb, NULL);
+	if (nv > 0) {
+		ts->loc[ts->n] = (uint32_t)off + 1;
+		ts->nloc[ts->n] = (uint16_t)(nv > 65535 ? 65535 : nv);
+	}
 }
 
 static void unwind_thread(struct sp_snapview *c, const struct sp_snap_thread *t, struct tstack *ts)
@@ -208,22 +262,25 @@ static void unwind_thread(struct sp_snapview *c, const struct sp_snap_thread *t,
 	if (!t->have_regs)
 		return;
 	uint64_t pcs[MAX_PCS];
-	struct sp_unwind_result r =
-		sp_unwind_stack(c->u, t->tid, t->regs, t->stack, t->stack_len, SP_UNWIND_LIVE, pcs, MAX_PCS);
+	uint64_t *sps = c->o.locals ? sp_xmalloc(MAX_PCS * SP_UNWIND_KEPT * sizeof *sps) : NULL;
+	struct sp_unwind_result r = sp_unwind_stack_sps(c->u, t->tid, t->regs, t->stack, t->stack_len, SP_UNWIND_LIVE,
+							pcs, sps, MAX_PCS);
 	ts->truncated = r.truncated;
 	for (int i = 0; i < r.n; i++) {
 		const uint32_t *f;
 		size_t k = sp_symbols_user(c->syms, c->u, c->maps, c->live, pcs[i], &f);
 		for (size_t j = 0; j < k; j++) {
-			if (ts->n == ts->cap) {
-				ts->cap = ts->cap ? 2 * ts->cap : 64;
-				ts->frames = sp_xrealloc(ts->frames, ts->cap * sizeof *ts->frames);
-				ts->pcs = sp_xrealloc(ts->pcs, ts->cap * sizeof *ts->pcs);
-			}
+			if (ts->n == ts->cap)
+				ts_grow(ts, ts->cap ? 2 * ts->cap : 64);
 			ts->pcs[ts->n] = pcs[i];
+			ts->loc[ts->n] = 0;
+			ts->nloc[ts->n] = 0;
+			if (sps)
+				frame_locals(c, t, sps, i, r.n, pcs[i], (int)j, ts);
 			ts->frames[ts->n++] = f[j];
 		}
 	}
+	free(sps);
 }
 
 static const char *state_name(char s)
@@ -444,6 +501,12 @@ static void print_frames(struct sp_snapview *c, const struct tstack *ts, const c
 			fprintf(c->out, " [%s]", b ? b + 1 : m);
 		}
 		fputc('\n', c->out);
+		const char *lv = ts->loc && ts->loc[i] ? ts->lb.p + ts->loc[i] - 1 : NULL;
+		for (unsigned k = 0; lv && k < ts->nloc[i]; k++) {
+			const char *val = lv + strlen(lv) + 1;
+			fprintf(c->out, "%s        %s = %s\n", indent, lv, val);
+			lv = val + strlen(val) + 1;
+		}
 	}
 	if (!ts->n && ts->unstopped)
 		fprintf(c->out, "%s(no stack: the thread did not stop in time; uninterruptible waits end only when the "
@@ -701,6 +764,9 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 		}
 	}
 	free(seen);
+	if (c->mem.skipped)
+		fprintf(c->out, "\n(%zu values not read: --locals reads at most %u bytes outside the stack copies)\n",
+			c->mem.skipped, LOCALS_BUDGET);
 	if (s->gone)
 		fprintf(c->out, "\n(%zu thread%s exited during the snapshot)\n", s->gone, s->gone == 1 ? "" : "s");
 }
@@ -853,6 +919,9 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 	const char **names = NULL;
 	size_t capnames = 0;
 	int py = c->pyt != NULL;
+	memset(&c->mem, 0, sizeof c->mem);
+	c->mem.pid = live;
+	c->mem.budget = LOCALS_BUDGET;
 	for (size_t i = 0; i < s.n; i++) {
 		unwind_thread(c, &s.t[i], &ts[i]);
 		if (py)
@@ -885,6 +954,7 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 	else
 		rc = sample_snapshot(c, &s, keep, ts, err);
 	c->last.threads = s.n;
+	c->last.locals_skipped = c->mem.skipped;
 	c->last.window_ns = s.window_ns;
 	c->last.longest_ns = 0;
 	for (size_t i = 0; i < s.n; i++)
@@ -893,6 +963,9 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 	for (size_t i = 0; i < s.n; i++) {
 		free(ts[i].frames);
 		free(ts[i].pcs);
+		free(ts[i].loc);
+		free(ts[i].nloc);
+		sp_buf_release(&ts[i].lb);
 	}
 	free(ts);
 	free(w);

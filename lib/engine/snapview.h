@@ -32,6 +32,7 @@ struct sp_snapview_opts {
 	double interval;         /* seconds between snapshots (for the metadata) */
 	int no_python;           /* do not merge CPython's frames (python.h) */
 	int full_filenames;      /* Python files by full path, not relative to sys.path */
+	int locals;              /* text: each frame's variables (locals.h) */
 };
 
 struct sp_snapview_stats {
@@ -41,6 +42,7 @@ struct sp_snapview_stats {
 	char python[480];     /* "Python 3.12.1" (frames merged), or why a CPython
 			       * was refused; "" when not Python */
 	int python_merged;    /* Python frames are merged into the stacks */
+	size_t locals_skipped; /* --locals: values not read (the read budget) */
 };
 
 struct sp_snapview;
