@@ -87,6 +87,11 @@ struct sp_snapview {
 	int gil;          /* sp_python_gil_holder while stopped */
 	uint32_t *pyfr;
 	uint8_t *pyen;
+	uint32_t *pyloc;  /* --locals: per Python frame (as pyfr) its variables'
+			   * offset + 1 in pylb, 0 none, NOT_READ */
+	uint16_t *pylocn;
+	struct sp_buf pylb;
+	size_t pyskipped; /* Python frames whose locals the stop's budget left unread */
 	size_t npyfr, cappyfr;
 	uint32_t *mfr;
 	int32_t *msrc;
@@ -95,6 +100,8 @@ struct sp_snapview {
 };
 
 #define PY_MAX 2048
+#define PY_LOCAL_READS 4000 /* --locals: memory reads of Python values per stop */
+#define NOT_READ UINT32_MAX  /* a frame's locals were not read (the budget) */
 #define LOCALS_BUDGET (1u << 20) /* --locals: bytes read outside the stack copies */
 
 /* A threading.Lock records no owner: the threads whose frames still refer
@@ -159,6 +166,9 @@ static void py_hook(void *ctx, struct sp_snap *s)
 	struct sp_snapview *c = ctx;
 	c->pyt = sp_xrealloc(c->pyt, (s->n ? s->n : 1) * sizeof *c->pyt);
 	c->npyfr = 0;
+	c->pyskipped = 0;
+	sp_buf_reset(&c->pylb);
+	uint64_t budget = PY_LOCAL_READS;
 	c->gil = sp_python_gil_holder(c->py);
 	for (size_t i = 0; i < s->n; i++) {
 		c->pyt[i].off = (uint32_t)c->npyfr;
@@ -167,8 +177,20 @@ static void py_hook(void *ctx, struct sp_snap *s)
 			c->cappyfr = c->npyfr + PY_MAX + c->cappyfr;
 			c->pyfr = sp_xrealloc(c->pyfr, c->cappyfr * sizeof *c->pyfr);
 			c->pyen = sp_xrealloc(c->pyen, c->cappyfr);
+			c->pyloc = sp_xrealloc(c->pyloc, c->cappyfr * sizeof *c->pyloc);
+			c->pylocn = sp_xrealloc(c->pylocn, c->cappyfr * sizeof *c->pylocn);
 		}
 		int n = sp_python_stack(c->py, s->t[i].tid, NULL, c->pyfr + c->npyfr, c->pyen + c->npyfr, PY_MAX);
+		if (c->o.locals && n > 0) {
+			/* Values as of the stop, within a budget of reads. */
+			int got = sp_python_locals(c->py, s->t[i].tid, &c->pylb, c->pyloc + c->npyfr,
+						   c->pylocn + c->npyfr, n, &budget);
+			for (int k = got < 0 ? 0 : got; k < n; k++) {
+				c->pyloc[c->npyfr + (size_t)k] = NOT_READ;
+				c->pylocn[c->npyfr + (size_t)k] = 0;
+				c->pyskipped++;
+			}
+		}
 		c->pyt[i].name = 0; /* read once the threads run again */
 		/* Lock owners only for threads asleep in futex (py_confirm):
 		 * the others need not be held stopped for the reads. */
@@ -186,6 +208,24 @@ static void py_hook(void *ctx, struct sp_snap *s)
 		}
 	}
 	lock_holders(c, s);
+}
+
+/* --locals: Python frame j's variables (read in py_hook) as display
+ * frame k's, copied into ts's buffer. */
+static void py_frame_locals(struct sp_snapview *c, size_t j, struct tstack *ts, size_t k)
+{
+	if (c->pyloc[j] == NOT_READ) {
+		ts->loc[k] = NOT_READ;
+		return;
+	}
+	if (!c->pyloc[j])
+		return;
+	const char *p = c->pylb.p + c->pyloc[j] - 1, *e = p;
+	for (unsigned v = 0; v < 2u * c->pylocn[j]; v++)
+		e += strlen(e) + 1;
+	ts->loc[k] = (uint32_t)ts->lb.len + 1;
+	ts->nloc[k] = c->pylocn[j];
+	sp_buf_add(&ts->lb, p, (size_t)(e - p));
 }
 
 /* Thread i's native frames (innermost first) with its Python frames
@@ -213,6 +253,8 @@ static void py_merge(struct sp_snapview *c, size_t i, struct tstack *ts)
 		ts->pcs[n - 1 - k] = c->msrc[k] >= 0 ? pcs[c->msrc[k]] : 0;
 		ts->loc[n - 1 - k] = c->msrc[k] >= 0 ? loc[c->msrc[k]] : 0;
 		ts->nloc[n - 1 - k] = c->msrc[k] >= 0 ? nloc[c->msrc[k]] : 0;
+		if (c->msrc[k] <= -2 && c->o.locals)
+			py_frame_locals(c, c->pyt[i].off + (size_t)(-2 - c->msrc[k]), ts, n - 1 - k);
 	}
 	ts->n = n;
 	free(nat);
@@ -501,6 +543,10 @@ static void print_frames(struct sp_snapview *c, const struct tstack *ts, const c
 			fprintf(c->out, " [%s]", b ? b + 1 : m);
 		}
 		fputc('\n', c->out);
+		if (ts->loc && ts->loc[i] == NOT_READ) {
+			fprintf(c->out, "%s        (locals not read: the stop's budget was spent)\n", indent);
+			continue;
+		}
 		const char *lv = ts->loc && ts->loc[i] ? ts->lb.p + ts->loc[i] - 1 : NULL;
 		for (unsigned k = 0; lv && k < ts->nloc[i]; k++) {
 			const char *val = lv + strlen(lv) + 1;
@@ -764,6 +810,9 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 		}
 	}
 	free(seen);
+	if (c->pyt && c->pyskipped)
+		fprintf(c->out, "\n(the locals of %zu Python frames were not read: at most %d reads of the target's "
+				"memory while it is stopped)\n", c->pyskipped, PY_LOCAL_READS);
 	if (c->mem.skipped)
 		fprintf(c->out, "\n(%zu values not read: --locals reads at most %u bytes outside the stack copies)\n",
 			c->mem.skipped, LOCALS_BUDGET);
@@ -1030,6 +1079,9 @@ void sp_snapview_free(struct sp_snapview *c)
 	free(c->pyt);
 	free(c->pyfr);
 	free(c->pyen);
+	free(c->pyloc);
+	free(c->pylocn);
+	sp_buf_release(&c->pylb);
 	free(c->mfr);
 	free(c->msrc);
 	sp_unwind_free(c->u);

@@ -1806,3 +1806,228 @@ int sp_python_refs(struct sp_python *py, int tid, struct sp_python_ref *r, int m
 	}
 	return k;
 }
+
+/* ---- local variables (pcollect --snapshot --locals) ---- */
+
+#define TPF_TUPLE (1UL << 26)
+#define TPF_BYTES (1UL << 27)
+#define REPR_STR 64  /* characters of a str or bytes shown */
+#define REPR_ITEMS 4 /* items of a tuple, list or dict shown */
+
+/* The name of type (tp_name), into nm. */
+static void type_name(struct sp_python *py, uint64_t type, char *nm, size_t n)
+{
+	uint64_t at = 0;
+	memset(nm, 0, n);
+	if (rd64(py, type + 24, &at) < 0 || !at || (rd(py, at, nm, n - 1) < 0 && rd(py, at, nm, 16) < 0))
+		snprintf(nm, n, "?");
+	nm[n - 1] = 0;
+	for (size_t i = 0; nm[i]; i++)
+		if ((unsigned char)nm[i] < 32 || (unsigned char)nm[i] >= 127)
+			nm[i] = '?';
+}
+
+static void repr_bytes(struct sp_buf *out, const uint8_t *b, size_t n, char quote)
+{
+	sp_buf_addc(out, quote);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = b[i];
+		if (ch == (unsigned char)quote || ch == '\\')
+			sp_buf_addf(out, "\\%c", ch);
+		else if (ch == '\n')
+			sp_buf_adds(out, "\\n");
+		else if (ch < 32 || ch == 127 || (quote == '\'' && ch >= 128))
+			sp_buf_addf(out, "\\x%02x", ch);
+		else
+			sp_buf_addc(out, (char)ch);
+	}
+	sp_buf_addc(out, quote);
+}
+
+/* A short repr of obj, read from memory without running code: int,
+ * float, str, bytes, bool, None, tuple/list/dict with their first items
+ * and length (one level), else "<Type at 0x...>". */
+static void repr(struct sp_python *py, uint64_t obj, int depth, struct sp_buf *out)
+{
+	uint64_t type = 0, fl = type_flags(py, obj, &type);
+	char nm[48];
+	if (!fl) {
+		sp_buf_addf(out, "<unreadable at 0x%llx>", (unsigned long long)obj);
+		return;
+	}
+	type_name(py, type, nm, sizeof nm);
+	if (!strcmp(nm, "NoneType")) {
+		sp_buf_adds(out, "None");
+		return;
+	}
+	if (fl & TPF_LONG) {
+		int64_t v;
+		if (long_get(py, obj, &v) < 0)
+			sp_buf_addf(out, "<%s at 0x%llx: a big int>", nm, (unsigned long long)obj);
+		else if (!strcmp(nm, "bool"))
+			sp_buf_adds(out, v ? "True" : "False");
+		else
+			sp_buf_addf(out, "%lld", (long long)v);
+		return;
+	}
+	if (!strcmp(nm, "float")) {
+		double d;
+		if (rd(py, obj + 16, &d, 8) < 0)
+			sp_buf_addf(out, "<unreadable at 0x%llx>", (unsigned long long)obj);
+		else
+			sp_buf_addf(out, "%.17g", d);
+		return;
+	}
+	if (fl & TPF_UNICODE) {
+		if (str_text(py, obj) < 0) {
+			sp_buf_addf(out, "<%s at 0x%llx>", nm, (unsigned long long)obj);
+			return;
+		}
+		size_t n = py->strbuf.len, cut = n;
+		/* REPR_STR characters, not bytes: a cut inside UTF-8 would break it */
+		size_t chars = 0;
+		for (size_t i = 0; i < n; i++)
+			if (((unsigned char)py->strbuf.p[i] & 0xc0) != 0x80 && chars++ == REPR_STR)
+				cut = i;
+		repr_bytes(out, (const uint8_t *)py->strbuf.p, cut, '\'');
+		if (cut < n)
+			sp_buf_addf(out, "... (%zu characters)", chars);
+		return;
+	}
+	if (fl & TPF_BYTES) {
+		int64_t n = 0;
+		uint8_t b[REPR_STR];
+		if (rd(py, obj + py->o.bytes_size, &n, 8) < 0 || n < 0 ||
+		    rd(py, obj + py->o.bytes_sval, b, (size_t)(n < REPR_STR ? n : REPR_STR)) < 0) {
+			sp_buf_addf(out, "<unreadable at 0x%llx>", (unsigned long long)obj);
+			return;
+		}
+		sp_buf_addc(out, 'b');
+		repr_bytes(out, b, (size_t)(n < REPR_STR ? n : REPR_STR), '\'');
+		if (n > REPR_STR)
+			sp_buf_addf(out, "... (%lld bytes)", (long long)n);
+		return;
+	}
+	if (fl & (TPF_TUPLE | TPF_LIST)) {
+		int tuple = (fl & TPF_TUPLE) != 0;
+		int64_t n = 0;
+		uint64_t items = obj + 24, it[REPR_ITEMS];
+		if (rd(py, obj + 16, &n, 8) < 0 || n < 0 || (!tuple && rd64(py, obj + 24, &items) < 0)) {
+			sp_buf_addf(out, "<unreadable at 0x%llx>", (unsigned long long)obj);
+			return;
+		}
+		sp_buf_adds(out, tuple ? "(" : "[");
+		int k = n < REPR_ITEMS ? (int)n : REPR_ITEMS;
+		if (depth > 0 && n) {
+			sp_buf_adds(out, "...");
+		} else if (k && rd(py, items, it, (size_t)k * 8) < 0) {
+			sp_buf_addf(out, "<unreadable at 0x%llx>", (unsigned long long)items);
+		} else {
+			for (int i = 0; i < k; i++) {
+				if (i)
+					sp_buf_adds(out, ", ");
+				repr(py, it[i], depth + 1, out);
+			}
+			if (n > k)
+				sp_buf_adds(out, ", ...");
+			else if (tuple && n == 1)
+				sp_buf_addc(out, ',');
+		}
+		sp_buf_adds(out, tuple ? ")" : "]");
+		if (n > k || (depth > 0 && n))
+			sp_buf_addf(out, " (%lld items)", (long long)n);
+		return;
+	}
+	if (fl & TPF_DICT) {
+		uint8_t h[48];
+		struct dkeys k;
+		if (rd(py, obj, h, sizeof h) < 0) {
+			sp_buf_addf(out, "<unreadable at 0x%llx>", (unsigned long long)obj);
+			return;
+		}
+		int64_t used = (int64_t)get64(h, 16);
+		uint64_t values = values_start(py, get64(h, 40));
+		if (depth > 0 || !used) {
+			sp_buf_adds(out, used ? "{...}" : "{}");
+			if (used)
+				sp_buf_addf(out, " (%lld items)", (long long)used);
+			return;
+		}
+		if (keys_read(py, get64(h, 32), &k) < 0) {
+			sp_buf_addf(out, "<dict at 0x%llx: unreadable>", (unsigned long long)obj);
+			return;
+		}
+		/* the entries out of py->scratch first: a key's repr reads str */
+		uint64_t kv[2 * REPR_ITEMS];
+		int m = 0;
+		for (int64_t i = 0; i < k.n && m < REPR_ITEMS; i++) {
+			const uint8_t *e = k.e + i * k.esize;
+			uint64_t key = get64(e, (uint32_t)k.koff), v = get64(e, (uint32_t)k.koff + 8);
+			if (values && rd64(py, values + 8 * (uint64_t)i, &v) < 0)
+				v = 0;
+			if (!key || !v)
+				continue;
+			kv[2 * m] = key;
+			kv[2 * m + 1] = v;
+			m++;
+		}
+		sp_buf_addc(out, '{');
+		for (int i = 0; i < m; i++) {
+			if (i)
+				sp_buf_adds(out, ", ");
+			repr(py, kv[2 * i], depth + 1, out);
+			sp_buf_adds(out, ": ");
+			repr(py, kv[2 * i + 1], depth + 1, out);
+		}
+		if (used > m)
+			sp_buf_adds(out, ", ...");
+		sp_buf_addc(out, '}');
+		if (used > m)
+			sp_buf_addf(out, " (%lld items)", (long long)used);
+		return;
+	}
+	sp_buf_addf(out, "<%s at 0x%llx>", nm, (unsigned long long)obj);
+}
+
+int sp_python_locals(struct sp_python *py, int tid, struct sp_buf *out, uint32_t *off, uint16_t *nvars, int max,
+		     uint64_t *budget)
+{
+	uint64_t start = py->st.reads;
+	enum { NF = 64 };
+	uint64_t ts = tstate_of(py, tid), fa[NF], slots[MAX_SLOTS];
+	const struct code *cc[NF];
+	if (py->state != SP_PY_READY || !ts)
+		return -1;
+	int n = py_frames(py, ts, fa, cc, max < NF ? max : NF), f = 0;
+	for (; f < n; f++) {
+		off[f] = 0;
+		nvars[f] = 0;
+		if (py->st.reads - start >= *budget)
+			break; /* the budget is spent: the rest is not read */
+		uint64_t code = 0;
+		if (rd64(py, fa[f] + (py->o.old ? py->o.fo_code : py->o.fr_code), &code) < 0 || !code)
+			continue;
+		int ns = frame_slots(py, fa[f], cc[f], slots);
+		size_t at = out->len;
+		for (int i = 0; i < ns; i++) {
+			uint64_t v = slots[i], nm;
+			if (!v || !(nm = slot_name(py, code, i)))
+				continue; /* unbound, or the value stack */
+			if (cls_of(py, v) == T_CELL && (rd64(py, v + 16, &v) < 0 || !v))
+				continue; /* an empty cell */
+			if (str_text(py, nm) < 0)
+				continue;
+			sp_buf_add(out, py->strbuf.p, py->strbuf.len);
+			sp_buf_addc(out, 0);
+			repr(py, v, 0, out);
+			sp_buf_addc(out, 0);
+			if (nvars[f] < 65535)
+				nvars[f]++;
+		}
+		if (nvars[f])
+			off[f] = (uint32_t)at + 1;
+	}
+	uint64_t used = py->st.reads - start;
+	*budget = used >= *budget ? 0 : *budget - used;
+	return f;
+}
