@@ -1622,20 +1622,33 @@ static uint64_t self_of(struct sp_python *py, uint64_t obj, int *bound)
 	return obj;
 }
 
+static int key_of(struct sp_python *py, uint64_t keys, uint64_t values, uint64_t value, struct sp_buf *b);
+static uint32_t slot_name_of(struct sp_python *py, uint64_t fa, const struct code *c, uint64_t obj);
+static int dict_name_of(struct sp_python *py, uint64_t d, uint64_t value, struct sp_buf *b);
+
 /* The key under which obj's instance attributes hold value, into b;
  * 0 when none. */
 static int attr_name_of(struct sp_python *py, uint64_t obj, uint64_t value, struct sp_buf *b)
 {
 	uint64_t keys, values, dict;
-	uint8_t h[48];
 	if (attr_table(py, obj, &keys, &values, &dict) < 0)
 		return 0;
-	if (dict) {
-		if (!(type_flags(py, dict, NULL) & TPF_DICT) || rd(py, dict, h, sizeof h) < 0)
-			return 0;
-		keys = get64(h, 32);
-		values = values_start(py, get64(h, 40));
-	}
+	return dict ? dict_name_of(py, dict, value, b) : key_of(py, keys, values, value, b);
+}
+
+/* The str key under which dict d holds value, into b; 0 when none. */
+static int dict_name_of(struct sp_python *py, uint64_t d, uint64_t value, struct sp_buf *b)
+{
+	uint8_t h[48];
+	if (!(type_flags(py, d, NULL) & TPF_DICT) || rd(py, d, h, sizeof h) < 0)
+		return 0;
+	return key_of(py, get64(h, 32), values_start(py, get64(h, 40)), value, b);
+}
+
+/* The str key of keys (values: a split table's) whose value is value,
+ * into b; 0 when none. */
+static int key_of(struct sp_python *py, uint64_t keys, uint64_t values, uint64_t value, struct sp_buf *b)
+{
 	struct dkeys k;
 	if (keys_read(py, keys, &k) < 0)
 		return 0;
@@ -1677,9 +1690,32 @@ static uint64_t slot_name(struct sp_python *py, uint64_t code, int i)
 	return 0;
 }
 
-/* The name frame fa (running code cc) knows obj by: a local ("lock") or
- * an attribute of a local ("self._lock"); a string id, 0 when none. */
+/* The globals dict of frame fa (PyFrameObject.f_globals before 3.11,
+ * _PyInterpreterFrame.f_globals after: offsets of pyenv's builds). */
+static uint64_t frame_globals(struct sp_python *py, uint64_t fa)
+{
+	uint64_t g = 0;
+	uint32_t at = py->o.old ? 48 : py->minor == 11 ? 8 : 24;
+	return rd64(py, fa + at, &g) == 0 ? g : 0;
+}
+
+/* The name frame fa (running code cc) knows obj by, the nearest first: a
+ * local ("lock"), an attribute of a local ("self._lock"), or a global of
+ * its module ("LOCK_IN"); a string id, 0 when none. */
 static uint32_t local_name(struct sp_python *py, uint64_t fa, const struct code *c, uint64_t obj)
+{
+	uint32_t id = slot_name_of(py, fa, c, obj);
+	if (id)
+		return id;
+	struct sp_buf b = SP_BUF_INIT;
+	if (dict_name_of(py, frame_globals(py, fa), obj, &b))
+		id = sp_str_intern(py->p, b.p, b.len);
+	sp_buf_release(&b);
+	return id;
+}
+
+/* local_name's locals and their attributes. */
+static uint32_t slot_name_of(struct sp_python *py, uint64_t fa, const struct code *c, uint64_t obj)
 {
 	uint64_t code = 0, slots[MAX_SLOTS];
 	if (rd64(py, fa + (py->o.old ? py->o.fo_code : py->o.fr_code), &code) < 0 || !code)
