@@ -32,7 +32,9 @@ static const char sp_snapshot_synopsis[] =
 	"  -O, --output-format=F   text (default for one snapshot), folded, or stream (the\n"
 	"                          binary stream, default with -c > 1): one sample per\n"
 	"                          thread and snapshot, its state as a leaf frame such as\n"
-	"                          [futex wait], [disk wait] or [running]\n"
+	"                          [futex wait], [disk wait] or [running]; or json:\n"
+	"                          one object per snapshot and line, each thread with its\n"
+	"                          wait and its frames (and their locals)\n"
 	"  -o, --output=FILE       write to FILE instead of standard output (through a\n"
 	"                          temporary file: an error leaves FILE as it was)\n"
 	"      --stack=BYTES       stack bytes copied per thread (default 262144; deeper\n"
@@ -46,7 +48,7 @@ static const char sp_snapshot_synopsis[] =
 	"                          their sys.path entry (json/encoder.py)\n"
 	"      --locals            under each frame its parameters and local variables:\n"
 	"                          native frames' from DWARF, Python frames' read from\n"
-	"                          the interpreter's memory (text output)\n"
+	"                          the interpreter's memory (text and json output)\n"
 	"  -v, --verbose           how long each thread was stopped\n"
 	"  -q, --quiet             no warnings\n"
 	"  -V, --version           print the version\n"
@@ -128,8 +130,11 @@ static int parse(struct sopts *o, int argc, char **argv)
 				o->format = SP_SNAPVIEW_FOLDED;
 			else if (!strcmp(optarg, "stream"))
 				o->format = SP_SNAPVIEW_STREAM;
+			else if (!strcmp(optarg, "json"))
+				o->format = SP_SNAPVIEW_JSON;
 			else
-				return sp_usage_error(syn, "-O: output format is text, folded or stream, not '%s'", optarg), -1;
+				return sp_usage_error(syn, "-O: output format is text, folded, stream or json, not '%s'",
+						      optarg), -1;
 			break;
 		case 'o': o->output = optarg; break;
 		case O_STACK:
@@ -210,8 +215,8 @@ int pcollect_snapshot(int argc, char **argv)
 		return prc > 0 ? SP_EXIT_OK : SP_EXIT_ERROR;
 	if (!o.format)
 		o.format = o.count > 1 ? SP_SNAPVIEW_STREAM : SP_SNAPVIEW_TEXT;
-	if (o.locals && o.format != SP_SNAPVIEW_TEXT)
-		return sp_usage_error(sp_snapshot_synopsis, "--locals needs text output (-O text)");
+	if (o.locals && o.format != SP_SNAPVIEW_TEXT && o.format != SP_SNAPVIEW_JSON)
+		return sp_usage_error(sp_snapshot_synopsis, "--locals needs text or json output (-O text, -O json)");
 	if (o.threads) {
 		regex_t re;
 		struct sp_err e;
@@ -319,7 +324,7 @@ int pcollect_snapshot(int argc, char **argv)
 		}
 		if (o.format == SP_SNAPVIEW_TEXT && done + 1 < o.count)
 			fputc('\n', out);
-		if (o.format == SP_SNAPVIEW_TEXT && (fflush(out) != 0 || ferror(out))) {
+		if ((o.format == SP_SNAPVIEW_TEXT || o.format == SP_SNAPVIEW_JSON) && (fflush(out) != 0 || ferror(out))) {
 			/* Text is written as it comes: a full disk ends the run. */
 			sp_err_set(&err, "write error: %s", strerror(errno));
 			rc = -1;

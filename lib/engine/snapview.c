@@ -698,6 +698,187 @@ static int all_blocked(const struct sp_snapview *c, const struct sp_snap *s, con
 	return s->n > 0;
 }
 
+/* "DEADLOCK: 2 threads wait for each other: ..." for cycle k, no newline. */
+static void print_cycle(struct sp_snapview *c, const struct sp_snap *s, const struct sp_lock_wait *w, const int *cycle,
+			int k)
+{
+	size_t first = 0, len = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (cycle[i] == k) {
+			if (!len)
+				first = i;
+			len++;
+		}
+	fprintf(c->out, "DEADLOCK: %zu threads wait for each other: %d (%s)", len, s->t[first].tid, tname(c, s, first));
+	size_t j = first;
+	do {
+		size_t o = (size_t)w[j].owner_index;
+		int pk = py_wait(c, j);
+		if (c->pyt && c->pyt[j].lw.lock) {
+			fputs(j == first ? " waits for " : ", which waits for ", c->out);
+			print_pyobj(c, j);
+			fprintf(c->out, " held by %d (%s)", s->t[o].tid, tname(c, s, o));
+			j = o;
+			continue;
+		}
+		fprintf(c->out, "%s %s 0x%llx held by %d (%s)", j == first ? " waits for" : ", which waits for",
+			pk == SP_PYWAIT_RLOCK ? "RLock" : pk == SP_PYWAIT_JOIN ? "the end of Thread" : sp_lock_kind_name(w[j].kind),
+			(unsigned long long)(pk ? c->pyt[j].w.obj : w[j].addr), s->t[o].tid, tname(c, s, o));
+		j = o;
+	} while (j != first);
+}
+
+/* ---- -O json: the text's printers into a string ---- */
+
+struct cap {
+	FILE *saved;
+	char *p;
+	size_t n;
+};
+
+static int cap_on(struct sp_snapview *c, struct cap *k)
+{
+	k->saved = c->out;
+	k->p = NULL;
+	k->n = 0;
+	FILE *f = open_memstream(&k->p, &k->n);
+	if (!f)
+		return -1;
+	c->out = f;
+	return 0;
+}
+
+/* What was printed since cap_on, as "key":"text" (null when nothing). */
+static void cap_off(struct sp_snapview *c, struct cap *k, struct sp_buf *b, const char *key)
+{
+	fclose(c->out);
+	c->out = k->saved;
+	sp_buf_addf(b, ",\"%s\":", key);
+	if (k->p && k->n)
+		sp_buf_add_json_str(b, k->p);
+	else
+		sp_buf_adds(b, "null");
+	free(k->p);
+}
+
+static void json_frames(struct sp_snapview *c, const struct tstack *ts, struct sp_buf *b)
+{
+	static const char *const kinds[SP_KIND_MAX] = { "native", "kernel", "jit", "inlined", "python", "synthetic" };
+	sp_buf_adds(b, ",\"frames\":[");
+	for (size_t i = 0; i < ts->n; i++) {
+		const struct sp_frame *fr = sp_frame_get(c->p, ts->frames[i]);
+		sp_buf_adds(b, i ? ",{\"name\":" : "{\"name\":");
+		sp_buf_add_json_str(b, sp_str(c->p, fr->name));
+		sp_buf_addf(b, ",\"kind\":\"%s\"", fr->kind < SP_KIND_MAX ? kinds[fr->kind] : "native");
+		if (fr->file) {
+			sp_buf_adds(b, ",\"file\":");
+			sp_buf_add_json_str(b, sp_str(c->p, fr->file));
+			sp_buf_addf(b, ",\"line\":%u", fr->line);
+		}
+		if (fr->module) {
+			sp_buf_adds(b, ",\"module\":");
+			sp_buf_add_json_str(b, sp_str(c->p, fr->module));
+		}
+		if (ts->pcs[i])
+			sp_buf_addf(b, ",\"address\":\"0x%llx\"", (unsigned long long)ts->pcs[i]);
+		if (c->o.locals && ts->loc[i] == NOT_READ) {
+			sp_buf_adds(b, ",\"locals_not_read\":true");
+		} else if (c->o.locals) {
+			const char *lv = ts->loc[i] ? ts->lb.p + ts->loc[i] - 1 : NULL;
+			sp_buf_adds(b, ",\"locals\":[");
+			for (unsigned k = 0; lv && k < ts->nloc[i]; k++) {
+				const char *val = lv + strlen(lv) + 1;
+				sp_buf_adds(b, k ? ",{\"name\":" : "{\"name\":");
+				sp_buf_add_json_str(b, lv);
+				sp_buf_adds(b, ",\"value\":");
+				sp_buf_add_json_str(b, val);
+				sp_buf_addc(b, '}');
+				lv = val + strlen(val) + 1;
+			}
+			sp_buf_addc(b, ']');
+		}
+		sp_buf_addc(b, '}');
+	}
+	sp_buf_addc(b, ']');
+}
+
+/* One snapshot as one JSON object on one line (several snapshots: JSON
+ * Lines): the process, the deadlocks, and each thread with its wait and
+ * its frames, innermost first (with their locals under --locals). */
+static void json_snapshot(struct sp_snapview *c, const struct sp_snap *s, const int *keep, struct tstack *ts,
+			  const struct sp_lock_wait *w, const int *cycle, int ncyc)
+{
+	struct sp_buf b = SP_BUF_INIT;
+	struct cap k;
+	sp_buf_addf(&b, "{\"pid\":%d,\"comm\":", s->pid);
+	sp_buf_add_json_str(&b, s->n ? s->t[0].name : "?");
+	sp_buf_addf(&b, ",\"threads_total\":%zu,\"stopped_ms\":", s->n);
+	sp_buf_addnum(&b, (double)s->window_ns / 1e6);
+	if (c->pyt) {
+		sp_buf_adds(&b, ",\"python\":");
+		sp_buf_add_json_str(&b, c->last.python);
+		if (c->gil >= 0)
+			sp_buf_addf(&b, ",\"gil_holder\":%d", c->gil);
+	}
+	sp_buf_addf(&b, ",\"all_blocked\":%s,\"deadlocks\":[", all_blocked(c, s, w) ? "true" : "false");
+	for (int cy = 1; cy <= ncyc; cy++) {
+		if (cap_on(c, &k) < 0)
+			break;
+		print_cycle(c, s, w, cycle, cy);
+		fclose(c->out);
+		c->out = k.saved;
+		if (cy > 1)
+			sp_buf_addc(&b, ',');
+		sp_buf_add_json_str(&b, k.p ? k.p : "");
+		free(k.p);
+	}
+	sp_buf_adds(&b, "],\"threads\":[");
+	int first = 1;
+	for (size_t i = 0; i < s->n; i++) {
+		if (!keep[i])
+			continue;
+		const struct sp_snap_thread *t = &s->t[i];
+		sp_buf_addf(&b, "%s{\"tid\":%d,\"name\":", first ? "" : ",", t->tid);
+		first = 0;
+		sp_buf_add_json_str(&b, tname(c, s, i));
+		sp_buf_adds(&b, ",\"state\":");
+		sp_buf_add_json_str(&b, state_name(t->state));
+		if (t->state != 'R' && t->nr >= 0 && cap_on(c, &k) == 0) {
+			print_syscall(c->out, t);
+			cap_off(c, &k, &b, "syscall");
+			if (t->restarted)
+				sp_buf_adds(&b, ",\"restarted\":true");
+		}
+		if (t->kstack[0]) {
+			sp_buf_adds(&b, ",\"kernel\":");
+			sp_buf_add_json_str(&b, t->kstack);
+		}
+		if (c->o.verbose) {
+			sp_buf_adds(&b, ",\"stopped_ms\":");
+			sp_buf_addnum(&b, (double)t->stopped_ns / 1e6);
+		}
+		if ((w[i].kind != SP_LOCK_NONE || py_wait(c, i)) && cap_on(c, &k) == 0) {
+			print_wait(c, s, w, i, "");
+			cap_off(c, &k, &b, "waits");
+			if (w[i].owner)
+				sp_buf_addf(&b, ",\"owner\":%d", w[i].owner);
+		}
+		if (ts[i].truncated)
+			sp_buf_adds(&b, ",\"truncated\":true");
+		json_frames(c, &ts[i], &b);
+		sp_buf_addc(&b, '}');
+	}
+	sp_buf_adds(&b, "]");
+	if (c->o.locals)
+		sp_buf_addf(&b, ",\"values_not_read\":%zu,\"python_frames_not_read\":%zu", c->mem.skipped,
+			    c->pyt ? c->pyskipped : 0);
+	if (s->gone)
+		sp_buf_addf(&b, ",\"exited_during\":%zu", s->gone);
+	sp_buf_adds(&b, "}\n");
+	fwrite(b.p, 1, b.len, c->out);
+	sp_buf_release(&b);
+}
+
 static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const int *keep, struct tstack *ts,
 			  const struct sp_lock_wait *w, const int *cycle, int ncyc)
 {
@@ -730,31 +911,7 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 		fprintf(c->out, "all threads are blocked: deadlock (each waits, with no timeout, for a lock, condition, "
 				"queue or thread that only another of them could free)\n");
 	for (int k = 1; k <= ncyc; k++) {
-		size_t first = 0, len = 0;
-		for (size_t i = 0; i < s->n; i++)
-			if (cycle[i] == k) {
-				if (!len)
-					first = i;
-				len++;
-			}
-		fprintf(c->out, "DEADLOCK: %zu threads wait for each other: %d (%s)", len, s->t[first].tid,
-			tname(c, s, first));
-		size_t j = first;
-		do {
-			size_t o = (size_t)w[j].owner_index;
-			int pk = py_wait(c, j);
-			if (c->pyt && c->pyt[j].lw.lock) {
-				fputs(j == first ? " waits for " : ", which waits for ", c->out);
-				print_pyobj(c, j);
-				fprintf(c->out, " held by %d (%s)", s->t[o].tid, tname(c, s, o));
-				j = o;
-				continue;
-			}
-			fprintf(c->out, "%s %s 0x%llx held by %d (%s)", j == first ? " waits for" : ", which waits for",
-				pk == SP_PYWAIT_RLOCK ? "RLock" : pk == SP_PYWAIT_JOIN ? "the end of Thread" : sp_lock_kind_name(w[j].kind),
-				(unsigned long long)(pk ? c->pyt[j].w.obj : w[j].addr), s->t[o].tid, tname(c, s, o));
-			j = o;
-		} while (j != first);
+		print_cycle(c, s, w, cycle, k);
 		fputc('\n', c->out);
 	}
 	char *seen = sp_xcalloc(s->n ? s->n : 1, 1);
@@ -1000,6 +1157,8 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 	int rc = 0;
 	if (c->o.format == F_TEXT)
 		text_snapshot(c, &s, keep, ts, w, cycle, ncyc);
+	else if (c->o.format == SP_SNAPVIEW_JSON)
+		json_snapshot(c, &s, keep, ts, w, cycle, ncyc);
 	else
 		rc = sample_snapshot(c, &s, keep, ts, err);
 	c->last.threads = s.n;
@@ -1053,7 +1212,7 @@ struct sp_snapview *sp_snapview_new(const struct sp_snapview_opts *o, FILE *out,
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)llround(o->interval * 1e9));
 	sp_meta_add(c->p, "interval-ns", buf);
 	c->event = sp_str_intern(c->p, "snapshot", 8);
-	struct sp_symbols_opts so = { .lines = o->format == F_TEXT || o->lines, .no_inline = o->no_inline };
+	struct sp_symbols_opts so = { .lines = o->format == F_TEXT || o->format == SP_SNAPVIEW_JSON || o->lines, .no_inline = o->no_inline };
 	c->syms = sp_symbols_new(c->p, &so);
 	c->maps = sp_maps_new();
 	c->u = sp_unwind_new(o->pid, sp_symbols_mods(c->syms));

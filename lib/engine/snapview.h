@@ -20,6 +20,7 @@ enum sp_snapview_format {
 	SP_SNAPVIEW_TEXT = 1,
 	SP_SNAPVIEW_FOLDED,
 	SP_SNAPVIEW_STREAM,
+	SP_SNAPVIEW_JSON,        /* one object per snapshot and line */
 };
 
 struct sp_snapview_opts {

@@ -43,6 +43,23 @@ if t6_build l0 t7-locals.c -O0 -g && t6_start l0 && PIDS="$PIDS $TPID" && in_rea
 	expect_grep "-O0 serve: a string without its end, bounded" '^ +endless = 0x[0-9a-f]+ "x{64}"\.\.\.$' "$T/f"
 	expect_grep "-v: the stop" 'stopped for [0-9.]+ ms' "$T/o0"
 	if untraced "$TPID"; then ok "-O0: target running and untraced afterwards"; else notok "-O0: target left stopped or traced"; fi
+	# -O json: the same values, per frame
+	pcollect --snapshot --locals -O json -p "$TPID" > "$T/o0.json"
+	expect_rc "-O json: exit 0" 0 $?
+	if ! command -v python3 > /dev/null; then skip "-O json" "python3 is not installed to parse it"
+	else
+		python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for f in d["threads"][0]["frames"]:
+    for v in f.get("locals", []):
+        print(f["name"], f["kind"], v["name"], v["value"])
+' "$T/o0.json" > "$T/jl" 2> "$T/jerr"
+		expect_rc "-O json: one JSON object" 0 $?
+		expect_grep "-O json: handle's enum" '^handle native c BLUE$' "$T/jl"
+		expect_grep "-O json: serve's struct" '^serve native rq \{id = 7, len = 512, path = 0x[0-9a-f]+ "/srv/data.bin"\}$' "$T/jl"
+		expect_grep "-O json: wait_input's parameter" '^wait_input native retries 3$' "$T/jl"
+	fi
 	pcollect --snapshot -p "$TPID" > "$T/plain"
 	if grep -q ' = ' <(grep -v '^thread' "$T/plain"); then notok "without --locals: no values"; else ok "without --locals: no values"; fi
 fi
@@ -57,5 +74,5 @@ if t6_build l2 t7-locals.c -O2 -g && t6_start l2 && PIDS="$PIDS $TPID" && in_rea
 	if untraced "$TPID"; then ok "-O2: target running and untraced afterwards"; else notok "-O2: target left stopped or traced"; fi
 	pcollect --snapshot --locals -O folded -p "$TPID" > /dev/null 2> "$T/err"
 	expect_rc "--locals with -O folded: usage error" 2 $?
-	expect_grep "--locals with -O folded: says why" 'needs text output' "$T/err"
+	expect_grep "--locals with -O folded: says why" 'needs text or json output' "$T/err"
 fi

@@ -33,6 +33,20 @@ for entry in "${pys[@]}"; do
 	expect_eq "${L}handle (not the innermost frame): its locals" "$T/want" "$T/got"
 	expect_grep "${L}handle: an object of a user class" '^ +req = <Request at 0x[0-9a-f]+>$' "$T/handle"
 	expect_grep "${L}wait_here (innermost): a parameter" '^ +tries = 3$' <(frame wait_here "$T/snap.txt")
+	if [ "$entry" = "${pys[0]}" ] && command -v python3 > /dev/null; then
+		# -O json, once: the Python frame's locals as objects
+		pcollect --snapshot --locals -O json -p $TPID > "$T/snap.json"
+		python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for f in d["threads"][0]["frames"]:
+    if f["kind"] == "python":
+        for v in f.get("locals", []):
+            print(f["name"], v["name"], v["value"])
+' "$T/snap.json" > "$T/jl" 2> /dev/null
+		expect_grep "${L}-O json: handle's count, a python frame" '^handle count 42$' "$T/jl"
+		expect_grep "${L}-O json: handle's dict" "^handle table \\{'a': 1, 'b': \\[\\.\\.\\.\\] \\(2 items\\)\\}\$" "$T/jl"
+	fi
 	if t6_alive $TPID && grep -q '^TracerPid:[[:space:]]*0$' "/proc/$TPID/status"; then ok "${L}target running and untraced afterwards"
 	else notok "${L}target left stopped or traced"; fi
 	t6_pystop
