@@ -80,6 +80,8 @@ struct sp_snapview {
 		uint32_t name;
 		struct sp_python_wait w;
 		struct sp_python_lockwait lw; /* a Lock, Condition... (lw.lock 0: none) */
+		size_t raw_off, raw_len; /* --locals: the frames' slots in pyraw */
+		int nraw;
 		int nholders;   /* Lock: how many threads' frames refer to it */
 		struct { int i; uint32_t where, as; } holder[4]; /* the first ones: thread index,
 				 * the function that refers to it, what it calls it */
@@ -91,6 +93,7 @@ struct sp_snapview {
 			   * offset + 1 in pylb, 0 none, NOT_READ */
 	uint16_t *pylocn;
 	struct sp_buf pylb;
+	struct sp_buf pyraw; /* sp_python_slots' copies (pyt[i].raw_off, raw_len) */
 	size_t pyskipped; /* Python frames whose locals the stop's budget left unread */
 	size_t npyfr, cappyfr;
 	uint32_t *mfr;
@@ -168,6 +171,7 @@ static void py_hook(void *ctx, struct sp_snap *s)
 	c->npyfr = 0;
 	c->pyskipped = 0;
 	sp_buf_reset(&c->pylb);
+	sp_buf_reset(&c->pyraw);
 	uint64_t budget = PY_LOCAL_READS;
 	c->gil = sp_python_gil_holder(c->py);
 	for (size_t i = 0; i < s->n; i++) {
@@ -181,16 +185,20 @@ static void py_hook(void *ctx, struct sp_snap *s)
 			c->pylocn = sp_xrealloc(c->pylocn, c->cappyfr * sizeof *c->pylocn);
 		}
 		int n = sp_python_stack(c->py, s->t[i].tid, NULL, c->pyfr + c->npyfr, c->pyen + c->npyfr, PY_MAX);
+		c->pyt[i].raw_off = c->pyraw.len;
+		c->pyt[i].nraw = 0;
 		if (c->o.locals && n > 0) {
-			/* Values as of the stop, within a budget of reads. */
-			int got = sp_python_locals(c->py, s->t[i].tid, &c->pylb, c->pyloc + c->npyfr,
-						   c->pylocn + c->npyfr, n, &budget);
-			for (int k = got < 0 ? 0 : got; k < n; k++) {
-				c->pyloc[c->npyfr + (size_t)k] = NOT_READ;
+			/* What the frames' locals hold, as of the stop (within a
+			 * budget of reads); their values once the threads run on. */
+			int got = sp_python_slots(c->py, s->t[i].tid, &c->pyraw, n, &budget);
+			c->pyt[i].nraw = got < 0 ? 0 : got;
+			for (int k = 0; k < n; k++) {
+				c->pyloc[c->npyfr + (size_t)k] = k < got ? 0 : NOT_READ;
 				c->pylocn[c->npyfr + (size_t)k] = 0;
-				c->pyskipped++;
+				c->pyskipped += k >= got;
 			}
 		}
+		c->pyt[i].raw_len = c->pyraw.len - c->pyt[i].raw_off;
 		c->pyt[i].name = 0; /* read once the threads run again */
 		/* Lock owners only for threads asleep in futex (py_confirm):
 		 * the others need not be held stopped for the reads. */
@@ -1119,6 +1127,11 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 	/* Thread names change seldom: read after the threads were let go. */
 	for (size_t i = 0; c->pyt && i < s.n; i++)
 		c->pyt[i].name = sp_python_thread_name(c->py, s.t[i].tid, i == 0);
+	/* --locals: the values the frames' slots held at the stop */
+	for (size_t i = 0; c->pyt && c->o.locals && i < s.n; i++)
+		if (c->pyt[i].nraw > 0)
+			sp_python_locals(c->py, c->pyraw.p + c->pyt[i].raw_off, c->pyt[i].raw_len, &c->pylb,
+					 c->pyloc + c->pyt[i].off, c->pylocn + c->pyt[i].off, c->pyt[i].nraw);
 	struct tstack *ts = sp_xcalloc(s.n ? s.n : 1, sizeof *ts);
 	struct sp_lock_wait *w = sp_xcalloc(s.n ? s.n : 1, sizeof *w);
 	int *keep = sp_xcalloc(s.n ? s.n : 1, sizeof *keep), *cycle = sp_xcalloc(s.n ? s.n : 1, sizeof *cycle);
@@ -1241,6 +1254,7 @@ void sp_snapview_free(struct sp_snapview *c)
 	free(c->pyloc);
 	free(c->pylocn);
 	sp_buf_release(&c->pylb);
+	sp_buf_release(&c->pyraw);
 	free(c->mfr);
 	free(c->msrc);
 	sp_unwind_free(c->u);

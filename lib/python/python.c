@@ -1892,6 +1892,11 @@ static void repr(struct sp_python *py, uint64_t obj, int depth, struct sp_buf *o
 		return;
 	}
 	type_name(py, type, nm, sizeof nm);
+	if (fl & (1UL << 31)) { /* a class (Py_TPFLAGS_TYPE_SUBCLASS): its name */
+		type_name(py, obj, nm, sizeof nm);
+		sp_buf_addf(out, "<class '%s'>", nm);
+		return;
+	}
 	if (!strcmp(nm, "NoneType")) {
 		sp_buf_adds(out, "None");
 		return;
@@ -2025,8 +2030,7 @@ static void repr(struct sp_python *py, uint64_t obj, int depth, struct sp_buf *o
 	sp_buf_addf(out, "<%s at 0x%llx>", nm, (unsigned long long)obj);
 }
 
-int sp_python_locals(struct sp_python *py, int tid, struct sp_buf *out, uint32_t *off, uint16_t *nvars, int max,
-		     uint64_t *budget)
+int sp_python_slots(struct sp_python *py, int tid, struct sp_buf *raw, int max, uint64_t *budget)
 {
 	uint64_t start = py->st.reads;
 	enum { NF = 64 };
@@ -2035,20 +2039,38 @@ int sp_python_locals(struct sp_python *py, int tid, struct sp_buf *out, uint32_t
 	if (py->state != SP_PY_READY || !ts)
 		return -1;
 	int n = py_frames(py, ts, fa, cc, max < NF ? max : NF), f = 0;
-	for (; f < n; f++) {
+	for (; f < n && py->st.reads - start < *budget; f++) {
+		int ns = frame_slots(py, fa[f], cc[f], slots);
+		/* only the locals, cells and free variables: not the value stack */
+		int nl = py->o.old ? ns : (cc[f]->nlocalsplus < ns ? cc[f]->nlocalsplus : ns);
+		uint64_t h[2] = { cc[f]->addr, (uint64_t)(nl > 0 ? nl : 0) };
+		sp_buf_add(raw, h, sizeof h);
+		if (nl > 0)
+			sp_buf_add(raw, slots, (size_t)nl * 8);
+	}
+	uint64_t used = py->st.reads - start;
+	*budget = used >= *budget ? 0 : *budget - used;
+	return f;
+}
+
+int sp_python_locals(struct sp_python *py, const void *raw, size_t len, struct sp_buf *out, uint32_t *off,
+		     uint16_t *nvars, int max)
+{
+	const uint8_t *p = raw, *e = p + len;
+	int f = 0;
+	for (; f < max && (size_t)(e - p) >= 16; f++) {
+		uint64_t h[2], v, nm;
+		memcpy(h, p, sizeof h);
+		p += 16;
+		if (h[1] > (uint64_t)(e - p) / 8)
+			break;
 		off[f] = 0;
 		nvars[f] = 0;
-		if (py->st.reads - start >= *budget)
-			break; /* the budget is spent: the rest is not read */
-		uint64_t code = 0;
-		if (rd64(py, fa[f] + (py->o.old ? py->o.fo_code : py->o.fr_code), &code) < 0 || !code)
-			continue;
-		int ns = frame_slots(py, fa[f], cc[f], slots);
 		size_t at = out->len;
-		for (int i = 0; i < ns; i++) {
-			uint64_t v = slots[i], nm;
-			if (!v || !(nm = slot_name(py, code, i)))
-				continue; /* unbound, or the value stack */
+		for (uint64_t i = 0; i < h[1]; i++) {
+			memcpy(&v, p + 8 * i, 8);
+			if (!v || !(nm = slot_name(py, h[0], (int)i)))
+				continue; /* unbound, or the value stack (3.8-3.10) */
 			if (cls_of(py, v) == T_CELL && (rd64(py, v + 16, &v) < 0 || !v))
 				continue; /* an empty cell */
 			if (str_text(py, nm) < 0)
@@ -2060,10 +2082,9 @@ int sp_python_locals(struct sp_python *py, int tid, struct sp_buf *out, uint32_t
 			if (nvars[f] < 65535)
 				nvars[f]++;
 		}
+		p += 8 * h[1];
 		if (nvars[f])
 			off[f] = (uint32_t)at + 1;
 	}
-	uint64_t used = py->st.reads - start;
-	*budget = used >= *budget ? 0 : *budget - used;
 	return f;
 }
