@@ -548,6 +548,25 @@ static void value(struct ctx *c, Dwarf_Die *type, const uint8_t *b, size_t n, in
 	}
 }
 
+/* One piece of a value: n bytes at b.  -1 when it is not known. */
+static int piece(struct ctx *c, Dwarf_Attribute *la, const Dwarf_Op *ex, size_t len, uint8_t *b, size_t n)
+{
+	struct loc l;
+	if (!len || eval(c, la, ex, len, &l, 0) < 0)
+		return -1;
+	switch (l.kind) {
+	case L_MEM: return mem_read(c->m, l.v, b, n) < 0 ? -1 : 0;
+	case L_REG:
+		if (n > 8)
+			return -1;
+		memcpy(b, &c->regs->r[l.v], n);
+		return 0;
+	case L_VAL: memcpy(b, &l.v, n < 8 ? n : 8); return 0;
+	case L_IMPL: memcpy(b, l.impl, l.impl_len < n ? l.impl_len : n); return 0;
+	}
+	return -1;
+}
+
 /* Variable v (a DW_TAG_variable or formal_parameter): its value as text. */
 static void var_value(struct ctx *c, Dwarf_Die *v, struct sp_buf *out)
 {
@@ -588,6 +607,33 @@ static void var_value(struct ctx *c, Dwarf_Die *v, struct sp_buf *out)
 	}
 	if (dwarf_getlocation_addr(&la, c->a, &ex, &len, 1) < 1) {
 		sp_buf_adds(out, "<optimized out>");
+		return;
+	}
+	size_t k = 0;
+	while (k < len && ex[k].atom != DW_OP_piece)
+		k++;
+	if (k < len) {
+		/* In pieces (parts of a struct in registers...): each part is
+		 * evaluated on its own and copied into place. */
+		size_t at = 0, start = 0;
+		int missing = 0, pieces = 0;
+		for (size_t i = 0; i < len; i++) {
+			if (ex[i].atom != DW_OP_piece)
+				continue;
+			pieces++;
+			size_t pn = (size_t)ex[i].number;
+			if (at + pn > n)
+				pn = at < n ? n - at : 0;
+			if (piece(c, &la, ex + start, i - start, buf + at, pn) < 0)
+				missing++;
+			at += (size_t)ex[i].number;
+			start = i + 1;
+		}
+		if (missing) {
+			sp_buf_adds(out, missing == pieces ? "<optimized out>" : "<optimized out in part>");
+			return;
+		}
+		value(c, &type, buf, n, 0, out);
 		return;
 	}
 	struct loc l;

@@ -276,8 +276,8 @@ static void py_merge(struct sp_snapview *c, size_t i, struct tstack *ts)
  * recovered for it: all of them in the innermost frame; the stack pointer,
  * rbx, rbp and r12-r15 in its callers.  The frame's CFA is its caller's
  * stack pointer. */
-static void frame_locals(struct sp_snapview *c, const struct sp_snap_thread *t, const uint64_t *sps, int i, int n,
-			 uint64_t pc, int group, struct tstack *ts)
+static void frame_locals(struct sp_snapview *c, const struct sp_snap_thread *t, const uint64_t *sps,
+			 const uint8_t *known, int i, int n, uint64_t pc, int group, struct tstack *ts)
 {
 	static const unsigned kept[SP_UNWIND_KEPT] = { 7, 3, 6, 12, 13, 14, 15 };
 	struct sp_locals_regs rg;
@@ -287,12 +287,14 @@ static void frame_locals(struct sp_snapview *c, const struct sp_snap_thread *t, 
 		rg.known = (1u << 17) - 1;
 	} else {
 		for (int k = 0; k < SP_UNWIND_KEPT; k++)
-			if ((rg.r[kept[k]] = sps[i * SP_UNWIND_KEPT + k]))
+			if ((known[i] >> k) & 1) {
+				rg.r[kept[k]] = sps[i * SP_UNWIND_KEPT + k];
 				rg.known |= 1u << kept[k];
+			}
 		rg.r[16] = pc + 1;
 		rg.known |= 1u << 16;
 	}
-	rg.cfa = i + 1 < n ? sps[(i + 1) * SP_UNWIND_KEPT] : 0;
+	rg.cfa = i + 1 < n && (known[i + 1] & 1) ? sps[(i + 1) * SP_UNWIND_KEPT] : 0;
 	c->mem.stack = t->stack;
 	c->mem.stack_lo = t->regs[7];
 	c->mem.stack_len = t->stack_len;
@@ -313,8 +315,9 @@ static void unwind_thread(struct sp_snapview *c, const struct sp_snap_thread *t,
 		return;
 	uint64_t pcs[MAX_PCS];
 	uint64_t *sps = c->o.locals ? sp_xmalloc(MAX_PCS * SP_UNWIND_KEPT * sizeof *sps) : NULL;
+	uint8_t known[MAX_PCS];
 	struct sp_unwind_result r = sp_unwind_stack_sps(c->u, t->tid, t->regs, t->stack, t->stack_len, SP_UNWIND_LIVE,
-							pcs, sps, MAX_PCS);
+							pcs, sps, known, MAX_PCS);
 	ts->truncated = r.truncated;
 	for (int i = 0; i < r.n; i++) {
 		const uint32_t *f;
@@ -326,7 +329,7 @@ static void unwind_thread(struct sp_snapview *c, const struct sp_snap_thread *t,
 			ts->loc[ts->n] = 0;
 			ts->nloc[ts->n] = 0;
 			if (sps)
-				frame_locals(c, t, sps, i, r.n, pcs[i], (int)j, ts);
+				frame_locals(c, t, sps, known, i, r.n, pcs[i], (int)j, ts);
 			ts->frames[ts->n++] = f[j];
 		}
 	}
