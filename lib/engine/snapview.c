@@ -659,7 +659,11 @@ static void print_wait(struct sp_snapview *c, const struct sp_snap *s, const str
 	}
 	if (py_wait(c, i) == SP_PYWAIT_RLOCK) {
 		const struct sp_python_wait *pw = &c->pyt[i].w;
-		fprintf(c->out, "%swaits for RLock 0x%llx", indent, (unsigned long long)pw->obj);
+		if (pw->name)
+			fprintf(c->out, "%swaits for RLock %s (0x%llx)", indent, sp_str(c->p, pw->name),
+				(unsigned long long)pw->obj);
+		else
+			fprintf(c->out, "%swaits for RLock 0x%llx", indent, (unsigned long long)pw->obj);
 		if (w[i].owner) {
 			fprintf(c->out, " held by %d (%s)", w[i].owner, tname(c, s, (size_t)w[i].owner_index));
 			if (pw->count > 1)
@@ -729,6 +733,13 @@ static void print_cycle(struct sp_snapview *c, const struct sp_snap *s, const st
 			fputs(j == first ? " waits for " : ", which waits for ", c->out);
 			print_pyobj(c, j);
 			fprintf(c->out, " held by %d (%s)", s->t[o].tid, tname(c, s, o));
+			j = o;
+			continue;
+		}
+		if (pk == SP_PYWAIT_RLOCK && c->pyt[j].w.name) {
+			fprintf(c->out, "%s RLock %s (0x%llx) held by %d (%s)", j == first ? " waits for" : ", which waits for",
+				sp_str(c->p, c->pyt[j].w.name), (unsigned long long)c->pyt[j].w.obj, s->t[o].tid,
+				tname(c, s, o));
 			j = o;
 			continue;
 		}

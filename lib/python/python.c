@@ -1541,6 +1541,8 @@ static int rlock_of(struct sp_python *py, uint64_t obj, uint64_t self, struct sp
 	return 0;
 }
 
+static uint32_t local_name(struct sp_python *py, uint64_t fa, const struct code *c, uint64_t obj);
+
 static int code_is(struct sp_python *py, const struct code *c, const char *qual, const char *name)
 {
 	const char *n = sp_str(py->p, c->name), *f = sp_str(py->p, c->file);
@@ -1583,8 +1585,11 @@ int sp_python_wait(struct sp_python *py, int tid, struct sp_python_wait *w)
 	uint64_t slots[MAX_SLOTS];
 	int ns = frame_slots(py, fa[0], cc[0], slots);
 	for (int i = ns; i-- > 0;) /* the value stack first */
-		if (slots[i] && rlock_of(py, slots[i], self, w))
+		if (slots[i] && rlock_of(py, slots[i], self, w)) {
+			for (int f = 0; f < n && !w->name; f++)
+				w->name = local_name(py, fa[f], cc[f], w->obj);
 			return 1;
+		}
 	return 0;
 }
 

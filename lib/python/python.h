@@ -130,7 +130,9 @@ struct sp_python_wait {
 	uint64_t obj;   /* the RLock, or the Thread joined */
 	int owner;      /* the RLock's owner, the thread joined: tid; 0 unknown */
 	uint64_t count; /* RLock: how many times its owner holds it */
-	uint32_t name;  /* JOIN: the joined Thread's name (string id) */
+	uint32_t name;  /* JOIN: the joined Thread's name; RLOCK: what the frames
+			 * call the RLock (a local, self._lock, a global), 0 none
+			 * (string ids) */
 	char why[128];  /* owner 0: what is known */
 };
 /* RLOCK: an RLock held by another thread is referenced by the thread's
