@@ -555,7 +555,7 @@ static void print_frames(struct sp_snapview *c, const struct tstack *ts, const c
 		}
 		fputc('\n', c->out);
 		if (ts->loc && ts->loc[i] == NOT_READ) {
-			fprintf(c->out, "%s        (locals not read: the stop's budget was spent)\n", indent);
+			fprintf(c->out, "%s        (locals not read: past the 64 innermost frames or the stop's budget of reads)\n", indent);
 			continue;
 		}
 		const char *lv = ts->loc && ts->loc[i] ? ts->lb.p + ts->loc[i] - 1 : NULL;
@@ -990,8 +990,9 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 	}
 	free(seen);
 	if (c->pyt && c->pyskipped)
-		fprintf(c->out, "\n(the locals of %zu Python frames were not read: at most %d reads of the target's "
-				"memory while it is stopped)\n", c->pyskipped, PY_LOCAL_READS);
+		fprintf(c->out, "\n(the locals of %zu Python frames were not read: the 64 innermost frames of a thread "
+				"at most, and %d reads of the target's memory while it is stopped)\n", c->pyskipped,
+			PY_LOCAL_READS);
 	if (c->mem.skipped)
 		fprintf(c->out, "\n(%zu values not read: --locals reads at most %u bytes outside the stack copies)\n",
 			c->mem.skipped, LOCALS_BUDGET);
