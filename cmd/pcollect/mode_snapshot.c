@@ -32,7 +32,9 @@ static const char sp_snapshot_synopsis[] =
 	"  -O, --output-format=F   text (default for one snapshot), folded, or stream (the\n"
 	"                          binary stream, default with -c > 1): one sample per\n"
 	"                          thread and snapshot, its state as a leaf frame such as\n"
-	"                          [futex wait], [disk wait] or [running]\n"
+	"                          [futex wait], [disk wait] or [running]; or json:\n"
+	"                          one object per snapshot and line, each thread with its\n"
+	"                          wait and its frames (and their locals)\n"
 	"  -o, --output=FILE       write to FILE instead of standard output (through a\n"
 	"                          temporary file: an error leaves FILE as it was)\n"
 	"      --stack=BYTES       stack bytes copied per thread (default 262144; deeper\n"
@@ -44,6 +46,9 @@ static const char sp_snapshot_synopsis[] =
 	"                          interpreter's eval-loop frames (--python=merged: default)\n"
 	"      --full-filenames    Python files by their full path, not relative to\n"
 	"                          their sys.path entry (json/encoder.py)\n"
+	"      --locals            under each frame its parameters and local variables:\n"
+	"                          native frames' from DWARF, Python frames' read from\n"
+	"                          the interpreter's memory (text and json output)\n"
 	"  -v, --verbose           how long each thread was stopped\n"
 	"  -q, --quiet             no warnings\n"
 	"  -V, --version           print the version\n"
@@ -62,7 +67,7 @@ struct sopts {
 	double interval;
 	enum sp_snapview_format format; /* 0: by -n */
 	unsigned long stack;
-	int lines, no_inline, verbose, quiet, no_python, full_filenames;
+	int lines, no_inline, verbose, quiet, no_python, full_filenames, locals;
 };
 
 static volatile sig_atomic_t stop_sig;
@@ -70,7 +75,7 @@ static void on_stop(int sig) { stop_sig = sig; }
 
 static int parse(struct sopts *o, int argc, char **argv)
 {
-	enum { O_SNAP = 256, O_FORMAT, O_STACK, O_LINES, O_NOINLINE, O_PYTHON, O_FULLNAMES };
+	enum { O_SNAP = 256, O_FORMAT, O_STACK, O_LINES, O_NOINLINE, O_PYTHON, O_FULLNAMES, O_LOCALS };
 	static const struct option longopts[] = {
 		{ "snapshot", no_argument, NULL, O_SNAP },
 		{ "pid", required_argument, NULL, 'p' },
@@ -84,6 +89,7 @@ static int parse(struct sopts *o, int argc, char **argv)
 		{ "no-inline", no_argument, NULL, O_NOINLINE },
 		{ "python", required_argument, NULL, O_PYTHON },
 		{ "full-filenames", no_argument, NULL, O_FULLNAMES },
+		{ "locals", no_argument, NULL, O_LOCALS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -124,8 +130,11 @@ static int parse(struct sopts *o, int argc, char **argv)
 				o->format = SP_SNAPVIEW_FOLDED;
 			else if (!strcmp(optarg, "stream"))
 				o->format = SP_SNAPVIEW_STREAM;
+			else if (!strcmp(optarg, "json"))
+				o->format = SP_SNAPVIEW_JSON;
 			else
-				return sp_usage_error(syn, "-O: output format is text, folded or stream, not '%s'", optarg), -1;
+				return sp_usage_error(syn, "-O: output format is text, folded, stream or json, not '%s'",
+						      optarg), -1;
 			break;
 		case 'o': o->output = optarg; break;
 		case O_STACK:
@@ -144,6 +153,7 @@ static int parse(struct sopts *o, int argc, char **argv)
 			o->no_python = !strcmp(optarg, "off");
 			break;
 		case O_FULLNAMES: o->full_filenames = 1; break;
+		case O_LOCALS: o->locals = 1; break;
 		case 'v': o->verbose = 1; break;
 		case 'q': o->quiet = 1; break;
 		case 'h': fputs(syn, stdout); return 1;
@@ -205,6 +215,8 @@ int pcollect_snapshot(int argc, char **argv)
 		return prc > 0 ? SP_EXIT_OK : SP_EXIT_ERROR;
 	if (!o.format)
 		o.format = o.count > 1 ? SP_SNAPVIEW_STREAM : SP_SNAPVIEW_TEXT;
+	if (o.locals && o.format != SP_SNAPVIEW_TEXT && o.format != SP_SNAPVIEW_JSON)
+		return sp_usage_error(sp_snapshot_synopsis, "--locals needs text or json output (-O text, -O json)");
 	if (o.threads) {
 		regex_t re;
 		struct sp_err e;
@@ -243,7 +255,7 @@ int pcollect_snapshot(int argc, char **argv)
 	struct sp_err err;
 	memset(&err, 0, sizeof err);
 	struct sp_snapview_opts vo = { o.pid, o.threads, o.format, o.stack, o.lines, o.no_inline, o.verbose,
-				       o.interval, o.no_python, o.full_filenames };
+				       o.interval, o.no_python, o.full_filenames, o.locals };
 	struct sp_snapview *v = sp_snapview_new(&vo, out, &err);
 	if (!v) {
 		sp_error_e(&err);
@@ -312,7 +324,7 @@ int pcollect_snapshot(int argc, char **argv)
 		}
 		if (o.format == SP_SNAPVIEW_TEXT && done + 1 < o.count)
 			fputc('\n', out);
-		if (o.format == SP_SNAPVIEW_TEXT && (fflush(out) != 0 || ferror(out))) {
+		if ((o.format == SP_SNAPVIEW_TEXT || o.format == SP_SNAPVIEW_JSON) && (fflush(out) != 0 || ferror(out))) {
 			/* Text is written as it comes: a full disk ends the run. */
 			sp_err_set(&err, "write error: %s", strerror(errno));
 			rc = -1;

@@ -42,6 +42,7 @@ struct sp_unwind {
 	uint64_t sp, stack_len;
 	unsigned flags;
 	uint64_t *pcs, *sps;
+	uint8_t *known;
 	int n, max;
 };
 
@@ -289,9 +290,14 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	/* A return address points after the call: look up the call itself. */
 	if (u->sps) {
 		static const unsigned kept[SP_UNWIND_KEPT] = { SP_REG_SP, 3, 6, 12, 13, 14, 15 };
+		if (u->known)
+			u->known[u->n] = 0;
 		for (int k = 0; k < SP_UNWIND_KEPT; k++) {
 			Dwarf_Word v = 0;
-			u->sps[u->n * SP_UNWIND_KEPT + k] = dwfl_frame_reg(state, kept[k], &v) == 0 ? v : 0;
+			int ok = dwfl_frame_reg(state, kept[k], &v) == 0;
+			u->sps[u->n * SP_UNWIND_KEPT + k] = ok ? v : 0;
+			if (ok && u->known)
+				u->known[u->n] |= (uint8_t)(1u << k);
 		}
 	}
 	u->pcs[u->n++] = activation ? pc : pc - 1;
@@ -302,12 +308,12 @@ struct sp_unwind_result sp_unwind_stack(struct sp_unwind *u, int tid, const uint
 					const void *stack, size_t stack_len, unsigned flags, uint64_t *pcs,
 					int max)
 {
-	return sp_unwind_stack_sps(u, tid, regs, stack, stack_len, flags, pcs, NULL, max);
+	return sp_unwind_stack_sps(u, tid, regs, stack, stack_len, flags, pcs, NULL, NULL, max);
 }
 
 struct sp_unwind_result sp_unwind_stack_sps(struct sp_unwind *u, int tid, const uint64_t regs[SP_NREGS],
 					    const void *stack, size_t stack_len, unsigned flags, uint64_t *pcs,
-					    uint64_t *sps, int max)
+					    uint64_t *sps, uint8_t *known, int max)
 {
 	struct sp_unwind_result r = { 0, 0 };
 	if (max < 1)
@@ -320,6 +326,7 @@ struct sp_unwind_result sp_unwind_stack_sps(struct sp_unwind *u, int tid, const 
 	u->flags = flags;
 	u->pcs = pcs;
 	u->sps = sps;
+	u->known = sps ? known : NULL;
 	u->n = 0;
 	u->max = max;
 	if (u->attached) {
@@ -335,6 +342,8 @@ struct sp_unwind_result sp_unwind_stack_sps(struct sp_unwind *u, int tid, const 
 			static const unsigned kept[SP_UNWIND_KEPT] = { SP_REG_SP, 3, 6, 12, 13, 14, 15 };
 			for (int k = 0; k < SP_UNWIND_KEPT; k++)
 				sps[k] = regs[kept[k]];
+			if (known)
+				known[0] = (1u << SP_UNWIND_KEPT) - 1;
 		}
 		u->n = 1;
 		r.truncated = 1;

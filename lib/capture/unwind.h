@@ -59,11 +59,13 @@ struct sp_unwind_result sp_unwind_stack(struct sp_unwind *u, int tid, const uint
 /* The same, and (when sps is not NULL) SP_UNWIND_KEPT registers of each
  * frame i at sps[i * SP_UNWIND_KEPT ...]: its stack pointer (the frame of
  * pcs[i] spans [sp of i, sp of i+1)), then the callee-saved rbx rbp r12
- * r13 r14 r15 as that frame had them; 0 where the unwinder does not know. */
+ * r13 r14 r15 as that frame had them; 0 where the unwinder does not know.
+ * known (NULL: not wanted; with sps only): bit k of known[i] is set when
+ * sps[i * SP_UNWIND_KEPT + k] is known (a register may hold 0). */
 #define SP_UNWIND_KEPT 7
 struct sp_unwind_result sp_unwind_stack_sps(struct sp_unwind *u, int tid, const uint64_t regs[SP_NREGS],
 					    const void *stack, size_t stack_len, unsigned flags, uint64_t *pcs,
-					    uint64_t *sps, int max);
+					    uint64_t *sps, uint8_t *known, int max);
 
 /* The libdwfl session of this process (NULL before the first module),
  * typed void* so that this header needs no libdwfl.h. */

@@ -614,7 +614,7 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 			exact ? sp_unwind_stack(u, (int)s->tid, stopped.regs, stopped.stack, stopped.len, 0, pcs + n,
 						MAX_PCS - (int)n)
 			      : sp_unwind_stack_sps(u, (int)s->tid, s->regs, s->stack, s->stack_len, 0, pcs + n,
-						    c->py ? sps + n * SP_UNWIND_KEPT : NULL, MAX_PCS - (int)n);
+						    c->py ? sps + n * SP_UNWIND_KEPT : NULL, NULL, MAX_PCS - (int)n);
 		/* Unwinding the stop's copy ran into a return probe's trampoline
 		 * that no entry read so far explains (its record is not read
 		 * yet): the sample's own copy, fixed already, unwinds; the

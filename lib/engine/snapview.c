@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fold.h"
+#include "locals.h"
 #include "format.h"
 #include "locks.h"
 #include "procmaps.h"
@@ -34,10 +35,25 @@
 struct tstack {
 	uint32_t *frames; /* innermost first */
 	uint64_t *pcs;    /* the address each frame came from */
+	uint32_t *loc;    /* --locals: offset + 1 in lb of the frame's variables
+			   * ("name\0value\0" pairs), 0 none */
+	uint16_t *nloc;   /* how many */
+	struct sp_buf lb;
 	size_t n, cap;
 	int truncated;
 	int unstopped;
 };
+
+static void ts_grow(struct tstack *ts, size_t n)
+{
+	if (n <= ts->cap)
+		return;
+	ts->cap = n;
+	ts->frames = sp_xrealloc(ts->frames, ts->cap * sizeof *ts->frames);
+	ts->pcs = sp_xrealloc(ts->pcs, ts->cap * sizeof *ts->pcs);
+	ts->loc = sp_xrealloc(ts->loc, ts->cap * sizeof *ts->loc);
+	ts->nloc = sp_xrealloc(ts->nloc, ts->cap * sizeof *ts->nloc);
+}
 
 struct sp_snapview {
 	struct sp_snapview_opts o;
@@ -64,6 +80,8 @@ struct sp_snapview {
 		uint32_t name;
 		struct sp_python_wait w;
 		struct sp_python_lockwait lw; /* a Lock, Condition... (lw.lock 0: none) */
+		size_t raw_off, raw_len; /* --locals: the frames' slots in pyraw */
+		int nraw;
 		int nholders;   /* Lock: how many threads' frames refer to it */
 		struct { int i; uint32_t where, as; } holder[4]; /* the first ones: thread index,
 				 * the function that refers to it, what it calls it */
@@ -71,13 +89,23 @@ struct sp_snapview {
 	int gil;          /* sp_python_gil_holder while stopped */
 	uint32_t *pyfr;
 	uint8_t *pyen;
+	uint32_t *pyloc;  /* --locals: per Python frame (as pyfr) its variables'
+			   * offset + 1 in pylb, 0 none, NOT_READ */
+	uint16_t *pylocn;
+	struct sp_buf pylb;
+	struct sp_buf pyraw; /* sp_python_slots' copies (pyt[i].raw_off, raw_len) */
+	size_t pyskipped; /* Python frames whose locals the stop's budget left unread */
 	size_t npyfr, cappyfr;
 	uint32_t *mfr;
 	int32_t *msrc;
 	size_t capm;
+	struct sp_locals_mem mem; /* --locals: memory of this snapshot's threads */
 };
 
 #define PY_MAX 2048
+#define PY_LOCAL_READS 4000 /* --locals: memory reads of Python values per stop */
+#define NOT_READ UINT32_MAX  /* a frame's locals were not read (the budget) */
+#define LOCALS_BUDGET (1u << 20) /* --locals: bytes read outside the stack copies */
 
 /* A threading.Lock records no owner: the threads whose frames still refer
  * to it (inside "with lock:", or between acquire() and release() while a
@@ -141,6 +169,10 @@ static void py_hook(void *ctx, struct sp_snap *s)
 	struct sp_snapview *c = ctx;
 	c->pyt = sp_xrealloc(c->pyt, (s->n ? s->n : 1) * sizeof *c->pyt);
 	c->npyfr = 0;
+	c->pyskipped = 0;
+	sp_buf_reset(&c->pylb);
+	sp_buf_reset(&c->pyraw);
+	uint64_t budget = PY_LOCAL_READS;
 	c->gil = sp_python_gil_holder(c->py);
 	for (size_t i = 0; i < s->n; i++) {
 		c->pyt[i].off = (uint32_t)c->npyfr;
@@ -149,8 +181,24 @@ static void py_hook(void *ctx, struct sp_snap *s)
 			c->cappyfr = c->npyfr + PY_MAX + c->cappyfr;
 			c->pyfr = sp_xrealloc(c->pyfr, c->cappyfr * sizeof *c->pyfr);
 			c->pyen = sp_xrealloc(c->pyen, c->cappyfr);
+			c->pyloc = sp_xrealloc(c->pyloc, c->cappyfr * sizeof *c->pyloc);
+			c->pylocn = sp_xrealloc(c->pylocn, c->cappyfr * sizeof *c->pylocn);
 		}
 		int n = sp_python_stack(c->py, s->t[i].tid, NULL, c->pyfr + c->npyfr, c->pyen + c->npyfr, PY_MAX);
+		c->pyt[i].raw_off = c->pyraw.len;
+		c->pyt[i].nraw = 0;
+		if (c->o.locals && n > 0) {
+			/* What the frames' locals hold, as of the stop (within a
+			 * budget of reads); their values once the threads run on. */
+			int got = sp_python_slots(c->py, s->t[i].tid, &c->pyraw, n, &budget);
+			c->pyt[i].nraw = got < 0 ? 0 : got;
+			for (int k = 0; k < n; k++) {
+				c->pyloc[c->npyfr + (size_t)k] = k < got ? 0 : NOT_READ;
+				c->pylocn[c->npyfr + (size_t)k] = 0;
+				c->pyskipped += k >= got;
+			}
+		}
+		c->pyt[i].raw_len = c->pyraw.len - c->pyt[i].raw_off;
 		c->pyt[i].name = 0; /* read once the threads run again */
 		/* Lock owners only for threads asleep in futex (py_confirm):
 		 * the others need not be held stopped for the reads. */
@@ -170,6 +218,24 @@ static void py_hook(void *ctx, struct sp_snap *s)
 	lock_holders(c, s);
 }
 
+/* --locals: Python frame j's variables (read in py_hook) as display
+ * frame k's, copied into ts's buffer. */
+static void py_frame_locals(struct sp_snapview *c, size_t j, struct tstack *ts, size_t k)
+{
+	if (c->pyloc[j] == NOT_READ) {
+		ts->loc[k] = NOT_READ;
+		return;
+	}
+	if (!c->pyloc[j])
+		return;
+	const char *p = c->pylb.p + c->pyloc[j] - 1, *e = p;
+	for (unsigned v = 0; v < 2u * c->pylocn[j]; v++)
+		e += strlen(e) + 1;
+	ts->loc[k] = (uint32_t)ts->lb.len + 1;
+	ts->nloc[k] = c->pylocn[j];
+	sp_buf_add(&ts->lb, p, (size_t)(e - p));
+}
+
 /* Thread i's native frames (innermost first) with its Python frames
  * merged in (python.h, pymerge.h). */
 static void py_merge(struct sp_snapview *c, size_t i, struct tstack *ts)
@@ -177,27 +243,67 @@ static void py_merge(struct sp_snapview *c, size_t i, struct tstack *ts)
 	int npy = c->pyt[i].n;
 	if (npy <= 0 || !ts->n)
 		return;
-	uint32_t *nat = sp_xmalloc(ts->n * sizeof *nat);
+	uint32_t *nat = sp_xmalloc(ts->n * sizeof *nat), *loc = sp_xmalloc(ts->n * sizeof *loc);
 	uint64_t *pcs = sp_xmalloc(ts->n * sizeof *pcs);
+	uint16_t *nloc = sp_xmalloc(ts->n * sizeof *nloc);
 	for (size_t k = 0; k < ts->n; k++) {
 		nat[k] = ts->frames[ts->n - 1 - k];
 		pcs[k] = ts->pcs[ts->n - 1 - k];
+		loc[k] = ts->loc[ts->n - 1 - k];
+		nloc[k] = ts->nloc[ts->n - 1 - k];
 	}
 	int disagree;
 	size_t n = sp_pymerge_frames(c->p, SP_PY_MERGED, nat, ts->n, c->pyfr + c->pyt[i].off, c->pyen + c->pyt[i].off,
 				     npy, ts->truncated, &c->mfr, &c->msrc, &c->capm, &disagree);
-	if (n > ts->cap) {
-		ts->cap = n;
-		ts->frames = sp_xrealloc(ts->frames, ts->cap * sizeof *ts->frames);
-		ts->pcs = sp_xrealloc(ts->pcs, ts->cap * sizeof *ts->pcs);
-	}
+	ts_grow(ts, n);
 	for (size_t k = 0; k < n; k++) {
 		ts->frames[n - 1 - k] = c->mfr[k];
 		ts->pcs[n - 1 - k] = c->msrc[k] >= 0 ? pcs[c->msrc[k]] : 0;
+		ts->loc[n - 1 - k] = c->msrc[k] >= 0 ? loc[c->msrc[k]] : 0;
+		ts->nloc[n - 1 - k] = c->msrc[k] >= 0 ? nloc[c->msrc[k]] : 0;
+		if (c->msrc[k] <= -2 && c->o.locals)
+			py_frame_locals(c, c->pyt[i].off + (size_t)(-2 - c->msrc[k]), ts, n - 1 - k);
 	}
 	ts->n = n;
 	free(nat);
 	free(pcs);
+	free(loc);
+	free(nloc);
+}
+
+/* --locals: the variables of display frame n of ts, the group-th
+ * function at unwound frame i (pc), with the registers the unwinder
+ * recovered for it: all of them in the innermost frame; the stack pointer,
+ * rbx, rbp and r12-r15 in its callers.  The frame's CFA is its caller's
+ * stack pointer. */
+static void frame_locals(struct sp_snapview *c, const struct sp_snap_thread *t, const uint64_t *sps,
+			 const uint8_t *known, int i, int n, uint64_t pc, int group, struct tstack *ts)
+{
+	static const unsigned kept[SP_UNWIND_KEPT] = { 7, 3, 6, 12, 13, 14, 15 };
+	struct sp_locals_regs rg;
+	memset(&rg, 0, sizeof rg);
+	if (i == 0) {
+		memcpy(rg.r, t->regs, sizeof rg.r);
+		rg.known = (1u << 17) - 1;
+	} else {
+		for (int k = 0; k < SP_UNWIND_KEPT; k++)
+			if ((known[i] >> k) & 1) {
+				rg.r[kept[k]] = sps[i * SP_UNWIND_KEPT + k];
+				rg.known |= 1u << kept[k];
+			}
+		rg.r[16] = pc + 1;
+		rg.known |= 1u << 16;
+	}
+	rg.cfa = i + 1 < n && (known[i + 1] & 1) ? sps[(i + 1) * SP_UNWIND_KEPT] : 0;
+	c->mem.stack = t->stack;
+	c->mem.stack_lo = t->regs[7];
+	c->mem.stack_len = t->stack_len;
+	size_t off = ts->lb.len;
+	int nv = sp_locals_frame(sp_unwind_dwfl(c->u), pc, group, &rg, &c->mem, &ts->lb, NULL);
+	if (nv > 0) {
+		ts->loc[ts->n] = (uint32_t)off + 1;
+		ts->nloc[ts->n] = (uint16_t)(nv > 65535 ? 65535 : nv);
+	}
 }
 
 static void unwind_thread(struct sp_snapview *c, const struct sp_snap_thread *t, struct tstack *ts)
@@ -208,22 +314,26 @@ static void unwind_thread(struct sp_snapview *c, const struct sp_snap_thread *t,
 	if (!t->have_regs)
 		return;
 	uint64_t pcs[MAX_PCS];
-	struct sp_unwind_result r =
-		sp_unwind_stack(c->u, t->tid, t->regs, t->stack, t->stack_len, SP_UNWIND_LIVE, pcs, MAX_PCS);
+	uint64_t *sps = c->o.locals ? sp_xmalloc(MAX_PCS * SP_UNWIND_KEPT * sizeof *sps) : NULL;
+	uint8_t known[MAX_PCS];
+	struct sp_unwind_result r = sp_unwind_stack_sps(c->u, t->tid, t->regs, t->stack, t->stack_len, SP_UNWIND_LIVE,
+							pcs, sps, known, MAX_PCS);
 	ts->truncated = r.truncated;
 	for (int i = 0; i < r.n; i++) {
 		const uint32_t *f;
 		size_t k = sp_symbols_user(c->syms, c->u, c->maps, c->live, pcs[i], &f);
 		for (size_t j = 0; j < k; j++) {
-			if (ts->n == ts->cap) {
-				ts->cap = ts->cap ? 2 * ts->cap : 64;
-				ts->frames = sp_xrealloc(ts->frames, ts->cap * sizeof *ts->frames);
-				ts->pcs = sp_xrealloc(ts->pcs, ts->cap * sizeof *ts->pcs);
-			}
+			if (ts->n == ts->cap)
+				ts_grow(ts, ts->cap ? 2 * ts->cap : 64);
 			ts->pcs[ts->n] = pcs[i];
+			ts->loc[ts->n] = 0;
+			ts->nloc[ts->n] = 0;
+			if (sps)
+				frame_locals(c, t, sps, known, i, r.n, pcs[i], (int)j, ts);
 			ts->frames[ts->n++] = f[j];
 		}
 	}
+	free(sps);
 }
 
 static const char *state_name(char s)
@@ -444,6 +554,16 @@ static void print_frames(struct sp_snapview *c, const struct tstack *ts, const c
 			fprintf(c->out, " [%s]", b ? b + 1 : m);
 		}
 		fputc('\n', c->out);
+		if (ts->loc && ts->loc[i] == NOT_READ) {
+			fprintf(c->out, "%s        (locals not read: past the 64 innermost frames or the stop's budget of reads)\n", indent);
+			continue;
+		}
+		const char *lv = ts->loc && ts->loc[i] ? ts->lb.p + ts->loc[i] - 1 : NULL;
+		for (unsigned k = 0; lv && k < ts->nloc[i]; k++) {
+			const char *val = lv + strlen(lv) + 1;
+			fprintf(c->out, "%s        %s = %s\n", indent, lv, val);
+			lv = val + strlen(val) + 1;
+		}
 	}
 	if (!ts->n && ts->unstopped)
 		fprintf(c->out, "%s(no stack: the thread did not stop in time; uninterruptible waits end only when the "
@@ -539,7 +659,11 @@ static void print_wait(struct sp_snapview *c, const struct sp_snap *s, const str
 	}
 	if (py_wait(c, i) == SP_PYWAIT_RLOCK) {
 		const struct sp_python_wait *pw = &c->pyt[i].w;
-		fprintf(c->out, "%swaits for RLock 0x%llx", indent, (unsigned long long)pw->obj);
+		if (pw->name)
+			fprintf(c->out, "%swaits for RLock %s (0x%llx)", indent, sp_str(c->p, pw->name),
+				(unsigned long long)pw->obj);
+		else
+			fprintf(c->out, "%swaits for RLock 0x%llx", indent, (unsigned long long)pw->obj);
 		if (w[i].owner) {
 			fprintf(c->out, " held by %d (%s)", w[i].owner, tname(c, s, (size_t)w[i].owner_index));
 			if (pw->count > 1)
@@ -589,6 +713,194 @@ static int all_blocked(const struct sp_snapview *c, const struct sp_snap *s, con
 	return s->n > 0;
 }
 
+/* "DEADLOCK: 2 threads wait for each other: ..." for cycle k, no newline. */
+static void print_cycle(struct sp_snapview *c, const struct sp_snap *s, const struct sp_lock_wait *w, const int *cycle,
+			int k)
+{
+	size_t first = 0, len = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (cycle[i] == k) {
+			if (!len)
+				first = i;
+			len++;
+		}
+	fprintf(c->out, "DEADLOCK: %zu threads wait for each other: %d (%s)", len, s->t[first].tid, tname(c, s, first));
+	size_t j = first;
+	do {
+		size_t o = (size_t)w[j].owner_index;
+		int pk = py_wait(c, j);
+		if (c->pyt && c->pyt[j].lw.lock) {
+			fputs(j == first ? " waits for " : ", which waits for ", c->out);
+			print_pyobj(c, j);
+			fprintf(c->out, " held by %d (%s)", s->t[o].tid, tname(c, s, o));
+			j = o;
+			continue;
+		}
+		if (pk == SP_PYWAIT_RLOCK && c->pyt[j].w.name) {
+			fprintf(c->out, "%s RLock %s (0x%llx) held by %d (%s)", j == first ? " waits for" : ", which waits for",
+				sp_str(c->p, c->pyt[j].w.name), (unsigned long long)c->pyt[j].w.obj, s->t[o].tid,
+				tname(c, s, o));
+			j = o;
+			continue;
+		}
+		fprintf(c->out, "%s %s 0x%llx held by %d (%s)", j == first ? " waits for" : ", which waits for",
+			pk == SP_PYWAIT_RLOCK ? "RLock" : pk == SP_PYWAIT_JOIN ? "the end of Thread" : sp_lock_kind_name(w[j].kind),
+			(unsigned long long)(pk ? c->pyt[j].w.obj : w[j].addr), s->t[o].tid, tname(c, s, o));
+		j = o;
+	} while (j != first);
+}
+
+/* ---- -O json: the text's printers into a string ---- */
+
+struct cap {
+	FILE *saved;
+	char *p;
+	size_t n;
+};
+
+static int cap_on(struct sp_snapview *c, struct cap *k)
+{
+	k->saved = c->out;
+	k->p = NULL;
+	k->n = 0;
+	FILE *f = open_memstream(&k->p, &k->n);
+	if (!f)
+		return -1;
+	c->out = f;
+	return 0;
+}
+
+/* What was printed since cap_on, as "key":"text" (null when nothing). */
+static void cap_off(struct sp_snapview *c, struct cap *k, struct sp_buf *b, const char *key)
+{
+	fclose(c->out);
+	c->out = k->saved;
+	sp_buf_addf(b, ",\"%s\":", key);
+	if (k->p && k->n)
+		sp_buf_add_json_str(b, k->p);
+	else
+		sp_buf_adds(b, "null");
+	free(k->p);
+}
+
+static void json_frames(struct sp_snapview *c, const struct tstack *ts, struct sp_buf *b)
+{
+	static const char *const kinds[SP_KIND_MAX] = { "native", "kernel", "jit", "inlined", "python", "synthetic" };
+	sp_buf_adds(b, ",\"frames\":[");
+	for (size_t i = 0; i < ts->n; i++) {
+		const struct sp_frame *fr = sp_frame_get(c->p, ts->frames[i]);
+		sp_buf_adds(b, i ? ",{\"name\":" : "{\"name\":");
+		sp_buf_add_json_str(b, sp_str(c->p, fr->name));
+		sp_buf_addf(b, ",\"kind\":\"%s\"", fr->kind < SP_KIND_MAX ? kinds[fr->kind] : "native");
+		if (fr->file) {
+			sp_buf_adds(b, ",\"file\":");
+			sp_buf_add_json_str(b, sp_str(c->p, fr->file));
+			sp_buf_addf(b, ",\"line\":%u", fr->line);
+		}
+		if (fr->module) {
+			sp_buf_adds(b, ",\"module\":");
+			sp_buf_add_json_str(b, sp_str(c->p, fr->module));
+		}
+		if (ts->pcs[i])
+			sp_buf_addf(b, ",\"address\":\"0x%llx\"", (unsigned long long)ts->pcs[i]);
+		if (c->o.locals && ts->loc[i] == NOT_READ) {
+			sp_buf_adds(b, ",\"locals_not_read\":true");
+		} else if (c->o.locals) {
+			const char *lv = ts->loc[i] ? ts->lb.p + ts->loc[i] - 1 : NULL;
+			sp_buf_adds(b, ",\"locals\":[");
+			for (unsigned k = 0; lv && k < ts->nloc[i]; k++) {
+				const char *val = lv + strlen(lv) + 1;
+				sp_buf_adds(b, k ? ",{\"name\":" : "{\"name\":");
+				sp_buf_add_json_str(b, lv);
+				sp_buf_adds(b, ",\"value\":");
+				sp_buf_add_json_str(b, val);
+				sp_buf_addc(b, '}');
+				lv = val + strlen(val) + 1;
+			}
+			sp_buf_addc(b, ']');
+		}
+		sp_buf_addc(b, '}');
+	}
+	sp_buf_addc(b, ']');
+}
+
+/* One snapshot as one JSON object on one line (several snapshots: JSON
+ * Lines): the process, the deadlocks, and each thread with its wait and
+ * its frames, innermost first (with their locals under --locals). */
+static void json_snapshot(struct sp_snapview *c, const struct sp_snap *s, const int *keep, struct tstack *ts,
+			  const struct sp_lock_wait *w, const int *cycle, int ncyc)
+{
+	struct sp_buf b = SP_BUF_INIT;
+	struct cap k;
+	sp_buf_addf(&b, "{\"pid\":%d,\"comm\":", s->pid);
+	sp_buf_add_json_str(&b, s->n ? s->t[0].name : "?");
+	sp_buf_addf(&b, ",\"threads_total\":%zu,\"stopped_ms\":", s->n);
+	sp_buf_addnum(&b, (double)s->window_ns / 1e6);
+	if (c->pyt) {
+		sp_buf_adds(&b, ",\"python\":");
+		sp_buf_add_json_str(&b, c->last.python);
+		if (c->gil >= 0)
+			sp_buf_addf(&b, ",\"gil_holder\":%d", c->gil);
+	}
+	sp_buf_addf(&b, ",\"all_blocked\":%s,\"deadlocks\":[", all_blocked(c, s, w) ? "true" : "false");
+	for (int cy = 1; cy <= ncyc; cy++) {
+		if (cap_on(c, &k) < 0)
+			break;
+		print_cycle(c, s, w, cycle, cy);
+		fclose(c->out);
+		c->out = k.saved;
+		if (cy > 1)
+			sp_buf_addc(&b, ',');
+		sp_buf_add_json_str(&b, k.p ? k.p : "");
+		free(k.p);
+	}
+	sp_buf_adds(&b, "],\"threads\":[");
+	int first = 1;
+	for (size_t i = 0; i < s->n; i++) {
+		if (!keep[i])
+			continue;
+		const struct sp_snap_thread *t = &s->t[i];
+		sp_buf_addf(&b, "%s{\"tid\":%d,\"name\":", first ? "" : ",", t->tid);
+		first = 0;
+		sp_buf_add_json_str(&b, tname(c, s, i));
+		sp_buf_adds(&b, ",\"state\":");
+		sp_buf_add_json_str(&b, state_name(t->state));
+		if (t->state != 'R' && t->nr >= 0 && cap_on(c, &k) == 0) {
+			print_syscall(c->out, t);
+			cap_off(c, &k, &b, "syscall");
+			if (t->restarted)
+				sp_buf_adds(&b, ",\"restarted\":true");
+		}
+		if (t->kstack[0]) {
+			sp_buf_adds(&b, ",\"kernel\":");
+			sp_buf_add_json_str(&b, t->kstack);
+		}
+		if (c->o.verbose) {
+			sp_buf_adds(&b, ",\"stopped_ms\":");
+			sp_buf_addnum(&b, (double)t->stopped_ns / 1e6);
+		}
+		if ((w[i].kind != SP_LOCK_NONE || py_wait(c, i)) && cap_on(c, &k) == 0) {
+			print_wait(c, s, w, i, "");
+			cap_off(c, &k, &b, "waits");
+			if (w[i].owner)
+				sp_buf_addf(&b, ",\"owner\":%d", w[i].owner);
+		}
+		if (ts[i].truncated)
+			sp_buf_adds(&b, ",\"truncated\":true");
+		json_frames(c, &ts[i], &b);
+		sp_buf_addc(&b, '}');
+	}
+	sp_buf_adds(&b, "]");
+	if (c->o.locals)
+		sp_buf_addf(&b, ",\"values_not_read\":%zu,\"python_frames_not_read\":%zu", c->mem.skipped,
+			    c->pyt ? c->pyskipped : 0);
+	if (s->gone)
+		sp_buf_addf(&b, ",\"exited_during\":%zu", s->gone);
+	sp_buf_adds(&b, "}\n");
+	fwrite(b.p, 1, b.len, c->out);
+	sp_buf_release(&b);
+}
+
 static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const int *keep, struct tstack *ts,
 			  const struct sp_lock_wait *w, const int *cycle, int ncyc)
 {
@@ -621,31 +933,7 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 		fprintf(c->out, "all threads are blocked: deadlock (each waits, with no timeout, for a lock, condition, "
 				"queue or thread that only another of them could free)\n");
 	for (int k = 1; k <= ncyc; k++) {
-		size_t first = 0, len = 0;
-		for (size_t i = 0; i < s->n; i++)
-			if (cycle[i] == k) {
-				if (!len)
-					first = i;
-				len++;
-			}
-		fprintf(c->out, "DEADLOCK: %zu threads wait for each other: %d (%s)", len, s->t[first].tid,
-			tname(c, s, first));
-		size_t j = first;
-		do {
-			size_t o = (size_t)w[j].owner_index;
-			int pk = py_wait(c, j);
-			if (c->pyt && c->pyt[j].lw.lock) {
-				fputs(j == first ? " waits for " : ", which waits for ", c->out);
-				print_pyobj(c, j);
-				fprintf(c->out, " held by %d (%s)", s->t[o].tid, tname(c, s, o));
-				j = o;
-				continue;
-			}
-			fprintf(c->out, "%s %s 0x%llx held by %d (%s)", j == first ? " waits for" : ", which waits for",
-				pk == SP_PYWAIT_RLOCK ? "RLock" : pk == SP_PYWAIT_JOIN ? "the end of Thread" : sp_lock_kind_name(w[j].kind),
-				(unsigned long long)(pk ? c->pyt[j].w.obj : w[j].addr), s->t[o].tid, tname(c, s, o));
-			j = o;
-		} while (j != first);
+		print_cycle(c, s, w, cycle, k);
 		fputc('\n', c->out);
 	}
 	char *seen = sp_xcalloc(s->n ? s->n : 1, 1);
@@ -701,6 +989,13 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 		}
 	}
 	free(seen);
+	if (c->pyt && c->pyskipped)
+		fprintf(c->out, "\n(the locals of %zu Python frames were not read: the 64 innermost frames of a thread "
+				"at most, and %d reads of the target's memory while it is stopped)\n", c->pyskipped,
+			PY_LOCAL_READS);
+	if (c->mem.skipped)
+		fprintf(c->out, "\n(%zu values not read: --locals reads at most %u bytes outside the stack copies)\n",
+			c->mem.skipped, LOCALS_BUDGET);
 	if (s->gone)
 		fprintf(c->out, "\n(%zu thread%s exited during the snapshot)\n", s->gone, s->gone == 1 ? "" : "s");
 }
@@ -847,12 +1142,20 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 	/* Thread names change seldom: read after the threads were let go. */
 	for (size_t i = 0; c->pyt && i < s.n; i++)
 		c->pyt[i].name = sp_python_thread_name(c->py, s.t[i].tid, i == 0);
+	/* --locals: the values the frames' slots held at the stop */
+	for (size_t i = 0; c->pyt && c->o.locals && i < s.n; i++)
+		if (c->pyt[i].nraw > 0)
+			sp_python_locals(c->py, c->pyraw.p + c->pyt[i].raw_off, c->pyt[i].raw_len, &c->pylb,
+					 c->pyloc + c->pyt[i].off, c->pylocn + c->pyt[i].off, c->pyt[i].nraw);
 	struct tstack *ts = sp_xcalloc(s.n ? s.n : 1, sizeof *ts);
 	struct sp_lock_wait *w = sp_xcalloc(s.n ? s.n : 1, sizeof *w);
 	int *keep = sp_xcalloc(s.n ? s.n : 1, sizeof *keep), *cycle = sp_xcalloc(s.n ? s.n : 1, sizeof *cycle);
 	const char **names = NULL;
 	size_t capnames = 0;
 	int py = c->pyt != NULL;
+	memset(&c->mem, 0, sizeof c->mem);
+	c->mem.pid = live;
+	c->mem.budget = LOCALS_BUDGET;
 	for (size_t i = 0; i < s.n; i++) {
 		unwind_thread(c, &s.t[i], &ts[i]);
 		if (py)
@@ -882,9 +1185,12 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 	int rc = 0;
 	if (c->o.format == F_TEXT)
 		text_snapshot(c, &s, keep, ts, w, cycle, ncyc);
+	else if (c->o.format == SP_SNAPVIEW_JSON)
+		json_snapshot(c, &s, keep, ts, w, cycle, ncyc);
 	else
 		rc = sample_snapshot(c, &s, keep, ts, err);
 	c->last.threads = s.n;
+	c->last.locals_skipped = c->mem.skipped;
 	c->last.window_ns = s.window_ns;
 	c->last.longest_ns = 0;
 	for (size_t i = 0; i < s.n; i++)
@@ -893,6 +1199,9 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 	for (size_t i = 0; i < s.n; i++) {
 		free(ts[i].frames);
 		free(ts[i].pcs);
+		free(ts[i].loc);
+		free(ts[i].nloc);
+		sp_buf_release(&ts[i].lb);
 	}
 	free(ts);
 	free(w);
@@ -931,7 +1240,7 @@ struct sp_snapview *sp_snapview_new(const struct sp_snapview_opts *o, FILE *out,
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)llround(o->interval * 1e9));
 	sp_meta_add(c->p, "interval-ns", buf);
 	c->event = sp_str_intern(c->p, "snapshot", 8);
-	struct sp_symbols_opts so = { .lines = o->format == F_TEXT || o->lines, .no_inline = o->no_inline };
+	struct sp_symbols_opts so = { .lines = o->format == F_TEXT || o->format == SP_SNAPVIEW_JSON || o->lines, .no_inline = o->no_inline };
 	c->syms = sp_symbols_new(c->p, &so);
 	c->maps = sp_maps_new();
 	c->u = sp_unwind_new(o->pid, sp_symbols_mods(c->syms));
@@ -957,6 +1266,10 @@ void sp_snapview_free(struct sp_snapview *c)
 	free(c->pyt);
 	free(c->pyfr);
 	free(c->pyen);
+	free(c->pyloc);
+	free(c->pylocn);
+	sp_buf_release(&c->pylb);
+	sp_buf_release(&c->pyraw);
 	free(c->mfr);
 	free(c->msrc);
 	sp_unwind_free(c->u);

@@ -20,6 +20,7 @@ enum sp_snapview_format {
 	SP_SNAPVIEW_TEXT = 1,
 	SP_SNAPVIEW_FOLDED,
 	SP_SNAPVIEW_STREAM,
+	SP_SNAPVIEW_JSON,        /* one object per snapshot and line */
 };
 
 struct sp_snapview_opts {
@@ -32,6 +33,7 @@ struct sp_snapview_opts {
 	double interval;         /* seconds between snapshots (for the metadata) */
 	int no_python;           /* do not merge CPython's frames (python.h) */
 	int full_filenames;      /* Python files by full path, not relative to sys.path */
+	int locals;              /* text: each frame's variables (locals.h) */
 };
 
 struct sp_snapview_stats {
@@ -41,6 +43,7 @@ struct sp_snapview_stats {
 	char python[480];     /* "Python 3.12.1" (frames merged), or why a CPython
 			       * was refused; "" when not Python */
 	int python_merged;    /* Python frames are merged into the stacks */
+	size_t locals_skipped; /* --locals: values not read (the read budget) */
 };
 
 struct sp_snapview;

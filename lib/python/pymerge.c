@@ -242,7 +242,7 @@ static void out_add(struct mout *o, uint32_t f, int32_t from)
 static void add_group(struct mout *o, const uint32_t *py, int lo, int hi)
 {
 	for (int i = hi; i-- > lo;)
-		out_add(o, py[i], -1);
+		out_add(o, py[i], -2 - i);
 }
 
 size_t sp_pymerge_frames(struct sp_profile *p, enum sp_pymode mode, const uint32_t *nat, size_t nn,

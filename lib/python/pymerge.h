@@ -86,8 +86,8 @@ uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const
 /* The merge rule on arrays: native frames nat[0..nn) (root first) and
  * Python frames py[0..npy) (innermost first, entry marks as python.h
  * gives them) into *out (root first; *out, *src and *cap grown as
- * needed).  src (may be NULL): (*src)[i] = the index in nat of out[i], -1
- * for a Python frame.  *disagree: 0 when the counts of eval frames and
+ * needed).  src (may be NULL): (*src)[i] = the index in nat of out[i], or
+ * -2 - j for the Python frame py[j].  *disagree: 0 when the counts of eval frames and
  * Python groups agree, 1 when they differ, 2 when they differ on a native
  * stack cut short (its outer eval frames are missing, not wrong).  Returns the number of frames in *out. */
 size_t sp_pymerge_frames(struct sp_profile *p, enum sp_pymode mode, const uint32_t *nat, size_t nn,

@@ -1541,6 +1541,8 @@ static int rlock_of(struct sp_python *py, uint64_t obj, uint64_t self, struct sp
 	return 0;
 }
 
+static uint32_t local_name(struct sp_python *py, uint64_t fa, const struct code *c, uint64_t obj);
+
 static int code_is(struct sp_python *py, const struct code *c, const char *qual, const char *name)
 {
 	const char *n = sp_str(py->p, c->name), *f = sp_str(py->p, c->file);
@@ -1583,8 +1585,11 @@ int sp_python_wait(struct sp_python *py, int tid, struct sp_python_wait *w)
 	uint64_t slots[MAX_SLOTS];
 	int ns = frame_slots(py, fa[0], cc[0], slots);
 	for (int i = ns; i-- > 0;) /* the value stack first */
-		if (slots[i] && rlock_of(py, slots[i], self, w))
+		if (slots[i] && rlock_of(py, slots[i], self, w)) {
+			for (int f = 0; f < n && !w->name; f++)
+				w->name = local_name(py, fa[f], cc[f], w->obj);
 			return 1;
+		}
 	return 0;
 }
 
@@ -1622,20 +1627,33 @@ static uint64_t self_of(struct sp_python *py, uint64_t obj, int *bound)
 	return obj;
 }
 
+static int key_of(struct sp_python *py, uint64_t keys, uint64_t values, uint64_t value, struct sp_buf *b);
+static uint32_t slot_name_of(struct sp_python *py, uint64_t fa, const struct code *c, uint64_t obj);
+static int dict_name_of(struct sp_python *py, uint64_t d, uint64_t value, struct sp_buf *b);
+
 /* The key under which obj's instance attributes hold value, into b;
  * 0 when none. */
 static int attr_name_of(struct sp_python *py, uint64_t obj, uint64_t value, struct sp_buf *b)
 {
 	uint64_t keys, values, dict;
-	uint8_t h[48];
 	if (attr_table(py, obj, &keys, &values, &dict) < 0)
 		return 0;
-	if (dict) {
-		if (!(type_flags(py, dict, NULL) & TPF_DICT) || rd(py, dict, h, sizeof h) < 0)
-			return 0;
-		keys = get64(h, 32);
-		values = values_start(py, get64(h, 40));
-	}
+	return dict ? dict_name_of(py, dict, value, b) : key_of(py, keys, values, value, b);
+}
+
+/* The str key under which dict d holds value, into b; 0 when none. */
+static int dict_name_of(struct sp_python *py, uint64_t d, uint64_t value, struct sp_buf *b)
+{
+	uint8_t h[48];
+	if (!(type_flags(py, d, NULL) & TPF_DICT) || rd(py, d, h, sizeof h) < 0)
+		return 0;
+	return key_of(py, get64(h, 32), values_start(py, get64(h, 40)), value, b);
+}
+
+/* The str key of keys (values: a split table's) whose value is value,
+ * into b; 0 when none. */
+static int key_of(struct sp_python *py, uint64_t keys, uint64_t values, uint64_t value, struct sp_buf *b)
+{
 	struct dkeys k;
 	if (keys_read(py, keys, &k) < 0)
 		return 0;
@@ -1677,9 +1695,32 @@ static uint64_t slot_name(struct sp_python *py, uint64_t code, int i)
 	return 0;
 }
 
-/* The name frame fa (running code cc) knows obj by: a local ("lock") or
- * an attribute of a local ("self._lock"); a string id, 0 when none. */
+/* The globals dict of frame fa (PyFrameObject.f_globals before 3.11,
+ * _PyInterpreterFrame.f_globals after: offsets of pyenv's builds). */
+static uint64_t frame_globals(struct sp_python *py, uint64_t fa)
+{
+	uint64_t g = 0;
+	uint32_t at = py->o.old ? 48 : py->minor == 11 ? 8 : 24;
+	return rd64(py, fa + at, &g) == 0 ? g : 0;
+}
+
+/* The name frame fa (running code cc) knows obj by, the nearest first: a
+ * local ("lock"), an attribute of a local ("self._lock"), or a global of
+ * its module ("LOCK_IN"); a string id, 0 when none. */
 static uint32_t local_name(struct sp_python *py, uint64_t fa, const struct code *c, uint64_t obj)
+{
+	uint32_t id = slot_name_of(py, fa, c, obj);
+	if (id)
+		return id;
+	struct sp_buf b = SP_BUF_INIT;
+	if (dict_name_of(py, frame_globals(py, fa), obj, &b))
+		id = sp_str_intern(py->p, b.p, b.len);
+	sp_buf_release(&b);
+	return id;
+}
+
+/* local_name's locals and their attributes. */
+static uint32_t slot_name_of(struct sp_python *py, uint64_t fa, const struct code *c, uint64_t obj)
 {
 	uint64_t code = 0, slots[MAX_SLOTS];
 	if (rd64(py, fa + (py->o.old ? py->o.fo_code : py->o.fr_code), &code) < 0 || !code)
@@ -1805,4 +1846,250 @@ int sp_python_refs(struct sp_python *py, int tid, struct sp_python_ref *r, int m
 		}
 	}
 	return k;
+}
+
+/* ---- local variables (pcollect --snapshot --locals) ---- */
+
+#define TPF_TUPLE (1UL << 26)
+#define TPF_BYTES (1UL << 27)
+#define REPR_STR 64  /* characters of a str or bytes shown */
+#define REPR_ITEMS 4 /* items of a tuple, list or dict shown */
+
+/* The name of type (tp_name), into nm. */
+static void type_name(struct sp_python *py, uint64_t type, char *nm, size_t n)
+{
+	uint64_t at = 0;
+	memset(nm, 0, n);
+	if (rd64(py, type + 24, &at) < 0 || !at || (rd(py, at, nm, n - 1) < 0 && rd(py, at, nm, 16) < 0))
+		snprintf(nm, n, "?");
+	nm[n - 1] = 0;
+	for (size_t i = 0; nm[i]; i++)
+		if ((unsigned char)nm[i] < 32 || (unsigned char)nm[i] >= 127)
+			nm[i] = '?';
+}
+
+static void repr_bytes(struct sp_buf *out, const uint8_t *b, size_t n, char quote)
+{
+	sp_buf_addc(out, quote);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = b[i];
+		if (ch == (unsigned char)quote || ch == '\\')
+			sp_buf_addf(out, "\\%c", ch);
+		else if (ch == '\n')
+			sp_buf_adds(out, "\\n");
+		else if (ch < 32 || ch == 127 || (quote == '\'' && ch >= 128))
+			sp_buf_addf(out, "\\x%02x", ch);
+		else
+			sp_buf_addc(out, (char)ch);
+	}
+	sp_buf_addc(out, quote);
+}
+
+/* A short repr of obj, read from memory without running code: int,
+ * float, str, bytes, bool, None, tuple/list/dict with their first items
+ * and length (one level), else "<Type at 0x...>". */
+static void repr(struct sp_python *py, uint64_t obj, int depth, struct sp_buf *out)
+{
+	uint64_t type = 0, fl = type_flags(py, obj, &type);
+	char nm[48];
+	if (!fl) {
+		sp_buf_addf(out, "<unreadable at 0x%llx>", (unsigned long long)obj);
+		return;
+	}
+	type_name(py, type, nm, sizeof nm);
+	if (fl & (1UL << 31)) { /* a class (Py_TPFLAGS_TYPE_SUBCLASS): its name */
+		type_name(py, obj, nm, sizeof nm);
+		sp_buf_addf(out, "<class '%s'>", nm);
+		return;
+	}
+	if (!strcmp(nm, "NoneType")) {
+		sp_buf_adds(out, "None");
+		return;
+	}
+	if (fl & TPF_LONG) {
+		int64_t v;
+		if (long_get(py, obj, &v) < 0)
+			sp_buf_addf(out, "<%s at 0x%llx: a big int>", nm, (unsigned long long)obj);
+		else if (!strcmp(nm, "bool"))
+			sp_buf_adds(out, v ? "True" : "False");
+		else
+			sp_buf_addf(out, "%lld", (long long)v);
+		return;
+	}
+	if (!strcmp(nm, "float")) {
+		double d;
+		if (rd(py, obj + 16, &d, 8) < 0)
+			sp_buf_addf(out, "<unreadable at 0x%llx>", (unsigned long long)obj);
+		else
+			sp_buf_addf(out, "%.17g", d);
+		return;
+	}
+	if (fl & TPF_UNICODE) {
+		if (str_text(py, obj) < 0) {
+			sp_buf_addf(out, "<%s at 0x%llx>", nm, (unsigned long long)obj);
+			return;
+		}
+		size_t n = py->strbuf.len, cut = n;
+		/* REPR_STR characters, not bytes: a cut inside UTF-8 would break it */
+		size_t chars = 0;
+		for (size_t i = 0; i < n; i++)
+			if (((unsigned char)py->strbuf.p[i] & 0xc0) != 0x80 && chars++ == REPR_STR)
+				cut = i;
+		repr_bytes(out, (const uint8_t *)py->strbuf.p, cut, '\'');
+		if (cut < n)
+			sp_buf_addf(out, "... (%zu characters)", chars);
+		return;
+	}
+	if (fl & TPF_BYTES) {
+		int64_t n = 0;
+		uint8_t b[REPR_STR];
+		if (rd(py, obj + py->o.bytes_size, &n, 8) < 0 || n < 0 ||
+		    rd(py, obj + py->o.bytes_sval, b, (size_t)(n < REPR_STR ? n : REPR_STR)) < 0) {
+			sp_buf_addf(out, "<unreadable at 0x%llx>", (unsigned long long)obj);
+			return;
+		}
+		sp_buf_addc(out, 'b');
+		repr_bytes(out, b, (size_t)(n < REPR_STR ? n : REPR_STR), '\'');
+		if (n > REPR_STR)
+			sp_buf_addf(out, "... (%lld bytes)", (long long)n);
+		return;
+	}
+	if (fl & (TPF_TUPLE | TPF_LIST)) {
+		int tuple = (fl & TPF_TUPLE) != 0;
+		int64_t n = 0;
+		uint64_t items = obj + 24, it[REPR_ITEMS];
+		if (rd(py, obj + 16, &n, 8) < 0 || n < 0 || (!tuple && rd64(py, obj + 24, &items) < 0)) {
+			sp_buf_addf(out, "<unreadable at 0x%llx>", (unsigned long long)obj);
+			return;
+		}
+		sp_buf_adds(out, tuple ? "(" : "[");
+		int k = n < REPR_ITEMS ? (int)n : REPR_ITEMS;
+		if (depth > 0 && n) {
+			sp_buf_adds(out, "...");
+		} else if (k && rd(py, items, it, (size_t)k * 8) < 0) {
+			sp_buf_addf(out, "<unreadable at 0x%llx>", (unsigned long long)items);
+		} else {
+			for (int i = 0; i < k; i++) {
+				if (i)
+					sp_buf_adds(out, ", ");
+				repr(py, it[i], depth + 1, out);
+			}
+			if (n > k)
+				sp_buf_adds(out, ", ...");
+			else if (tuple && n == 1)
+				sp_buf_addc(out, ',');
+		}
+		sp_buf_adds(out, tuple ? ")" : "]");
+		if (n > k || (depth > 0 && n))
+			sp_buf_addf(out, " (%lld items)", (long long)n);
+		return;
+	}
+	if (fl & TPF_DICT) {
+		uint8_t h[48];
+		struct dkeys k;
+		if (rd(py, obj, h, sizeof h) < 0) {
+			sp_buf_addf(out, "<unreadable at 0x%llx>", (unsigned long long)obj);
+			return;
+		}
+		int64_t used = (int64_t)get64(h, 16);
+		uint64_t values = values_start(py, get64(h, 40));
+		if (depth > 0 || !used) {
+			sp_buf_adds(out, used ? "{...}" : "{}");
+			if (used)
+				sp_buf_addf(out, " (%lld items)", (long long)used);
+			return;
+		}
+		if (keys_read(py, get64(h, 32), &k) < 0) {
+			sp_buf_addf(out, "<dict at 0x%llx: unreadable>", (unsigned long long)obj);
+			return;
+		}
+		/* the entries out of py->scratch first: a key's repr reads str */
+		uint64_t kv[2 * REPR_ITEMS];
+		int m = 0;
+		for (int64_t i = 0; i < k.n && m < REPR_ITEMS; i++) {
+			const uint8_t *e = k.e + i * k.esize;
+			uint64_t key = get64(e, (uint32_t)k.koff), v = get64(e, (uint32_t)k.koff + 8);
+			if (values && rd64(py, values + 8 * (uint64_t)i, &v) < 0)
+				v = 0;
+			if (!key || !v)
+				continue;
+			kv[2 * m] = key;
+			kv[2 * m + 1] = v;
+			m++;
+		}
+		sp_buf_addc(out, '{');
+		for (int i = 0; i < m; i++) {
+			if (i)
+				sp_buf_adds(out, ", ");
+			repr(py, kv[2 * i], depth + 1, out);
+			sp_buf_adds(out, ": ");
+			repr(py, kv[2 * i + 1], depth + 1, out);
+		}
+		if (used > m)
+			sp_buf_adds(out, ", ...");
+		sp_buf_addc(out, '}');
+		if (used > m)
+			sp_buf_addf(out, " (%lld items)", (long long)used);
+		return;
+	}
+	sp_buf_addf(out, "<%s at 0x%llx>", nm, (unsigned long long)obj);
+}
+
+int sp_python_slots(struct sp_python *py, int tid, struct sp_buf *raw, int max, uint64_t *budget)
+{
+	uint64_t start = py->st.reads;
+	enum { NF = 64 };
+	uint64_t ts = tstate_of(py, tid), fa[NF], slots[MAX_SLOTS];
+	const struct code *cc[NF];
+	if (py->state != SP_PY_READY || !ts)
+		return -1;
+	int n = py_frames(py, ts, fa, cc, max < NF ? max : NF), f = 0;
+	for (; f < n && py->st.reads - start < *budget; f++) {
+		int ns = frame_slots(py, fa[f], cc[f], slots);
+		/* only the locals, cells and free variables: not the value stack */
+		int nl = py->o.old ? ns : (cc[f]->nlocalsplus < ns ? cc[f]->nlocalsplus : ns);
+		uint64_t h[2] = { cc[f]->addr, (uint64_t)(nl > 0 ? nl : 0) };
+		sp_buf_add(raw, h, sizeof h);
+		if (nl > 0)
+			sp_buf_add(raw, slots, (size_t)nl * 8);
+	}
+	uint64_t used = py->st.reads - start;
+	*budget = used >= *budget ? 0 : *budget - used;
+	return f;
+}
+
+int sp_python_locals(struct sp_python *py, const void *raw, size_t len, struct sp_buf *out, uint32_t *off,
+		     uint16_t *nvars, int max)
+{
+	const uint8_t *p = raw, *e = p + len;
+	int f = 0;
+	for (; f < max && (size_t)(e - p) >= 16; f++) {
+		uint64_t h[2], v, nm;
+		memcpy(h, p, sizeof h);
+		p += 16;
+		if (h[1] > (uint64_t)(e - p) / 8)
+			break;
+		off[f] = 0;
+		nvars[f] = 0;
+		size_t at = out->len;
+		for (uint64_t i = 0; i < h[1]; i++) {
+			memcpy(&v, p + 8 * i, 8);
+			if (!v || !(nm = slot_name(py, h[0], (int)i)))
+				continue; /* unbound, or the value stack (3.8-3.10) */
+			if (cls_of(py, v) == T_CELL && (rd64(py, v + 16, &v) < 0 || !v))
+				continue; /* an empty cell */
+			if (str_text(py, nm) < 0)
+				continue;
+			sp_buf_add(out, py->strbuf.p, py->strbuf.len);
+			sp_buf_addc(out, 0);
+			repr(py, v, 0, out);
+			sp_buf_addc(out, 0);
+			if (nvars[f] < 65535)
+				nvars[f]++;
+		}
+		p += 8 * h[1];
+		if (nvars[f])
+			off[f] = (uint32_t)at + 1;
+	}
+	return f;
 }

@@ -130,7 +130,9 @@ struct sp_python_wait {
 	uint64_t obj;   /* the RLock, or the Thread joined */
 	int owner;      /* the RLock's owner, the thread joined: tid; 0 unknown */
 	uint64_t count; /* RLock: how many times its owner holds it */
-	uint32_t name;  /* JOIN: the joined Thread's name (string id) */
+	uint32_t name;  /* JOIN: the joined Thread's name; RLOCK: what the frames
+			 * call the RLock (a local, self._lock, a global), 0 none
+			 * (string ids) */
 	char why[128];  /* owner 0: what is known */
 };
 /* RLOCK: an RLock held by another thread is referenced by the thread's
@@ -174,6 +176,27 @@ struct sp_python_ref {
 		       * not a variable only */
 };
 int sp_python_refs(struct sp_python *py, int tid, struct sp_python_ref *r, int max);
+
+/* The local variables of a thread's Python frames, in two steps so that
+ * the stop stays short.  While the threads are stopped, sp_python_slots
+ * copies what each frame's locals hold (the object pointers of its
+ * locals, cells and free variables: one read a frame, the 64 innermost
+ * frames, counted as sp_python_stack counts them) to raw, at most *budget
+ * reads (decremented by those done); it returns how many frames it copied
+ * (the rest: the budget), -1 none.  Afterwards sp_python_locals turns the
+ * copy (raw, len bytes) into frame i's "name\0repr\0" pairs appended to
+ * out, off[i] = their offset in out + 1 (0: none), nvars[i] how many;
+ * returns the frames done.  Names come from the code objects (immutable);
+ * cells show their content; unbound locals are left out.  Reprs are read
+ * from memory, no code runs: int, float, str, bytes (64 characters), bool,
+ * None, tuple, list and dict with their first 4 items and length (one
+ * level), classes "<class 'Name'>", other objects "<Type at 0x...>",
+ * "<unreadable at 0x...>".  Immutable values (int, float, str, bytes,
+ * tuple) are as of the stop; a list's or dict's items and a cell's
+ * content as read after it. */
+int sp_python_slots(struct sp_python *py, int tid, struct sp_buf *raw, int max, uint64_t *budget);
+int sp_python_locals(struct sp_python *py, const void *raw, size_t len, struct sp_buf *out, uint32_t *off,
+		     uint16_t *nvars, int max);
 
 struct sp_python_stats {
 	uint64_t stacks, frames, reads, failed, code_objects, from_cstack;

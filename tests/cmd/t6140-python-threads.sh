@@ -43,8 +43,8 @@ for entry in "${pys[@]}"; do
 	ht=$(tid_of holder-1 "$T/snap.txt")
 	for w in waiter-2 acquirer-3; do
 		block $w "$T/snap.txt" > "$T/b"
-		if [ -n "$ht" ] && grep -qx "  waits for RLock $rl held by $ht (holder-1), 2 times" "$T/b"; then
-			ok "${L}snapshot: $w waits for RLock $rl (its id()) held by $ht (holder-1), 2 times"
+		if [ -n "$ht" ] && grep -qx "  waits for RLock rl ($rl) held by $ht (holder-1), 2 times" "$T/b"; then
+			ok "${L}snapshot: $w waits for RLock rl ($rl, its id(); the module's global) held by $ht (holder-1), 2 times"
 		else notok "${L}snapshot: $w's RLock (want $rl held by '$ht')"; grep -v '^ *#' "$T/b" | sed 's/^/  /'; fi
 		if awk -v f="holder at t61-locks.py:$LH" '/^  owner [0-9]+ \(holder-1\)/ { o = 1 } o && index($0, f) { found = 1 } END { exit !found }' "$T/b"; then
 			ok "${L}snapshot: under $w, the owner's stack shows 'holder at t61-locks.py:$LH'"

@@ -12,6 +12,9 @@
 #  many         20 threads in lock.acquire (their thread's target) while
 #               another sleeps inside "with lock:": each names the holder and
 #               the 19 others; not all threads are blocked (one sleeps)
+#  globals      two module-level Locks taken in opposite orders: the
+#               DEADLOCK line names them as the code does (LOCK_IN,
+#               LOCK_OUT); a module-level Event waited for is named DONE
 #  cond         two threads in Condition.wait(), one in Semaphore.acquire(),
 #               one in Event.wait(): each object named by its class and
 #               id(), the two Condition waiters grouped, nobody an owner
@@ -89,6 +92,13 @@ for entry in "${pys[@]}"; do
 		block MainThread "$T/snap.txt" > "$T/b"
 		expect_grep "${L}lock$n: MainThread waits in Thread.join for transfer-0" '^  waits for thread [0-9]+ \(transfer-0\) to finish \(Thread\.join\)' "$T/b"
 	done
+	# --- module-level Locks and Event: named as the module calls them ---
+	if snap globals 4; then
+		a=$(tid_of in-out "$T/snap.txt") b=$(tid_of out-in "$T/snap.txt")
+		expect_grep "${L}globals: the DEADLOCK line names the module's Locks" "^DEADLOCK: 2 threads wait for each other: $a \(in-out\) waits for Lock LOCK_OUT \(${ids[1]}\) held by $b \(out-in\), which waits for Lock LOCK_IN \(${ids[0]}\) held by $a \(in-out\)\$" "$T/snap.txt"
+		expect_grep "${L}globals: the holder's frame holds LOCK_IN" "^  waits for Lock LOCK_IN \(${ids[0]}\) held by $a \(in-out\): its frame in_then_out is inside \"with\" or between acquire\(\) and release\(\) of LOCK_IN\$" <(block out-in "$T/snap.txt")
+		expect_grep "${L}globals: the module's Event named DONE" "^  waits for Event DONE \(${ids[2]}\): an Event has no owner" <(block done-waiter "$T/snap.txt")
+	fi
 	# --- Lock + queue.Queue ---
 	if snap queue 3; then
 		expect_grep "${L}queue: all threads are blocked: deadlock" '^all threads are blocked: deadlock' "$T/snap.txt"

@@ -8,12 +8,14 @@
 #          itself as their target (no frame of their own)
 #   cond   two threads in Condition.wait() that nobody notifies, a thread
 #          in Semaphore.acquire(), one in Event.wait(); the main thread joins
+#   globals  two threads take two module-level Locks (LOCK_IN, LOCK_OUT) in
+#          opposite orders; a third waits for a module-level Event (DONE)
 # Prints "ready ADDR..." (the id() of each lock, in order) once every
 # thread is about to block; never ends by itself.
 import queue, sys, threading, time
 
 mode = sys.argv[1]
-barrier = threading.Barrier(2 if mode in ('lock2', 'queue') else 3 if mode == 'lock3' else 1)
+barrier = threading.Barrier(2 if mode in ('lock2', 'queue', 'globals') else 3 if mode == 'lock3' else 1)
 
 
 def run(ts):
@@ -99,4 +101,33 @@ def many():
     run([threading.Thread(target=lock.acquire, name='w%d' % i) for i in range(20)])
 
 
-{'many': many, 'lock2': lambda: locks(2), 'lock3': lambda: locks(3), 'queue': with_queue, 'cond': cond}[mode]()
+LOCK_IN = threading.Lock()
+LOCK_OUT = threading.Lock()
+DONE = threading.Event()
+
+
+def in_then_out():
+    with LOCK_IN:
+        barrier.wait()
+        with LOCK_OUT:  # GLOBAL WAIT
+            pass
+
+
+def out_then_in():
+    with LOCK_OUT:
+        barrier.wait()
+        with LOCK_IN:
+            pass
+
+
+def wait_done():
+    DONE.wait()
+
+
+def globals_():
+    print('ready %#x %#x %#x' % (id(LOCK_IN), id(LOCK_OUT), id(DONE)), flush=True)
+    run([threading.Thread(target=in_then_out, name='in-out'), threading.Thread(target=out_then_in, name='out-in'),
+         threading.Thread(target=wait_done, name='done-waiter')])
+
+
+{'globals': globals_, 'many': many, 'lock2': lambda: locks(2), 'lock3': lambda: locks(3), 'queue': with_queue, 'cond': cond}[mode]()
