@@ -118,6 +118,8 @@ int sp_fleet_open(struct sp_fleet *f, const char *url, const char *db, struct sp
 	memset(f, 0, sizeof *f);
 	if (sp_http_url_parse(url, &f->url, err) < 0)
 		return -1;
+	if (strcmp(f->url.path, "/"))
+		return sp_err_set(err, "%s: the path '%s': ClickHouse's HTTP address has none (http://HOST:PORT)", url, f->url.path), -1;
 	snprintf(f->urltext, sizeof f->urltext, "%s", url);
 	size_t n = strlen(db);
 	if (!n || n >= sizeof f->db || strspn(db, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != n)
@@ -199,8 +201,32 @@ static int request(struct sp_fleet *f, const char *sql, const void *body, size_t
 	if (status != 200) {
 		char s[400];
 		server_sentence(&f->resp, s, sizeof s);
-		sp_err_set(err, "%s: the server refused it (HTTP %d): %s", f->urltext, status, s);
-		return FR_REFUSED;
+		const char *b = sp_buf_cstr(&f->resp);
+		if (!strstr(b, "DB::Exception")) {
+			/* not ClickHouse's answer: a proxy before it that has no
+			 * server to give the request to is down for now; anything
+			 * else is not a ClickHouse server (nothing to wait for) */
+			if (status == 502 || status == 503 || status == 504) {
+				sp_err_set(err, "%s: the server is unavailable (HTTP %d): %s", f->urltext, status, s);
+				return FR_DOWN;
+			}
+			sp_err_set(err, "%s: not a ClickHouse server (HTTP %d, no ClickHouse error in the answer): %s", f->urltext,
+				   status, s);
+			return FR_REFUSED;
+		}
+		/* ClickHouse answers 500 for most errors (18.16: all of them);
+		 * the error's code tells a server short of something for now
+		 * (memory, too many parts or queries, a timeout, a replica or
+		 * shard not reachable) from a request it will never take (no
+		 * such column or table, a syntax or type error) */
+		const char *c = strstr(b, "Code: ");
+		int code = c ? atoi(c + 6) : 0;
+		static const int transient[] = { 159, 173, 202, 203, 209, 210, 225, 236, 241, 242, 243, 252, 279, 319, 394, 999 };
+		int tr = status == 503;
+		for (size_t i = 0; !tr && i < sizeof transient / sizeof *transient; i++)
+			tr = code == transient[i];
+		sp_err_set(err, "%s: the server %s (HTTP %d): %s", f->urltext, tr ? "cannot take it now" : "refused it", status, s);
+		return tr ? FR_DOWN : FR_REFUSED;
 	}
 	return FR_OK;
 }
@@ -277,18 +303,26 @@ static int server_version(struct sp_fleet *f, int *major, int *minor, struct sp_
 static int store_schema(struct sp_fleet *f, struct sp_err *err)
 {
 	struct sp_buf q = SP_BUF_INIT;
-	sp_buf_addf(&q, "SELECT name, type FROM system.columns WHERE database = '%s' AND table = 'samples'"
-		    " AND name IN ('value', 'value_hi') ORDER BY name FORMAT TabSeparated", f->db);
-	int r = sp_fleet_sql(f, sp_buf_cstr(&q), NULL, 0, err);
+	sp_buf_addf(&q, "SELECT 'clickhouse', name, type FROM system.columns WHERE database = '%s' AND table = 'samples'"
+		    " AND name IN ('value', 'value_hi') UNION ALL SELECT 'clickhouse', '', '' FORMAT TabSeparated", f->db);
+	int r = request(f, sp_buf_cstr(&q), NULL, 0, NULL, err);
 	sp_buf_release(&q);
-	if (r < 0)
+	if (r == FR_REFUSED)
+		return f->schema = -2;
+	if (r != FR_OK)
 		return f->schema = -1;
 	const char *t = sp_buf_cstr(&f->resp);
-	if (strstr(t, "value_hi\t"))
+	if (!strstr(t, "clickhouse\t\t\n")) { /* an answer, but not to the question */
+		char s[200];
+		server_sentence(&f->resp, s, sizeof s);
+		sp_err_set(err, "%s: not a ClickHouse server (its answer to a query: '%s')", f->urltext, s);
+		return f->schema = -2;
+	}
+	if (strstr(t, "\tvalue_hi\t"))
 		f->schema = 3;
-	else if (!strncmp(t, "value\tInt64\n", 12))
+	else if (strstr(t, "\tvalue\tInt64\n"))
 		f->schema = 2;
-	else if (!strncmp(t, "value\t", 6))
+	else if (strstr(t, "\tvalue\t"))
 		f->schema = 1;
 	else
 		f->schema = 0;
@@ -312,6 +346,8 @@ int sp_fleet_check_schema(struct sp_fleet *f, struct sp_err *err)
 {
 	struct sp_err e;
 	int s = store_schema(f, &e);
+	if (s == -2) /* not ClickHouse, or it refuses to be asked: nothing will store there */
+		return *err = e, -1;
 	if (s < 0) /* the server is down: put spools, init says so */
 		return 0;
 	f->schema_checked = s == 0 || s == 3;
@@ -647,6 +683,7 @@ struct batch {
 	uint32_t bmin, bmax; /* the buckets (samples) or hours (rollup) it holds */
 	const char *body;
 	size_t n;
+	const char *service, *host; /* a put's sample batch: the range of the key the landed check reads; else NULL */
 };
 
 static void table_ref(struct sp_fleet *f, struct sp_buf *b, int table)
@@ -670,6 +707,12 @@ static int landed(struct sp_fleet *f, const struct batch *bt, struct sp_err *err
 		    (unsigned long long)bt->id);
 	if (f->schema == 3 && bt->table == T_SAMPLES)
 		sp_buf_addf(&q, " AND hour >= toDateTime(%u) AND hour <= toDateTime(%u)", bt->bmin - bt->bmin % 3600, bt->bmax);
+	if (bt->service) { /* the key's range (service, hour, host): a few granules read, not the days' */
+		sp_buf_adds(&q, " AND service = ");
+		add_sqlstr(&q, bt->service, strlen(bt->service));
+		sp_buf_adds(&q, " AND host = ");
+		add_sqlstr(&q, bt->host, strlen(bt->host));
+	}
 	sp_buf_adds(&q, " FORMAT TabSeparated");
 	int r = sp_fleet_sql(f, sp_buf_cstr(&q), NULL, 0, err);
 	sp_buf_release(&q);
@@ -753,6 +796,11 @@ static int spool_append(struct sp_fleet *f, const struct batch *bt, struct sp_er
 	char head[160];
 	int hn = snprintf(head, sizeof head, "pfleet-spool 3 %s %llu %016llx %u %u %zu\n", table_name[bt->table],
 			  (unsigned long long)bt->rows, (unsigned long long)bt->id, bt->bmin, bt->bmax, bt->n);
+	if (f->spool_max && at >= 0 && (unsigned long long)at + (size_t)hn + bt->n > f->spool_max) {
+		close(fd);
+		return sp_err_set(err, "the spool %s is full (%lld bytes; --spool-max %llu): %llu rows not stored", f->spool,
+				  (long long)at, f->spool_max, (unsigned long long)bt->rows), -1;
+	}
 	int rc = 0;
 	const char *parts[2] = { head, bt->body };
 	size_t lens[2] = { (size_t)hn, bt->n };
@@ -784,10 +832,11 @@ static int spool_append(struct sp_fleet *f, const struct batch *bt, struct sp_er
  * set after a failure: later batches of the same run go to the spool
  * without waiting for the retries again.  Returns -1 only when the batch
  * could not be spooled either. */
-static int store_batch(struct sp_fleet *f, const struct batch *bt, int *down, struct sp_fleet_stats *st, struct sp_err *err)
+static int store_batch(struct sp_fleet *f, const struct batch *bt, int maybe, int *down, struct sp_fleet_stats *st,
+		       struct sp_err *err)
 {
 	struct sp_err e;
-	int r = *down ? FR_DOWN : send_batch(f, bt, 0, st, &e);
+	int r = *down ? FR_DOWN : send_batch(f, bt, maybe, st, &e);
 	if (r == FR_OK) {
 		st->batches++;
 		if (bt->table == T_SAMPLES)
@@ -798,6 +847,8 @@ static int store_batch(struct sp_fleet *f, const struct batch *bt, int *down, st
 			st->stacks += bt->rows;
 		return 0;
 	}
+	if (r == FR_REFUSED) /* not for later either: the spool would only grow */
+		return sp_err_set(err, "%s: %llu rows not stored", e.msg, (unsigned long long)bt->rows), -1;
 	if (!*down) {
 		*down = 1;
 		snprintf(st->first_error, sizeof st->first_error, "%s", e.msg);
@@ -886,7 +937,7 @@ int sp_fleet_flush(struct sp_fleet *f, struct sp_fleet_stats *st, struct sp_err 
 			break;
 		}
 		struct batch bt = { !strcmp(tab, "stacks") ? T_STACKS : !strcmp(tab, "samples") ? T_SAMPLES : T_HOURLY, rows, id,
-				    bmin, bmax, nl + 1, n };
+				    bmin, bmax, nl + 1, n, NULL, NULL };
 		if (ver == 1 && bt.table == T_SAMPLES) /* sent in this schema's layout */
 			bt.body = conv.p, bt.n = conv.len;
 		size_t reclen = (size_t)(nl + 1 - h) + n;
@@ -1330,10 +1381,9 @@ static int put_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_s
 	double *v = u->vals + u->ents[*slot - 1].v;
 	for (size_t i = 0; i < nv; i++)
 		v[i] += smp->values[i];
-	/* a pipe is sent as it comes; a file once its end (and so its time
-	 * span, which anchors it at its mtime) is known */
-	if (u->anchor_ns != INT64_MIN && u->nents * nv >= u->o->batch_rows * 4 && flush_rows(u) < 0)
-		return sp_err_set(err, "%s", u->err->msg), -1;
+	/* nothing is sent before the input's end: an input that fails
+	 * (truncated, a read error) stores none of its rows.  Its buckets
+	 * are held summed: a bucket's row per stack, not a sample each */
 	return 0;
 }
 
@@ -1392,29 +1442,22 @@ static int send_stacks(struct putter *u)
 		resolve_stacks(u);
 	if (!u->nstacks)
 		return 0;
-	struct batch bt = { T_STACKS, u->nstacks, 0, 0, 0, u->stacks.p, u->stacks.len };
-	int r = store_batch(u->f, &bt, &u->down, u->st, u->err);
+	struct batch bt = { T_STACKS, u->nstacks, 0, 0, 0, u->stacks.p, u->stacks.len, NULL, NULL };
+	int r = store_batch(u->f, &bt, 0, &u->down, u->st, u->err);
 	sp_buf_reset(&u->stacks);
 	u->nstacks = 0;
 	return r;
 }
 
-static uint32_t new_batch_id(struct putter *u)
+/* A batch's id is its content's: the hash of its rows (sorted: bucket,
+ * stack, value column, value) and of what every row shares (service,
+ * host, labels, value columns).  The same put run again (a retry by hand
+ * after a failure, the same --partial twice) makes the same batches with
+ * the same ids, which put finds stored and does not send twice. */
+static uint32_t content_batch_id(const struct srow *rv, size_t n, const struct sp_buf *fix)
 {
-	struct {
-		int64_t ns;
-		uint64_t seq;
-		pid_t pid;
-		char host[64];
-	} k;
-	memset(&k, 0, sizeof k);
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	k.ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-	k.seq = ++u->batch_seq;
-	k.pid = getpid();
-	snprintf(k.host, sizeof k.host, "%.63s", host_of(u));
-	return (uint32_t)sp_hash(&k, sizeof k); /* the column is UInt32 */
+	uint64_t h = sp_hash(rv, n * sizeof *rv);
+	return (uint32_t)sp_hash_seed(fix->p, fix->len, h); /* the column is UInt32 */
 }
 
 /* A bucket's sum as the Int64 of the column: a value that is not whole
@@ -1502,7 +1545,7 @@ static int send_rows(struct putter *u)
 			if (colat[k + 1] - colat[k] > maxcol)
 				maxcol = colat[k + 1] - colat[k];
 		size_t lfix = colat[0], rowmax = 4 + 2 + lfix + 8 + maxcol + 8 + 4;
-		bt->id = new_batch_id(u);
+		bt->id = content_batch_id(u->rv, u->nrv, &fix);
 		int64_t hsum[SP_MAX_VALUES];
 		uint32_t hn[SP_MAX_VALUES];
 		memset(hn, 0, sizeof hn);
@@ -1559,7 +1602,7 @@ static int send_rows(struct putter *u)
 			grow_rows(&u->rtmp, &u->caprtmp, u->nhv);
 			sort_rows(u->hv, u->rtmp, u->nhv, 0);
 		}
-		struct batch hb = { T_HOURLY, u->nhv, bt->id, UINT32_MAX, 0, NULL, 0 };
+		struct batch hb = { T_HOURLY, u->nhv, bt->id, UINT32_MAX, 0, NULL, 0, NULL, NULL };
 		sp_buf_reset(&u->hrows);
 		for (size_t i = 0; i < u->nhv; i++) {
 			const struct srow *h = &u->hv[i];
@@ -1582,13 +1625,25 @@ static int send_rows(struct putter *u)
 		if (bt->rows) {
 			bt->body = u->rows.p;
 			bt->n = u->rows.len;
-			rc = store_batch(u->f, bt, &u->down, u->st, u->err);
-			/* after the samples: a rollup never counts rows the
-			 * samples lack (get's check reads the samples then) */
-			hb.body = u->hrows.p;
-			hb.n = u->hrows.len;
-			if (rc == 0)
-				rc = store_batch(u->f, &hb, &u->down, u->st, u->err);
+			bt->service = u->bservice;
+			bt->host = u->bhost;
+			/* asked first whether it is stored (by an earlier run of
+			 * the same put): then its rollup was sent after it too
+			 * (or is in that run's spool) */
+			struct sp_err e;
+			int l = u->down ? -1 : landed(u->f, bt, &e);
+			if (l == 1) {
+				u->st->already++;
+				u->st->already_rows += bt->rows;
+			} else {
+				rc = store_batch(u->f, bt, l < 0, &u->down, u->st, u->err);
+				/* after the samples: a rollup never counts rows the
+				 * samples lack (get's check reads the samples then) */
+				hb.body = u->hrows.p;
+				hb.n = u->hrows.len;
+				if (rc == 0)
+					rc = store_batch(u->f, &hb, 0, &u->down, u->st, u->err);
+			}
 		}
 	}
 	u->nrv = 0;
@@ -1660,18 +1715,6 @@ static int flush_rows(struct putter *u)
 	return rc;
 }
 
-/* Runs step (flush_rows, send_rows) after the outcome rc so far: what was
- * read is sent even after an input error, whose message is the one kept. */
-static int send_after(struct putter *u, int (*step)(struct putter *), int rc)
-{
-	struct sp_err scratch, *keep = u->err;
-	if (rc < 0)
-		u->err = &scratch;
-	int r = step(u);
-	u->err = keep;
-	return rc == 0 && r < 0 ? -1 : rc;
-}
-
 int sp_fleet_put(struct sp_fleet *f, const struct sp_fleet_put_opts *o, char **files, int nfiles,
 		 struct sp_fleet_stats *st, struct sp_err *err)
 {
@@ -1708,7 +1751,8 @@ int sp_fleet_put(struct sp_fleet *f, const struct sp_fleet_put_opts *o, char **f
 	for (int i = 0; i < o->nlabels; i++)
 		rb_str(&u.labels, ls[i], strlen(ls[i]));
 	free(ls);
-	int rc = 0;
+	int rc = 0, failed = 0;
+	struct sp_err ierr; /* the first input that failed */
 	/* With --service, the inputs share one profile: a stack read again
 	 * from the next file is then the same node, and its id, its
 	 * dictionary question and its thread root are reused (a fleet's
@@ -1722,6 +1766,7 @@ int sp_fleet_put(struct sp_fleet *f, const struct sp_fleet_put_opts *o, char **f
 	for (int i = 0; i < nfiles && rc == 0; i++) {
 		if (!u.p)
 			u.p = sp_profile_new();
+		u.nents = 0;
 		u.is_stdin = !strcmp(files[i], "-");
 		/* untimed input is stored at its file's mtime; standard input's
 		 * at the time it is read (0 would put it in 1970, out of every
@@ -1759,15 +1804,25 @@ int sp_fleet_put(struct sp_fleet *f, const struct sp_fleet_put_opts *o, char **f
 		}
 		if (o->read)
 			o->read->bad_lines = ro.bad_lines;
-		if (r < 0)
-			rc = -1; /* what was read is sent below: nothing read is dropped */
 		u.pinputs++;
-		rc = send_after(&u, flush_rows, rc);
+		if (r < 0) {
+			/* all or nothing: none of its rows are stored (its
+			 * stacks' dictionary rows may be: they are only names);
+			 * the next inputs are still stored */
+			if (!failed++)
+				ierr = *err;
+			st->failed_samples += st->samples - s0;
+			u.nents = 0;
+			map_clear(&u.agg);
+		} else {
+			rc = flush_rows(&u);
+		}
 		if (!share)
 			drop_profile(&u);
 	}
-	/* the rows gathered last, sent even after an input error (what was read is kept) */
-	rc = send_after(&u, send_rows, rc);
+	/* the rows gathered last (of the inputs read whole) */
+	if (rc == 0)
+		rc = send_rows(&u);
 	drop_profile(&u);
 	free(u.nh);
 	free(u.ents);
@@ -1788,6 +1843,11 @@ int sp_fleet_put(struct sp_fleet *f, const struct sp_fleet_put_opts *o, char **f
 	free(u.hv);
 	if (rc < 0)
 		return -1;
+	if (failed) {
+		st->failed_inputs = (uint64_t)failed;
+		*err = ierr;
+		return -1;
+	}
 	if (u.down)
 		return sp_err_set(err, "%s", st->first_error), 1;
 	return 0;

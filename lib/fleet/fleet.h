@@ -30,6 +30,7 @@ struct sp_fleet {
 	int retries;         /* sends after the first that failed */
 	double retry_delay;  /* seconds before the first retry, doubled each time */
 	const char *spool;   /* spool file, NULL = none (a failed batch is an error) */
+	unsigned long long spool_max; /* bytes the spool may hold (0: no bound) */
 	struct sp_buf resp, q;
 	/* SP_FLEET_FAULT=lose-answer:N (tests): the answer to the Nth sample
 	 * batch is dropped as if the connection broke after the request. */
@@ -81,6 +82,10 @@ struct sp_fleet_stats {
 	uint64_t batches;       /* batches stored */
 	uint64_t retried;       /* sends repeated after a failure */
 	uint64_t landed;        /* retries that found the first attempt stored (not sent again) */
+	uint64_t already;       /* put: sample batches found stored before sending (an earlier put of the same rows) */
+	uint64_t already_rows;  /* ... their rows */
+	uint64_t failed_inputs; /* put: inputs that failed (none of their rows stored) */
+	uint64_t failed_samples; /* ... their samples read before the failure */
 	uint64_t spooled_rows;  /* rows written to the spool */
 	uint64_t spooled;       /* batches written to the spool */
 	uint64_t unspooled;     /* spooled batches sent now */
