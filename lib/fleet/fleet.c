@@ -1628,19 +1628,21 @@ static int send_rows(struct putter *u)
 			bt->service = u->bservice;
 			bt->host = u->bhost;
 			/* asked first whether it is stored (by an earlier run of
-			 * the same put): then its rollup was sent after it too
-			 * (or is in that run's spool) */
+			 * the same put); then its rollup is sent only when not
+			 * stored (that run was killed between the two inserts) */
 			struct sp_err e;
 			int l = u->down ? -1 : landed(u->f, bt, &e);
+			hb.body = u->hrows.p;
+			hb.n = u->hrows.len;
 			if (l == 1) {
 				u->st->already++;
 				u->st->already_rows += bt->rows;
+				if (landed(u->f, &hb, &e) == 0)
+					rc = store_batch(u->f, &hb, 0, &u->down, u->st, u->err);
 			} else {
 				rc = store_batch(u->f, bt, l < 0, &u->down, u->st, u->err);
 				/* after the samples: a rollup never counts rows the
 				 * samples lack (get's check reads the samples then) */
-				hb.body = u->hrows.p;
-				hb.n = u->hrows.len;
 				if (rc == 0)
 					rc = store_batch(u->f, &hb, 0, &u->down, u->st, u->err);
 			}

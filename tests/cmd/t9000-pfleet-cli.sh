@@ -28,6 +28,14 @@ check_usage "--by what" "--by 'cpu': host or time" get --by cpu $U
 check_usage "hosts without --function" "no --function" hosts $U
 check_usage "--since after --until" "--since is not before --until" get --since -1h --until -2h $U
 check_usage "an unknown option" "unrecognized option '--no-such-option'" get --no-such-option $U
+# each usage error prints its own subcommand's usage line
+for a in "get|get --since yesterday $U" "get|get --by bogus $U" "put|put --bucket 0 $U" "hosts|hosts $U" "put|put --spool-max 0 $U" "prune|prune --ttl x $U"; do
+	set -- ${a#*|}
+	pfleet "$@" > /dev/null 2> "$T/e"
+	grep -q "^usage: pfleet ${a%%|*} " "$T/e" && [ "$(grep -c '^usage:' "$T/e")" = 1 ] && ok "pfleet ${a#*|}: the usage of ${a%%|*}" || { notok "usage of ${a#*|}"; cat "$T/e"; }
+done
+pfleet get --service api http://127.0.0.1:9/foo > "$T/o" 2> "$T/e"; rc=$?
+[ $rc = 2 ] && grep -q "^pfleet: http://127.0.0.1:9/foo: the path '/foo': " "$T/e" && ok "a URL with a path: an error naming the path, exit 2" || { notok "URL with a path (exit $rc)"; cat "$T/e"; }
 pfleet get --service api ftp://x > "$T/o" 2> "$T/e"; rc=$?
 if [ $rc = 2 ] && grep -q "^pfleet: ftp://x: not an http:// URL" "$T/e"; then ok "not an http URL: one sentence, exit 2"; else notok "ftp URL (exit $rc)"; cat "$T/e"; fi
 pfleet get --service api --database 'x;drop' $U > "$T/o" 2> "$T/e"; rc=$?
@@ -61,6 +69,26 @@ if [ -w /dev/full ]; then
 	if [ $rc = 2 ] && grep -q "cannot write the spool /dev/full: No space left on device: [0-9]* rows not stored" "$T/e"; then ok "spool on a full disk: said, with the rows not stored, exit 2"
 	else notok "full spool (exit $rc)"; cat "$T/e"; fi
 else skip "full spool" "/dev/full is not writable here"; fi
+
+# a bounded spool: a batch that would pass --spool-max is not spooled, said, exit 2
+pfleet put --retries 0 --spool "$T/small" --spool-max 1K --service demo --start 2026-11-26T10:00:00 $D "$T/demo.gz" > "$T/o" 2> "$T/e"; rc=$?
+if [ $rc = 2 ] && grep -q "the spool $T/small is full ([0-9]* bytes; --spool-max 1024): [0-9]* rows not stored" "$T/e" && [ "$(stat -c %s "$T/small" 2> /dev/null || echo 0)" -le 1024 ]; then
+	ok "--spool-max 1K: the spool stays under it, the rows not spooled are said, exit 2"; else notok "--spool-max (exit $rc)"; cat "$T/e"; fi
+pfleet flush --spool "$T/none" $D > "$T/o" 2> "$T/e"; rc=$?
+[ $rc = 0 ] && grep -q "^pfleet: the spool $T/none holds nothing to send" "$T/e" && ok "flush of an empty spool says so, exit 0" || { notok "flush of nothing (exit $rc)"; cat "$T/e"; }
+
+# a server that is not ClickHouse (python's http.server answers a POST 501):
+# exit 2 with its answer, nothing spooled (it would never take it)
+if command -v python3 > /dev/null; then
+	pport=$((port + 1))
+	while (exec 3<> /dev/tcp/127.0.0.1/$pport) 2> /dev/null; do pport=$((pport + 1)); done
+	(cd "$T" && exec python3 -m http.server --bind 127.0.0.1 $pport > /dev/null 2>&1) & hp=$!
+	for i in $(seq 100); do (exec 3<> /dev/tcp/127.0.0.1/$pport) 2> /dev/null && break; sleep 0.1; done
+	pfleet put --spool "$T/nots" --service demo http://127.0.0.1:$pport "$T/demo.gz" > "$T/o" 2> "$T/e"; rc=$?
+	kill $hp 2> /dev/null; wait $hp 2> /dev/null
+	if [ $rc = 2 ] && grep -q "^pfleet: http://127.0.0.1:$pport: not a ClickHouse server (HTTP 501, no ClickHouse error in the answer): " "$T/e" && [ ! -s "$T/nots" ]; then
+		ok "a server that is not ClickHouse (HTTP 501): its answer, exit 2, nothing spooled"; else notok "not ClickHouse (exit $rc)"; cat "$T/e"; fi
+else skip "not ClickHouse" "python3 is not installed"; fi
 
 # get from a server that is down
 pfleet get --service api $D > "$T/o" 2> "$T/e"; rc=$?
