@@ -6,10 +6,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "fold.h"
 
@@ -780,13 +782,32 @@ static int send_batch(struct sp_fleet *f, const struct batch *bt, int maybe, str
 	return rc;
 }
 
-/* The spool: records of "pfleet-spool 3 TABLE ROWS BATCH BMIN BMAX BYTES\n"
- * and BYTES of RowBinary, appended under an flock; a failed append is cut
- * off again, so the file never holds half a record. */
+static int spool_write(struct sp_fleet *f, const struct batch *bt, const char *body, size_t n, struct sp_err *err);
+
+/* The spool: records of "pfleet-spool 4 TABLE ROWS BATCH BMIN BMAX BYTES
+ * RAW\n" and BYTES of the RAW bytes of RowBinary deflated (zlib, level 1:
+ * a row's service, host, labels and value column repeat in every row, so
+ * a sample row takes a few bytes, not 80), appended under an flock; a
+ * failed append is cut off again, so the file never holds half a record.
+ * (Records "pfleet-spool 3 ... BYTES\n" of RowBinary, written before, are
+ * still read.) */
 static int spool_append(struct sp_fleet *f, const struct batch *bt, struct sp_err *err)
 {
 	if (!f->spool)
 		return sp_err_set(err, "no spool file: %llu rows not stored", (unsigned long long)bt->rows), -1;
+	uLongf zn = compressBound((uLong)bt->n);
+	unsigned char *z = sp_xmalloc(zn);
+	if (compress2(z, &zn, (const Bytef *)bt->body, (uLong)bt->n, 1) != Z_OK) {
+		free(z);
+		return sp_err_set(err, "cannot compress a spool record: %llu rows not stored", (unsigned long long)bt->rows), -1;
+	}
+	int rc = spool_write(f, bt, (const char *)z, (size_t)zn, err);
+	free(z);
+	return rc;
+}
+
+static int spool_write(struct sp_fleet *f, const struct batch *bt, const char *body, size_t n, struct sp_err *err)
+{
 	int fd = open(f->spool, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return sp_err_set(err, "cannot open the spool %s: %s: %llu rows not stored", f->spool, strerror(errno),
@@ -794,16 +815,16 @@ static int spool_append(struct sp_fleet *f, const struct batch *bt, struct sp_er
 	flock(fd, LOCK_EX);
 	off_t at = lseek(fd, 0, SEEK_END);
 	char head[160];
-	int hn = snprintf(head, sizeof head, "pfleet-spool 3 %s %llu %016llx %u %u %zu\n", table_name[bt->table],
-			  (unsigned long long)bt->rows, (unsigned long long)bt->id, bt->bmin, bt->bmax, bt->n);
-	if (f->spool_max && at >= 0 && (unsigned long long)at + (size_t)hn + bt->n > f->spool_max) {
+	int hn = snprintf(head, sizeof head, "pfleet-spool 4 %s %llu %016llx %u %u %zu %zu\n", table_name[bt->table],
+			  (unsigned long long)bt->rows, (unsigned long long)bt->id, bt->bmin, bt->bmax, n, bt->n);
+	if (f->spool_max && at >= 0 && (unsigned long long)at + (size_t)hn + n > f->spool_max) {
 		close(fd);
 		return sp_err_set(err, "the spool %s is full (%lld bytes; --spool-max %llu): %llu rows not stored", f->spool,
 				  (long long)at, f->spool_max, (unsigned long long)bt->rows), -1;
 	}
 	int rc = 0;
-	const char *parts[2] = { head, bt->body };
-	size_t lens[2] = { (size_t)hn, bt->n };
+	const char *parts[2] = { head, body };
+	size_t lens[2] = { (size_t)hn, n };
 	for (int i = 0; i < 2 && rc == 0; i++)
 		for (size_t o = 0; o < lens[i];) {
 			ssize_t w = write(fd, parts[i] + o, lens[i] - o);
@@ -924,11 +945,20 @@ int sp_fleet_flush(struct sp_fleet *f, struct sp_fleet_stats *st, struct sp_err 
 		char tab[16];
 		unsigned long long rows, id;
 		unsigned bmin, bmax;
-		size_t n;
-		int ver = 0;
-		if (!nl || sscanf(h, "pfleet-spool %d %15s %llu %llx %u %u %zu\n", &ver, tab, &rows, &id, &bmin, &bmax, &n) != 7 ||
-		    (ver != 1 && ver != 3) || (strcmp(tab, "stacks") && strcmp(tab, "samples") && (ver == 1 || strcmp(tab, "samples_hourly"))) ||
-		    n > all.len - (size_t)(nl + 1 - all.p) ||
+		size_t n, raw = 0;
+		int ver = 0, nf = 0;
+		char line[200];
+		if (nl && (size_t)(nl - h) < sizeof line) { /* the header line alone (the body may start with digits) */
+			memcpy(line, h, (size_t)(nl - h));
+			line[nl - h] = 0;
+			nf = sscanf(line, "pfleet-spool %d %15s %llu %llx %u %u %zu %zu", &ver, tab, &rows, &id, &bmin, &bmax, &n, &raw);
+		}
+		uLongf zl = (uLongf)raw;
+		if (nf != (ver == 4 ? 8 : 7) || (ver != 1 && ver != 3 && ver != 4) ||
+		    (strcmp(tab, "stacks") && strcmp(tab, "samples") && (ver == 1 || strcmp(tab, "samples_hourly"))) ||
+		    n > all.len - (size_t)(nl + 1 - all.p) || raw > ((size_t)1 << 34) ||
+		    (ver == 4 && (sp_buf_reset(&conv), sp_buf_grow(&conv, raw + 1),
+				  uncompress((Bytef *)conv.p, &zl, (const Bytef *)nl + 1, (uLong)n) != Z_OK || zl != raw)) ||
 		    (ver == 1 && !strcmp(tab, "samples") && spool_rows_v1(nl + 1, n, rows, &conv) < 0)) {
 			sp_err_off(err, f->spool, at, "not a spool record of pfleet (the file was changed by hand?): "
 				   "%zu bytes from here kept, not sent", all.len - at);
@@ -940,6 +970,8 @@ int sp_fleet_flush(struct sp_fleet *f, struct sp_fleet_stats *st, struct sp_err 
 				    bmin, bmax, nl + 1, n, NULL, NULL };
 		if (ver == 1 && bt.table == T_SAMPLES) /* sent in this schema's layout */
 			bt.body = conv.p, bt.n = conv.len;
+		if (ver == 4) /* inflated */
+			bt.body = conv.p, bt.n = raw;
 		size_t reclen = (size_t)(nl + 1 - h) + n;
 		struct sp_err e;
 		int r = down ? FR_DOWN : send_batch(f, &bt, 1, st, &e);
@@ -1126,6 +1158,7 @@ struct putter {
 	char bnames[SP_MAX_VALUES][64], bunits[SP_MAX_VALUES][32];
 	struct sp_buf hrows;    /* RowBinary of the rollup rows */
 	size_t meta0;           /* the input's metadata: p's from this index */
+	struct sender *sd;      /* stores the batches while the next are read */
 	int pinputs;            /* inputs read into p before this one */
 };
 
@@ -1436,17 +1469,178 @@ static const char *host_of(struct putter *u)
 	return u->host;
 }
 
-static int send_stacks(struct putter *u)
+/* ---- the sender: a thread that stores the batches put encodes ----
+ *
+ * put reads and encodes the next batch while the last one is sent and
+ * inserted (the server's work is most of an insert's time): the sender
+ * takes one job at a time, the dictionary rows, a sample batch and its
+ * rollup batch, in order, with its own connection state and counts
+ * (merged at the end).  Its buffers are swapped with put's, not copied. */
+struct job {
+	struct sp_buf stacks, rows, hrows;
+	uint64_t nstacks;
+	struct batch bt, hb;
+	char service[256], host[256];
+};
+struct sender {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int busy, quit, started;
+	struct job job;
+	struct sp_fleet f;       /* a copy of put's: its own buffers */
+	struct sp_fleet_stats st;
+	struct sp_err err;
+	int rc, down;
+};
+
+/* Stores a job's batches: the dictionary rows first (a reader must find
+ * every stack a row names), the sample rows (asked first whether an
+ * earlier run of the same put stored them: then only their rollup, when
+ * that run was killed between the two inserts), then their rollup. */
+static int run_job(struct sender *sd, struct job *j)
 {
-	if (u->npend)
-		resolve_stacks(u);
-	if (!u->nstacks)
-		return 0;
-	struct batch bt = { T_STACKS, u->nstacks, 0, 0, 0, u->stacks.p, u->stacks.len, NULL, NULL };
-	int r = store_batch(u->f, &bt, 0, &u->down, u->st, u->err);
-	sp_buf_reset(&u->stacks);
+	struct sp_fleet *f = &sd->f;
+	struct sp_fleet_stats *st = &sd->st;
+	int rc = 0;
+	if (j->nstacks) {
+		struct batch sb = { T_STACKS, j->nstacks, 0, 0, 0, j->stacks.p, j->stacks.len, NULL, NULL };
+		rc = store_batch(f, &sb, 0, &sd->down, st, &sd->err);
+	}
+	struct batch *bt = &j->bt, *hb = &j->hb;
+	if (rc < 0 || !bt->rows)
+		return rc;
+	bt->body = j->rows.p, bt->n = j->rows.len;
+	bt->service = j->service, bt->host = j->host;
+	hb->body = j->hrows.p, hb->n = j->hrows.len;
+	struct sp_err e;
+	int l = sd->down ? -1 : landed(f, bt, &e);
+	if (l == 1) {
+		st->already++;
+		st->already_rows += bt->rows;
+		if (landed(f, hb, &e) == 0)
+			rc = store_batch(f, hb, 0, &sd->down, st, &sd->err);
+		return rc;
+	}
+	rc = store_batch(f, bt, l < 0, &sd->down, st, &sd->err);
+	/* after the samples: a rollup never counts rows the samples lack
+	 * (get's check reads the samples then) */
+	if (rc == 0)
+		rc = store_batch(f, hb, 0, &sd->down, st, &sd->err);
+	return rc;
+}
+
+static void *sender_main(void *arg)
+{
+	struct sender *sd = arg;
+	pthread_mutex_lock(&sd->mu);
+	for (;;) {
+		while (!sd->busy && !sd->quit)
+			pthread_cond_wait(&sd->cv, &sd->mu);
+		if (!sd->busy)
+			break;
+		pthread_mutex_unlock(&sd->mu);
+		int r = sd->rc < 0 ? -1 : run_job(sd, &sd->job); /* after a failure nothing more is sent */
+		pthread_mutex_lock(&sd->mu);
+		if (r < 0)
+			sd->rc = -1;
+		sd->busy = 0;
+		pthread_cond_broadcast(&sd->cv);
+	}
+	pthread_mutex_unlock(&sd->mu);
+	return NULL;
+}
+
+/* Waits until the sender is idle; its outcome so far (-1: err filled). */
+static int sender_wait(struct sender *sd, int *down, struct sp_err *err)
+{
+	pthread_mutex_lock(&sd->mu);
+	while (sd->busy)
+		pthread_cond_wait(&sd->cv, &sd->mu);
+	int rc = sd->rc;
+	*down = sd->down;
+	pthread_mutex_unlock(&sd->mu);
+	if (rc < 0)
+		*err = sd->err;
+	return rc;
+}
+
+static void swap_buf(struct sp_buf *a, struct sp_buf *b)
+{
+	struct sp_buf t = *a;
+	*a = *b;
+	*b = t;
+}
+
+/* Hands the encoded batches (u->stacks, u->rows, u->hrows) to the sender
+ * (waiting for the one before), or stores them here when no thread could
+ * be started.  Returns -1 when a batch before failed (err filled). */
+static int submit(struct putter *u, const struct batch *bt, const struct batch *hb)
+{
+	struct sender *sd = u->sd;
+	if (sender_wait(sd, &u->down, u->err) < 0)
+		return -1;
+	struct job *j = &sd->job;
+	swap_buf(&j->stacks, &u->stacks);
+	swap_buf(&j->rows, &u->rows);
+	swap_buf(&j->hrows, &u->hrows);
+	j->nstacks = u->nstacks;
 	u->nstacks = 0;
-	return r;
+	j->bt = *bt;
+	j->hb = *hb;
+	snprintf(j->service, sizeof j->service, "%s", u->bservice);
+	snprintf(j->host, sizeof j->host, "%s", u->bhost);
+	if (!sd->started) { /* the batches stored here, in order */
+		int r = run_job(sd, j);
+		if (r < 0)
+			*u->err = sd->err, sd->rc = -1;
+		u->down = sd->down;
+		return r;
+	}
+	pthread_mutex_lock(&sd->mu);
+	sd->busy = 1;
+	pthread_cond_broadcast(&sd->cv);
+	pthread_mutex_unlock(&sd->mu);
+	return 0;
+}
+
+static void sender_start(struct sender *sd, const struct sp_fleet *f, int down)
+{
+	memset(sd, 0, sizeof *sd);
+	sd->f = *f;
+	memset(&sd->f.resp, 0, sizeof sd->f.resp);
+	memset(&sd->f.q, 0, sizeof sd->f.q);
+	memset(&sd->f.migrate, 0, sizeof sd->f.migrate);
+	sd->down = down;
+	pthread_mutex_init(&sd->mu, NULL);
+	pthread_cond_init(&sd->cv, NULL);
+	sd->started = pthread_create(&sd->th, NULL, sender_main, sd) == 0;
+}
+
+/* Waits for the last job, ends the thread, adds its counts to st. */
+static int sender_stop(struct sender *sd, int *down, struct sp_fleet_stats *st, struct sp_err *err)
+{
+	int rc = sender_wait(sd, down, err);
+	if (sd->started) {
+		pthread_mutex_lock(&sd->mu);
+		sd->quit = 1;
+		pthread_cond_broadcast(&sd->cv);
+		pthread_mutex_unlock(&sd->mu);
+		pthread_join(sd->th, NULL);
+	}
+	uint64_t *a = &st->samples, *b = &sd->st.samples;
+	for (size_t i = 0; i < (size_t)(&st->rollup_rows - &st->samples) + 1; i++)
+		a[i] += b[i];
+	if (!st->first_error[0])
+		snprintf(st->first_error, sizeof st->first_error, "%s", sd->st.first_error);
+	sd->f.nbatches = 0;
+	sp_fleet_close(&sd->f);
+	sp_buf_release(&sd->job.stacks);
+	sp_buf_release(&sd->job.rows);
+	sp_buf_release(&sd->job.hrows);
+	pthread_mutex_destroy(&sd->mu);
+	pthread_cond_destroy(&sd->cv);
+	return rc;
 }
 
 /* A batch's id is its content's: the hash of its rows (sorted: bucket,
@@ -1507,10 +1701,11 @@ static void add_rollup(struct putter *u, uint32_t hour, uint64_t stack, const in
  * rows (summed per hour, value column and stack) under the same id. */
 static int send_rows(struct putter *u)
 {
-	if (send_stacks(u) < 0)
-		return -1;
+	if (u->npend)
+		resolve_stacks(u);
 	struct batch *bt = &u->bt;
-	int rc = 0;
+	struct batch hb = { T_HOURLY, 0, 0, UINT32_MAX, 0, NULL, 0, NULL, NULL };
+	sp_buf_reset(&u->hrows);
 	if (u->nrv) {
 		grow_rows(&u->rtmp, &u->caprtmp, u->nrv);
 		sort_rows(u->rv, u->rtmp, u->nrv, 1);
@@ -1602,8 +1797,8 @@ static int send_rows(struct putter *u)
 			grow_rows(&u->rtmp, &u->caprtmp, u->nhv);
 			sort_rows(u->hv, u->rtmp, u->nhv, 0);
 		}
-		struct batch hb = { T_HOURLY, u->nhv, bt->id, UINT32_MAX, 0, NULL, 0, NULL, NULL };
-		sp_buf_reset(&u->hrows);
+		hb.rows = u->nhv;
+		hb.id = bt->id;
 		for (size_t i = 0; i < u->nhv; i++) {
 			const struct srow *h = &u->hv[i];
 			uint32_t hour = (h->major >> 3) * 3600;
@@ -1622,32 +1817,10 @@ static int send_rows(struct putter *u)
 			if (hour > hb.bmax)
 				hb.bmax = hour;
 		}
-		if (bt->rows) {
-			bt->body = u->rows.p;
-			bt->n = u->rows.len;
-			bt->service = u->bservice;
-			bt->host = u->bhost;
-			/* asked first whether it is stored (by an earlier run of
-			 * the same put); then its rollup is sent only when not
-			 * stored (that run was killed between the two inserts) */
-			struct sp_err e;
-			int l = u->down ? -1 : landed(u->f, bt, &e);
-			hb.body = u->hrows.p;
-			hb.n = u->hrows.len;
-			if (l == 1) {
-				u->st->already++;
-				u->st->already_rows += bt->rows;
-				if (landed(u->f, &hb, &e) == 0)
-					rc = store_batch(u->f, &hb, 0, &u->down, u->st, u->err);
-			} else {
-				rc = store_batch(u->f, bt, l < 0, &u->down, u->st, u->err);
-				/* after the samples: a rollup never counts rows the
-				 * samples lack (get's check reads the samples then) */
-				if (rc == 0)
-					rc = store_batch(u->f, &hb, 0, &u->down, u->st, u->err);
-			}
-		}
 	}
+	int rc = 0;
+	if (bt->rows || u->nstacks)
+		rc = submit(u, bt, &hb);
 	u->nrv = 0;
 	bt->rows = 0;
 	bt->bmin = UINT32_MAX;
@@ -1734,6 +1907,9 @@ int sp_fleet_put(struct sp_fleet *f, const struct sp_fleet_put_opts *o, char **f
 	u.st = st;
 	u.err = err;
 	u.down = fr == 1;
+	struct sender sd;
+	sender_start(&sd, f, u.down);
+	u.sd = &sd;
 	u.bt.table = T_SAMPLES;
 	u.bt.bmin = UINT32_MAX;
 	sp_u64map_init(&u.known);
@@ -1825,6 +2001,11 @@ int sp_fleet_put(struct sp_fleet *f, const struct sp_fleet_put_opts *o, char **f
 	/* the rows gathered last (of the inputs read whole) */
 	if (rc == 0)
 		rc = send_rows(&u);
+	struct sp_err serr;
+	if (sender_stop(&sd, &u.down, st, &serr) < 0 && rc == 0) {
+		*err = serr;
+		rc = -1;
+	}
 	drop_profile(&u);
 	free(u.nh);
 	free(u.ents);

@@ -50,13 +50,16 @@ pfleet put --retries 1 --service demo --host h1 --start 2026-11-26T10:00:00 $D "
 if [ $rc = 2 ] && grep -q "^pfleet: $D: cannot connect to 127.0.0.1:$port: Connection refused: [0-9]* rows in 3 batches spooled to $T/spool ('pfleet flush $D' or the next put sends them)" "$T/e"; then
 	ok "server down: exit 2, one sentence with the rows spooled and how to send them"; else notok "server down (exit $rc)"; cat "$T/e"; fi
 # (records: a header line, then binary rows; read the headers out of the bytes)
-spooled() { grep -ao 'pfleet-spool 3 [a-z_]* [0-9]* ' "$1"; }
+spooled() { grep -ao 'pfleet-spool 4 [a-z_]* [0-9]* ' "$1"; }
 n=$(spooled "$T/spool" | wc -l)
 rows=$(spooled "$T/spool" | awk '$3 == "samples" {s += $4} END {print s}')
 said=$(sed -n 's/.*: \([0-9]*\) rows in 3 batches spooled.*/\1/p' "$T/e")
 nst=$(spooled "$T/spool" | awk '$3 == "stacks" {s += $4} END {print s}')
 nh=$(spooled "$T/spool" | awk '$3 == "samples_hourly" {s += $4} END {print s}')
 if [ "$n" = 3 ] && [ $((rows + nst + nh)) = "$said" ] && [ "$rows" -gt 0 ] && [ "$nh" -gt 0 ]; then ok "the spool holds the 3 batches ($rows sample rows, $nst stacks, $nh rollup rows)"; else notok "spool: $n records, $rows+$nst+$nh rows, said $said"; fi
+# compact: each record's rows deflated (BYTES against RAW in its header)
+set -- $(grep -ao 'pfleet-spool 4 [a-z_]* [0-9]* [0-9a-f]* [0-9]* [0-9]* [0-9]* [0-9]*' "$T/spool" | awk '{b += $8; r += $9} END {print b + 0, r + 0}')
+[ "$1" -gt 0 ] && [ $(($1 * 3)) -lt "$2" ] && ok "the spool is compact: $1 bytes for $2 bytes of rows ($(($1 / (rows + nst + nh))) a row)" || notok "spool bytes $1 of $2"
 [ "$(md5sum < "$T/demo.gz")" = "$sum" ] && ok "the input file is untouched" || notok "input changed"
 grep -q 'after 0' "$T/e" && notok "no retry" || true
 pfleet flush --retries 0 $D > "$T/o" 2> "$T/e"; rc=$?
