@@ -173,9 +173,18 @@ static void server_sentence(const struct sp_buf *b, char *out, size_t cap)
 
 enum { FR_OK = 0, FR_DOWN = -1, FR_CUT = -2, FR_REFUSED = -3 };
 
-/* One request: sql in the URL when a body is given, else as the body. */
+/* One request: sql in the URL when a body is given, else as the body;
+ * ctype: the body's Content-Type (NULL: bytes). */
+static int request_type(struct sp_fleet *f, const char *sql, const void *body, size_t n, const char *settings,
+			const char *ctype, struct sp_err *err);
 static int request(struct sp_fleet *f, const char *sql, const void *body, size_t n, const char *settings,
 		   struct sp_err *err)
+{
+	return request_type(f, sql, body, n, settings, NULL, err);
+}
+
+static int request_type(struct sp_fleet *f, const char *sql, const void *body, size_t n, const char *settings,
+			const char *ctype, struct sp_err *err)
 {
 	struct sp_buf *q = &f->q;
 	sp_buf_reset(q);
@@ -191,7 +200,7 @@ static int request(struct sp_fleet *f, const char *sql, const void *body, size_t
 	}
 	int status;
 	struct sp_err e;
-	int r = sp_http_post(&f->url, sp_buf_cstr(q), body, n, f->timeout_ms, &status, &f->resp, &e);
+	int r = sp_http_post_type(&f->url, sp_buf_cstr(q), ctype, body, n, f->timeout_ms, &status, &f->resp, &e);
 	if (r == SP_HTTP_REFUSED || r == SP_HTTP_BROKEN) {
 		sp_err_set(err, "%s: %s", f->urltext, e.msg);
 		return r == SP_HTTP_REFUSED ? FR_DOWN : FR_CUT;
@@ -1243,28 +1252,35 @@ static void add_stack_row(struct putter *u, uint32_t node, uint64_t id)
 /* Queues the dictionary rows of the pending stacks the server does not
  * have: each put of a host's profile would otherwise send the frames of
  * every stack again (most of a fleet's stacks are stored after the first
- * hosts' puts).  Asked in chunks of ids, each chunk one string literal
- * the server splits: it parses a literal list IN (1, 2, ...) as one
- * syntax-tree node per id, which costs it several times more than the
- * split.  When the server does not answer, every pending stack is queued
- * (the batch goes to the spool whole). */
+ * hosts' puts).  The ids go as the query's external data (a table "ids"
+ * of the request's multipart body, one id a line), which the server reads
+ * as a set: a list of literals IN (1, 2, ...) costs it one syntax-tree
+ * node per id, and a string literal it splits (how it was asked before)
+ * 20 times the external table's time (35,789 ids: 356-443 ms against
+ * 4-22 ms on a loaded 2-CPU machine).  When the server does not answer,
+ * every pending stack is queued (the batch goes to the spool whole). */
 static void resolve_stacks(struct putter *u)
 {
-	enum { CHUNK = 100000 };
+	enum { CHUNK = 1000000 };
+	static const char boundary[] = "pfleet-3f9a1c0e7d5b2468-ids";
 	struct sp_u64map have;
 	sp_u64map_init(&have);
-	struct sp_buf q = SP_BUF_INIT;
+	struct sp_buf q = SP_BUF_INIT, body = SP_BUF_INIT;
 	for (size_t at = 0; at < u->npend && !u->down; at += CHUNK) {
 		size_t n = u->npend - at < CHUNK ? u->npend - at : CHUNK;
 		sp_buf_reset(&q);
 		sp_buf_adds(&q, "SELECT id FROM ");
 		table_ref(u->f, &q, T_STACKS);
-		sp_buf_adds(&q, " WHERE id IN (SELECT toUInt64(arrayJoin(splitByChar(',', '");
+		sp_buf_adds(&q, " WHERE id IN ids FORMAT RowBinary");
+		sp_buf_reset(&body);
+		sp_buf_addf(&body, "--%s\r\nContent-Disposition: form-data; name=\"ids\"; filename=\"ids\"\r\n"
+			    "Content-Type: text/tab-separated-values\r\n\r\n", boundary);
 		for (size_t i = 0; i < n; i++)
-			sp_buf_addf(&q, i ? ",%llu" : "%llu", (unsigned long long)u->pend[at + i]);
-		sp_buf_adds(&q, "')))) FORMAT RowBinary");
+			sp_buf_addf(&body, "%llu\n", (unsigned long long)u->pend[at + i]);
+		sp_buf_addf(&body, "\r\n--%s--\r\n", boundary);
 		struct sp_err e;
-		if (sp_fleet_sql(u->f, sp_buf_cstr(&q), NULL, 0, &e) < 0)
+		if (request_type(u->f, sp_buf_cstr(&q), body.p, body.len, "&ids_structure=id%20UInt64",
+				 "multipart/form-data; boundary=pfleet-3f9a1c0e7d5b2468-ids", &e) != FR_OK)
 			break; /* sent whole; the send says why it fails */
 		struct rb_reader rd = { (const unsigned char *)u->f->resp.p, (const unsigned char *)u->f->resp.p + u->f->resp.len, 0 };
 		while (rd.p < rd.e) {
@@ -1286,6 +1302,7 @@ static void resolve_stacks(struct putter *u)
 	}
 	u->npend = 0;
 	sp_buf_release(&q);
+	sp_buf_release(&body);
 	sp_u64map_release(&have);
 }
 
