@@ -703,7 +703,8 @@ static void table_ref(struct sp_fleet *f, struct sp_buf *b, int table)
 }
 
 /* 1 when the batch (samples or rollup) is in the store, 0 when not, -1
- * when the server cannot tell (down).  A rollup batch's rows may have been
+ * when the server cannot tell (down), -2 when it refuses the question (or
+ * holds part of the batch): err filled.  A rollup batch's rows may have been
  * summed into older rows of the same key since (a merge keeps one of their
  * batch ids): any of its rows found says it landed; none found after a
  * merge took every one would send it again, which get's rows-vs-count()
@@ -725,14 +726,16 @@ static int landed(struct sp_fleet *f, const struct batch *bt, struct sp_err *err
 		add_sqlstr(&q, bt->host, strlen(bt->host));
 	}
 	sp_buf_adds(&q, " FORMAT TabSeparated");
-	int r = sp_fleet_sql(f, sp_buf_cstr(&q), NULL, 0, err);
+	int r = request(f, sp_buf_cstr(&q), NULL, 0, NULL, err);
 	sp_buf_release(&q);
-	if (r < 0)
+	if (r == FR_REFUSED)
+		return -2;
+	if (r != FR_OK)
 		return -1;
 	unsigned long long c = strtoull(sp_buf_cstr(&f->resp), NULL, 10);
 	if (c && c != bt->rows && bt->table == T_SAMPLES)
-		return sp_err_set(err, "batch %016llx holds %llu rows in the store, not %llu", (unsigned long long)bt->id, c,
-				  (unsigned long long)bt->rows), -1;
+		return sp_err_set(err, "%s: batch %016llx holds %llu rows in the store, not %llu (rows deleted by hand?)", f->urltext,
+				  (unsigned long long)bt->id, c, (unsigned long long)bt->rows), -2;
 	return c ? 1 : 0;
 }
 
@@ -763,6 +766,10 @@ static int send_batch(struct sp_fleet *f, const struct batch *bt, int maybe, str
 			if (l == 1) {
 				st->landed++;
 				rc = FR_OK;
+				break;
+			}
+			if (l == -2) {
+				rc = FR_REFUSED;
 				break;
 			}
 			if (l == 0)
@@ -1532,6 +1539,8 @@ static int run_job(struct sender *sd, struct job *j)
 	hb->body = j->hrows.p, hb->n = j->hrows.len;
 	struct sp_err e;
 	int l = sd->down ? -1 : landed(f, bt, &e);
+	if (l == -2)
+		return sp_err_set(&sd->err, "%s: %llu rows not stored", e.msg, (unsigned long long)bt->rows), -1;
 	if (l == 1) {
 		st->already++;
 		st->already_rows += bt->rows;
