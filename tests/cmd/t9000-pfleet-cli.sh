@@ -93,6 +93,45 @@ if command -v python3 > /dev/null; then
 		ok "a server that is not ClickHouse (HTTP 501): its answer, exit 2, nothing spooled"; else notok "not ClickHouse (exit $rc)"; cat "$T/e"; fi
 else skip "not ClickHouse" "python3 is not installed"; fi
 
+# a server that answers questions as ClickHouse does and every INSERT with
+# STATUS and BODY: a ClickHouse error of a server short of memory (code
+# 241) or a proxy's 503 is for later (spooled, exit 2), one of the request
+# itself (code 16, no such column) is not (exit 2, its sentence, nothing spooled)
+if command -v python3 > /dev/null; then
+	cat > "$T/fake.py" <<'PY'
+import http.server, sys, urllib.parse
+status, body = int(sys.argv[2]), sys.argv[3].encode()
+class H(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def do_POST(self):
+        n = int(self.headers.get('Content-Length', 0)); data = self.rfile.read(n)
+        q = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query).get('query', [''])[0]
+        if q.startswith('INSERT'): code, out = status, body
+        elif b'system.columns' in data: code, out = 200, b'clickhouse\t\t\n'
+        elif q.startswith('SELECT count()') or data.startswith(b'SELECT count()'): code, out = 200, b'0\n'
+        else: code, out = 200, b''
+        self.send_response(code); self.send_header('Content-Length', str(len(out))); self.end_headers(); self.wfile.write(out)
+http.server.HTTPServer(('127.0.0.1', int(sys.argv[1])), H).serve_forever()
+PY
+	fake() { # NAME STATUS BODY SPOOLED(yes|no) PATTERN
+		local fport=$((port + 2)) fp
+		while (exec 3<> /dev/tcp/127.0.0.1/$fport) 2> /dev/null; do fport=$((fport + 1)); done
+		python3 "$T/fake.py" $fport "$2" "$3" & fp=$!
+		for i in $(seq 100); do (exec 3<> /dev/tcp/127.0.0.1/$fport) 2> /dev/null && break; sleep 0.1; done
+		rm -f "$T/fs"
+		pfleet put --retries 0 --spool "$T/fs" --service demo --start 2026-11-26T10:00:00 http://127.0.0.1:$fport "$T/demo.gz" > /dev/null 2> "$T/e"; rc=$?
+		kill $fp; wait $fp 2> /dev/null
+		local spooled=no; [ -s "$T/fs" ] && spooled=yes
+		if [ $rc = 2 ] && grep -q -- "$5" "$T/e" && [ $spooled = $4 ]; then ok "$1"
+		else notok "$1 (exit $rc)"; cat "$T/e"; fi
+	}
+	fake "ClickHouse short of memory (code 241): spooled for later, exit 2" 500 "Code: 241, e.displayText() = DB::Exception: Memory limit (total) exceeded, e.what() = DB::Exception" yes \
+		"cannot take it now (HTTP 500): Memory limit (total) exceeded: [0-9]* rows in [0-9]* batches spooled"
+	fake "a proxy's 503 before the server: spooled for later, exit 2" 503 "no upstream" yes "the server is unavailable (HTTP 503): no upstream: [0-9]* rows in"
+	fake "a ClickHouse error of the request (code 16): its sentence, exit 2, nothing spooled" 500 "Code: 16, e.displayText() = DB::Exception: No such column unit in table samples, e.what() = DB::Exception" no \
+		"refused it (HTTP 500): No such column unit in table samples: [0-9]* rows not stored"
+fi
+
 # get from a server that is down
 pfleet get --service api $D > "$T/o" 2> "$T/e"; rc=$?
 if [ $rc = 2 ] && [ ! -s "$T/o" ] && grep -q "^pfleet: $D: cannot connect to 127.0.0.1:$port: Connection refused" "$T/e"; then ok "get, server down: one sentence, exit 2, no output"
