@@ -2009,6 +2009,10 @@ int sp_fleet_put(struct sp_fleet *f, const struct sp_fleet_put_opts *o, char **f
 		if (o->read)
 			o->read->bad_lines = ro.bad_lines;
 		u.pinputs++;
+		if (r == 0 && u.nents && !service_of(&u)) { /* an input of its own: the others are still stored */
+			sp_err_set(err, "%s: the input names no command and no thread: give --service", files[i]);
+			r = -1;
+		}
 		if (r < 0) {
 			/* all or nothing: none of its rows are stored (its
 			 * stacks' dictionary rows may be: they are only names);

@@ -33,6 +33,14 @@ pfleet get --service mixed $R $U | pfold > "$T/g"
 [ $rc = 2 ] && grep -q '^pfleet: the other inputs: [0-9]* samples -> [0-9]* rows stored' "$T/e" && expect_eq "garbage beside a good input: exit 2, the good input stored whole" "$T/d.want" "$T/g" ||
 	{ notok "garbage and a good input (exit $rc)"; cat "$T/e"; }
 
+# an input that names no service (folded text, no --service): that input
+# alone is the error, the stream beside it is stored
+printf 'main;f 3\n' > "$T/noname.folded"
+pfleet put --host nos --start $S $U "$T/noname.folded" "$T/d.sp" > /dev/null 2> "$T/e"; rc=$?
+n=$(ch_query "$CH_HTTP" "SELECT count() FROM stackpipe.samples WHERE host = 'nos'")
+[ $rc = 2 ] && grep -q "noname.folded: the input names no command and no thread: give --service" "$T/e" && [ "$n" -gt 0 ] &&
+	ok "an input without a service: its error, exit 2, the other input stored ($n rows)" || { notok "input without a service (exit $rc, $n rows)"; cat "$T/e"; }
+
 # 2. --partial: the samples before the cut, once; the same put again: nothing sent
 for run in first again; do
 	pfleet put --partial --service trunc --host h --start $S $U "$T/t.sp" > /dev/null 2> "$T/e"; rc=$?
