@@ -39,6 +39,7 @@ static const char synopsis[] =
 	"      --start=T           put: the wall-clock time of the first sample\n"
 	"      --batch-rows=N      put: rows per insert (default 250000)\n"
 	"      --spool=FILE        where batches the server did not take wait\n"
+	"      --spool-max=BYTES   put: the spool's bound (default 1G; K, M, G)\n"
 	"      --retries=N         sends after a failure before spooling (default 3)\n"
 	"      --timeout=SECONDS   of a connection and of each answer (default 60)\n"
 	"      --since=T, --until=T  get, hosts: the time range (default -1h to now);\n"
@@ -55,6 +56,17 @@ static const char synopsis[] =
 	"\n"
 	"Exit status: 0 ok, 1 no samples in the range, 2 error (put: also when\n"
 	"batches went to the spool).\n";
+
+/* The usage line of each subcommand (a usage error names its own). */
+static const char *const sub_usage[] = {
+	"usage: pfleet init [--cluster NAME] [--ttl DAYS] URL",
+	"usage: pfleet put [--service S] [--host H] [--label K=V]... [--bucket SECONDS] URL [FILE...]",
+	"usage: pfleet get [--service S] [--host GLOB] [--label K=V]... [--since T] [--until T] [--by host|time]... URL",
+	"usage: pfleet hosts --function F [--service S] [--host GLOB] [--since T] [--until T] URL",
+	"usage: pfleet flush URL",
+	"usage: pfleet prune [--ttl DAYS] URL",
+};
+static const char *syn = synopsis; /* the usage of the subcommand once known */
 
 /* The default spool: one file per server and database, in the user's state
  * directory. */
@@ -92,14 +104,14 @@ static char *default_spool(const struct sp_fleet *f)
 static int parse_time(const char *opt, const char *v, int64_t *out)
 {
 	if (sp_fleet_parse_time(v, (int64_t)time(NULL), out) < 0)
-		return sp_usage_error(synopsis, "%s '%s': a time is now, -30m, -2h, -1d, @EPOCH or 2026-11-26T10:00:00", opt, v);
+		return sp_usage_error(syn, "%s '%s': a time is now, -30m, -2h, -1d, @EPOCH or 2026-11-26T10:00:00", opt, v);
 	return 0;
 }
 
 static int cmd_pfleet(int argc, char **argv)
 {
 	enum { O_DB = 256, O_CLUSTER, O_TTL, O_SERVICE, O_HOST, O_LABEL, O_BUCKET, O_START, O_BATCH, O_SPOOL,
-	       O_RETRIES, O_TIMEOUT, O_SINCE, O_UNTIL, O_BY, O_FUNCTION, O_VALUE };
+	       O_RETRIES, O_TIMEOUT, O_SPOOL_MAX, O_SINCE, O_UNTIL, O_BY, O_FUNCTION, O_VALUE };
 	static const struct option longopts[] = {
 		{ "database", required_argument, NULL, O_DB },
 		{ "cluster", required_argument, NULL, O_CLUSTER },
@@ -111,6 +123,7 @@ static int cmd_pfleet(int argc, char **argv)
 		{ "start", required_argument, NULL, O_START },
 		{ "batch-rows", required_argument, NULL, O_BATCH },
 		{ "spool", required_argument, NULL, O_SPOOL },
+		{ "spool-max", required_argument, NULL, O_SPOOL_MAX },
 		{ "retries", required_argument, NULL, O_RETRIES },
 		{ "timeout", required_argument, NULL, O_TIMEOUT },
 		{ "since", required_argument, NULL, O_SINCE },
@@ -132,7 +145,7 @@ static int cmd_pfleet(int argc, char **argv)
 	if (argc >= 2 && (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")))
 		return sp_version();
 	if (argc < 2 || argv[1][0] == '-')
-		return sp_usage_error(synopsis, "no subcommand (init, put, get, hosts, flush, prune)");
+		return sp_usage_error(syn, "no subcommand (init, put, get, hosts, flush, prune)");
 	const char *sub = argv[1];
 	enum { INIT, PUT, GET, HOSTS, FLUSH, PRUNE } mode;
 	if (!strcmp(sub, "init")) mode = INIT;
@@ -141,10 +154,12 @@ static int cmd_pfleet(int argc, char **argv)
 	else if (!strcmp(sub, "hosts")) mode = HOSTS;
 	else if (!strcmp(sub, "flush")) mode = FLUSH;
 	else if (!strcmp(sub, "prune")) mode = PRUNE;
-	else return sp_usage_error(synopsis, "unknown subcommand '%s' (init, put, get, hosts, flush, prune)", sub);
+	else return sp_usage_error(syn, "unknown subcommand '%s' (init, put, get, hosts, flush, prune)", sub);
+	syn = sub_usage[mode];
 	argc--, argv++;
 
 	const char *db = "stackpipe", *cluster = NULL, *spool = NULL, *output = NULL;
+	unsigned long long spool_max = 1ULL << 30;
 	unsigned long ttl = 30, bucket = 10, batch = 250000, retries = 3, timeout = 60;
 	struct sp_fleet_put_opts po;
 	memset(&po, 0, sizeof po);
@@ -174,7 +189,7 @@ static int cmd_pfleet(int argc, char **argv)
 		case O_LABEL: {
 			const char *eq = strchr(optarg, '=');
 			if (!eq || eq == optarg) {
-				rc = sp_usage_error(synopsis, "--label '%s': a label is KEY=VALUE", optarg);
+				rc = sp_usage_error(syn, "--label '%s': a label is KEY=VALUE", optarg);
 				goto done;
 			}
 			labels[nlabels++] = optarg;
@@ -182,7 +197,7 @@ static int cmd_pfleet(int argc, char **argv)
 		}
 		case O_BUCKET:
 			if (sp_opt_uint("--bucket", optarg, &bucket) < 0 || !bucket || bucket > 86400) {
-				rc = sp_usage_error(synopsis, "--bucket '%s': seconds from 1 to 86400", optarg);
+				rc = sp_usage_error(syn, "--bucket '%s': seconds from 1 to 86400", optarg);
 				goto done;
 			}
 			break;
@@ -191,11 +206,24 @@ static int cmd_pfleet(int argc, char **argv)
 			break;
 		case O_BATCH:
 			if (sp_opt_uint("--batch-rows", optarg, &batch) < 0 || !batch || batch > 1000000) {
-				rc = sp_usage_error(synopsis, "--batch-rows '%s': from 1 to 1000000 (one atomic insert)", optarg);
+				rc = sp_usage_error(syn, "--batch-rows '%s': from 1 to 1000000 (one atomic insert)", optarg);
 				goto done;
 			}
 			break;
 		case O_SPOOL: spool = optarg; break;
+		case O_SPOOL_MAX: {
+			char *end;
+			errno = 0;
+			unsigned long long v = strtoull(optarg, &end, 10);
+			unsigned long long mul = !*end ? 1 : !strcmp(end, "K") ? 1ULL << 10 : !strcmp(end, "M") ? 1ULL << 20
+						: !strcmp(end, "G") ? 1ULL << 30 : 0;
+			if (errno || end == optarg || !mul || !v || v > (1ULL << 50) / mul) {
+				rc = sp_usage_error(syn, "--spool-max '%s': a size in bytes (K, M, G)", optarg);
+				goto done;
+			}
+			spool_max = v * mul;
+			break;
+		}
 		case O_RETRIES:
 			if (sp_opt_uint("--retries", optarg, &retries) < 0) goto usage;
 			break;
@@ -213,12 +241,12 @@ static int cmd_pfleet(int argc, char **argv)
 		case O_BY:
 			if (!strcmp(optarg, "host")) q.by |= SP_FLEET_BY_HOST;
 			else if (!strcmp(optarg, "time")) q.by |= SP_FLEET_BY_TIME;
-			else { rc = sp_usage_error(synopsis, "--by '%s': host or time", optarg); goto done; }
+			else { rc = sp_usage_error(syn, "--by '%s': host or time", optarg); goto done; }
 			break;
 		case O_FUNCTION: q.function = optarg; break;
 		case O_VALUE: q.value = optarg; break;
 		case 'f':
-			if (sp_opt_format(synopsis, optarg, NULL, &po.format) < 0) {
+			if (sp_opt_format(syn, optarg, NULL, &po.format) < 0) {
 				rc = SP_EXIT_ERROR;
 				goto done;
 			}
@@ -232,15 +260,15 @@ static int cmd_pfleet(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		rc = sp_usage_error(synopsis, "pfleet %s: no URL (ClickHouse's HTTP address, http://127.0.0.1:8123)", sub);
+		rc = sp_usage_error(syn, "pfleet %s: no URL (ClickHouse's HTTP address, http://127.0.0.1:8123)", sub);
 		goto done;
 	}
 	if (mode != PUT && optind + 1 < argc) {
-		rc = sp_usage_error(synopsis, "pfleet %s: one URL, and nothing after it ('%s')", sub, argv[optind + 1]);
+		rc = sp_usage_error(syn, "pfleet %s: one URL, and nothing after it ('%s')", sub, argv[optind + 1]);
 		goto done;
 	}
 	if (mode == HOSTS && !q.function) {
-		rc = sp_usage_error(synopsis, "pfleet hosts: no --function");
+		rc = sp_usage_error(syn, "pfleet hosts: no --function");
 		goto done;
 	}
 	if (!have_since)
@@ -248,7 +276,7 @@ static int cmd_pfleet(int argc, char **argv)
 	if (!have_until)
 		q.until = now;
 	if (q.since >= q.until) {
-		rc = sp_usage_error(synopsis, "--since is not before --until");
+		rc = sp_usage_error(syn, "--since is not before --until");
 		goto done;
 	}
 	q.labels = labels;
@@ -271,6 +299,7 @@ static int cmd_pfleet(int argc, char **argv)
 	f.cluster = cluster;
 	spool_path = spool ? strdup(spool) : default_spool(&f);
 	f.spool = spool_path;
+	f.spool_max = spool_max;
 	struct sp_fleet_stats st;
 	memset(&st, 0, sizeof st);
 	int r = 0;
@@ -307,6 +336,11 @@ static int cmd_pfleet(int argc, char **argv)
 		if (st.landed)
 			fprintf(stderr, "pfleet: %llu batch%s found stored after a lost answer: not sent twice\n",
 				(unsigned long long)st.landed, st.landed == 1 ? "" : "es");
+		if (st.already)
+			fprintf(stderr, "pfleet: %llu batch%s (%llu rows) stored already by an earlier put of the same rows: not sent again\n",
+				(unsigned long long)st.already, st.already == 1 ? "" : "es", (unsigned long long)st.already_rows);
+		if (mode == FLUSH && r == 0 && !st.unspooled && !st.landed)
+			fprintf(stderr, "pfleet: the spool %s holds nothing to send\n", f.spool);
 		if (mode == PUT && !quiet && r == 0)
 			fprintf(stderr, "pfleet: %llu samples -> %llu rows stored in %llu insert%s, %llu stacks sent to the dictionary"
 				" (%llu it had already), %llu hourly rollup rows%s\n",
@@ -326,6 +360,13 @@ static int cmd_pfleet(int argc, char **argv)
 			r = -1;
 		} else if (r < 0) {
 			sp_error_e(&err);
+			if (st.failed_inputs)
+				sp_error("none of the %llu samples read from %s stored (a put stores an input whole or not at all)%s",
+					 (unsigned long long)st.failed_samples,
+					 st.failed_inputs == 1 ? "it" : "the inputs that failed", "");
+			if (st.failed_inputs && (st.rows || st.already_rows))
+				sp_error("the other inputs: %llu samples -> %llu rows stored", (unsigned long long)(st.samples - st.failed_samples),
+					 (unsigned long long)(st.rows + st.already_rows));
 			if (st.spooled)
 				sp_error("%llu rows in %llu batches were spooled to %s before that", (unsigned long long)st.spooled_rows,
 					 (unsigned long long)st.spooled, f.spool);
@@ -377,7 +418,7 @@ done:
 	return rc;
 usage:
 	free(labels);
-	return sp_usage_error(synopsis, NULL);
+	return sp_usage_error(syn, NULL);
 }
 
 int main(int argc, char **argv) { return sp_cmd_run("pfleet", cmd_pfleet, argc, argv); }

@@ -7,11 +7,15 @@
  * of the frame's name followed by one byte of its kind, seeded with h(stack);
  * every host computes the same id for the same frames.
  *
- * Batches are RowBinary INSERTs over sp_http.  A sample batch carries a
- * batch id in every row: a retry after a lost answer first asks whether the
- * batch landed, so a retry never duplicates.  A batch that cannot be sent
- * (server down after the retries, or refused) is appended to a spool file
- * that sp_fleet_flush sends later; nothing is dropped.
+ * Batches are RowBinary INSERTs over sp_http, sent by a thread while put
+ * reads on.  An input is stored whole or not at all: none of it is sent
+ * before its end is read.  A sample batch carries its id (its rows' hash)
+ * in every row: put asks whether it is stored before sending it and after
+ * a lost answer, so neither a retry nor the same put run again duplicates.
+ * A batch the server cannot take now (down after the retries, a transient
+ * ClickHouse error) is appended, deflated, to a spool file that
+ * sp_fleet_flush sends later; one it refuses (an error of the request, a
+ * server that is not ClickHouse) is an error, not spooled.
  */
 #ifndef SP_FLEET_H
 #define SP_FLEET_H
@@ -30,6 +34,7 @@ struct sp_fleet {
 	int retries;         /* sends after the first that failed */
 	double retry_delay;  /* seconds before the first retry, doubled each time */
 	const char *spool;   /* spool file, NULL = none (a failed batch is an error) */
+	unsigned long long spool_max; /* bytes the spool may hold (0: no bound) */
 	struct sp_buf resp, q;
 	/* SP_FLEET_FAULT=lose-answer:N (tests): the answer to the Nth sample
 	 * batch is dropped as if the connection broke after the request. */
@@ -81,6 +86,10 @@ struct sp_fleet_stats {
 	uint64_t batches;       /* batches stored */
 	uint64_t retried;       /* sends repeated after a failure */
 	uint64_t landed;        /* retries that found the first attempt stored (not sent again) */
+	uint64_t already;       /* put: sample batches found stored before sending (an earlier put of the same rows) */
+	uint64_t already_rows;  /* ... their rows */
+	uint64_t failed_inputs; /* put: inputs that failed (none of their rows stored) */
+	uint64_t failed_samples; /* ... their samples read before the failure */
 	uint64_t spooled_rows;  /* rows written to the spool */
 	uint64_t spooled;       /* batches written to the spool */
 	uint64_t unspooled;     /* spooled batches sent now */
@@ -96,9 +105,11 @@ struct sp_fleet_stats {
 };
 
 /* Sends what the spool holds (first), then reads every file (path "-" =
- * standard input) and stores its samples.  Returns 0 when everything is
- * stored, 1 when some batches went to the spool (err says why), -1 on an
- * error of the input or the spool (err filled). */
+ * standard input) and stores each one's samples whole, or none of them when
+ * it fails (the next files are still stored: st->failed_inputs).  Returns
+ * 0 when everything is stored, 1 when some batches went to the spool (err
+ * says why), -1 on an error of an input, of the spool or a refusal by the
+ * server (err filled: the first). */
 int sp_fleet_put(struct sp_fleet *f, const struct sp_fleet_put_opts *o, char **files, int nfiles,
 		 struct sp_fleet_stats *st, struct sp_err *err);
 /* Sends the spool only; same returns. */

@@ -171,6 +171,12 @@ static int unchunk(struct sp_buf *b, size_t start)
 int sp_http_post(const struct sp_http_url *u, const char *query, const void *body, size_t n,
 		 int timeout_ms, int *status, struct sp_buf *resp, struct sp_err *err)
 {
+	return sp_http_post_type(u, query, NULL, body, n, timeout_ms, status, resp, err);
+}
+
+int sp_http_post_type(const struct sp_http_url *u, const char *query, const char *ctype, const void *body, size_t n,
+		      int timeout_ms, int *status, struct sp_buf *resp, struct sp_err *err)
+{
 	*status = 0;
 	sp_buf_reset(resp);
 	int fd = dial(u, timeout_ms, err);
@@ -179,8 +185,8 @@ int sp_http_post(const struct sp_http_url *u, const char *query, const void *bod
 	char head[1024];
 	int hn = snprintf(head, sizeof head,
 			  "POST %s%s HTTP/1.1\r\nHost: %s:%s\r\nContent-Length: %zu\r\n"
-			  "Content-Type: application/octet-stream\r\nConnection: close\r\n\r\n",
-			  u->path, query ? query : "", u->host, u->port, n);
+			  "Content-Type: %s\r\nConnection: close\r\n\r\n",
+			  u->path, query ? query : "", u->host, u->port, n, ctype ? ctype : "application/octet-stream");
 	if (hn < 0 || (size_t)hn >= sizeof head) {
 		close(fd);
 		return sp_err_set(err, "request line too long"), SP_HTTP_REFUSED;

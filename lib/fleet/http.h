@@ -33,6 +33,10 @@ enum {
 int sp_http_post(const struct sp_http_url *u, const char *query, const void *body, size_t n,
 		 int timeout_ms, int *status, struct sp_buf *resp, struct sp_err *err);
 
+/* The same with the body's Content-Type (NULL: application/octet-stream). */
+int sp_http_post_type(const struct sp_http_url *u, const char *query, const char *ctype, const void *body, size_t n,
+		      int timeout_ms, int *status, struct sp_buf *resp, struct sp_err *err);
+
 /* Appends s to b percent-encoded for a URL's query. */
 void sp_http_urlencode(struct sp_buf *b, const char *s, size_t n);
 

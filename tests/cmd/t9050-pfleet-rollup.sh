@@ -139,10 +139,13 @@ grep -q '^[^;]*a\.sp;[^;]*;' "$T/w" && expect_eq "a synthetic root frame (pmerge
 # one put of several files with --service reads its binary streams into one
 # profile when their value columns are the same: streams of other columns
 # (and other formats) are read apart, as three puts would store them
-pfold -b "$T/a.sp" > "$T/one.sp"    # (folded text's one column, "value")
-pfold "$T/a.sp" > "$T/one.folded"
-pfleet put -q --service mixa --host m --start 2026-11-26T10:00:00 $U "$T/one.sp" "$T/a.sp" "$T/one.sp" "$T/one.folded" 2> "$T/e" || { notok "put of mixed columns"; cat "$T/e"; }
-for f in "$T/one.sp" "$T/a.sp" "$T/one.sp" "$T/one.folded"; do pfleet put -q --service mixb --host m --start 2026-11-26T10:00:00 $U "$f"; done
+# (the same file put twice by two puts is stored once: a batch's id is its
+# rows' hash, pfleet(1) FAILURES; here every file differs)
+pfold "$T/a.sp" | sed 's/^/y;/' | pfold -b > "$T/one.sp"    # (folded text's one column, "value")
+pfold -b "$T/b.sp" > "$T/two.sp"
+pfold "$T/a.sp" | sed 's/^/x;/' > "$T/one.folded"
+pfleet put -q --service mixa --host m --start 2026-11-26T10:00:00 $U "$T/one.sp" "$T/a.sp" "$T/two.sp" "$T/one.folded" 2> "$T/e" || { notok "put of mixed columns"; cat "$T/e"; }
+for f in "$T/one.sp" "$T/a.sp" "$T/two.sp" "$T/one.folded"; do pfleet put -q --service mixb --host m --start 2026-11-26T10:00:00 $U "$f"; done
 cols() { q "SELECT value_name, unit, sum(value) FROM stackpipe.samples WHERE service = '$1' GROUP BY value_name, unit ORDER BY value_name"; }
 cols mixa > "$T/ca"; cols mixb > "$T/cb"
 [ "$(wc -l < "$T/ca")" -ge 2 ] && expect_eq "one put of streams of other value columns stores what a put of each stores ($(cut -f1 "$T/ca" | tr '\n' ' '))" "$T/cb" "$T/ca" ||

@@ -1,0 +1,69 @@
+#!/bin/bash
+# fleet-real-bench.sh — pfleet put of one real `pcollect -a` stream against
+# the server alone: measured, never asserted.
+#
+#   tests/bench/fleet-real-bench.sh [STREAM]
+#
+# STREAM (default: recorded here, pcollect -a -F 1999 for 30 s, kept in
+# tests/bench/work/fleet-real/real.sp) is put twice into a private
+# clickhouse-server, as host a (its stacks new to the dictionary) and host
+# b (stacks known); RUNS pairs.  Beside each put, the server alone: the
+# same sample rows, in the samples' key order, then their rollup rows,
+# POSTed as RowBinary by curl into a second store of the same schema.
+# Then bytes per sample row of the samples table after OPTIMIZE FINAL,
+# with the server's default compression (lz4), and per column.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+top=$PWD
+export PATH=$top/bin:$PATH
+RUNS=${BENCH_RUNS:-3}
+W=$top/tests/bench/work/fleet-real
+mkdir -p "$W"
+say() { printf 'fleet-real-bench: %s\n' "$*" >&2; }
+. "$top/tests/fleet/ch.sh"
+if ! why=$(ch_available); then say "skipped: $why"; exit 0; fi
+IN=${1:-$W/real.sp}
+if [ ! -s "$IN" ]; then
+	say "recording this machine for 30 s (pcollect -a -F 1999)"
+	pcollect -a -F 1999 -d 30 -o "$IN.tmp" 2> /dev/null && mv "$IN.tmp" "$IN" || { say "skipped: pcollect -a failed (root?)"; exit 0; }
+fi
+median() { sort -g | awk '{a[NR] = $1} END {if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+now() { date +%s.%N; }
+rm -rf "$W/ch"
+trap 'ch_stop_all || true' EXIT
+ch_start_free "$W/ch" > /dev/null
+U=http://127.0.0.1:$CH_HTTP
+export PFLEET_SPOOL=$W/spool
+rm -f "$PFLEET_SPOOL"
+q() { ch_query "$CH_HTTP" "$1"; }
+post() { curl -fsS --data-binary @"$2" "$U/?query=INSERT%20INTO%20$1%20FORMAT%20RowBinary" > /dev/null; }
+S=2026-11-26T10:00:00
+KEY="service, hour, host, stack, minute, second"
+put_runs="" ref_runs="" put2_runs="" rows=0
+for run in $(seq "$RUNS"); do
+	q "DROP DATABASE IF EXISTS stackpipe" > /dev/null; q "DROP DATABASE IF EXISTS ref" > /dev/null
+	pfleet init $U 2> /dev/null; pfleet init --database ref $U 2> /dev/null
+	t0=$(now); pfleet put -q --service real --host a --start $S $U "$IN"; t1=$(now)
+	pfleet put -q --service real --host b --start $S $U "$IN"; t2=$(now)
+	rows=$(q "SELECT count() FROM stackpipe.samples WHERE host = 'a'")
+	q "SELECT * FROM stackpipe.samples WHERE host = 'a' ORDER BY $KEY FORMAT RowBinary" > "$W/rows"
+	q "SELECT hour, service, labels, stack, value_name, unit, sum(value), count(), toUInt32(0) FROM stackpipe.samples WHERE host = 'a' GROUP BY hour, service, labels, stack, value_name, unit ORDER BY service, hour, value_name, unit, labels, stack FORMAT RowBinary" > "$W/hour"
+	t3=$(now); post ref.samples "$W/rows"; post ref.samples_hourly "$W/hour"; t4=$(now)
+	put_runs="$put_runs $(echo "$rows $t1 $t0" | awk '{printf "%.0f", $1 / ($2 - $3)}')"
+	put2_runs="$put2_runs $(echo "$rows $t2 $t1" | awk '{printf "%.0f", $1 / ($2 - $3)}')"
+	ref_runs="$ref_runs $(echo "$rows $t4 $t3" | awk '{printf "%.0f", $1 / ($2 - $3)}')"
+done
+med() { echo $1 | tr ' ' '\n' | median; }
+q "OPTIMIZE TABLE stackpipe.samples FINAL" > /dev/null
+bpr=$(q "SELECT round(sum(bytes_on_disk) / sum(rows), 2) FROM system.parts WHERE active AND database = 'stackpipe' AND table = 'samples'")
+cbpr=$(q "SELECT round(sum(data_compressed_bytes) / (SELECT count() FROM stackpipe.samples), 2) FROM system.columns WHERE database = 'stackpipe' AND table = 'samples'")
+percol=$(q "SELECT name, round(data_compressed_bytes / (SELECT count() FROM stackpipe.samples), 3) FROM system.columns WHERE database = 'stackpipe' AND table = 'samples' AND default_kind != 'ALIAS' ORDER BY data_compressed_bytes DESC" | awk '{printf "%s %s, ", $1, $2}')
+samples=$(pfold "$IN" | awk '{s += $NF} END {print s}')
+cat <<TXT
+fleet-real-bench: $(basename "$IN") ($(( $(stat -c %s "$IN") / 1024 )) KB, $rows sample rows a put); medians of $RUNS runs; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)
+  put, stacks new:     $(med "$put_runs") rows/s   (runs:$put_runs)
+  put, stacks known:   $(med "$put2_runs") rows/s   (runs:$put2_runs)
+  curl, server alone:  $(med "$ref_runs") rows/s   (runs:$ref_runs)  (the same rows and their rollup rows, RowBinary)
+  disk (lz4, after OPTIMIZE FINAL): $bpr bytes per sample row (columns' data: $cbpr)
+  per column: ${percol%, }
+TXT
