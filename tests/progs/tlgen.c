@@ -2,8 +2,8 @@
  * and benchmark: what no short recording here produces.
  *
  *   tlgen bench N   N calls of handle(arg1) -> ret on 4 threads ("w0".."w3",
- *                   pid 100), 10 us apart, each 5 us long with 2 samples
- *                   inside (8-frame stacks under main;serve;handle).
+ *                   pid 100), 10 us apart, call k 5 + k % 7 us long, with
+ *                   2 samples inside (8-frame stacks under main;serve;handle).
  *   tlgen bad       one thread whose name and a function's name hold a
  *                   quote, a backslash and control bytes; nested calls
  *                   (outer 0..100 us, inner 10..30 us); an abandoned call;
@@ -83,7 +83,7 @@ int main(int argc, char **argv)
 			trace(SP_TRACE_ENTRY, fh, th[i], t, (uint64_t)k + 1, 0, "arg1", k);
 			sample(leaf[i], th[i], t + 1000);
 			sample(leaf[i], th[i], t + 3000);
-			trace(SP_TRACE_EXIT, fh, th[i], t + 5000, (uint64_t)k + 1, 0, "ret", 2 * k);
+			trace(SP_TRACE_EXIT, fh, th[i], t + 5000 + (uint64_t)(k % 7) * 1000, (uint64_t)k + 1, 0, "ret", 2 * k);
 		}
 	} else if (!strcmp(argv[1], "bad")) {
 		static const char odd[] = "q\"uo\\te\ttab\001ctl\nnl";

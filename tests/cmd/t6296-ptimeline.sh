@@ -1,0 +1,82 @@
+#!/bin/bash
+# ptimeline on a real recording: pcollect -F 499 --trace handle of
+# tests/progs/calls.c (2,000 calls on threads worker-a and worker-b).  The
+# JSON parses; its handle events are 2,000, 1,000 on each thread's track;
+# their p50/p95 are preport --latency's within 2 %; samples fall inside
+# them, with handle in their stacks; --slowest picks the slowest calls and
+# only their samples; -z is the same JSON gzipped.
+. "$(dirname "$0")/../lib.sh"
+. "$SP_TOP/tests/cmd/t6-lib.sh"
+
+if ! command -v python3 > /dev/null; then skip "ptimeline" "python3 is missing (it reads the JSON)"; exit 0; fi
+t6_build calls calls.c -O2 -fno-omit-frame-pointer -pthread || exit 0
+t6_probe || exit 0
+if [ ! -e /sys/bus/event_source/devices/uprobe/type ]; then
+	skip "ptimeline" "this kernel has no uprobe PMU (CONFIG_UPROBE_EVENTS)"; exit 0; fi
+if ! pcollect -q -F 499 --trace handle -o "$T/s.sp" -- "$T/calls" 2000 > "$T/out" 2> "$T/err"; then
+	if grep -qE 'needs (system-wide )?uprobe events' "$T/err"; then
+		skip "ptimeline" "$(head -1 "$T/err")"; exit 0; fi
+	notok "pcollect --trace handle: failed"; sed 's/^/  /' "$T/err" | head -5; exit 0
+fi
+ptimeline "$T/s.sp" > "$T/t.json" 2> "$T/t.err"; rc=$?
+expect_rc "exit 0" 0 $rc
+preport --latency --json "$T/s.sp" > "$T/lat.json" 2> /dev/null
+# check NAME PYTHON: d is the JSON, lat preport's report, X the handle events
+check() {
+	local name=$1 r
+	r=$(python3 - "$T/t.json" "$T/lat.json" <<EOF 2>&1
+import json, sys
+d = json.load(open(sys.argv[1]))
+lat = json.load(open(sys.argv[2]))["probes"][0]
+ev = d["traceEvents"]
+X = [e for e in ev if e["ph"] == "X" and e["name"] == "handle"]
+tname = {e["tid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+def pct(v, q):
+    v = sorted(v); i = int(len(v) * q / 100.0); return v[min(i, len(v) - 1)]
+try:
+$2
+    print("ok")
+except AssertionError as e:
+    print("why", e)
+EOF
+)
+	if [ "$r" = ok ]; then ok "$name"; else notok "$name"; printf '%s\n' "$r" | tail -3 | sed 's/^/  /'; fi
+}
+check "2,000 handle events, 1,000 on each worker's track" '
+    assert len(X) == 2000, len(X)
+    per = {}
+    for e in X: per[tname.get(e["tid"])] = per.get(tname.get(e["tid"]), 0) + 1
+    assert per == {"worker-a": 1000, "worker-b": 1000}, per'
+check "p50 and p95 of the events = preport --latency's within 2 %" '
+    for q in (50, 95):
+        ours, theirs = pct([e["dur"] for e in X], q), lat["p%d_us" % q]
+        assert abs(ours - theirs) <= 0.02 * theirs, (q, ours, theirs)'
+check "samples inside the calls, with handle in their stacks" '
+    sf = d["stackFrames"]
+    def names(i):
+        out = []
+        while i is not None:
+            f = sf[str(i)]; out.append(f["name"]); i = f.get("parent")
+        return out
+    calls = {}
+    for e in X: calls.setdefault(e["tid"], []).append((e["ts"], e["ts"] + e["dur"]))
+    inside = [s for s in d["samples"] if any(a <= s["ts"] <= b for a, b in calls.get(s["tid"], []))]
+    assert len(inside) >= 20, "only %d samples inside calls" % len(inside)
+    held = sum(1 for s in inside if "handle" in names(s["sf"]))
+    assert held >= 0.9 * len(inside), "%d of %d samples inside calls have handle in their stack" % (held, len(inside))'
+
+cp "$T/t.json" "$T/full.json"
+ptimeline --slowest 20 "$T/s.sp" > "$T/t.json" 2> "$T/slow.err"
+check "--slowest 20: the 20 slowest calls, only samples inside them" '
+    assert len(X) == 20, len(X)
+    assert all(e["cat"] == "slow" for e in X), "a picked call not marked slow"
+    full = sorted((e["dur"] for e in json.load(open("'"$T/full.json"'"))["traceEvents"] if e.get("name") == "handle"), reverse=True)
+    assert sorted((e["dur"] for e in X), reverse=True) == full[:20], "not the 20 slowest"
+    ivs = [(e["tid"], e["ts"], e["ts"] + e["dur"]) for e in X]
+    assert d["samples"], "no samples kept"
+    assert all(any(t == s["tid"] and a <= s["ts"] <= b for t, a, b in ivs) for s in d["samples"]), "a sample outside the picked calls"'
+expect_grep "--slowest: says what it picked" "picked 20 of 2000 calls" "$T/slow.err"
+
+ptimeline -z "$T/s.sp" > "$T/t.json.gz" 2> /dev/null
+ptimeline "$T/s.sp" > "$T/t2.json" 2> /dev/null
+if zcat "$T/t.json.gz" | cmp -s - "$T/t2.json"; then ok "-z: the same JSON, gzipped"; else notok "-z: the same JSON, gzipped"; fi
