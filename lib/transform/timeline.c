@@ -482,7 +482,24 @@ static int write_threads(struct wctx *x, struct sp_err *err)
 {
 	struct sp_profile *p = x->t->p;
 	int rc = 0;
-	/* process_name once per pid: its main thread's name, else its first's */
+	/* pcollect's "command": its program's file name, for the process
+	 * of a recording of one process whose main thread has no name here */
+	struct sp_buf cmdname = SP_BUF_INIT;
+	const char *cmd = sp_meta_find(p, "command");
+	int64_t pid1 = -1;
+	for (size_t i = 0; i < x->nti && cmd; i++)
+		if (x->ti[i].used) {
+			if (pid1 >= 0 && x->ti[i].pid != pid1)
+				cmd = NULL;
+			pid1 = x->ti[i].pid;
+		}
+	if (cmd) {
+		size_t n = strcspn(cmd, " ");
+		const char *sl = memrchr(cmd, '/', n);
+		const char *b = sl ? sl + 1 : cmd;
+		sp_buf_add(&cmdname, b, n - (size_t)(b - cmd));
+	}
+	/* process_name once per pid */
 	for (size_t i = 0; i < x->nti && !rc; i++) {
 		if (!x->ti[i].used)
 			continue;
@@ -495,14 +512,15 @@ static int write_threads(struct wctx *x, struct sp_err *err)
 			first = !x->ti[j].used || x->ti[j].pid != x->ti[i].pid;
 		if (first) {
 			/* the process's name: its main thread's (which may have
-			 * no event of its own), else this thread's */
-			const char *pn = tn;
+			 * no event of its own), else the recorded command's
+			 * program, else this thread's */
+			const char *pn = cmdname.len ? sp_buf_cstr(&cmdname) : tn;
 			for (uint32_t j = 1; j < sp_thread_count(p); j++) {
 				const struct sp_thread *o = sp_thread_get(p, j);
 				if (o->tid == x->ti[i].pid && o->pid == x->ti[i].pid && *sp_str(p, o->name))
 					pn = sp_str(p, o->name);
 			}
-			struct sp_ctrace_arg pa = { "name", 0, pn && *pn ? pn : "(unnamed)" };
+			struct sp_ctrace_arg pa = { "name", 0, *pn ? pn : "(unnamed)" };
 			struct sp_ctrace_ev e = { 'M', 0, x->ti[i].pid, x->ti[i].tid, "process_name", 12, NULL, 0, 0, 0, &pa, 1 };
 			rc = sp_ctrace_event(x->w, &e, err);
 		}
@@ -510,6 +528,7 @@ static int write_threads(struct wctx *x, struct sp_err *err)
 		if (!rc)
 			rc = sp_ctrace_event(x->w, &e, err);
 	}
+	sp_buf_release(&cmdname);
 	return rc;
 }
 

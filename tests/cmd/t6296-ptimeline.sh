@@ -4,7 +4,9 @@
 # JSON parses; its handle events are 2,000, 1,000 on each thread's track;
 # their p50/p95 are preport --latency's within 2 %; samples fall inside
 # them, with handle in their stacks; --slowest picks the slowest calls and
-# only their samples; -z is the same JSON gzipped.
+# only their samples; -z is the same JSON gzipped; the real speedscope app
+# (Chromium, as t5100) opens it, and with --no-samples shows each worker's
+# 1,000 calls with the stream's durations.
 . "$(dirname "$0")/../lib.sh"
 . "$SP_TOP/tests/cmd/t6-lib.sh"
 
@@ -80,3 +82,32 @@ expect_grep "--slowest: says what it picked" "picked 20 of 2000 calls" "$T/slow.
 ptimeline -z "$T/s.sp" > "$T/t.json.gz" 2> /dev/null
 ptimeline "$T/s.sp" > "$T/t2.json" 2> /dev/null
 if zcat "$T/t.json.gz" | cmp -s - "$T/t2.json"; then ok "-z: the same JSON, gzipped"; else notok "-z: the same JSON, gzipped"; fi
+
+# ---- the real speedscope app (Chromium) opens the recording's timeline ----
+S=$SP_TOP/tests/speedscope
+if [ ! -x /usr/bin/chromium ] || ! command -v node > /dev/null || [ ! -f "$S/node_modules/speedscope/dist/release/index.html" ]; then
+	skip "speedscope opens the recording's timeline" "chromium, node or the speedscope package is missing (tests/speedscope/setup.sh)"; exit 0
+fi
+ptimeline --no-samples "$T/s.sp" > "$T/calls.json" 2> /dev/null
+( cd "$S" && timeout 300 node driver.mjs "$T/t2.json" "$T/calls.json" ) > "$T/report" 2> "$T/driver.err"; rc=$?
+if [ $rc = 2 ] || [ ! -s "$T/report" ]; then notok "the speedscope driver could not run (exit $rc)"; tail -3 "$T/driver.err" | sed 's/^/  /'; exit 0; fi
+r=$(python3 - "$T/report" "$T/calls.json" <<'PY' 2>&1
+import json, sys
+rep = [json.loads(l) for l in open(sys.argv[1])]
+d = json.load(open(sys.argv[2]))
+try:
+    assert all(r["ok"] for r in rep), [r["errors"] for r in rep]
+    for r in rep:
+        assert r["profiles"] == 2 and sorted(n.split("), ")[-1].split(" (")[0] for n in r["names"]) == ["worker-a", "worker-b"], r["names"]
+        assert all(n.startswith("calls (pid ") for n in r["names"]), "the process is not named calls: %s" % r["names"]
+    for p, name in enumerate(rep[1]["names"]):
+        got = sorted(round(v, 3) for k, vs in rep[1]["spans"][p].items() if k.startswith("handle") for v in vs)
+        want = sorted(e["dur"] for e in d["traceEvents"] if e["ph"] == "X" and e["name"] == "handle" and name.endswith("(tid %d)" % e["tid"]))
+        assert len(got) == 1000 and all(abs(a - b) <= 0.002 for a, b in zip(got, want)), (name, len(got), got[:3], want[:3])
+    print("ok")
+except AssertionError as e:
+    print("why", e)
+PY
+)
+if [ "$r" = ok ]; then ok "speedscope opens it: a profile per worker; with --no-samples 1,000 handle calls each, durations = the stream's"
+else notok "speedscope opens the recording's timeline"; printf '%s\n' "$r" | tail -3 | sed 's/^/  /'; fi
