@@ -83,6 +83,18 @@ ptimeline -z "$T/s.sp" > "$T/t.json.gz" 2> /dev/null
 ptimeline "$T/s.sp" > "$T/t2.json" 2> /dev/null
 if zcat "$T/t.json.gz" | cmp -s - "$T/t2.json"; then ok "-z: the same JSON, gzipped"; else notok "-z: the same JSON, gzipped"; fi
 
+# off-CPU time: pcollect --wall's [blocked] intervals are slices inside the
+# calls that slept (calls 40 sleep: inner sleeps 1 ms in each call)
+if pcollect -q --wall --trace 'handle(arg1)' -o "$T/w.sp" -- "$T/calls" 40 sleep > /dev/null 2> "$T/w.err"; then
+	ptimeline "$T/w.sp" > "$T/t.json" 2> /dev/null
+	check "--wall: each call holds a [blocked] slice with its stack, arg1 in its args" '
+    off = [e for e in ev if e["ph"] == "X" and e["cat"] == "off-cpu"]
+    assert len(X) == 40 and sorted(e["args"]["arg1"] for e in X) == list(range(40)), len(X)
+    assert all(o["name"] in ("[blocked]", "[preempted]") and o["sf"] for o in off), off[:2]
+    held = [c for c in X if any(o["name"] == "[blocked]" and o["tid"] == c["tid"] and c["ts"] <= o["ts"] and o["ts"] + o["dur"] <= c["ts"] + c["dur"] for o in off)]
+    assert len(held) >= 38, "%d of 40 calls hold an off-CPU slice" % len(held)'
+else notok "pcollect --wall --trace handle"; head -3 "$T/w.err" | sed 's/^/  /'; fi
+
 # ---- the real speedscope app (Chromium) opens the recording's timeline ----
 S=$SP_TOP/tests/speedscope
 if [ ! -x /usr/bin/chromium ] || ! command -v node > /dev/null || [ ! -f "$S/node_modules/speedscope/dist/release/index.html" ]; then

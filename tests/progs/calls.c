@@ -3,11 +3,14 @@
  * Threads "worker-a" and "worker-b" each make half of the N calls.  Call k
  * burns 200 us of thread CPU time, every 20th (k % 20 == 7) 3 ms: a known
  * 5 % of slow calls.  handle calls inner() (so traced calls nest when both
- * are traced) and returns k * 2.  Prints "calls N" at the end. */
+ * are traced) and returns k * 2.  With "sleep" (calls N sleep) inner
+ * sleeps 1 ms instead (off the CPU, for --off-cpu/--wall).  Prints "calls N"
+ * at the end. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static volatile unsigned long sink;
@@ -27,7 +30,17 @@ __attribute__((noinline)) static void burn(double us)
 			sink += (unsigned long)i * 2654435761u;
 }
 
-__attribute__((noinline)) void inner(int k) { burn(k % 20 == 7 ? 3000 : 200); }
+static int sleeping;
+
+__attribute__((noinline)) void inner(int k)
+{
+	if (sleeping) {
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+		return;
+	}
+	burn(k % 20 == 7 ? 3000 : 200);
+}
 
 __attribute__((noinline)) int handle(int k)
 {
@@ -49,6 +62,7 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	ncalls = argc > 1 ? atoi(argv[1]) : 2000;
+	sleeping = argc > 2 && !strcmp(argv[2], "sleep");
 	pthread_t a, b;
 	pthread_create(&a, NULL, worker, (void *)0L);
 	pthread_create(&b, NULL, worker, (void *)1L);
