@@ -601,6 +601,13 @@ int sp_timeline_write(struct sp_timeline *t, FILE *out, struct sp_err *err)
 	k.selecting = st->selecting = t->o.slowest || t->o.slower_than || t->o.percentile > 0;
 	if (k.selecting)
 		select_calls(t, &k);
+	if (k.selecting && !st->func_calls) {
+		free(k.w);
+		sp_err_set(err, "no traced call %s%s in the input (%" PRIu64 " calls): nothing to pick",
+			   t->o.func ? "of " : "", t->o.func ? t->o.func : "", t->ncalls);
+		err->code = SP_ERR_NOMATCH;
+		return -1;
+	}
 
 	struct wctx x = { .t = t, .origin = origin };
 	x.w = sp_ctrace_new(out, t->o.gzip);

@@ -96,6 +96,9 @@ ptimeline --slower-than 9us --from +0.001 --to +0.002 "$T/b.sp" > "$T/w.json" 2>
 check "--slower-than 9us in --from/--to: calls of 10 and 11 us inside the window" "$T/w.json" '
     assert X["handle"] and all(e["dur"] >= 9.0 and 1000 - 11 <= e["ts"] <= 2000 for e in X["handle"]), X["handle"]'
 
+ptimeline --slowest 3 --func nosuch "$T/b.sp" > "$T/n.json" 2> "$T/n.err"; rc=$?
+expect_rc "--func with no such call: error" 2 $rc
+expect_grep "--func with no such call: said" "no traced call of nosuch in the input \\(2000 calls\\)" "$T/n.err"
 ptimeline --slowest 0 "$T/b.sp" > /dev/null 2> "$T/u.err"; rc=$?
 expect_rc "--slowest 0: usage error" 2 $rc
 ptimeline --context 5ms "$T/b.sp" > /dev/null 2> "$T/u.err"; rc=$?
