@@ -34,6 +34,8 @@ static const char synopsis[] =
 	"      --meanwhile         also keep what the other threads did during the picked calls\n"
 	"      --from=T, --to=T    time window, seconds of stream time, or +S from the start\n"
 	"      --no-samples        leave the samples out (speedscope then shows the calls)\n"
+	"      --sample-slices     the samples as slices nested in their calls, one sampling\n"
+	"                          period long (speedscope: the calls and what ran in them)\n"
 	"  -f, --format=NAME       input format: perf, folded, pyspy,\n"
 	"                          speedscope, stream, perf.data, pprof, cprofile, du\n"
 	"                          (default: detect)\n"
@@ -103,7 +105,7 @@ static void summary(const struct sp_timeline_stats *st, const struct sp_timeline
 
 static int cmd_ptimeline(int argc, char **argv)
 {
-	enum { O_SLOWEST = 256, O_SLOWER, O_PCT, O_FUNC, O_CONTEXT, O_MEANWHILE, O_FROM, O_TO, O_NOSAMPLES };
+	enum { O_SLOWEST = 256, O_SLOWER, O_PCT, O_FUNC, O_CONTEXT, O_MEANWHILE, O_FROM, O_TO, O_NOSAMPLES, O_SLICES };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "gzip", no_argument, NULL, 'z' },
@@ -116,6 +118,7 @@ static int cmd_ptimeline(int argc, char **argv)
 		{ "from", required_argument, NULL, O_FROM },
 		{ "to", required_argument, NULL, O_TO },
 		{ "no-samples", no_argument, NULL, O_NOSAMPLES },
+		{ "sample-slices", no_argument, NULL, O_SLICES },
 		{ "format", required_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -172,6 +175,7 @@ static int cmd_ptimeline(int argc, char **argv)
 				return SP_EXIT_ERROR;
 			break;
 		case O_NOSAMPLES: o.no_samples = 1; break;
+		case O_SLICES: o.sample_slices = 1; break;
 		case 'f':
 			if (sp_opt_format(synopsis, optarg, NULL, &format) < 0)
 				return SP_EXIT_ERROR;
@@ -185,6 +189,8 @@ static int cmd_ptimeline(int argc, char **argv)
 	}
 	if ((o.func || o.context || o.meanwhile) && !o.slowest && !o.slower_than && !(o.percentile > 0))
 		return sp_usage_error(synopsis, "--func, --context and --meanwhile go with --slowest, --slower-than or --percentile");
+	if (o.no_samples && o.sample_slices)
+		return sp_usage_error(synopsis, "give --no-samples or --sample-slices, not both");
 	int nfiles = argc - optind;
 	char *stdin_only[] = { "-" };
 	char **files = nfiles ? argv + optind : stdin_only;

@@ -34,7 +34,7 @@ struct sp_ctrace_arg {
 };
 
 struct sp_ctrace_ev {
-	char ph;             /* 'X', 'i' or 'M' */
+	char ph;             /* 'X', 'B', 'E', 'i' or 'M' */
 	char scope;          /* instants: 't' thread, 'p' process, 'g' global */
 	int64_t pid, tid;
 	const char *name;    /* escaped */

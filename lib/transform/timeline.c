@@ -364,6 +364,14 @@ static void select_calls(struct sp_timeline *t, struct pick *k)
 
 /* ---- writing ---- */
 
+/* A time on a thread where a sample's slice must stop: a call's start or
+ * end (kind 1, 0: an end comes first), an off-CPU interval's (2). */
+struct bnd {
+	uint32_t thread, call, kind;
+	uint64_t time;
+};
+
+
 struct tinfo {
 	int64_t pid, tid;
 	uint8_t used;
@@ -378,6 +386,8 @@ struct wctx {
 	size_t nnode;
 	uint64_t origin;
 	struct sp_ctrace_arg args[2 * SP_TRACE_VALUES + 1];
+	struct bnd *off;          /* --sample-slices: the off-CPU intervals' ends */
+	size_t noff, capoff;
 };
 
 static struct tinfo *tinfo(struct wctx *x, uint32_t thread)
@@ -563,6 +573,178 @@ static int write_frames(struct wctx *x, struct sp_err *err)
 	return 0;
 }
 
+/* ---- samples as slices (speedscope) ---- */
+
+static int cmp_bnd(const void *a, const void *b)
+{
+	const struct bnd *x = a, *y = b;
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->kind < y->kind ? -1 : x->kind > y->kind;
+}
+
+static int cmp_smp_thread(const void *a, const void *b)
+{
+	const struct smp *x = a, *y = b;
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+struct oslice {
+	uint32_t frame;
+	uint64_t start;
+};
+
+/* A sample slice's begin (ph B) or end (ph E).  B and E events, not X:
+ * their order in the file is the order of equal times (outer frames begin
+ * first and end last), which a viewer computing ends as ts + dur in
+ * floating point would lose. */
+static int slice_event(struct wctx *x, uint32_t thread, char ph, uint32_t frame, uint64_t time, struct sp_err *err)
+{
+	struct tinfo *ti = tinfo(x, thread);
+	uint32_t name = frame_name(x->t, frame);
+	struct sp_ctrace_ev e = { ph, 0, ti->pid, ti->tid, sp_str(x->t->p, name), sp_str_len(x->t->p, name),
+				  "sample", time - x->origin, 0, 0, NULL, 0 };
+	return sp_ctrace_event(x->w, &e, err);
+}
+
+/* Ends the open slices above keep_n at end, innermost first. */
+static int close_slices(struct wctx *x, uint32_t thread, struct oslice *o, size_t *n, size_t keep_n, uint64_t end,
+			struct sp_err *err)
+{
+	while (*n > keep_n)
+		if (slice_event(x, thread, 'E', o[--*n].frame, end, err) < 0)
+			return -1;
+	return 0;
+}
+
+/* The kept CPU samples (smps[0..n)) as slices: the frames a sample's stack
+ * has below the innermost traced call it fell in (or all of them outside
+ * calls), from its time for one sampling period, cut 1 ns before the
+ * thread's next sample and the next start or end of a call or off-CPU
+ * interval, so that they nest inside the calls; consecutive samples
+ * sharing frames share their slices. */
+static int write_sample_slices(struct wctx *x, const struct pick *k, size_t n, struct sp_err *err)
+{
+	struct sp_timeline *t = x->t;
+	struct bnd *b = sp_xmalloc((2 * t->ncalls + 1) * sizeof *b);
+	size_t nb = 0;
+	for (size_t i = 0; i < t->ncalls; i++) {
+		const struct call *c = &t->calls[i];
+		if (!keep(k, c->thread, c->start, c->end))
+			continue;
+		b[nb++] = (struct bnd){ c->thread, (uint32_t)i, 1, c->start };
+		b[nb++] = (struct bnd){ c->thread, (uint32_t)i, 0, c->end };
+	}
+	b = sp_xrealloc(b, (nb + x->noff + 1) * sizeof *b);
+	memcpy(b + nb, x->off, x->noff * sizeof *b);
+	nb += x->noff;
+	sp_sort(b, nb, sizeof *b, cmp_bnd);
+	sp_sort(t->smps, n, sizeof *t->smps, cmp_smp_thread);
+	/* one sampling period: the median gap between a thread's samples */
+	uint64_t *gaps = sp_xmalloc((n + 1) * sizeof *gaps);
+	size_t ng = 0;
+	for (size_t i = 1; i < n; i++)
+		if (t->smps[i].thread == t->smps[i - 1].thread && t->smps[i].time > t->smps[i - 1].time)
+			gaps[ng++] = t->smps[i].time - t->smps[i - 1].time;
+	sp_sort(gaps, ng, sizeof *gaps, cmp_u64);
+	uint64_t period = ng ? gaps[ng / 2] : 1000000;
+	free(gaps);
+
+	uint32_t *open = NULL, *fr = NULL;
+	size_t nopen = 0, capopen = 0, capfr = 0, no = 0, capo = 0;
+	struct oslice *o = NULL;
+	uint64_t oend = 0;
+	uint32_t ocont = UINT32_MAX, othread = 0;
+	size_t bi = 0;
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		const struct smp *m = &t->smps[i];
+		if (m->thread != othread || !i) {
+			rc = close_slices(x, othread, o, &no, 0, oend, err);
+			othread = m->thread;
+			nopen = 0;
+			while (bi < nb && b[bi].thread < m->thread)
+				bi++;
+		}
+		/* the calls open at the sample's time */
+		while (!rc && bi < nb && b[bi].thread == m->thread && b[bi].time <= m->time) {
+			if (b[bi].kind == 1) {
+				if (nopen == capopen) {
+					capopen = capopen ? 2 * capopen : 16;
+					open = sp_xrealloc(open, capopen * sizeof *open);
+				}
+				open[nopen++] = b[bi].call;
+			} else if (b[bi].kind == 0) {
+				size_t j = nopen;
+				while (j > 0 && open[j - 1] != b[bi].call)
+					j--;
+				if (j) {
+					memmove(open + j - 1, open + j, (nopen - j) * sizeof *open);
+					nopen--;
+				}
+			}
+			bi++;
+		}
+		/* 1 ns short of what comes next: a slice ending where another
+		 * of the same name starts is ambiguous to a viewer (speedscope
+		 * then nests the new one in the old) */
+		uint64_t next = UINT64_MAX, end = m->time + period;
+		if (bi < nb && b[bi].thread == m->thread)
+			next = b[bi].time;
+		if (i + 1 < n && t->smps[i + 1].thread == m->thread && t->smps[i + 1].time < next)
+			next = t->smps[i + 1].time;
+		if (next <= end)
+			end = next > m->time + 1 ? next - 1 : next;
+		uint32_t cont = nopen ? open[nopen - 1] : UINT32_MAX;
+		uint32_t d = sp_node_frames(t->p, m->stack, &fr, &capfr);
+		uint32_t from = 0;
+		if (cont != UINT32_MAX) {
+			uint32_t want = frame_name(t, t->calls[cont].frame);
+			for (uint32_t j = d; j-- > 0;)
+				if (frame_name(t, fr[j]) == want) {
+					from = j + 1;
+					break;
+				}
+		}
+		/* what the open slices share with this sample */
+		size_t common = 0;
+		if (m->time == oend + 1 && cont == ocont)
+			while (common < no && from + common < d && o[common].frame == fr[from + common])
+				common++;
+		if (!rc)
+			rc = close_slices(x, othread, o, &no, common, oend, err);
+		if (end <= m->time)
+			continue;
+		for (uint32_t j = from + (uint32_t)common; j < d && !rc; j++) {
+			if (no == capo) {
+				capo = capo ? 2 * capo : 64;
+				o = sp_xrealloc(o, capo * sizeof *o);
+			}
+			o[no++] = (struct oslice){ fr[j], m->time };
+			rc = slice_event(x, m->thread, 'B', fr[j], m->time, err);
+		}
+		oend = end;
+		ocont = cont;
+	}
+	if (!rc)
+		rc = close_slices(x, othread, o, &no, 0, oend, err);
+	free(open);
+	free(fr);
+	free(o);
+	free(b);
+	return rc;
+}
+
 int sp_timeline_write(struct sp_timeline *t, FILE *out, struct sp_err *err)
 {
 	struct sp_timeline_stats *st = &t->st;
@@ -655,11 +837,20 @@ int sp_timeline_write(struct sp_timeline *t, FILE *out, struct sp_err *err)
 		if (!m->off) {
 			if (!t->o.no_samples) {
 				t->smps[nkeep++] = *m;
-				use_node(&x, m->stack);
+				if (!t->o.sample_slices)
+					use_node(&x, m->stack);
 			}
 			continue;
 		}
 		st->kept_offcpu++;
+		if (t->o.sample_slices) {
+			if (x.noff + 2 > x.capoff) {
+				x.capoff = x.capoff ? 2 * x.capoff : 256;
+				x.off = sp_xrealloc(x.off, x.capoff * sizeof *x.off);
+			}
+			x.off[x.noff++] = (struct bnd){ m->thread, 0, 2, m->time - m->dur };
+			x.off[x.noff++] = (struct bnd){ m->thread, 0, 2, m->time };
+		}
 		struct tinfo *ti = tinfo(&x, m->thread);
 		uint32_t leaf = sp_node_get(t->p, m->stack)->frame;
 		uint32_t name = frame_name(t, leaf);
@@ -668,6 +859,8 @@ int sp_timeline_write(struct sp_timeline *t, FILE *out, struct sp_err *err)
 					  m->time - m->dur - origin, m->dur, m->stack, NULL, 0 };
 		rc = sp_ctrace_event(x.w, &e, err);
 	}
+	if (!rc && t->o.sample_slices)
+		rc = write_sample_slices(&x, &k, nkeep, err);
 	if (!rc)
 		rc = write_lost(&x, err);
 	if (!rc && x.nnode)
@@ -679,7 +872,7 @@ int sp_timeline_write(struct sp_timeline *t, FILE *out, struct sp_err *err)
 	if (!sorted)
 		sp_sort(t->smps, nkeep, sizeof *t->smps, cmp_smp_time);
 	const char *defev = sp_meta_find(t->p, "event");
-	for (size_t i = 0; i < nkeep && !rc; i++) {
+	for (size_t i = 0; i < nkeep && !rc && !t->o.sample_slices; i++) {
 		const struct smp *m = &t->smps[i];
 		struct tinfo *ti = tinfo(&x, m->thread);
 		const char *ev = m->event ? sp_str(t->p, m->event) : defev ? defev : "sample";
@@ -696,6 +889,7 @@ int sp_timeline_write(struct sp_timeline *t, FILE *out, struct sp_err *err)
 	st->bytes = sp_ctrace_bytes(x.w);
 	sp_ctrace_free(x.w);
 	free(x.ti);
+	free(x.off);
 	free(x.node_used);
 	free(k.w);
 	return rc;

@@ -27,9 +27,9 @@
  * did meanwhile), the rest dropped.
  * Picked calls get category "slow".  from/to keep a window.
  *
- * Memory: the whole input's events are held (about 48 bytes a call, 24 a
- * sample) because the selection needs every duration before the first
- * byte is written.
+ * Memory: the whole input's events are held (about 48 bytes a call, 16 a
+ * recorded value, 32 a sample) because the selection needs every duration
+ * before the first byte is written.
  */
 #ifndef SP_TIMELINE_H
 #define SP_TIMELINE_H
@@ -49,6 +49,9 @@ struct sp_timeline_opts {
 	int from_rel, to_rel; /* from/to count from the input's first timestamp */
 	int no_samples;       /* leave stackFrames and samples out (speedscope then
 			       * imports the calls; with samples it imports those) */
+	int sample_slices;    /* the CPU samples as slices nested in the calls they
+			       * fell in, instead of samples (speedscope shows
+			       * slices or samples, not both) */
 	int gzip;
 };
 
@@ -70,7 +73,8 @@ void sp_timeline_free(struct sp_timeline *t); /* NULL ok */
 /* The sink to read the input into. */
 struct sp_sink *sp_timeline_sink(struct sp_timeline *t);
 /* Picks and writes the JSON to out.  Returns 0, or -1 with err (an input
- * without timestamps, a write error). */
+ * without timestamps; picking with opts.func that no call has, code
+ * SP_ERR_NOMATCH, before anything is written; a write error). */
 int sp_timeline_write(struct sp_timeline *t, FILE *out, struct sp_err *err);
 const struct sp_timeline_stats *sp_timeline_stats(const struct sp_timeline *t);
 

@@ -99,6 +99,25 @@ check "--slower-than 9us in --from/--to: calls of 10 and 11 us inside the window
 ptimeline --slowest 3 --func nosuch "$T/b.sp" > "$T/n.json" 2> "$T/n.err"; rc=$?
 expect_rc "--func with no such call: error" 2 $rc
 expect_grep "--func with no such call: said" "no traced call of nosuch in the input \\(2000 calls\\)" "$T/n.err"
+ptimeline --sample-slices "$T/b.sp" > "$T/sl.json" 2> /dev/null
+check "--sample-slices: each call holds its samples' frames below it, B/E nested, a period long or 1 ns short of the call's end" "$T/sl.json" '
+    st, sl = {}, []
+    for e in ev:
+        if e["ph"] == "B": st.setdefault(e["tid"], []).append(e)
+        elif e["ph"] == "E":
+            b = st[e["tid"]].pop()
+            assert b["name"] == e["name"], (b, e)
+            sl.append((e["tid"], b["ts"], e["ts"], e["name"]))
+    assert not any(st.values()) and "samples" not in d, "unbalanced, or samples left"
+    assert len(sl) == 2000 * 5, len(sl)
+    for c in X["handle"]:
+        i = c["args"]["arg1"]
+        mine = sorted(n for t, a, b, n in sl if t == c["tid"] and c["ts"] <= a and b <= c["ts"] + c["dur"])
+        assert mine == ["step%d_%d" % (i % 4, j) for j in range(5)], (c, mine)
+        # samples at +1 and +3 us, 2 us apart (the period): a slice from
+        # +1 to +5 us, or to 1 ns before the end of a call of 5 us
+        end = min(5.0, c["dur"] - 0.001)
+        assert all(round(a - c["ts"], 3) == 1.0 and round(b - c["ts"], 3) == end for t, a, b, n in sl if t == c["tid"] and c["ts"] <= a and b <= c["ts"] + c["dur"]), c'
 ptimeline --slowest 0 "$T/b.sp" > /dev/null 2> "$T/u.err"; rc=$?
 expect_rc "--slowest 0: usage error" 2 $rc
 ptimeline --context 5ms "$T/b.sp" > /dev/null 2> "$T/u.err"; rc=$?

@@ -3,7 +3,8 @@
 # headless Chromium (tests/speedscope/driver.mjs, as t5100).  speedscope
 # imports a trace with "samples" as the samples (one sampled profile per
 # thread) and one without (--no-samples) as the calls (one evented profile
-# per thread): both are checked, the calls' durations as speedscope measured
+# per thread), and --sample-slices as the calls with the samples' frames
+# nested in them: all are checked, the calls' durations as speedscope measured
 # them against the stream's (tests/progs/tlgen.c: call k lasts 5 + k % 7 us,
 # on thread w(k % 4)).  Odd names load too.
 . "$(dirname "$0")/../lib.sh"
@@ -29,8 +30,9 @@ fi
 "$T/tlgen" bench 2000 > "$T/b.sp" && "$T/tlgen" bad > "$T/bad.sp" || { notok "tlgen"; exit 0; }
 ptimeline "$T/b.sp" > "$T/samples.json" 2> /dev/null
 ptimeline --no-samples "$T/b.sp" > "$T/calls.json" 2> /dev/null
+ptimeline --sample-slices "$T/b.sp" > "$T/slices.json" 2> /dev/null
 ptimeline --no-samples "$T/bad.sp" > "$T/odd.json" 2> /dev/null
-( cd "$S" && timeout 300 node driver.mjs "$T/samples.json" "$T/calls.json" "$T/odd.json" ) > "$T/report" 2> "$T/driver.err"; rc=$?
+( cd "$S" && timeout 300 node driver.mjs "$T/samples.json" "$T/calls.json" "$T/slices.json" "$T/odd.json" ) > "$T/report" 2> "$T/driver.err"; rc=$?
 if [ $rc = 2 ] || [ ! -s "$T/report" ]; then
 	notok "the speedscope driver could not run (exit $rc)"
 	tail -5 "$T/driver.err" | sed 's/^/  /'
@@ -65,6 +67,13 @@ want "--no-samples: one profile per thread, 500 calls each, durations = the stre
         got = sorted(round(v, 3) for k, vs in r["spans"][p].items() if k.startswith("handle") for v in vs)
         want = sorted(5.0 + k % 7 for k in range(i, 2000, 4))
         assert got == want, (i, got[:5], want[:5], len(got))'
+want "--sample-slices: the same calls, with the frames of the samples inside" slices '
+    assert r["profiles"] == 4 and not r["errors"], (r["profiles"], r["errors"])
+    for i in range(4):
+        p = [j for j, n in enumerate(r["names"]) if "w%d (tid %d)" % (i, 101 + i) in n][0]
+        got = sorted(round(v, 3) for k, vs in r["spans"][p].items() if k.startswith("handle") for v in vs)
+        assert got == sorted(5.0 + k % 7 for k in range(i, 2000, 4)), i
+    assert all("step%d_%d" % (i, j) in r["frames"] for i in range(4) for j in range(5)), r["frames"][:20]'
 want "odd names: loads, the thread named with its quote and control bytes" odd '
     assert r["profiles"] == 2, r["profiles"]
     assert any("q\"uo" in n for n in r["names"]), r["names"]'
