@@ -646,7 +646,8 @@ static int write_sample_slices(struct wctx *x, const struct pick *k, size_t n, s
 		b[nb++] = (struct bnd){ c->thread, (uint32_t)i, 0, c->end };
 	}
 	b = sp_xrealloc(b, (nb + x->noff + 1) * sizeof *b);
-	memcpy(b + nb, x->off, x->noff * sizeof *b);
+	if (x->noff)
+		memcpy(b + nb, x->off, x->noff * sizeof *b);
 	nb += x->noff;
 	sp_sort(b, nb, sizeof *b, cmp_bnd);
 	sp_sort(t->smps, n, sizeof *t->smps, cmp_smp_thread);
