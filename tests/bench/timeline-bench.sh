@@ -47,4 +47,5 @@ measure "preport --latency (reads the same)" "$W/lat.txt" bin/preport --latency 
 measure "ptimeline" "$W/t.json" bin/ptimeline "$W/calls-$N.sp"
 measure "ptimeline --no-samples" "$W/ns.json" bin/ptimeline --no-samples "$W/calls-$N.sp"
 measure "ptimeline -z" "$W/t.json.gz" bin/ptimeline -z "$W/calls-$N.sp"
+measure "ptimeline --sample-slices" "$W/sl.json" bin/ptimeline --sample-slices "$W/calls-$N.sp"
 measure "ptimeline --slowest 100" "$W/s.json" bin/ptimeline --slowest 100 "$W/calls-$N.sp"
