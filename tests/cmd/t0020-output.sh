@@ -38,6 +38,7 @@ pdiff --roots=keep $T/other.folded|$T/in.perf
 pmerge|$T/in.sp
 preport|$T/in.sp
 pspeedscope|$T/in.sp
+ptimeline|$T/in.sp
 psvg|$T/in.perf
 LIST
 # a symlink stays a symlink; the file it points to gets the output

@@ -3,7 +3,7 @@
 . "$(dirname "$0")/../lib.sh"
 : > "$T/empty"
 printf 'main;work 3\n' > "$T/one.folded"
-for c in pfold "pfold -b" pfilter\ -v\ idle preport pmerge "pdiff $T/one.folded" pspeedscope sp-dump; do
+for c in pfold "pfold -b" pfilter\ -v\ idle preport pmerge "pdiff $T/one.folded" pspeedscope ptimeline sp-dump; do
 	label=${c//$T\//}
 	$c "$T/empty" > "$T/out" 2> "$T/err"; rc=$?
 	if [ $rc = 2 ] && [ "$(wc -l < "$T/err")" = 1 ] && grep -q "$T/empty: empty input (0 bytes)" "$T/err"; then

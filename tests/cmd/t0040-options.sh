@@ -3,7 +3,7 @@
 # and read the same in every command; --version; short usage errors;
 # --partial on a truncated stream.
 . "$(dirname "$0")/../lib.sh"
-CMDS="pfold pfilter pdiff pmerge preport psvg pspeedscope"
+CMDS="pfold pfilter pdiff pmerge preport psvg pspeedscope ptimeline"
 for c in $CMDS pcollect sp-dump; do
 	$c --version > "$T/o" 2> "$T/e"; rc=$?
 	if [ $rc = 0 ] && grep -qx "$c (stackpipe) [0-9.]*" "$T/o" && [ ! -s "$T/e" ]; then ok "$c --version"
@@ -37,7 +37,7 @@ pfold -b "$T/x.folded" | pfilter -t 'no-such-thread' > /dev/null 2>&1; rc=$?
 # --partial: a cut stream is refused by default, used up to the cut with it
 gzip -dc "$SP_TOP/share/demo/perf-demo.txt.gz" | pfold -b > "$T/full.sp"
 head -c $(( $(wc -c < "$T/full.sp") * 2 / 3 )) "$T/full.sp" > "$T/cut.sp"
-for c in "pfold" "pfilter -v idle" "pdiff $T/full.sp" "pmerge" "preport" "psvg" "pspeedscope" "sp-dump"; do
+for c in "pfold" "pfilter -v idle" "pdiff $T/full.sp" "pmerge" "preport" "psvg" "pspeedscope" "ptimeline" "sp-dump"; do
 	label=${c//$T\//}
 	$c "$T/cut.sp" > "$T/o" 2> "$T/e"; rc=$?
 	if [ $rc = 2 ] && grep -q 'cut.sp: offset [0-9]*: truncated stream.*--partial uses the [0-9]* samples' "$T/e"; then ok "$label: a truncated stream is refused, naming the offset and --partial"

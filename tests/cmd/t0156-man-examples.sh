@@ -80,7 +80,7 @@ lines() {
 	     e && nf && !/^\./ { print }' "$1" |
 		sed -e 's/\\-/-/g' -e 's/\\e/\\/g' -e 's/\\\\/\\/g' -e 's/^ *//' |
 		awk '/\\$/ { sub(/\\$/, ""); held = held $0; next } { print held $0; held = "" }' |
-		grep -E '^(pcollect|pfold|pfilter|pdiff|pmerge|preport|psvg|pspeedscope|plive|pfleet|sp-dump|perf|go) '
+		grep -E '^(pcollect|pfold|pfilter|pdiff|pmerge|preport|psvg|pspeedscope|ptimeline|plive|pfleet|sp-dump|perf|go) '
 }
 # why LINE: why a line cannot run here, or nothing
 why() {

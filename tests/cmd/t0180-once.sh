@@ -12,7 +12,7 @@ pfold "$SP_TOP/tests/data/t5-perf-threads.txt.gz" > good.folded 2> e || notok "p
 { head -3 good.folded; echo 'this line has no count'; tail -n +4 good.folded; } > bad.folded
 
 # ---- -f NAME that no reader has: a usage error, exit 2, the names listed ----
-for c in pfold psvg preport pspeedscope pfilter pdiff pmerge plive "pfleet put"; do
+for c in pfold psvg preport pspeedscope ptimeline pfilter pdiff pmerge plive "pfleet put"; do
 	$c -f nosuch good.folded good.folded > o 2> e < /dev/null; rc=$?
 	cmd=${c%% *}
 	if [ $rc = 2 ] && [ ! -s o ] && grep -qxF "$cmd: unknown format 'nosuch' (known: $known)" e && grep -q "^Try '$cmd --help'" e; then

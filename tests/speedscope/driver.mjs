@@ -11,7 +11,8 @@
 // profile per profile, endValue = the total weight speedscope computed),
 // which the driver reads from the download.  For each FILE one JSON line:
 //   {"file", "ok", "profiles", "names", "units", "totals", "nonIdle",
-//    "toolbar", "schemaErrors", "errors", "frames" (names, when at most 5000)}
+//    "toolbar", "schemaErrors", "errors", "frames" (names, when at most 5000),
+//    "spans" (per profile: {outermost frame's name: [durations]})}
 // "schemaErrors" lists where FILE breaks speedscope's published JSON schema
 // (dist/release/file-format-schema.json, checked by the small validator
 // below).  Exit status: 0 when every file loaded, 1 otherwise, 2 on setup
@@ -197,13 +198,21 @@ for (let i = 0; i < files.length; i++) {
       out.names.push(p.name);
       out.units.push(p.unit);
       out.totals.push(p.endValue - p.startValue);
-      // Weight under some frame: the spans of the outermost open/close events.
-      let depth = 0, opened = 0, busy = 0;
+      // Weight under some frame: the spans of the outermost open/close events;
+      // spans: per outermost frame's name, its spans' durations (ptimeline's
+      // calls, as speedscope measured them).
+      let depth = 0, opened = 0, busy = 0, frame = -1;
+      const spans = {};
       for (const e of p.events) {
-        if (e.type === 'O') { if (depth++ === 0) opened = e.at; }
-        else if (--depth === 0) busy += e.at - opened;
+        if (e.type === 'O') { if (depth++ === 0) { opened = e.at; frame = e.frame; } }
+        else if (--depth === 0) {
+          busy += e.at - opened;
+          const n = exported.shared.frames[frame].name;
+          (spans[n] = spans[n] || []).push(e.at - opened);
+        }
       }
       out.nonIdle.push(busy);
+      (out.spans = out.spans || []).push(spans);
     }
     out.ok = out.errors.length === 0;
   } catch (e) {
