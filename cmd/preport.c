@@ -236,6 +236,12 @@ static int cmd_preport(int argc, char **argv)
 		}
 	} else if (rc == SP_EXIT_OK) {
 		o.unit = r.have_col ? sp_value_unit(p, r.col, r.event) : "samples";
+		/* One pcollect stream: how much of its targets' CPU time it sampled. */
+		const char *cs = sp_meta_find(p, "cpu-sampled-ns"), *cc = sp_meta_find(p, "cpu-counted-ns");
+		if (nfiles == 1 && cs && cc) {
+			o.cpu_sampled_ns = strtod(cs, NULL);
+			o.cpu_counted_ns = strtod(cc, NULL);
+		}
 		int w = peek   ? sp_report_peek(r.agg, &o, peek, callers != NULL, callees != NULL, out, &err)
 			: tree ? sp_report_tree(r.agg, &o, out, &err)
 			       : sp_report_top(r.agg, &o, out, &err);

@@ -123,8 +123,11 @@ int pcollect_per_cpu(struct coll *c)
 	struct sp_err err;
 	int rc = 0;
 	/* A thread alone (-p TID), off-CPU time and probes need events per
-	 * thread; -a is per CPU already. */
-	if (!o->per_thread && !o->all && !c->tid && o->freq && !o->offcpu && !o->ntraces && !o->stacks && !o->live)
+	 * thread; -a is per CPU already.  Per CPU, every process's samples are
+	 * taken and read (then dropped): above 1000 Hz that costs the machine
+	 * more than it gains (at 100 kHz the reader fell behind and kept none). */
+	if (!o->per_thread && !o->all && !c->tid && o->freq && o->freq <= 1000 && !o->offcpu && !o->ntraces &&
+	    !o->stacks && !o->live)
 		rc = sp_perfev_follow_cpus(c->s->ev, &err);
 	if (rc < 0) {
 		sp_error_e(&err);
@@ -154,7 +157,7 @@ void pcollect_cpu_account(struct coll *c, const char *who)
 	if (c->o.quiet || share >= 0.9 || (double)(counted - sampled) < 5 * period || sampled > counted)
 		return;
 	const char *fix = c->o.per_thread ? "without --per-thread, pcollect samples per CPU and counts them"
-			  : c->tid || c->o.ntraces || c->o.stacks || c->o.live
+			  : c->tid || c->o.ntraces || c->o.stacks || c->o.live || c->o.freq > 1000
 			  ? "a higher -F samples more of them"
 			  : "sampling per CPU counts them: run as root, with CAP_PERFMON or kernel.perf_event_paranoid <= 0";
 	if (!st->per_cpu)

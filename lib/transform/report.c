@@ -315,6 +315,10 @@ static void top_table(struct sp_agg *a, const struct sp_report_opts *o, uint32_t
 		buf_adds(b, "total ");
 		sp_buf_addvalue(b, fs.total[0], unit);
 		sp_buf_addf(b, ", %zu functions\n", fs.n);
+		if (o->cpu_counted_ns > 0 && first)
+			sp_buf_addf(b, "CPU time sampled %.3f s of %.3f s counted by the kernel (%.1f %%)\n",
+				    o->cpu_sampled_ns / 1e9, o->cpu_counted_ns / 1e9,
+				    100 * o->cpu_sampled_ns / o->cpu_counted_ns);
 		sp_buf_addf(b, "%8s %12s %8s %12s  %s\n", "self%", "self", "total%", "total", "function");
 	} else if (o->format == SP_REPORT_TSV) {
 		if (thread != UINT32_MAX)
@@ -331,6 +335,12 @@ static void top_table(struct sp_agg *a, const struct sp_report_opts *o, uint32_t
 		sp_buf_add_json_str(b, unit);
 		buf_adds(b, ",\"total\":");
 		sp_buf_addnum(b, fs.total[0]);
+		if (o->cpu_counted_ns > 0) {
+			buf_adds(b, ",\"cpu_sampled_ns\":");
+			sp_buf_addnum(b, o->cpu_sampled_ns);
+			buf_adds(b, ",\"cpu_counted_ns\":");
+			sp_buf_addnum(b, o->cpu_counted_ns);
+		}
 		buf_adds(b, ",\"functions\":[");
 	}
 	add_rows(a, o, fs.f, rows, fs.total[0], unit, sp_buf_cstr(&prefix), b);

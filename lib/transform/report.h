@@ -41,6 +41,10 @@ struct sp_report_opts {
 	double min_share;    /* --tree: prune below this percentage */
 	const char *unit;    /* sp_value_unit of the column: "samples", "ns" (shown as ms/s), ... */
 	const char *unit_b;  /* pdiff --report: b's, when it differs from a's */
+	/* The CPU time the input's samples stand for and the time the kernel
+	 * counted for its targets (pcollect's cpu-sampled-ns, cpu-counted-ns),
+	 * in ns; 0: not known (not shown) */
+	double cpu_sampled_ns, cpu_counted_ns;
 };
 
 /* Top functions by self and total (column 0).  Returns 0 or -1 (write
