@@ -1262,7 +1262,9 @@ static int followed(struct sp_perfev *ev, const struct perf_event_header *h, con
 	default:
 		return 1; /* LOST, THROTTLE: the rings' own */
 	}
-	return followed_at(ev, pid, rec_time(h, 0));
+	/* Only samples are held to the time the process was added: its
+	 * mappings and names are needed whenever they were made. */
+	return followed_at(ev, pid, h->type == PERF_RECORD_SAMPLE ? rec_time(h, 0) : UINT64_MAX);
 }
 
 static void dispatch(struct sp_perfev *ev, const struct perf_event_header *h, const struct sp_perf_handler *hd,
