@@ -97,6 +97,7 @@ struct sp_perfev {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	uint64_t drained_until; /* every record older than this is queued */
+	uint64_t read_until;    /* every record older than this was handed out */
 	uint64_t appended;      /* bumped by each drain pass that queued data */
 	uint64_t seen;          /* appended, as of the last sp_perfev_wait */
 	size_t queued;          /* bytes in the queues */
@@ -1363,6 +1364,7 @@ uint64_t sp_perfev_read(struct sp_perfev *ev, const struct sp_perf_handler *hd, 
 		v[i] = (struct qview){ r->qhead, r->qtail, r->qpos, r->qtail ? r->qtail->len : 0 };
 	}
 	pthread_mutex_unlock(&ev->lock);
+	ev->read_until = limit;
 
 	/* Merge the queues by timestamp (each is in time order already), up to
 	 * the instant before which everything has been queued. */
@@ -1425,5 +1427,7 @@ uint64_t sp_perfev_counted_ns(struct sp_perfev *ev)
 	pthread_mutex_unlock(&ev->openlock);
 	return sum;
 }
+
+uint64_t sp_perfev_read_until(const struct sp_perfev *ev) { return ev->read_until; }
 
 const struct sp_perfev_stats *sp_perfev_stats(const struct sp_perfev *ev) { return &ev->st; }

@@ -148,6 +148,10 @@ int sp_perfev_wait(struct sp_perfev *ev, int timeout_ms);
 /* Hands out the records that are ready (all of them when final).
  * Returns the number of records delivered. */
 uint64_t sp_perfev_read(struct sp_perfev *ev, const struct sp_perf_handler *h, int final);
+/* Every record taken before this instant (CLOCK_MONOTONIC ns) has been
+ * handed out by sp_perfev_read: e.g. the FORK record of a process forked
+ * before a parent that exited then. */
+uint64_t sp_perfev_read_until(const struct sp_perfev *ev);
 const struct sp_perfev_stats *sp_perfev_stats(const struct sp_perfev *ev);
 
 #endif
