@@ -48,6 +48,10 @@ static const char synopsis[] =
 	"      --children          also the processes the targets forked before pcollect\n"
 	"                          attached (those forked later are always followed);\n"
 	"                          the end waits for all of them\n"
+	"      --per-thread        sampling events per thread, not per CPU: by default,\n"
+	"                          where the kernel allows it (root, CAP_PERFMON), the\n"
+	"                          targets are sampled per CPU, so threads shorter than a\n"
+	"                          sample period are sampled too\n"
 	"  -o, --output=FILE       write to FILE instead of standard output: a temporary\n"
 	"                          file renamed to FILE at the end (an error or a kill\n"
 	"                          leaves FILE as it was)\n"
@@ -128,7 +132,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 {
 	enum { O_CG = 256, O_LINES, O_NOINLINE, O_NOKERNEL, O_BUFFER, O_NORENAME, O_OFFCPU, O_WALL, O_TRACE,
 	       O_TRACE_RETURNS, O_TRACE_BUDGET, O_PYTHON, O_PYLINES, O_PYSAMPLING, O_FULLNAMES, O_STACKS, O_WEIGHT, O_EVERY, O_LIVE,
-	       O_CHILDREN, O_ROTATE };
+	       O_CHILDREN, O_ROTATE, O_PER_THREAD };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "all-cpus", no_argument, NULL, 'a' },
@@ -156,6 +160,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "every", required_argument, NULL, O_EVERY },
 		{ "live", no_argument, NULL, O_LIVE },
 		{ "children", no_argument, NULL, O_CHILDREN },
+		{ "per-thread", no_argument, NULL, O_PER_THREAD },
 		{ "rotate", required_argument, NULL, O_ROTATE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -282,6 +287,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 			break;
 		case O_LIVE: o->live = 1; break;
 		case O_CHILDREN: o->children = 1; break;
+		case O_PER_THREAD: o->per_thread = 1; break;
 		case O_ROTATE:
 			errno = 0;
 			o->rotate = strtod(optarg, &end);
@@ -437,6 +443,8 @@ static int open_session(struct run *r)
 		sp_error_e(&err);
 		return -1;
 	}
+	if (pcollect_per_cpu(c) < 0)
+		return -1;
 	if (sp_perfev_stats(c->s->ev)->freq != c->o.freq) {
 		if (!c->o.quiet)
 			sp_error("-F %u is above the kernel's limit (kernel.perf_event_max_sample_rate): sampling at "
@@ -452,6 +460,8 @@ static int open_session(struct run *r)
 	snprintf(buf, sizeof buf, "%u", c->o.freq);
 	sp_meta_add(p, "frequency", buf);
 	sp_meta_add(p, "call-graph", c->o.cg == SP_CG_DWARF ? "dwarf" : c->o.cg == SP_CG_FP ? "fp" : "none");
+	if (!c->o.all)
+		sp_meta_add(p, "sampling", sp_perfev_stats(c->s->ev)->per_cpu ? "per-cpu" : "per-thread");
 	if (c->o.all) {
 		sp_meta_add(p, "system-wide", "yes");
 	} else if (c->o.pid) {
@@ -686,6 +696,17 @@ static void summary(struct coll *c)
 	pcollect_python_summary(c);
 }
 
+/* The CPU time sampled against the kernel's count, named by target. */
+static void cpu_account(struct run *r)
+{
+	char who[64];
+	if (r->c.o.npids > 1 || r->c.o.children)
+		snprintf(who, sizeof who, "the targets");
+	else
+		snprintf(who, sizeof who, "process %d", r->ch.pid ? r->ch.pid : r->c.o.pid);
+	pcollect_cpu_account(&r->c, who);
+}
+
 /* Samples until the end, then completes the stream: the exit status so
  * far; *finished: the stream's trailer is written (not written and
  * SP_EXIT_OK: the reader went away). */
@@ -711,6 +732,8 @@ static int sample(struct run *r, int *finished)
 	pcollect_trace_finish(c);
 	if (c->o.all)
 		pcollect_all_report(c);
+	else
+		cpu_account(r);
 	if (show_status)
 		status_line(c, 0, 1);
 	if (r->ch.pid && !r->child_done)

@@ -34,6 +34,8 @@ static const char synopsis[] =
 	"  -o, --output=FILE       write to FILE instead of standard output\n"
 	"      --pid               root frame is comm-PID\n"
 	"      --tid               root frame is comm-PID/TID\n"
+	"      --threads           every thread name its own root frame (by default\n"
+	"                          numbered names are grouped: Thread-N, worker-N)\n"
 	"      --no-comm           no comm root frame\n"
 	"      --kernel            mark kernel frames with _[k]\n"
 	"      --jit               mark JIT frames with _[j]\n"
@@ -75,7 +77,7 @@ struct opts {
 
 static int cmd_pfold(int argc, char **argv)
 {
-	enum { O_PID = 256, O_TID, O_NOCOMM, O_KERNEL, O_JIT, O_ALL, O_ADDRS, O_EVENT, O_INLINE, O_WEIGHT, O_VALUE, O_LINES };
+	enum { O_PID = 256, O_TID, O_THREADS, O_NOCOMM, O_KERNEL, O_JIT, O_ALL, O_ADDRS, O_EVENT, O_INLINE, O_WEIGHT, O_VALUE, O_LINES };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "binary", no_argument, NULL, 'b' },
@@ -83,6 +85,7 @@ static int cmd_pfold(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "pid", no_argument, NULL, O_PID },
 		{ "tid", no_argument, NULL, O_TID },
+		{ "threads", no_argument, NULL, O_THREADS },
 		{ "no-comm", no_argument, NULL, O_NOCOMM },
 		{ "kernel", no_argument, NULL, O_KERNEL },
 		{ "jit", no_argument, NULL, O_JIT },
@@ -120,6 +123,7 @@ static int cmd_pfold(int argc, char **argv)
 		case 'o': o.output = optarg; break;
 		case O_PID: if (o.fold.label != SP_LABEL_TID) o.fold.label = SP_LABEL_PID; break;
 		case O_TID: o.fold.label = SP_LABEL_TID; break;
+		case O_THREADS: o.fold.each_thread = 1; break;
 		case O_NOCOMM: o.fold.label = SP_LABEL_NONE; break;
 		case O_KERNEL: o.fold.annotate_kernel = 1; break;
 		case O_JIT: o.fold.annotate_jit = 1; break;

@@ -18,6 +18,8 @@ static const char synopsis[] =
 	"  -n, --top=N             rows (default 20, 0 = all)\n"
 	"      --sort=self|total   order of the rows (default self)\n"
 	"      --per-thread        one table per thread name (--tree: threads as roots)\n"
+	"      --threads           with --per-thread, every thread name its own (by default\n"
+	"                          numbered names are grouped: Thread-N, worker-N)\n"
 	"      --tree              the call tree, root first, with total and self shares\n"
 	"      --lines             functions \"func (file:line)\" when the input has source lines\n"
 	"      --min-share=PCT     --tree: leave out subtrees below PCT percent (default 1)\n"
@@ -69,18 +71,19 @@ static int r_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sam
 		if ((r->col = sp_value_column(p, r->weight, err)) < 0)
 			return -1;
 	}
-	sp_agg_entry(r->agg, sp_agg_thread(p, smp->thread), smp->stack)[0] += smp->values[r->col];
+	sp_agg_entry(r->agg, sp_agg_thread_of(r->agg, smp->thread), smp->stack)[0] += smp->values[r->col];
 	return 0;
 }
 
 static int cmd_preport(int argc, char **argv)
 {
-	enum { O_SORT = 256, O_PER_THREAD, O_TREE, O_MINSHARE, O_WEIGHT, O_LINES, O_LATENCY, O_BY, O_JSON, O_CALLERS,
+	enum { O_SORT = 256, O_PER_THREAD, O_THREADS, O_TREE, O_MINSHARE, O_WEIGHT, O_LINES, O_LATENCY, O_BY, O_JSON, O_CALLERS,
 	       O_CALLEES };
 	static const struct option longopts[] = {
 		{ "top", required_argument, NULL, 'n' },
 		{ "sort", required_argument, NULL, O_SORT },
 		{ "per-thread", no_argument, NULL, O_PER_THREAD },
+		{ "threads", no_argument, NULL, O_THREADS },
 		{ "tree", no_argument, NULL, O_TREE },
 		{ "lines", no_argument, NULL, O_LINES },
 		{ "latency", no_argument, NULL, O_LATENCY },
@@ -113,7 +116,7 @@ static int cmd_preport(int argc, char **argv)
 	memset(&r, 0, sizeof r);
 	r.sink.sample = r_sample;
 	r.sink.trace = r_trace;
-	int tree = 0, lines = 0, latency = 0;
+	int tree = 0, lines = 0, latency = 0, each_thread = 0;
 	const char *by = NULL, *callers = NULL, *callees = NULL;
 	int sort_set = 0;
 	unsigned long u;
@@ -134,6 +137,7 @@ static int cmd_preport(int argc, char **argv)
 				return sp_usage_error(synopsis, "--sort: self or total, not '%s'", optarg);
 			break;
 		case O_PER_THREAD: o.per_thread = 1; break;
+		case O_THREADS: each_thread = 1; break;
 		case O_TREE: tree = 1; break;
 		case O_LINES: lines = 1; break;
 		case O_LATENCY: latency = 1; break;
@@ -192,6 +196,7 @@ static int cmd_preport(int argc, char **argv)
 	struct sp_profile *p = sp_profile_new();
 	r.agg = sp_agg_new(p, 1);
 	sp_agg_set_lines(r.agg, lines);
+	sp_agg_set_each_thread(r.agg, each_thread);
 	struct sp_err err;
 	int rc = SP_EXIT_OK;
 	struct sp_outfile of;
@@ -236,6 +241,12 @@ static int cmd_preport(int argc, char **argv)
 		}
 	} else if (rc == SP_EXIT_OK) {
 		o.unit = r.have_col ? sp_value_unit(p, r.col, r.event) : "samples";
+		/* One pcollect stream: how much of its targets' CPU time it sampled. */
+		const char *cs = sp_meta_find(p, "cpu-sampled-ns"), *cc = sp_meta_find(p, "cpu-counted-ns");
+		if (nfiles == 1 && cs && cc) {
+			o.cpu_sampled_ns = strtod(cs, NULL);
+			o.cpu_counted_ns = strtod(cc, NULL);
+		}
 		int w = peek   ? sp_report_peek(r.agg, &o, peek, callers != NULL, callees != NULL, out, &err)
 			: tree ? sp_report_tree(r.agg, &o, out, &err)
 			       : sp_report_top(r.agg, &o, out, &err);

@@ -78,6 +78,8 @@ static const char synopsis[] =
 	"      --weight=NAME       value column to draw (default: period when present, else the first;\n"
 	"                          count = samples)\n"
 	"      --pid, --tid        root frame of threaded input: comm-PID, comm-PID/TID\n"
+	"      --threads           every thread name its own root frame (by default\n"
+	"                          numbered names are grouped: Thread-N, worker-N)\n"
 	"      --no-comm           no root frame for the thread\n"
 	"  -q, --quiet             do not print each bad input line (the summary is still printed)\n"
 	"      --partial           use a truncated binary stream up to its cut (warns)\n"
@@ -208,7 +210,7 @@ static int cmd_psvg(int argc, char **argv)
 		O_TITLE = 256, O_SUBTITLE, O_WIDTH, O_HEIGHT, O_FONTSIZE, O_FONTWIDTH, O_FONTTYPE, O_MINWIDTH,
 		O_COUNTNAME, O_NAMETYPE, O_COLORS, O_BGCOLORS, O_HASH, O_CP, O_PALFILE, O_SEARCHCOLOR, O_REVERSE,
 		O_INVERTED, O_FLAMECHART, O_SORT, O_NEGATE, O_SHOWREMOVED, O_FACTOR, O_NOTES, O_WEIGHT, O_PID,
-		O_TID, O_NOCOMM, O_LAST, O_EVERY, O_HEATMAP, O_SLICES, O_ROOT,
+		O_TID, O_THREADS, O_NOCOMM, O_LAST, O_EVERY, O_HEATMAP, O_SLICES, O_ROOT,
 		O_BUCKET, O_FUNCTION,
 	};
 	static const struct option longopts[] = {
@@ -243,6 +245,7 @@ static int cmd_psvg(int argc, char **argv)
 		{ "weight", required_argument, NULL, O_WEIGHT },
 		{ "pid", no_argument, NULL, O_PID },
 		{ "tid", no_argument, NULL, O_TID },
+		{ "threads", no_argument, NULL, O_THREADS },
 		{ "no-comm", no_argument, NULL, O_NOCOMM },
 		{ "last", required_argument, NULL, O_LAST },
 		{ "root", required_argument, NULL, O_ROOT },
@@ -353,6 +356,7 @@ static int cmd_psvg(int argc, char **argv)
 		case O_WEIGHT: o.flame.weight = optarg; break;
 		case O_PID: if (o.flame.label != SP_LABEL_TID) o.flame.label = SP_LABEL_PID; break;
 		case O_TID: o.flame.label = SP_LABEL_TID; break;
+		case O_THREADS: o.flame.each_thread = 1; break;
 		case O_NOCOMM: o.flame.label = SP_LABEL_NONE; break;
 		case O_LAST:
 			if (opt_double("--last", optarg, 1e-9, 1e9, &o.last) < 0)

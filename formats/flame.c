@@ -139,6 +139,7 @@ struct sp_flame *sp_flame_new(struct sp_profile *p, const struct sp_flame_opts *
 	f->p = p;
 	if (o)
 		f->o = *o;
+	f->labels.group = !f->o.each_thread;
 	f->ncols = -1;
 	sp_u64map_init(&f->emap);
 	sp_u64map_init(&f->lorder);

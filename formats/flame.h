@@ -42,6 +42,7 @@ struct sp_flame_opts {
 	enum sp_flame_sort sort;
 	int show_removed;         /* diff: width from a instead of b */
 	const char *weight;       /* value column name, NULL = default */
+	int each_thread;          /* SP_LABEL_COMM: numbered names not grouped (sp_thread_group) */
 };
 
 struct sp_flame_node {

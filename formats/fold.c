@@ -34,6 +34,7 @@ struct sp_fold *sp_fold_new(struct sp_profile *p, const struct sp_fold_opts *o)
 	f->p = p;
 	if (o)
 		f->o = *o;
+	f->labels.group = !f->o.each_thread;
 	sp_u64map_init(&f->map);
 	return f;
 }
@@ -87,6 +88,28 @@ void sp_fold_adopt(struct sp_fold *dst, struct sp_fold *src, struct sp_profile *
 	src->nadopted = 0;
 }
 
+int sp_thread_group(const char *name, struct sp_buf *out)
+{
+	int changed = 0;
+	for (const char *ch = name; *ch;) {
+		const char *e = ch;
+		if ((*ch == '-' || *ch == '_') && ch[1] >= '0' && ch[1] <= '9') {
+			for (e = ch + 1; *e >= '0' && *e <= '9'; e++)
+				;
+			if (!*e || *e == '-' || *e == '_' || *e == ' ' || *e == '(') {
+				sp_buf_addc(out, *ch);
+				sp_buf_addc(out, 'N');
+				changed = 1;
+				ch = e;
+				continue;
+			}
+		}
+		sp_buf_addc(out, *ch++);
+	}
+	sp_buf_cstr(out);
+	return changed;
+}
+
 uint32_t sp_label_frame(struct sp_label_cache *c, struct sp_profile *p, uint32_t thread, enum sp_fold_label label)
 {
 	if (!thread || label == SP_LABEL_NONE)
@@ -102,9 +125,13 @@ uint32_t sp_label_frame(struct sp_label_cache *c, struct sp_profile *p, uint32_t
 	if (c->frame_of[thread])
 		return c->frame_of[thread] - 1;
 	const struct sp_thread *t = sp_thread_get(p, thread);
-	struct sp_buf b = SP_BUF_INIT;
-	for (const char *ch = sp_str(p, t->name); *ch; ch++)
+	struct sp_buf b = SP_BUF_INIT, g = SP_BUF_INIT;
+	const char *name = sp_str(p, t->name);
+	if (c->group && label == SP_LABEL_COMM && sp_thread_group(name, &g))
+		name = sp_buf_cstr(&g);
+	for (const char *ch = name; *ch; ch++)
 		sp_buf_addc(&b, *ch == ' ' ? '_' : *ch);
+	sp_buf_release(&g);
 	if (label >= SP_LABEL_PID) {
 		sp_buf_addc(&b, '-');
 		if (t->pid >= 0)

@@ -30,6 +30,8 @@ struct sp_fold_opts {
 	int annotate_jit;         /* _[j] on jit frames */
 	const char *weight;       /* value column to print (sp_value_column):
 				   * NULL = "period" when present, else the first */
+	int each_thread;          /* SP_LABEL_COMM: every thread name its own root,
+				   * numbered names not grouped (sp_thread_group) */
 };
 
 struct sp_fold;
@@ -59,7 +61,17 @@ uint64_t sp_fold_stacks(const struct sp_fold *f);  /* entries (adopted folds' to
 struct sp_label_cache {
 	uint32_t *frame_of; /* thread id -> frame id + 1, 0 = not yet */
 	size_t n;
+	int group;          /* SP_LABEL_COMM: numbered thread names grouped
+			     * (sp_thread_group); set before the first call */
 };
+/* A thread-per-request server names its threads by number: the root of
+ * each is the name with every number that follows '-' or '_' (and ends
+ * the name or comes before '-', '_', ' ' or '(') spelled N:
+ * "Thread-575 (process_request_thread)" is "Thread-N (process_request_thread)",
+ * "ThreadPoolExecutor-0_3" "ThreadPoolExecutor-N_N", "pool-1-thread-7"
+ * "pool-N-thread-N", "worker-12" "worker-N"; "python3", "kworker/0:1" stay.
+ * Appends the grouped name to out; returns 1 when it differs from name. */
+int sp_thread_group(const char *name, struct sp_buf *out);
 uint32_t sp_label_frame(struct sp_label_cache *c, struct sp_profile *p, uint32_t thread, enum sp_fold_label label);
 void sp_label_cache_release(struct sp_label_cache *c);
 

@@ -158,7 +158,7 @@ struct sp_writer *sp_writer_open(enum sp_output kind, FILE *out, struct sp_profi
 	} else if (kind == SP_OUT_PPROF) {
 		w->pprof = sp_pprof_writer_new(out, p);
 	} else {
-		static const struct sp_fold_opts plain = { SP_LABEL_COMM, 0, 0, NULL };
+		static const struct sp_fold_opts plain = { SP_LABEL_COMM, 0, 0, NULL, 0 };
 		w->kind = SP_OUT_FOLDED;
 		w->fold = sp_fold_new(p, fo ? fo : &plain);
 	}

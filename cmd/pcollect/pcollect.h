@@ -45,6 +45,7 @@ struct opts {
 	unsigned every;      /* --every N, 0 = 1 */
 	int stack_set;       /* --call-graph dwarf,BYTES given */
 	int all;             /* -a: every process of the machine (all.c) */
+	int per_thread;      /* --per-thread: no per-CPU sampling of the targets */
 };
 
 struct coll {
@@ -92,6 +93,13 @@ struct coll {
 int pcollect_check_target(struct coll *c);
 int pcollect_target_gone(const struct coll *c);
 void pcollect_explain_empty(struct coll *c, double seconds);
+/* Per-CPU sampling of the targets when the kernel allows it and the
+ * options go with it (before any thread is added): -1 after an error. */
+int pcollect_per_cpu(struct coll *c);
+/* At the end: the CPU time sampled against the CPU time the kernel
+ * counted, in the metadata, and said when much of it was not sampled
+ * (who: "process 123", "the command's processes"); -v says it always. */
+void pcollect_cpu_account(struct coll *c, const char *who);
 
 /* all.c: -a.  check_opts: what -a cannot go with (a usage error, -1);
  * start opens the system-wide events (-1 after its error message);

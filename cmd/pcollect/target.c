@@ -116,3 +116,58 @@ void pcollect_explain_empty(struct coll *c, double seconds)
 	}
 	sp_buf_release(&who);
 }
+
+int pcollect_per_cpu(struct coll *c)
+{
+	const struct opts *o = &c->o;
+	struct sp_err err;
+	int rc = 0;
+	/* A thread alone (-p TID), off-CPU time and probes need events per
+	 * thread; -a is per CPU already.  Per CPU, every process's samples are
+	 * taken and read (then dropped): above 1000 Hz that costs the machine
+	 * more than it gains (at 100 kHz the reader fell behind and kept none). */
+	if (!o->per_thread && !o->all && !c->tid && o->freq && o->freq <= 1000 && !o->offcpu && !o->ntraces &&
+	    !o->stacks && !o->live)
+		rc = sp_perfev_follow_cpus(c->s->ev, &err);
+	if (rc < 0) {
+		sp_error_e(&err);
+		return -1;
+	}
+	return 0;
+}
+
+void pcollect_cpu_account(struct coll *c, const char *who)
+{
+	const struct sp_perfev_stats *st = sp_perfev_stats(c->s->ev);
+	uint64_t counted = sp_perfev_counted_ns(c->s->ev), sampled = st->sampled_ns;
+	if (!counted || !c->o.freq || c->o.offcpu)
+		return;
+	char buf[32];
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)sampled);
+	sp_meta_add(c->s->p, "cpu-sampled-ns", buf);
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)counted);
+	sp_meta_add(c->s->p, "cpu-counted-ns", buf);
+	double share = (double)sampled / (double)counted, period = 1e9 / c->o.freq;
+	if (c->o.verbose)
+		sp_error("CPU time: %.3f s sampled of %.3f s the kernel counted for %s (%.1f %%), sampled per %s",
+			 (double)sampled / 1e9, (double)counted / 1e9, who, 100 * share,
+			 st->per_cpu ? "CPU" : "thread");
+	/* Samples stand for whole periods: a few periods either way are
+	 * chance, not a loss. */
+	if (c->o.quiet || share >= 0.9 || (double)(counted - sampled) < 5 * period || sampled > counted)
+		return;
+	const char *fix = c->o.per_thread ? "without --per-thread, pcollect samples per CPU and counts them"
+			  : c->tid || c->o.ntraces || c->o.stacks || c->o.live || c->o.freq > 1000
+			  ? "a higher -F samples more of them"
+			  : "sampling per CPU counts them: run as root, with CAP_PERFMON or kernel.perf_event_paranoid <= 0";
+	if (!st->per_cpu)
+		sp_error("%.0f %% of %s's CPU time (%.3f s of %.3f s counted by the kernel) was not sampled: it ran "
+			 "in threads too short to sample at -F %u%s (per thread, a thread is sampled after %.1f ms of "
+			 "its own CPU time); %s", 100 * (1 - share), who, (double)(counted - sampled) / 1e9,
+			 (double)counted / 1e9, c->o.freq, st->kernel_denied ? ", or in the kernel (user mode only)" : "",
+			 period / 1e6, fix);
+	else
+		sp_error("%.0f %% of %s's CPU time (%.3f s of %.3f s counted by the kernel) was not sampled%s",
+			 100 * (1 - share), who, (double)(counted - sampled) / 1e9, (double)counted / 1e9,
+			 st->lost || st->throttled ? ": samples were lost or throttled (said above)" : "");
+}

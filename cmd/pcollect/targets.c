@@ -38,6 +38,7 @@ struct pc_targets {
 	size_t nlive;
 	double next_check;
 	double gone_at; /* when none was left alive (0: some are) */
+	uint64_t gone_ns; /* the same instant on the records' clock */
 	void (*fork)(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid, uint64_t time);
 	void (*exit)(void *ctx, uint32_t pid, uint32_t tid, uint64_t time);
 	int children;
@@ -275,8 +276,12 @@ static void tg_fork(void *ctx, uint32_t pid, uint32_t ppid, uint32_t tid, uint32
 {
 	struct pc_targets *t = the;
 	int found;
-	if (pid == tid && pid != ppid && sp_u64map_get(&t->live, ppid, &found) && found)
-		set_live(t, (int)pid, 1); /* a new process of a followed one */
+	/* A new process of a followed one, alive or not by now: a FORK record
+	 * may come after its parent's EXIT record (taken on another CPU, and
+	 * written into its ring a moment later), as for sh -c 'prog &'. */
+	sp_u64map_get(&t->live, ppid, &found);
+	if (pid == tid && pid != ppid && found)
+		set_live(t, (int)pid, 1);
 	if (t->fork)
 		t->fork(ctx, pid, ppid, tid, ptid, time);
 }
@@ -335,10 +340,15 @@ int pcollect_targets_gone(struct coll *c, double now)
 	/* None left, as far as the records read so far tell: a process forked
 	 * just before its parent ended (sh -c 'prog &') is known from its FORK
 	 * record, which the rings may hand out a round or more later (more so on
-	 * a slow or loaded machine).  The end is a quiet half second later. */
-	if (!t->gone_at)
+	 * a slow or loaded machine, or sampling per CPU, where every process's
+	 * records pass through them).  The end is when every record taken
+	 * before now has been read and none named a new process (a quiet half
+	 * second at least, 5 s at most). */
+	if (!t->gone_at) {
 		t->gone_at = now;
-	return now - t->gone_at >= 0.5;
+		t->gone_ns = sp_mono_ns();
+	}
+	return (now - t->gone_at >= 0.5 && sp_perfev_read_until(c->s->ev) > t->gone_ns) || now - t->gone_at >= 5;
 }
 
 /* The stream's metadata: the pids sampled from the start. */

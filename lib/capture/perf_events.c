@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -90,10 +91,18 @@ struct sp_perfev {
 	pthread_t drainer;
 	int started;
 	int cpu_wide; /* sp_perfev_add_cpus: rings per CPU that never hang up */
+	int follow;   /* sp_perfev_follow_cpus: per CPU, the followed processes' records only */
+	struct sp_u64map fpids; /* follow: the processes followed (pid -> index in fsince + 1) */
+	uint64_t *fsince;       /* ... each one's records from this time on (ns) */
+	size_t nfsince, capfsince;
+	int *cfds;              /* the task-clock counters of the followed threads */
+	size_t ncfds, capcfds;
+	int count_failed;       /* a counter could not be opened: no count */
 	int stop;               /* atomic: the drainer should end */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	uint64_t drained_until; /* every record older than this is queued */
+	uint64_t read_until;    /* every record older than this was handed out */
 	uint64_t appended;      /* bumped by each drain pass that queued data */
 	uint64_t seen;          /* appended, as of the last sp_perfev_wait */
 	size_t queued;          /* bytes in the queues */
@@ -144,6 +153,7 @@ struct sp_perfev *sp_perfev_new(const struct sp_perfev_opts *o, struct sp_err *e
 		ev->rings[i].probe = i >= ev->ncpu;
 	}
 	sp_u64map_init(&ev->tids);
+	sp_u64map_init(&ev->fpids);
 	sp_u64map_init(&ev->probe_ids);
 	sp_u64map_init(&ev->probe_tids);
 	pthread_mutex_init(&ev->lock, NULL);
@@ -235,6 +245,11 @@ void sp_perfev_free(struct sp_perfev *ev)
 	stop_drainer(ev);
 	for (size_t i = 0; i < ev->nfds; i++)
 		close(ev->fds[i]);
+	for (size_t i = 0; i < ev->ncfds; i++)
+		close(ev->cfds[i]);
+	free(ev->cfds);
+	free(ev->fsince);
+	sp_u64map_release(&ev->fpids);
 	for (int i = 0; i < ev->nrings; i++) {
 		if (ev->rings[i].meta)
 			munmap(ev->rings[i].meta, ev->rings[i].size + (size_t)sysconf(_SC_PAGESIZE));
@@ -406,6 +421,72 @@ static void unwind_fds(struct sp_perfev *ev, size_t first)
 
 static int add_task_locked(struct sp_perfev *ev, int tid, uint32_t *slot, struct sp_err *err);
 
+/* follow: process pid is followed from time since on (once followed,
+ * the earliest since stays). */
+static void follow_pid(struct sp_perfev *ev, uint32_t pid, uint64_t since)
+{
+	int found;
+	uint32_t *slot = sp_u64map_slot(&ev->fpids, pid, &found);
+	if (found)
+		return;
+	if (ev->nfsince == ev->capfsince) {
+		ev->capfsince = ev->capfsince ? 2 * ev->capfsince : 16;
+		ev->fsince = sp_xrealloc(ev->fsince, ev->capfsince * sizeof *ev->fsince);
+	}
+	ev->fsince[ev->nfsince++] = since;
+	*slot = (uint32_t)ev->nfsince;
+}
+
+/* The process of thread tid (/proc/TID/status), 0 when it is gone. */
+static int tgid_of(int tid)
+{
+	char path[64], line[128];
+	snprintf(path, sizeof path, "/proc/%d/status", tid);
+	FILE *f = fopen(path, "re");
+	int tgid = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (!strncmp(line, "Tgid:", 5)) {
+			tgid = atoi(line + 5);
+			break;
+		}
+	fclose(f);
+	return tgid;
+}
+
+/* A task-clock counter on thread tid, inherited by the threads and
+ * processes it creates (a counting event with inherit and cpu -1 needs no
+ * ring): the CPU time the kernel gives the followed threads, sampled or
+ * not.  It counts what the sampling events count: from the exec in launch
+ * mode, else from now (or sp_perfev_enable). */
+static void add_counter(struct sp_perfev *ev, int tid)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof a);
+	a.size = sizeof a;
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.inherit = 1;
+	a.disabled = !ev->enabled;
+	a.enable_on_exec = ev->attr.enable_on_exec;
+	a.exclude_hv = 1;
+	long fd = perf_event_open(&a, tid, -1);
+	if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+		a.exclude_kernel = 1; /* task-clock counts kernel time all the same */
+		fd = perf_event_open(&a, tid, -1);
+	}
+	if (fd < 0) {
+		ev->count_failed += errno != ESRCH;
+		return;
+	}
+	if (ev->ncfds == ev->capcfds) {
+		ev->capcfds = ev->capcfds ? 2 * ev->capcfds : 16;
+		ev->cfds = sp_xrealloc(ev->cfds, ev->capcfds * sizeof *ev->cfds);
+	}
+	ev->cfds[ev->ncfds++] = (int)fd;
+}
+
 int sp_perfev_add_task(struct sp_perfev *ev, int tid, struct sp_err *err)
 {
 	int found;
@@ -414,7 +495,22 @@ int sp_perfev_add_task(struct sp_perfev *ev, int tid, struct sp_err *err)
 		return 0;
 	*slot = 1;
 	pthread_mutex_lock(&ev->openlock);
-	int rc = add_task_locked(ev, tid, slot, err);
+	int rc;
+	if (ev->follow) {
+		/* The events of every CPU see it already: follow its process. */
+		int pid = tgid_of(tid);
+		if (pid > 0) {
+			/* The rings hold samples of it taken before now (the
+			 * events run from sp_perfev_follow_cpus on): not ours. */
+			follow_pid(ev, (uint32_t)pid, sp_mono_ns());
+			ev->st.tasks++;
+		}
+		rc = pid > 0 ? 0 : 1;
+	} else {
+		rc = add_task_locked(ev, tid, slot, err);
+	}
+	if (rc == 0 && ev->o.freq)
+		add_counter(ev, tid);
 	pthread_mutex_unlock(&ev->openlock);
 	if (rc == 0 && ev->nudefs)
 		rc = sp_perfev_add_task_probes(ev, tid, err);
@@ -525,6 +621,35 @@ int sp_perfev_add_process(struct sp_perfev *ev, int pid, void (*on_task)(void *c
 	if (!total)
 		return sp_err_set(err, "no process %d", pid);
 	return total;
+}
+
+int sp_perfev_follow_cpus(struct sp_perfev *ev, struct sp_err *err)
+{
+	if (ev->o.offcpu || ev->nudefs || !ev->o.freq || ev->nfds)
+		return sp_err_set(err, "per-CPU sampling takes CPU samples only, before any thread is added");
+	struct perf_event_attr keep = ev->attr;
+	/* The idle task is not a target: no sample, no wake-up for it. */
+	ev->attr.exclude_idle = 1;
+	if (sp_perfev_add_cpus(ev, err) < 0) {
+		for (size_t i = 0; i < ev->nfds; i++)
+			close(ev->fds[i]);
+		ev->nfds = 0;
+		for (int i = 0; i < ev->nrings; i++)
+			if (ev->rings[i].meta) {
+				munmap(ev->rings[i].meta, ev->rings[i].size + (size_t)sysconf(_SC_PAGESIZE));
+				ev->rings[i].meta = NULL;
+				ev->rings[i].fd = -1;
+			}
+		ev->attr = keep;
+		ev->cpu_wide = 0;
+		ev->st.tasks = 0;
+		return 1;
+	}
+	ev->follow = 1;
+	ev->st.tasks = 0;
+	ev->st.per_cpu = 1;
+	sp_perfev_enable(ev);
+	return 0;
 }
 
 int sp_perfev_add_cpus(struct sp_perfev *ev, struct sp_err *err)
@@ -796,6 +921,8 @@ int sp_perfev_enable(struct sp_perfev *ev)
 	ev->uprobes_on = 1;
 	for (size_t i = 0; i < ev->nfds; i++)
 		ioctl(ev->fds[i], PERF_EVENT_IOC_ENABLE, 0);
+	for (size_t i = 0; i < ev->ncfds; i++)
+		ioctl(ev->cfds[i], PERF_EVENT_IOC_ENABLE, 0);
 	pthread_mutex_unlock(&ev->openlock);
 	return 0;
 }
@@ -806,6 +933,8 @@ int sp_perfev_disable(struct sp_perfev *ev)
 	ev->enabled = 0;
 	for (size_t i = 0; i < ev->nfds; i++)
 		ioctl(ev->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	for (size_t i = 0; i < ev->ncfds; i++)
+		ioctl(ev->cfds[i], PERF_EVENT_IOC_DISABLE, 0);
 	pthread_mutex_unlock(&ev->openlock);
 	stop_drainer(ev);
 	return 0;
@@ -1115,6 +1244,8 @@ static void parse_sample(struct sp_perfev *ev, const struct perf_event_header *h
 	}
 	s.switch_out = ev->o.offcpu == 1 || (ev->o.offcpu == 2 && s.period == 1);
 	ev->st.samples++;
+	if (!s.switch_out)
+		ev->st.sampled_ns += s.period;
 	if (hd->sample)
 		hd->sample(hd->ctx, &s);
 }
@@ -1177,6 +1308,48 @@ static void parse_uprobe(struct sp_perfev *ev, const struct perf_event_header *h
 		hd->uprobe(hd->uprobe_ctx, &u);
 }
 
+/* follow: process pid is followed at time t. */
+static int followed_at(const struct sp_perfev *ev, uint32_t pid, uint64_t t)
+{
+	int found;
+	uint32_t i = sp_u64map_get(&ev->fpids, pid, &found);
+	return found && t >= ev->fsince[i - 1];
+}
+
+/* follow: whether record h (body p, len bytes) is of a followed process.
+ * A process forked by a followed one is followed from its FORK record on
+ * (the records come in time order), as inheritance follows it. */
+static int followed(struct sp_perfev *ev, const struct perf_event_header *h, const uint8_t *p, size_t len)
+{
+	uint32_t pid;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		if (len < 24)
+			return 0;
+		pid = rd32(p + 8);
+		break;
+	case PERF_RECORD_FORK:
+		if (len < 8)
+			return 0;
+		if (!followed_at(ev, rd32(p + 4), rec_time(h, 0)))
+			return 0;
+		follow_pid(ev, rd32(p), 0);
+		return 1;
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_EXIT:
+		if (len < 4)
+			return 0;
+		pid = rd32(p);
+		break;
+	default:
+		return 1; /* LOST, THROTTLE: the rings' own */
+	}
+	/* Only samples are held to the time the process was added: its
+	 * mappings and names are needed whenever they were made. */
+	return followed_at(ev, pid, h->type == PERF_RECORD_SAMPLE ? rec_time(h, 0) : UINT64_MAX);
+}
+
 static void dispatch(struct sp_perfev *ev, const struct perf_event_header *h, const struct sp_perf_handler *hd,
 		     int probe)
 {
@@ -1190,6 +1363,8 @@ static void dispatch(struct sp_perfev *ev, const struct perf_event_header *h, co
 			ev->st.probe_lost += rd64(p + 8);
 		return;
 	}
+	if (ev->follow && !followed(ev, h, p, len))
+		return;
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
 		parse_sample(ev, h, hd);
@@ -1271,6 +1446,7 @@ uint64_t sp_perfev_read(struct sp_perfev *ev, const struct sp_perf_handler *hd, 
 		v[i] = (struct qview){ r->qhead, r->qtail, r->qpos, r->qtail ? r->qtail->len : 0 };
 	}
 	pthread_mutex_unlock(&ev->lock);
+	ev->read_until = limit;
 
 	/* Merge the queues by timestamp (each is in time order already), up to
 	 * the instant before which everything has been queued. */
@@ -1318,5 +1494,22 @@ uint64_t sp_perfev_read(struct sp_perfev *ev, const struct sp_perf_handler *hd, 
 	free(times);
 	return n;
 }
+
+uint64_t sp_perfev_counted_ns(struct sp_perfev *ev)
+{
+	if (ev->count_failed || !ev->ncfds)
+		return 0;
+	uint64_t sum = 0;
+	pthread_mutex_lock(&ev->openlock);
+	for (size_t i = 0; i < ev->ncfds; i++) {
+		uint64_t v;
+		if (read(ev->cfds[i], &v, sizeof v) == (ssize_t)sizeof v)
+			sum += v;
+	}
+	pthread_mutex_unlock(&ev->openlock);
+	return sum;
+}
+
+uint64_t sp_perfev_read_until(const struct sp_perfev *ev) { return ev->read_until; }
 
 const struct sp_perfev_stats *sp_perfev_stats(const struct sp_perfev *ev) { return &ev->st; }

@@ -59,6 +59,8 @@ struct sp_perfev_stats {
 	unsigned probe_events; /* uprobe perf events open (threads x CPUs x probes) */
 	uint64_t probe_lost; /* uprobe hits dropped: a probe ring was full, or
 			      * the records waiting to be read passed 1 GiB */
+	uint64_t sampled_ns; /* the periods of the CPU samples delivered */
+	int per_cpu;         /* sp_perfev_follow_cpus took */
 };
 
 struct sp_perfev;
@@ -84,6 +86,26 @@ int sp_perfev_add_process(struct sp_perfev *ev, int pid, void (*on_task)(void *c
  * CAP_PERFMON or kernel.perf_event_paranoid <= 0.  Returns 0, or -1 with
  * err set to one sentence naming the setting needed. */
 int sp_perfev_add_cpus(struct sp_perfev *ev, struct sp_err *err);
+/* The followed processes sampled per CPU instead of per thread: the
+ * cpu-clock event once per CPU with pid = -1 (as sp_perfev_add_cpus, idle
+ * excluded) and, of its records, only those of the processes that
+ * sp_perfev_add_task and sp_perfev_add_process name (a thread stands for
+ * its whole process) and of the processes they fork from now on.  Why: a
+ * per-thread event starts each new thread's sampling period afresh, so a
+ * thread that runs less than one period (1e9/freq ns) is never sampled; a
+ * CPU's period runs on across the threads it runs.  Needs what
+ * sp_perfev_add_cpus needs (root, CAP_PERFMON, paranoid <= 0), CPU samples
+ * only (no off-CPU, no uprobes), and no thread added yet.  Sampling starts
+ * at once (no enable_on_exec: a launched command is held before its exec
+ * anyway).  Returns 0; 1 when the kernel refuses (nothing changed: per
+ * thread it is); -1 with err set for a call out of turn. */
+int sp_perfev_follow_cpus(struct sp_perfev *ev, struct sp_err *err);
+/* The CPU time the kernel counted for the followed threads (task-clock
+ * counters, inherited by their new threads and processes, opened by
+ * sp_perfev_add_task), over the same window as the sampling; ns, 0 when
+ * some counter could not be opened or none was.  Compare with
+ * stats.sampled_ns to know how much CPU time the samples missed. */
+uint64_t sp_perfev_counted_ns(struct sp_perfev *ev);
 /* A uprobe (ret: a return probe) on the instruction at file offset
  * `offset` of binary `path`: defined once in tracefs when it can be
  * (tracefs.h: every event shares it, and closing them waits one grace
@@ -136,6 +158,10 @@ int sp_perfev_wait(struct sp_perfev *ev, int timeout_ms);
 /* Hands out the records that are ready (all of them when final).
  * Returns the number of records delivered. */
 uint64_t sp_perfev_read(struct sp_perfev *ev, const struct sp_perf_handler *h, int final);
+/* Every record taken before this instant (CLOCK_MONOTONIC ns) has been
+ * handed out by sp_perfev_read: e.g. the FORK record of a process forked
+ * before a parent that exited then. */
+uint64_t sp_perfev_read_until(const struct sp_perfev *ev);
 const struct sp_perfev_stats *sp_perfev_stats(const struct sp_perfev *ev);
 
 #endif

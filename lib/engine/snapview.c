@@ -1244,7 +1244,7 @@ struct sp_snapview *sp_snapview_new(const struct sp_snapview_opts *o, FILE *out,
 	c->syms = sp_symbols_new(c->p, &so);
 	c->maps = sp_maps_new();
 	c->u = sp_unwind_new(o->pid, sp_symbols_mods(c->syms));
-	struct sp_fold_opts fo = { SP_LABEL_COMM, 1, 1, NULL };
+	struct sp_fold_opts fo = { SP_LABEL_COMM, 1, 1, NULL, 1 };
 	if (o->format == F_STREAM || o->format == F_FOLDED) {
 		c->w = sp_writer_open(o->format == F_STREAM ? SP_OUT_BINARY : SP_OUT_FOLDED, out, c->p, &fo, 0, err);
 		c->sink = sp_writer_sink(c->w);

@@ -61,7 +61,7 @@ static int dadd(struct dsink *d, const struct sp_sample *smp, int side)
 	uint32_t node = d->f ? sp_filter_stack(d->f, smp->stack) : smp->stack;
 	if (node == SP_FILTER_DROP)
 		return 0;
-	double *v = sp_agg_entry(d->agg, sp_agg_thread(d->p, smp->thread), node);
+	double *v = sp_agg_entry(d->agg, sp_agg_thread_of(d->agg, smp->thread), node);
 	v[side] += smp->values[d->col];
 	return 0;
 }

@@ -25,9 +25,12 @@ struct sp_agg {
 	size_t n, cap;
 	double total[2];
 	int lines; /* function names with " (file:line)" */
+	int each_thread;       /* sp_agg_thread_of: numbered names not grouped */
+	struct sp_u64map tmemo; /* sp_agg_thread_of: thread -> its root thread + 1 */
 };
 
 void sp_agg_set_lines(struct sp_agg *a, int lines) { a->lines = lines; }
+void sp_agg_set_each_thread(struct sp_agg *a, int each) { a->each_thread = each; }
 
 struct sp_agg *sp_agg_new(struct sp_profile *p, int ncols)
 {
@@ -35,6 +38,7 @@ struct sp_agg *sp_agg_new(struct sp_profile *p, int ncols)
 	a->p = p;
 	a->ncols = ncols < 1 ? 1 : ncols > 2 ? 2 : ncols;
 	sp_u64map_init(&a->map);
+	sp_u64map_init(&a->tmemo);
 	return a;
 }
 
@@ -43,6 +47,7 @@ void sp_agg_free(struct sp_agg *a)
 	if (!a)
 		return;
 	sp_u64map_release(&a->map);
+	sp_u64map_release(&a->tmemo);
 	free(a->keys);
 	free(a->vals);
 	free(a);
@@ -92,6 +97,25 @@ uint32_t sp_agg_thread(struct sp_profile *p, uint32_t thread)
 	return sp_thread_intern(p, -1, -1, t->name);
 }
 
+uint32_t sp_agg_thread_of(struct sp_agg *a, uint32_t thread)
+{
+	if (!thread)
+		return 0;
+	int found;
+	uint32_t *slot = sp_u64map_slot(&a->tmemo, thread, &found);
+	if (found)
+		return *slot - 1;
+	uint32_t id = sp_agg_thread(a->p, thread);
+	struct sp_buf g = SP_BUF_INIT;
+	const struct sp_thread *t = sp_thread_get(a->p, thread);
+	if (!a->each_thread && sp_thread_group(sp_str(a->p, t->name), &g))
+		id = sp_thread_intern(a->p, -1, -1, sp_str_intern(a->p, g.p, g.len));
+	sp_buf_release(&g);
+	slot = sp_u64map_slot(&a->tmemo, thread, &found); /* the interning may not move it, but be sure */
+	*slot = id + 1;
+	return id;
+}
+
 /* ---- per-function statistics ---- */
 
 struct fstat {
@@ -119,7 +143,7 @@ static uint32_t display_name(struct sp_profile *p, int lines, uint32_t frame, ui
 		*nmemo = m;
 	}
 	if (!(*memo)[frame]) {
-		struct sp_fold_opts fo = { SP_LABEL_NONE, 0, 0, NULL };
+		struct sp_fold_opts fo = { SP_LABEL_NONE, 0, 0, NULL, 0 };
 		sp_buf_reset(b);
 		sp_fold_frame_name_lines(p, frame, &fo, lines, b);
 		uint32_t s = sp_str_intern(p, b->p ? b->p : "", b->len);
@@ -315,6 +339,10 @@ static void top_table(struct sp_agg *a, const struct sp_report_opts *o, uint32_t
 		buf_adds(b, "total ");
 		sp_buf_addvalue(b, fs.total[0], unit);
 		sp_buf_addf(b, ", %zu functions\n", fs.n);
+		if (o->cpu_counted_ns > 0 && first)
+			sp_buf_addf(b, "CPU time sampled %.3f s of %.3f s counted by the kernel (%.1f %%)\n",
+				    o->cpu_sampled_ns / 1e9, o->cpu_counted_ns / 1e9,
+				    100 * o->cpu_sampled_ns / o->cpu_counted_ns);
 		sp_buf_addf(b, "%8s %12s %8s %12s  %s\n", "self%", "self", "total%", "total", "function");
 	} else if (o->format == SP_REPORT_TSV) {
 		if (thread != UINT32_MAX)
@@ -331,6 +359,12 @@ static void top_table(struct sp_agg *a, const struct sp_report_opts *o, uint32_t
 		sp_buf_add_json_str(b, unit);
 		buf_adds(b, ",\"total\":");
 		sp_buf_addnum(b, fs.total[0]);
+		if (o->cpu_counted_ns > 0) {
+			buf_adds(b, ",\"cpu_sampled_ns\":");
+			sp_buf_addnum(b, o->cpu_sampled_ns);
+			buf_adds(b, ",\"cpu_counted_ns\":");
+			sp_buf_addnum(b, o->cpu_counted_ns);
+		}
 		buf_adds(b, ",\"functions\":[");
 	}
 	add_rows(a, o, fs.f, rows, fs.total[0], unit, sp_buf_cstr(&prefix), b);

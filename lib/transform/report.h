@@ -30,6 +30,11 @@ void sp_agg_set_lines(struct sp_agg *a, int lines);
 /* The thread a sample is reported under: its name only (pid and tid of
  * different runs never match), 0 for none. */
 uint32_t sp_agg_thread(struct sp_profile *p, uint32_t thread);
+/* The same, with numbered names grouped (fold.h's sp_thread_group:
+ * "Thread-575 (f)" is reported as "Thread-N (f)") unless
+ * sp_agg_set_each_thread; memoised per thread. */
+uint32_t sp_agg_thread_of(struct sp_agg *a, uint32_t thread);
+void sp_agg_set_each_thread(struct sp_agg *a, int each);
 
 enum sp_report_format { SP_REPORT_TEXT = 0, SP_REPORT_TSV, SP_REPORT_JSON };
 
@@ -41,6 +46,10 @@ struct sp_report_opts {
 	double min_share;    /* --tree: prune below this percentage */
 	const char *unit;    /* sp_value_unit of the column: "samples", "ns" (shown as ms/s), ... */
 	const char *unit_b;  /* pdiff --report: b's, when it differs from a's */
+	/* The CPU time the input's samples stand for and the time the kernel
+	 * counted for its targets (pcollect's cpu-sampled-ns, cpu-counted-ns),
+	 * in ns; 0: not known (not shown) */
+	double cpu_sampled_ns, cpu_counted_ns;
 };
 
 /* Top functions by self and total (column 0).  Returns 0 or -1 (write

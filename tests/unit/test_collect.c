@@ -205,7 +205,7 @@ struct run {
 static int run_new(struct run *r, int offline, int (*locate)(void *, int, const struct sp_map *, char *, size_t))
 {
 	static const char *const values[] = { "samples", "period" };
-	struct sp_fold_opts fo = { SP_LABEL_COMM, 1, 1, "samples" };
+	struct sp_fold_opts fo = { SP_LABEL_COMM, 1, 1, "samples", 0 };
 	struct sp_collect_opts co = { .callgraph = SP_CG_DWARF, .offline = offline, .no_kallsyms = offline,
 				      .locate = locate };
 	struct sp_err err;
@@ -276,7 +276,7 @@ static void count(const char *folded, const char *path, long *deep, long *all)
 static void lost_mmap(void)
 {
 	static const char *const values[] = { "samples", "period" };
-	struct sp_fold_opts fo = { SP_LABEL_COMM, 1, 1, "samples" };
+	struct sp_fold_opts fo = { SP_LABEL_COMM, 1, 1, "samples", 0 };
 	struct sp_collect_opts co = { .callgraph = SP_CG_FP, .system_wide = 1 };
 	struct sp_err err;
 	struct sp_profile *p = sp_profile_new();

@@ -11,6 +11,7 @@
 #include "diff.h"
 #include "filter.h"
 #include "flame.h"
+#include "fold.h"
 #include "report.h"
 
 #include "unit.h"
@@ -411,6 +412,32 @@ static void test_report(void)
 	uint32_t t2 = sp_thread_intern(p, 3, 4, sp_str_intern(p, "w", 1));
 	CHECK(t1 != t2 && sp_agg_thread(p, t1) == sp_agg_thread(p, t2) && sp_agg_thread(p, 0) == 0,
 	      "report: two runs' threads of one name are one");
+	/* Numbered names are grouped: one root per pattern. */
+	static const char *const names[][2] = {
+		{ "Thread-575 (process_request_thread)", "Thread-N (process_request_thread)" },
+		{ "ThreadPoolExecutor-0_3", "ThreadPoolExecutor-N_N" }, { "pool-1-thread-7", "pool-N-thread-N" },
+		{ "worker-12", "worker-N" }, { "python3", "python3" }, { "kworker/0:1", "kworker/0:1" },
+		{ "a-1b", "a-1b" }, { "x_", "x_" },
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		struct sp_buf g = SP_BUF_INIT;
+		int changed = sp_thread_group(names[i][0], &g);
+		CHECK(!strcmp(sp_buf_cstr(&g), names[i][1]) && changed == !!strcmp(names[i][0], names[i][1]),
+		      "report: thread name '%s' grouped as '%s' (%s)", names[i][0], names[i][1], sp_buf_cstr(&g));
+		sp_buf_release(&g);
+	}
+	struct sp_agg *ga = sp_agg_new(p, 1);
+	uint32_t w1 = sp_thread_intern(p, 1, 5, sp_str_intern(p, "worker-1", 8));
+	uint32_t w2 = sp_thread_intern(p, 1, 6, sp_str_intern(p, "worker-2", 8));
+	CHECK(sp_agg_thread_of(ga, w1) == sp_agg_thread_of(ga, w2) &&
+	      !strcmp(sp_str(p, sp_thread_get(p, sp_agg_thread_of(ga, w1))->name), "worker-N"),
+	      "report: worker-1 and worker-2 are reported as worker-N");
+	sp_agg_set_each_thread(ga, 1);
+	sp_agg_free(ga);
+	ga = sp_agg_new(p, 1);
+	sp_agg_set_each_thread(ga, 1);
+	CHECK(sp_agg_thread_of(ga, w1) != sp_agg_thread_of(ga, w2), "report: --threads keeps worker-1 and worker-2 apart");
+	sp_agg_free(ga);
 	sp_profile_free(p);
 }
 
