@@ -534,6 +534,51 @@ static uint64_t eval_end(struct sp_collect *c, struct sp_proc *pr, struct sp_unw
 	return 0;
 }
 
+/* Go's stacks, as Go's traceback walks them (gopclntab.h): the unwinder
+ * reads the sample's stack copy, which for code on the system stack (g0:
+ * the scheduler, the garbage collector, systemstack's callees) holds g0's
+ * frames only, and what lies above them is stale.  A stack ends at
+ * runtime.goexit (not shown, as in Go's profiles), mcall, mstart and
+ * rt0_go; at systemstack and morestack it goes on in the goroutine's
+ * frames, which the kernel walked for the same sample by frame pointers
+ * (Go keeps them; s->user, innermost first, [0] the sampled instruction):
+ * its entries after the return address into the switch.  (The function
+ * that called the switch has no frame record of its own there: the
+ * kernel's chain goes from the switch to that function's caller.)
+ * Without the chain the stack ends at the switch.  Returns the new n. */
+static uint32_t go_stack(struct sp_collect *c, struct sp_proc *pr, struct sp_unwind *u, uint64_t *pcs,
+			 uint32_t nk, uint32_t n, const struct sp_perf_sample *s)
+{
+	const uint32_t *f;
+	int go_leaf, go_root;
+	sp_symbols_user_go(c->syms, u, pr->maps, pr->pid, pcs[nk], &f, &go_leaf);
+	sp_symbols_user_go(c->syms, u, pr->maps, pr->pid, pcs[n - 1], &f, &go_root);
+	if (go_leaf == SP_GO_NONE && go_root == SP_GO_NONE)
+		return n;
+	int spliced = 0;
+	for (uint32_t i = nk; i < n; i++) {
+		int go;
+		sp_symbols_user_go(c->syms, u, pr->maps, pr->pid, pcs[i], &f, &go);
+		if (go == SP_GO_EXIT)
+			return i;
+		if (go == SP_GO_TOP)
+			return i + 1;
+		if (go != SP_GO_SWITCH || spliced)
+			continue;
+		uint32_t m = i + 1;
+		for (uint32_t j = 1; j < s->nuser; j++)
+			if (s->user[j] == pcs[i] + 1) {
+				for (j++; j < s->nuser && m < MAX_PCS; j++)
+					pcs[m++] = s->user[j] - 1;
+				c->st.go_switches++;
+				break;
+			}
+		n = m;
+		spliced = 1;
+	}
+	return n;
+}
+
 static void h_sample(void *ctx, const struct sp_perf_sample *s)
 {
 	struct sp_collect *c = ctx;
@@ -622,6 +667,8 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 		n += (uint32_t)r.n;
 		c->st.truncated += (uint64_t)r.truncated;
 		truncated = r.truncated != 0;
+		if (!exact && n > nk)
+			n = go_stack(c, pr, u, pcs, nk, n, s);
 	} else if (cg == SP_CG_FP && s->nuser) {
 		for (uint32_t i = 0; i < s->nuser && n < MAX_PCS; i++)
 			pcs[n++] = i ? s->user[i] - 1 : s->user[i];
