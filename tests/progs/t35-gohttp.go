@@ -8,6 +8,9 @@
 //	                          request to the next, so that no phase keeps in
 //	                          step with a sampling rate); prints each
 //	                          handler's request count
+//	t35-gohttp pprof PORT SEC FILE
+//	                          net/http/pprof's CPU profile of SEC seconds
+//	                          into FILE
 //
 // Each handler's work runs in a function named after it (hashWork,
 // jsonWork, sortWork), so a profile's inclusive share of each is the
@@ -122,7 +125,7 @@ func load(port string, sec float64) {
 	kinds := []struct {
 		path   string
 		lo, hi int
-	}{{"/hash", 200, 900}, {"/json", 100, 500}, {"/sort", 2000, 12000}}
+	}{{"/hash", 60, 300}, {"/json", 150, 700}, {"/sort", 10000, 50000}}
 	var mu sync.Mutex
 	count := make([]int, len(kinds))
 	end := time.Now().Add(time.Duration(sec * float64(time.Second)))
@@ -163,8 +166,19 @@ func main() {
 	} else if len(os.Args) >= 4 && os.Args[1] == "load" {
 		sec, _ := strconv.ParseFloat(os.Args[3], 64)
 		load(os.Args[2], sec)
+	} else if len(os.Args) >= 5 && os.Args[1] == "pprof" {
+		resp, err := http.Get("http://127.0.0.1:" + os.Args[2] + "/debug/pprof/profile?seconds=" + os.Args[3])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		b, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != 200 || os.WriteFile(os.Args[4], b, 0o644) != nil {
+			fmt.Fprintln(os.Stderr, "pprof:", resp.Status, err)
+			os.Exit(1)
+		}
 	} else {
-		fmt.Fprintln(os.Stderr, "usage: t35-gohttp serve | load PORT SECONDS")
+		fmt.Fprintln(os.Stderr, "usage: t35-gohttp serve | load PORT SECONDS | pprof PORT SECONDS FILE")
 		os.Exit(2)
 	}
 }
