@@ -373,3 +373,24 @@ int sp_gopcln_lookup(const struct sp_gopcln *t, uint64_t vaddr, struct sp_gofunc
 	}
 	return 1;
 }
+
+int sp_gopcln_call_target(const struct sp_gopcln *t, uint64_t ret, uint64_t *target)
+{
+	const uint8_t *c = ret >= 5 ? at(t, ret - 5, 5) : NULL;
+	if (!c || c[0] != 0xe8) /* CALL rel32 */
+		return 0;
+	uint64_t to = ret + (uint64_t)(int64_t)(int32_t)(uint32_t)le(c + 1, 4);
+	uint64_t lo = 0, hi = t->nfunc;
+	while (lo < hi) { /* a function's entry */
+		uint64_t mid = lo + (hi - lo) / 2, e = entry_of(t, mid);
+		if (e == to) {
+			*target = to;
+			return 1;
+		}
+		if (e < to)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}

@@ -45,6 +45,10 @@ void sp_gopcln_free(struct sp_gopcln *t); /* NULL ok */
 /* The functions at file address vaddr: 1 with *out set, 0 when vaddr is in
  * no function of the table. */
 int sp_gopcln_lookup(const struct sp_gopcln *t, uint64_t vaddr, struct sp_gofuncs *out);
+/* The function a direct call (CALL rel32) just before return address ret
+ * (a file address) went to: 1 with *target its entry, 0 when the
+ * instruction there is no such call or goes to no function's entry. */
+int sp_gopcln_call_target(const struct sp_gopcln *t, uint64_t ret, uint64_t *target);
 /* The Go version family read: 116, 118 or 120. */
 int sp_gopcln_version(const struct sp_gopcln *t);
 

@@ -1171,6 +1171,20 @@ size_t sp_symbols_user_go(struct sp_symbols *s, struct sp_unwind *u, const struc
 	return 1;
 }
 
+int sp_symbols_go_callee(struct sp_symbols *s, const struct sp_maps *maps, int pid, uint64_t ret, uint64_t *target)
+{
+	const struct sp_map *mp = maps ? sp_maps_find(maps, ret) : NULL;
+	struct sp_modfile *of = mp ? sp_symbols_modfile(s, pid, mp) : NULL;
+	uint64_t bias, to;
+	if (!of || sp_modfile_bias(of, mp, &bias) < 0)
+		return 0;
+	struct filesyms *fs = fsyms(s, of);
+	if (!fs->go || !sp_gopcln_call_target(fs->go, ret - bias, &to))
+		return 0;
+	*target = to + bias;
+	return 1;
+}
+
 /* stable (as glibc's qsort, a merge sort, was): of several symbols at one
  * address the look-up takes the last listed */
 #define KSYM_LESS(a, b) ((a)->addr < (b)->addr)

@@ -542,10 +542,12 @@ static uint64_t eval_end(struct sp_collect *c, struct sp_proc *pr, struct sp_unw
  * rt0_go; at systemstack and morestack it goes on in the goroutine's
  * frames, which the kernel walked for the same sample by frame pointers
  * (Go keeps them; s->user, innermost first, [0] the sampled instruction):
- * its entries after the return address into the switch.  (The function
- * that called the switch has no frame record of its own there: the
- * kernel's chain goes from the switch to that function's caller.)
- * Without the chain the stack ends at the switch.  Returns the new n. */
+ * its entries after the return address into the switch.  The function
+ * that called the switch has no frame record of its own there (the
+ * kernel's chain goes from the switch to that function's caller): it is
+ * the target of the direct call before the next return address, when
+ * that is one.  Without the chain the stack ends at the switch.  Returns
+ * the new n. */
 static uint32_t go_stack(struct sp_collect *c, struct sp_proc *pr, struct sp_unwind *u, uint64_t *pcs,
 			 uint32_t nk, uint32_t n, const struct sp_perf_sample *s)
 {
@@ -568,6 +570,10 @@ static uint32_t go_stack(struct sp_collect *c, struct sp_proc *pr, struct sp_unw
 		uint32_t m = i + 1;
 		for (uint32_t j = 1; j < s->nuser; j++)
 			if (s->user[j] == pcs[i] + 1) {
+				uint64_t callee;
+				if (j + 1 < s->nuser && m < MAX_PCS &&
+				    sp_symbols_go_callee(c->syms, pr->maps, pr->pid, s->user[j + 1], &callee))
+					pcs[m++] = callee;
 				for (j++; j < s->nuser && m < MAX_PCS; j++)
 					pcs[m++] = s->user[j] - 1;
 				c->st.go_switches++;
