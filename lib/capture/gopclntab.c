@@ -90,7 +90,7 @@ static uint64_t entry_of(const struct sp_gopcln *t, uint64_t i)
 struct func {
 	uint64_t entry;
 	const uint8_t *rec;
-	uint32_t nameoff, npcdata, nfuncdata;
+	uint32_t nameoff, pcsp, npcdata, nfuncdata;
 	int funcid;
 	const uint8_t *pcdata; /* npcdata uint32 */
 	const uint8_t *funcdata;
@@ -104,6 +104,7 @@ static int func_read(const struct sp_gopcln *t, uint64_t i, struct func *f)
 	const uint8_t *r = f->rec;
 	int base = t->ver >= 118 ? 4 : 8; /* entryoff / entry */
 	f->nameoff = (uint32_t)le(r + base, 4);
+	f->pcsp = (uint32_t)le(r + base + 12, 4);
 	f->npcdata = (uint32_t)le(r + base + 24, 4);
 	int idoff = t->ver >= 120 ? base + 36 : t->ver >= 118 ? base + 32 : base + 28;
 	f->funcid = r[idoff];
@@ -315,7 +316,8 @@ static int kind_of(const char *nm)
 	return SP_GO_NORMAL;
 }
 
-int sp_gopcln_lookup(const struct sp_gopcln *t, uint64_t vaddr, struct sp_gofuncs *out)
+/* The function holding vaddr: 1 with *f read, else 0. */
+static int func_at(const struct sp_gopcln *t, uint64_t vaddr, struct func *f)
 {
 	/* the last function whose entry is <= vaddr (entry nfunc is the end) */
 	uint64_t lo = 0, hi = t->nfunc;
@@ -328,9 +330,26 @@ int sp_gopcln_lookup(const struct sp_gopcln *t, uint64_t vaddr, struct sp_gofunc
 		else
 			hi = mid;
 	}
+	return func_read(t, lo, f);
+}
+
+int sp_gopcln_spdelta(const struct sp_gopcln *t, uint64_t vaddr, int64_t *delta)
+{
+	struct func f;
+	if (!func_at(t, vaddr, &f))
+		return 0;
+	int32_t d = pcvalue(t, f.pcsp, f.entry, vaddr);
+	if (d < 0 || d > (1 << 24))
+		return 0;
+	*delta = d;
+	return 1;
+}
+
+int sp_gopcln_lookup(const struct sp_gopcln *t, uint64_t vaddr, struct sp_gofuncs *out)
+{
 	struct func f;
 	const char *nm;
-	if (!func_read(t, lo, &f) || !(nm = name_at(t, f.nameoff)))
+	if (!func_at(t, vaddr, &f) || !(nm = name_at(t, f.nameoff)))
 		return 0;
 	out->n = 0;
 	out->kind = kind_of(nm);

@@ -49,6 +49,9 @@ int sp_gopcln_lookup(const struct sp_gopcln *t, uint64_t vaddr, struct sp_gofunc
  * (a file address) went to: 1 with *target its entry, 0 when the
  * instruction there is no such call or goes to no function's entry. */
 int sp_gopcln_call_target(const struct sp_gopcln *t, uint64_t ret, uint64_t *target);
+/* The size of the frame at file address vaddr (Go's pc-to-SP table): the
+ * return address lies at SP + *delta.  1 with *delta set, else 0. */
+int sp_gopcln_spdelta(const struct sp_gopcln *t, uint64_t vaddr, int64_t *delta);
 /* The Go version family read: 116, 118 or 120. */
 int sp_gopcln_version(const struct sp_gopcln *t);
 

@@ -1171,18 +1171,32 @@ size_t sp_symbols_user_go(struct sp_symbols *s, struct sp_unwind *u, const struc
 	return 1;
 }
 
+/* The Go table of the file holding pc (named so far), and its load bias. */
+static const struct sp_gopcln *go_table(struct sp_symbols *s, const struct sp_maps *maps, int pid, uint64_t pc,
+					uint64_t *bias)
+{
+	const struct sp_map *mp = maps ? sp_maps_find(maps, pc) : NULL;
+	struct sp_modfile *of = mp ? sp_symbols_modfile(s, pid, mp) : NULL;
+	if (!of || sp_modfile_bias(of, mp, bias) < 0)
+		return NULL;
+	return fsyms(s, of)->go;
+}
+
 int sp_symbols_go_callee(struct sp_symbols *s, const struct sp_maps *maps, int pid, uint64_t ret, uint64_t *target)
 {
-	const struct sp_map *mp = maps ? sp_maps_find(maps, ret) : NULL;
-	struct sp_modfile *of = mp ? sp_symbols_modfile(s, pid, mp) : NULL;
 	uint64_t bias, to;
-	if (!of || sp_modfile_bias(of, mp, &bias) < 0)
-		return 0;
-	struct filesyms *fs = fsyms(s, of);
-	if (!fs->go || !sp_gopcln_call_target(fs->go, ret - bias, &to))
+	const struct sp_gopcln *t = go_table(s, maps, pid, ret, &bias);
+	if (!t || !sp_gopcln_call_target(t, ret - bias, &to))
 		return 0;
 	*target = to + bias;
 	return 1;
+}
+
+int sp_symbols_go_spdelta(struct sp_symbols *s, const struct sp_maps *maps, int pid, uint64_t pc, int64_t *delta)
+{
+	uint64_t bias;
+	const struct sp_gopcln *t = go_table(s, maps, pid, pc, &bias);
+	return t && sp_gopcln_spdelta(t, pc - bias, delta);
 }
 
 /* stable (as glibc's qsort, a merge sort, was): of several symbols at one

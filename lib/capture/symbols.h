@@ -68,6 +68,9 @@ size_t sp_symbols_user_go(struct sp_symbols *s, struct sp_unwind *u, const struc
  * return address ret (of process pid) went to, 1 with *target its entry
  * address, else 0. */
 int sp_symbols_go_callee(struct sp_symbols *s, const struct sp_maps *maps, int pid, uint64_t ret, uint64_t *target);
+/* In Go code named so far: the frame size at pc (the return address is at
+ * SP + *delta), 1 with *delta set, else 0. */
+int sp_symbols_go_spdelta(struct sp_symbols *s, const struct sp_maps *maps, int pid, uint64_t pc, int64_t *delta);
 /* The libdwfl module (a Dwfl_Module *) sp_symbols_user reads for the file
  * opened as path (what a locate callback chose), NULL when no file seen so
  * far was opened from path.  Owned by s. */
