@@ -659,6 +659,10 @@ static void summary(struct coll *c)
 		 (unsigned long long)cs->filtered, (unsigned long long)sp_perfev_stats(c->s->ev)->lost,
 		 (unsigned long long)cs->truncated, cs->samples ? (double)cs->unwound_frames / (double)cs->samples : 0,
 		 (unsigned long long)sp_writer_stacks(c->s->w), cpu);
+	if (cs->go_switches)
+		sp_error("Go: %llu stacks went on past the switch to the system stack (runtime.systemstack, "
+			 "morestack) in the goroutine's frames, from the kernel's frame-pointer chain",
+			 (unsigned long long)cs->go_switches);
 	if (c->s->off) {
 		const struct sp_offcpu_stats *os = sp_offcpu_stats(c->s->off);
 		sp_error("off-CPU: %llu intervals, %.3f s blocked, %.3f s preempted, %llu without a stack "
