@@ -150,18 +150,18 @@ static int32_t pcvalue(const struct sp_gopcln *t, uint32_t off, uint64_t entry, 
 	const uint8_t *p = t->pctab + off;
 	if (!in(t, p, 1))
 		return -1;
-	int32_t val = -1;
+	uint32_t val = UINT32_MAX; /* -1, in unsigned arithmetic: a bad table wraps, no overflow */
 	uint64_t cur = entry;
 	for (int first = 1;; first = 0) {
 		uint32_t uv, pd;
 		if (!varint(&p, t->end, &uv) || (uv == 0 && !first))
 			return -1;
-		val += (int32_t)((uv >> 1) ^ (uint32_t)-(int32_t)(uv & 1));
+		val += (uv >> 1) ^ (0u - (uv & 1));
 		if (!varint(&p, t->end, &pd))
 			return -1;
 		cur += (uint64_t)pd * (uint64_t)t->minlc;
 		if (pc < cur)
-			return val;
+			return (int32_t)val;
 	}
 }
 
