@@ -26,6 +26,7 @@
 #include "perf_events.h"
 #include "procmaps.h"
 #include "snapshot.h"
+#include "symbols.h"
 
 static const char synopsis[] =
 	"usage: pcollect [options] -p PID[,PID...]\n"
@@ -643,6 +644,10 @@ static void warnings(struct coll *c)
 	if (st->throttled)
 		sp_error("the kernel throttled sampling %llu times (kernel.perf_cpu_time_max_percent): "
 			 "fewer samples than asked for", (unsigned long long)st->throttled);
+	const char *file, *why;
+	for (size_t i = 0; (why = sp_symbols_go_unread(sp_collect_symbols(c->s->eng), &i, &file));)
+		sp_error("%s: Go's function table is not read (%s): its functions are named from its "
+			 "symbols, as perf names them", file, why);
 }
 
 /* -v: the summary. */

@@ -39,6 +39,7 @@ struct filesyms {
 	/* A Go executable: Go's own table names its functions (gopclntab.h) */
 	struct sp_gopcln *go;
 	int go_tried;
+	const char *go_why; /* a .gopclntab not read: why (static) */
 };
 
 struct entry {
@@ -811,8 +812,7 @@ static int resolve_go(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *m
 	Elf *elf = dwfl_module_getelf(m, &bias);
 	if (!fs->go_tried) {
 		fs->go_tried = 1;
-		const char *why;
-		fs->go = sp_gopcln_open(elf, &why);
+		fs->go = sp_gopcln_open(elf, &fs->go_why);
 	}
 	struct sp_gofuncs g;
 	if (!fs->go || !sp_gopcln_lookup(fs->go, pc - bias, &g))
@@ -1169,6 +1169,18 @@ size_t sp_symbols_user_go(struct sp_symbols *s, struct sp_unwind *u, const struc
 		s->nomap_frame = s->one + 1;
 	*frames = &s->one;
 	return 1;
+}
+
+const char *sp_symbols_go_unread(const struct sp_symbols *s, size_t *i, const char **file)
+{
+	for (; *i < s->nfs; (*i)++) {
+		const struct filesyms *fs = s->fs[*i];
+		if (fs && fs->go_why) {
+			*file = sp_str(s->p, fs->module);
+			return s->fs[(*i)++]->go_why;
+		}
+	}
+	return NULL;
 }
 
 /* The Go table of the file holding pc (named so far), and its load bias. */

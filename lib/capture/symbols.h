@@ -64,6 +64,11 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
  * profiles leave out. */
 size_t sp_symbols_user_go(struct sp_symbols *s, struct sp_unwind *u, const struct sp_maps *maps, int pid,
 			  uint64_t pc, const uint32_t **frames, int *go);
+/* The Go executables named so far whose function table (.gopclntab) could
+ * not be read, one a call: from *i on (0 at first), the next one's path in
+ * *file (owned by s) and why (a static string); NULL when no more.  Their
+ * code is named from their symbols, as for C. */
+const char *sp_symbols_go_unread(const struct sp_symbols *s, size_t *i, const char **file);
 /* In Go code named so far: the function that the direct call before
  * return address ret (of process pid) went to, 1 with *target its entry
  * address, else 0. */
