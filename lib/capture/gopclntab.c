@@ -289,6 +289,8 @@ struct sp_gopcln *sp_gopcln_open(Elf *elf, const char **why)
 		    !strcmp(nm + n - 3, "-fm") && f.funcid)
 			t->wrapper = f.funcid;
 	}
+	if (t->wrapper < 0 && t->ver >= 118) /* none: funcID_wrapper of 1.18 to 1.2x */
+		t->wrapper = 21;
 	return t;
 }
 
