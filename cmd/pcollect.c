@@ -26,6 +26,7 @@
 #include "perf_events.h"
 #include "procmaps.h"
 #include "snapshot.h"
+#include "symbols.h"
 
 static const char synopsis[] =
 	"usage: pcollect [options] -p PID[,PID...]\n"
@@ -662,6 +663,10 @@ static void warnings(struct coll *c)
 	if (st->throttled)
 		sp_error("the kernel throttled sampling %llu times (kernel.perf_cpu_time_max_percent): "
 			 "fewer samples than asked for", (unsigned long long)st->throttled);
+	const char *file, *why;
+	for (size_t i = 0; (why = sp_symbols_go_unread(sp_collect_symbols(c->s->eng), &i, &file));)
+		sp_error("%s: Go's function table is not read (%s): its functions are named from its "
+			 "symbols, as perf names them", file, why);
 }
 
 /* -v: the summary. */
@@ -678,6 +683,10 @@ static void summary(struct coll *c)
 		 (unsigned long long)cs->filtered, (unsigned long long)sp_perfev_stats(c->s->ev)->lost,
 		 (unsigned long long)cs->truncated, cs->samples ? (double)cs->unwound_frames / (double)cs->samples : 0,
 		 (unsigned long long)sp_writer_stacks(c->s->w), cpu);
+	if (cs->go_switches)
+		sp_error("Go: %llu stacks went on past the switch to the system stack (runtime.systemstack, "
+			 "morestack) in the goroutine's frames, from the kernel's frame-pointer chain",
+			 (unsigned long long)cs->go_switches);
 	if (c->s->off) {
 		const struct sp_offcpu_stats *os = sp_offcpu_stats(c->s->off);
 		sp_error("off-CPU: %llu intervals, %.3f s blocked, %.3f s preempted, %llu without a stack "

@@ -175,10 +175,10 @@ struct sp_perfev *sp_perfev_new(const struct sp_perfev_opts *o, struct sp_err *e
 		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 		a->sample_regs_user = REGS_MASK;
 		a->sample_stack_user = o->stack_bytes & ~7u;
-		if (o->kernel) {
-			a->sample_type |= PERF_SAMPLE_CALLCHAIN;
-			a->exclude_callchain_user = 1;
-		}
+		/* The user frame-pointer chain too: a Go stack on the system
+		 * stack goes on in the goroutine's frames, which the stack copy
+		 * does not hold (lib/engine/collect.c, go_stack). */
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
 	}
 	if (!o->kernel) {
 		a->exclude_kernel = 1;

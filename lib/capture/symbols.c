@@ -36,10 +36,15 @@ struct filesyms {
 	struct sp_psyms psyms;
 	uint32_t *pname; /* per symbol: its interned name + 1, 0 until named */
 	int psyms_built;
+	/* A Go executable: Go's own table names its functions (gopclntab.h) */
+	struct sp_gopcln *go;
+	int go_tried;
+	const char *go_why; /* a .gopclntab not read: why (static) */
 };
 
 struct entry {
 	uint32_t off, n; /* frames in the pool */
+	int go;          /* SP_GO_* of the address's function */
 };
 
 struct ksym {
@@ -126,6 +131,7 @@ struct sp_symbols {
 	struct sp_u64map cuidx; /* the unit DIE's address -> index + 1 into cus */
 	struct cu_index *cus;
 	size_t ncus, capcus;
+	int go_kind; /* resolve's last address: SP_GO_* */
 };
 
 static struct filesyms *fsyms(struct sp_symbols *s, const struct sp_modfile *f);
@@ -159,6 +165,7 @@ void sp_symbols_free(struct sp_symbols *s)
 		if (!f)
 			continue;
 		sp_u64map_release(&f->memo);
+		sp_gopcln_free(f->go); /* before the Elf it reads */
 		if (f->off)
 			dwfl_end(f->off);
 		sp_psyms_release(&f->psyms);
@@ -312,7 +319,7 @@ static uint32_t new_entry(struct sp_symbols *s, uint32_t off)
 		s->capent = s->capent ? 2 * s->capent : 1024;
 		s->ent = sp_xrealloc(s->ent, s->capent * sizeof *s->ent);
 	}
-	s->ent[s->nent] = (struct entry){ off, (uint32_t)(s->npool - off) };
+	s->ent[s->nent] = (struct entry){ off, (uint32_t)(s->npool - off), s->go_kind };
 	return (uint32_t)++s->nent; /* index + 1 */
 }
 
@@ -878,8 +885,41 @@ static int concrete_scopes(struct sp_symbols *s, Dwarf_Die *cu, Dwarf_Addr pc, D
 	return c.n;
 }
 
+/* pc in a Go executable: the functions Go's table gives (inlined calls
+ * first, wrappers left out), 0 when it has none for pc. */
+static int resolve_go(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf, uint64_t pc)
+{
+	struct filesyms *fs = fsyms(s, mf);
+	Dwarf_Addr bias = 0;
+	Elf *elf = dwfl_module_getelf(m, &bias);
+	if (!fs->go_tried) {
+		fs->go_tried = 1;
+		fs->go = sp_gopcln_open(elf, &fs->go_why);
+	}
+	struct sp_gofuncs g;
+	if (!fs->go || !sp_gopcln_lookup(fs->go, pc - bias, &g))
+		return 0;
+	const char *file = NULL;
+	int line = 0;
+	if (s->o.lines) {
+		Dwfl_Line *l = dwfl_module_getsrc(m, pc);
+		if (l)
+			file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+	}
+	for (int i = 0; i < g.n; i++) {
+		uint32_t nm = sp_str_intern(s->p, g.names[i], strlen(g.names[i]));
+		pool_add(s, frame(s, nm, fs->module, i ? NULL : file, i ? 0 : line,
+				  g.inlined[i] ? SP_KIND_INLINED : SP_KIND_NATIVE));
+	}
+	s->go_kind = g.kind;
+	return 1;
+}
+
 static void resolve(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf, uint64_t pc)
 {
+	s->go_kind = SP_GO_NONE;
+	if (resolve_go(s, m, mf, pc))
+		return;
 	uint32_t symid = symbol_at(s, m, mf, pc);
 	const char *file = NULL;
 	int line = 0;
@@ -1069,18 +1109,19 @@ static Dwfl_Module *offline_module(struct sp_symbols *s, struct sp_modfile *mf)
 /* The file's own module (symbols, DWARF), one per file for every process
  * that maps it: DWARF is read (and decompressed) once per file, not once
  * per process as through each process's unwinder. */
-static size_t resolve_offline(struct sp_symbols *s, struct sp_modfile *of, uint64_t vaddr, const uint32_t **frames)
+static const struct entry *resolve_offline(struct sp_symbols *s, struct sp_modfile *of, uint64_t vaddr,
+					   const uint32_t **frames)
 {
 	int known;
 	uint32_t ei = sp_u64map_get(&fsyms(s, of)->memo, vaddr, &known); /* first: most addresses are known */
 	if (known && ei) {
 		*frames = s->pool + s->ent[ei - 1].off;
-		return s->ent[ei - 1].n;
+		return &s->ent[ei - 1];
 	}
 	Dwfl_Module *om = offline_module(s, of);
 	Dwarf_Addr obias = 0;
 	if (!om || !dwfl_module_getelf(om, &obias))
-		return 0;
+		return NULL;
 	int found;
 	uint32_t *slot = sp_u64map_slot(&fsyms(s, of)->memo, vaddr, &found);
 	if (!found) {
@@ -1092,7 +1133,7 @@ static size_t resolve_offline(struct sp_symbols *s, struct sp_modfile *of, uint6
 	}
 	const struct entry *e = &s->ent[*slot - 1];
 	*frames = s->pool + e->off;
-	return e->n;
+	return e;
 }
 
 /* The usable file of the cache opened as path, NULL when none is. */
@@ -1129,6 +1170,15 @@ const struct sp_psyms *sp_symbols_file_psyms(struct sp_symbols *s, const char *p
 size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct sp_maps *maps, int pid,
 		       uint64_t pc, const uint32_t **frames)
 {
+	return sp_symbols_user_go(s, u, maps, pid, pc, frames, NULL);
+}
+
+size_t sp_symbols_user_go(struct sp_symbols *s, struct sp_unwind *u, const struct sp_maps *maps, int pid,
+			  uint64_t pc, const uint32_t **frames, int *go)
+{
+	const struct entry *e;
+	if (go)
+		*go = SP_GO_NONE;
 	/* The mapping holding pc, its file and load bias: an address in no
 	 * executable mapping (a broken frame-pointer chain into a file's data)
 	 * is not code, as perf names it [unknown] too. */
@@ -1136,7 +1186,6 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
 	struct sp_modfile *of = NULL;
 	uint64_t rbias = 0;
 	int bias_ok = 0;
-	size_t k;
 	if (maps) {
 		uint64_t gen = sp_maps_generation(maps);
 		struct mapcache *c = &s->mc[(gen * 4 + (pc >> 21)) & 63];
@@ -1156,8 +1205,11 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
 			bias_ok = c->bias_ok;
 		}
 	}
-	if (of && bias_ok && (k = resolve_offline(s, of, pc - rbias, frames)))
-		return k;
+	if (of && bias_ok && (e = resolve_offline(s, of, pc - rbias, frames))) {
+		if (go)
+			*go = e->go;
+		return e->n;
+	}
 	/* Without maps (a caller that has only the unwinder): the module of
 	 * the process's Dwfl. */
 	Dwfl *dwfl = u && !maps ? sp_unwind_dwfl(u) : NULL;
@@ -1169,8 +1221,11 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
 		mf = *ud;
 	}
 	Dwarf_Addr bias = 0;
-	if (mf && dwfl_module_getelf(m, &bias) && (k = resolve_offline(s, mf, pc - bias, frames)))
-		return k;
+	if (mf && dwfl_module_getelf(m, &bias) && (e = resolve_offline(s, mf, pc - bias, frames))) {
+		if (go)
+			*go = e->go;
+		return e->n;
+	}
 	/* No ELF module: JIT code named in /tmp/perf-PID.map, or unknown. */
 	if (jit_lookup(s, pid, pc, &s->one)) {
 		*frames = &s->one;
@@ -1196,6 +1251,46 @@ size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct s
 		s->nomap_frame = s->one + 1;
 	*frames = &s->one;
 	return 1;
+}
+
+const char *sp_symbols_go_unread(const struct sp_symbols *s, size_t *i, const char **file)
+{
+	for (; *i < s->nfs; (*i)++) {
+		const struct filesyms *fs = s->fs[*i];
+		if (fs && fs->go_why) {
+			*file = sp_str(s->p, fs->module);
+			return s->fs[(*i)++]->go_why;
+		}
+	}
+	return NULL;
+}
+
+/* The Go table of the file holding pc (named so far), and its load bias. */
+static const struct sp_gopcln *go_table(struct sp_symbols *s, const struct sp_maps *maps, int pid, uint64_t pc,
+					uint64_t *bias)
+{
+	const struct sp_map *mp = maps ? sp_maps_find(maps, pc) : NULL;
+	struct sp_modfile *of = mp ? sp_symbols_modfile(s, pid, mp) : NULL;
+	if (!of || sp_modfile_bias(of, mp, bias) < 0)
+		return NULL;
+	return fsyms(s, of)->go;
+}
+
+int sp_symbols_go_callee(struct sp_symbols *s, const struct sp_maps *maps, int pid, uint64_t ret, uint64_t *target)
+{
+	uint64_t bias, to;
+	const struct sp_gopcln *t = go_table(s, maps, pid, ret, &bias);
+	if (!t || !sp_gopcln_call_target(t, ret - bias, &to))
+		return 0;
+	*target = to + bias;
+	return 1;
+}
+
+int sp_symbols_go_spdelta(struct sp_symbols *s, const struct sp_maps *maps, int pid, uint64_t pc, int64_t *delta)
+{
+	uint64_t bias;
+	const struct sp_gopcln *t = go_table(s, maps, pid, pc, &bias);
+	return t && sp_gopcln_spdelta(t, pc - bias, delta);
 }
 
 /* stable (as glibc's qsort, a merge sort, was): of several symbols at one

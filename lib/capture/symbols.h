@@ -16,6 +16,7 @@
 #ifndef SP_SYMBOLS_H
 #define SP_SYMBOLS_H
 
+#include "gopclntab.h"
 #include "elfmod.h"
 #include "procmaps.h"
 #include "profile.h"
@@ -54,9 +55,27 @@ struct sp_modfile *sp_symbols_modfile(struct sp_symbols *s, int pid, const struc
  * the file is read once for all processes (its symbols and DWARF, in a
  * libdwfl module of its own).  u (may be NULL) is asked only without
  * maps.  *frames points into the memo and stays valid until the next call.
- * Returns >= 1. */
+ * Returns >= 1, or 0 for an address in a Go wrapper (sp_symbols_user_go). */
 size_t sp_symbols_user(struct sp_symbols *s, struct sp_unwind *u, const struct sp_maps *maps, int pid,
 		       uint64_t pc, const uint32_t **frames);
+/* sp_symbols_user, and in *go what Go's traceback does at pc (SP_GO_* of
+ * gopclntab.h: a stack switch, its top, goexit), SP_GO_NONE outside Go.
+ * In Go code the result may be 0: an address in a wrapper, which Go's
+ * profiles leave out. */
+size_t sp_symbols_user_go(struct sp_symbols *s, struct sp_unwind *u, const struct sp_maps *maps, int pid,
+			  uint64_t pc, const uint32_t **frames, int *go);
+/* The Go executables named so far whose function table (.gopclntab) could
+ * not be read, one a call: from *i on (0 at first), the next one's path in
+ * *file (owned by s) and why (a static string); NULL when no more.  Their
+ * code is named from their symbols, as for C. */
+const char *sp_symbols_go_unread(const struct sp_symbols *s, size_t *i, const char **file);
+/* In Go code named so far: the function that the direct call before
+ * return address ret (of process pid) went to, 1 with *target its entry
+ * address, else 0. */
+int sp_symbols_go_callee(struct sp_symbols *s, const struct sp_maps *maps, int pid, uint64_t ret, uint64_t *target);
+/* In Go code named so far: the frame size at pc (the return address is at
+ * SP + *delta), 1 with *delta set, else 0. */
+int sp_symbols_go_spdelta(struct sp_symbols *s, const struct sp_maps *maps, int pid, uint64_t pc, int64_t *delta);
 /* The libdwfl module (a Dwfl_Module *) sp_symbols_user reads for the file
  * opened as path (what a locate callback chose), NULL when no file seen so
  * far was opened from path.  Owned by s. */

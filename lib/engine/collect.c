@@ -540,6 +540,80 @@ static uint64_t eval_end(struct sp_collect *c, struct sp_proc *pr, struct sp_unw
 	return 0;
 }
 
+/* Go's stacks, as Go's traceback walks them (gopclntab.h): the unwinder
+ * reads the sample's stack copy, which for code on the system stack (g0:
+ * the scheduler, the garbage collector, systemstack's callees) holds g0's
+ * frames only, and what lies above them is stale.  A stack ends at
+ * runtime.goexit (not shown, as in Go's profiles), mcall, mstart and
+ * rt0_go; at systemstack and morestack it goes on in the goroutine's
+ * frames, which the kernel walked for the same sample by frame pointers
+ * (Go keeps them; s->user, innermost first, [0] the sampled instruction):
+ * its entries after the return address into the switch.  The function
+ * that called the switch has no frame record of its own there (the
+ * kernel's chain goes from the switch to that function's caller): it is
+ * the target of the direct call before the next return address, when
+ * that is one.  Without the chain the stack ends at the switch.  Returns
+ * the new n. */
+static uint32_t go_stack(struct sp_collect *c, struct sp_proc *pr, struct sp_unwind *u, uint64_t *pcs,
+			 uint32_t nk, uint32_t n, int truncated, const struct sp_perf_sample *s)
+{
+	const uint32_t *f;
+	int go_leaf, go_root;
+	sp_symbols_user_go(c->syms, u, pr->maps, pr->pid, pcs[nk], &f, &go_leaf);
+	sp_symbols_user_go(c->syms, u, pr->maps, pr->pid, pcs[n - 1], &f, &go_root);
+	if (go_leaf == SP_GO_NONE && go_root == SP_GO_NONE)
+		return n;
+	/* Only the sampled pc (a file without CFI: built with -ldflags=-w):
+	 * Go's own way, each frame's size from its table, through the stack
+	 * copy. */
+	if (n == nk + 1 && truncated && go_leaf != SP_GO_NONE && s->has_regs) {
+		uint64_t base = s->regs[SP_REG_SP], sp = base, ra;
+		int64_t d, next;
+		int ok = sp_symbols_go_spdelta(c->syms, pr->maps, pr->pid, pcs[nk], &d);
+		/* a return address into Go code (its frame size known) only */
+		while (ok && n < MAX_PCS && sp + (uint64_t)d + 8 <= base + s->stack_len) {
+			memcpy(&ra, s->stack + (sp + (uint64_t)d - base), 8);
+			if (!ra || !sp_symbols_go_spdelta(c->syms, pr->maps, pr->pid, ra, &next))
+				break;
+			pcs[n++] = ra - 1;
+			sp += (uint64_t)d + 8;
+			d = next;
+		}
+		truncated = n == nk + 1;
+	}
+	int spliced = 0;
+	for (uint32_t i = nk; i < n; i++) {
+		int go;
+		sp_symbols_user_go(c->syms, u, pr->maps, pr->pid, pcs[i], &f, &go);
+		if (go == SP_GO_EXIT)
+			return i;
+		if (go == SP_GO_TOP)
+			return i + 1;
+		/* A switch, or where the unwinder stopped in Go code (a file
+		 * without CFI: built with -ldflags=-w): on along the chain. */
+		int stopped = truncated && i == n - 1 && go != SP_GO_NONE;
+		if ((go != SP_GO_SWITCH && !stopped) || spliced)
+			continue;
+		uint32_t m = i + 1;
+		uint64_t want = i == nk && go != SP_GO_SWITCH ? pcs[i] : pcs[i] + 1; /* [0] is the sampled pc */
+		for (uint32_t j = i == nk ? 0 : 1; j < s->nuser; j++)
+			if (s->user[j] == want) {
+				uint64_t callee;
+				if (go == SP_GO_SWITCH && j + 1 < s->nuser && m < MAX_PCS &&
+				    sp_symbols_go_callee(c->syms, pr->maps, pr->pid, s->user[j + 1], &callee))
+					pcs[m++] = callee;
+				for (j++; j < s->nuser && m < MAX_PCS; j++)
+					pcs[m++] = s->user[j] - 1;
+				if (go == SP_GO_SWITCH)
+					c->st.go_switches++;
+				break;
+			}
+		n = m;
+		spliced = 1;
+	}
+	return n;
+}
+
 static void h_sample(void *ctx, const struct sp_perf_sample *s)
 {
 	struct sp_collect *c = ctx;
@@ -628,6 +702,8 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 		n += (uint32_t)r.n;
 		c->st.truncated += (uint64_t)r.truncated;
 		truncated = r.truncated != 0;
+		if (!exact && n > nk)
+			n = go_stack(c, pr, u, pcs, nk, n, r.truncated, s);
 	} else if (cg == SP_CG_FP && s->nuser) {
 		for (uint32_t i = 0; i < s->nuser && n < MAX_PCS; i++)
 			pcs[n++] = i ? s->user[i] - 1 : s->user[i];

@@ -97,6 +97,8 @@ struct sp_collect_stats {
 	uint64_t unresolved, unresolved_samples;
 	uint64_t maps_read;      /* processes whose maps were read from /proc */
 	uint64_t maps_reread;    /* ... read again: a sampled address was in none */
+	uint64_t go_switches;    /* Go stacks continued past the switch to the
+				  * system stack by the kernel's frame-pointer chain */
 };
 
 struct sp_collect;
