@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
@@ -21,6 +22,7 @@
 
 #include "cmd.h"
 #include "live.h"
+#include "timeline.h"
 #include "uprobe.h"
 
 static const char synopsis[] =
@@ -64,7 +66,9 @@ static const char synopsis[] =
 	"function's calls exactly (pcollect -F 0 --trace FUNC beside the sampler): calls/s,\n"
 	"p50, p95, p99, max, a latency histogram and the samples inside its slowest 5 % of\n"
 	"calls, over the same window; A adds its first argument, then its return value\n"
-	"(latency by value); S shows the probe as a pcollect command line; X stops the probe.\n"
+	"(latency by value); S shows the probe as a pcollect command line; W writes the\n"
+	"window's 20 slowest calls with the samples inside them to plive-timeline-PID-N.json\n"
+	"(Chrome Trace Event JSON, as ptimeline: Perfetto, speedscope); X stops the probe.\n"
 	"L lists the selected function's source lines (DWARF): Up/Down or a typed number, Enter\n"
 	"counts that line's hits live (pcollect --trace=FILE:LINE): hits, hits/s; A then asks\n"
 	"for a variable there and counts the hits by its value; X stops it.\n"
@@ -945,6 +949,79 @@ static void ui_save(struct ui *u)
 	snprintf(u->msg, sizeof u->msg, "S: %.900s  (printed when plive ends)", saved_cmd);
 }
 
+/* W: the last window's timeline of the traced function, its 20 slowest
+ * calls with the samples inside them, written as ptimeline --slowest 20
+ * writes it (lib/timeline) from plive's own window: the calls of the
+ * probe's stream (lib/livetrace) and the sampler's samples (lib/live). */
+#define TIMELINE_SLOWEST 20
+static void ui_timeline(struct ui *u)
+{
+	if (!u->tr) {
+		snprintf(u->msg, sizeof u->msg, "W: no live trace running (T traces the selected function)");
+		return;
+	}
+	if (u->tr->line) {
+		snprintf(u->msg, sizeof u->msg, "W: %.200s is a line probe: its hits have no duration (T traces a function)",
+			 u->tr->func);
+		return;
+	}
+	/* "LIB:FUNC" (a library's function): the function's name is FUNC */
+	const char *func = u->tr->func;
+	const char *colon = func[0] == '/' ? strchr(func, ':') : NULL;
+	if (colon)
+		func = colon + 1;
+	char path[96];
+	int fd = -1;
+	for (int n = 1; n < 10000 && fd < 0; n++) {
+		snprintf(path, sizeof path, "plive-timeline-%ld-%d.json", u->tr->target, n);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		snprintf(u->msg, sizeof u->msg, "W: %s: %s", path, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(path);
+		}
+		return;
+	}
+	struct sp_timeline_opts o;
+	memset(&o, 0, sizeof o);
+	o.from = o.to = SP_NO_TIME;
+	o.slowest = TIMELINE_SLOWEST;
+	o.func = func;
+	struct sp_profile *p = sp_profile_new();
+	struct sp_timeline *tl = sp_timeline_new(p, &o);
+	struct sp_err err;
+	memset(&err, 0, sizeof err);
+	uint32_t frame = sp_frame_named(p, func, strlen(func), SP_KIND_NATIVE);
+	int64_t ncalls = sp_livetrace_emit(u->tr->lt, p, sp_timeline_sink(tl), frame, u->tr->target, &err);
+	int64_t nsmp = ncalls < 0 ? -1 : sp_live_emit(u->l, p, sp_timeline_sink(tl), u->tr->target, &err);
+	int rc = nsmp < 0 ? -1 : ncalls == 0 ? 1 : sp_timeline_write(tl, f, &err);
+	if (fclose(f) != 0 && !rc) {
+		sp_err_set(&err, "%s", strerror(errno));
+		rc = -1;
+	}
+	if (rc) {
+		unlink(path);
+		if (rc > 0)
+			snprintf(u->msg, sizeof u->msg, "W: no call of %.200s returned in the last window yet (nothing written)",
+				 func);
+		else
+			snprintf(u->msg, sizeof u->msg, "W: %s: %.300s", path, err.msg);
+	} else {
+		const struct sp_timeline_stats *st = sp_timeline_stats(tl);
+		snprintf(u->msg, sizeof u->msg,
+			 "W: wrote %s (%" PRIu64 " slowest of %" PRIu64 " calls of %.100s, %" PRIu64
+			 " samples inside): open it in https://ui.perfetto.dev or speedscope %s",
+			 path, st->picked, st->func_calls, func, st->kept_samples, path);
+	}
+	sp_timeline_free(tl);
+	sp_profile_free(p);
+}
+
 /* Handles the keys in buf; returns 1 to quit. */
 static int ui_keys(struct ui *u, const char *buf, size_t n)
 {
@@ -1075,6 +1152,7 @@ static int ui_keys(struct ui *u, const char *buf, size_t n)
 		case 'L': ui_lines(u); break;
 		case 'A': ui_by(u); break;
 		case 'S': ui_save(u); break;
+		case 'W': ui_timeline(u); break;
 		case 'X':
 			if (u->tr) {
 				tracer_stop(u->tr, u->msg, sizeof u->msg);

@@ -401,6 +401,44 @@ size_t sp_live_points(struct sp_live *l, struct sp_live_point **pts, size_t *cap
 	return n;
 }
 
+static uint32_t emit_stack(struct sp_live *l, struct sp_profile *p, uint32_t *memo, uint32_t s)
+{
+	if (!s)
+		return 0;
+	if (memo[s])
+		return memo[s];
+	uint32_t parent = emit_stack(l, p, memo, l->stacks[s].parent);
+	const struct func *f = &l->funcs[l->stacks[s].func];
+	struct sp_frame fr;
+	memset(&fr, 0, sizeof fr);
+	fr.name = sp_str_intern(p, f->name, f->name_len);
+	fr.file = f->file_len ? sp_str_intern(p, f->file, f->file_len) : 0;
+	fr.module = f->module && f->module[0] ? sp_str_intern(p, f->module, strlen(f->module)) : 0;
+	fr.line = f->line;
+	memo[s] = sp_node_intern(p, parent, sp_frame_intern(p, &fr));
+	return memo[s];
+}
+
+int64_t sp_live_emit(struct sp_live *l, struct sp_profile *p, struct sp_sink *sink, int64_t pid, struct sp_err *err)
+{
+	pthread_mutex_lock(&l->mu);
+	uint32_t *memo = sp_xcalloc(l->nstacks, sizeof *memo);
+	int rc = 0;
+	size_t i;
+	for (i = 0; i < l->ring_len && !rc && sink->sample; i++) {
+		const struct lsample *ls = &l->ring[(l->ring_head + i) % l->ring_cap];
+		struct sp_sample smp;
+		memset(&smp, 0, sizeof smp);
+		smp.stack = emit_stack(l, p, memo, ls->stack);
+		smp.thread = sp_thread_intern(p, pid, ls->tid, 0);
+		smp.time = ls->time;
+		rc = sink->sample(sink, p, &smp, err);
+	}
+	pthread_mutex_unlock(&l->mu);
+	free(memo);
+	return rc ? -1 : (int64_t)i;
+}
+
 uint64_t sp_live_samples(struct sp_live *l)
 {
 	pthread_mutex_lock(&l->mu);

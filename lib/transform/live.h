@@ -56,6 +56,10 @@ int sp_live_ended(struct sp_live *l);
 /* The window's samples as (time, OS thread id), for the traced calls
  * (sp_livetrace_compute): fills *pts, grown as needed; returns the count. */
 size_t sp_live_points(struct sp_live *l, struct sp_live_point **pts, size_t *cap);
+/* The window's samples pushed into sink (each on thread (pid, its OS
+ * tid), its stack's functions as frames of p), for plive's W (lib/
+ * timeline).  Returns the number of samples, or -1 (err: the sink's). */
+int64_t sp_live_emit(struct sp_live *l, struct sp_profile *p, struct sp_sink *sink, int64_t pid, struct sp_err *err);
 /* Samples read so far. */
 uint64_t sp_live_samples(struct sp_live *l);
 

@@ -359,6 +359,42 @@ void sp_livetrace_compute(struct sp_livetrace *lt, const struct sp_live_point *p
 	}
 }
 
+int64_t sp_livetrace_emit(struct sp_livetrace *lt, struct sp_profile *p, struct sp_sink *sink, uint32_t frame,
+			  int64_t pid, struct sp_err *err)
+{
+	/* copied under the lock, pushed outside it (the reader goes on) */
+	pthread_mutex_lock(&lt->mu);
+	size_t nc = 0;
+	struct lcall *calls = lt->len ? sp_xmalloc(lt->len * sizeof *calls) : NULL;
+	uint64_t from = lt->tmax > lt->window_ns ? lt->tmax - lt->window_ns : 0;
+	for (size_t i = 0; i < lt->len; i++) {
+		const struct lcall *c = &lt->ring[(lt->head + i) % lt->cap];
+		if (c->end >= from)
+			calls[nc++] = *c;
+	}
+	pthread_mutex_unlock(&lt->mu);
+	int rc = 0;
+	for (size_t i = 0; i < nc && !rc && sink->trace; i++) {
+		const struct lcall *c = &calls[i];
+		struct sp_trace t;
+		memset(&t, 0, sizeof t);
+		t.frame = frame;
+		t.thread = sp_thread_intern(p, pid, c->tid, 0);
+		t.call = i + 1;
+		t.time = c->start;
+		t.kind = SP_TRACE_ENTRY;
+		rc = sink->trace(sink, p, &t, err);
+		if (rc)
+			break;
+		t.kind = SP_TRACE_EXIT;
+		t.time = c->end;
+		t.flags = c->abandoned ? SP_TRACE_ABANDONED : 0;
+		rc = sink->trace(sink, p, &t, err);
+	}
+	free(calls);
+	return rc ? -1 : (int64_t)nc;
+}
+
 void sp_livetrace_dur(struct sp_buf *b, uint64_t ns)
 {
 	if (ns < 1000000)

@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 
+#include "profile.h"
 #include "util.h"
 
 struct sp_livetrace;
@@ -63,6 +64,13 @@ struct sp_livetrace_stats {
  * inside a call at or above p95, inside another call, or outside. */
 void sp_livetrace_compute(struct sp_livetrace *lt, const struct sp_live_point *pts, size_t npts,
 			  struct sp_livetrace_stats *st);
+/* The window's calls (those sp_livetrace_compute counts) pushed into sink
+ * as an entry and an exit trace event each (the exit flagged abandoned
+ * when it was) of frame, on threads (pid, OS tid) interned in p: plive's W
+ * hands them to lib/timeline.  Returns the number of calls, or -1 (err:
+ * the sink's). */
+int64_t sp_livetrace_emit(struct sp_livetrace *lt, struct sp_profile *p, struct sp_sink *sink, uint32_t frame,
+			  int64_t pid, struct sp_err *err);
 /* "12.3 us", "4.56 ms", "1.20 s" */
 void sp_livetrace_dur(struct sp_buf *b, uint64_t ns);
 

@@ -23,11 +23,16 @@ tracer() { pgrep -f -- "-p $TPID --trace=" | grep -v "^$$\$" | head -1; }
 # us "95.4 us" / "2.45 ms" -> microseconds
 us() { awk -v v="$1" -v u="$2" 'BEGIN { printf "%.3f", u == "ms" ? v * 1000 : u == "s" ? v * 1e6 : v }'; }
 
-$TM new-session -d -s t8060 -x 130 -y 40 "$SP_BIN/plive --window 5 -o $T/sess.sp -p $TPID 2> $T/plive.err; echo \$? > $T/rc; sleep 60"
+$TM new-session -d -s t8060 -x 130 -y 40 "cd $T && $SP_BIN/plive --window 5 -o $T/sess.sp -p $TPID 2> $T/plive.err; echo \$? > $T/rc; sleep 60"
 if wait_for 30 'grep -qE " work$" "$T/cap"'; then ok "plive -p PID: work in the table"; else
 	notok "plive -p PID: work in the table"; sed 's/^/  /' "$T/cap" | head -12; exit 0; fi
 $TM send-keys -t t8060 / '^work$' Enter
 if wait_for 10 'grep -q "Filter: /^work\$/" "$T/cap"'; then ok "/^work\$: the filter applies"; else notok "/^work\$: the filter applies"; fi
+# W without a live trace: said, nothing written
+$TM send-keys -t t8060 W
+if wait_for 10 'grep -q "^W: no live trace running (T traces the selected function)" "$T/cap"'; then
+	ok "W without a trace: the status line says so"; else notok "W without a trace: the status line says so"; sed -n 3p "$T/cap" | sed 's/^/  /'; fi
+if ! ls "$T"/plive-timeline-* > /dev/null 2>&1; then ok "W without a trace: no file"; else notok "W without a trace: no file"; fi
 $TM send-keys -t t8060 T
 if wait_for 10 'grep -q "^T: tracing work (pcollect -p $TPID --trace work); X stops" "$T/cap"'; then
 	ok "T: the status line says the probe"; else notok "T: the status line says the probe"; sed 's/^/  /' "$T/cap" | head -5; fi
@@ -74,6 +79,35 @@ if within "$own50" "$screen50" 5; then ok "p50 within 5 % ($screen50 vs $own50 u
 if within "$own95" "$screen95" 5; then ok "p95 within 5 % ($screen95 vs $own95 us)"; else notok "p95 within 5 % ($screen95 vs $own95 us)"; fi
 # the slow path is 10x: p95 (a slow call) against p50 (a fast one)
 if awk -v a="$screen95" -v b="$screen50" 'BEGIN { exit !(a > 5 * b) }'; then ok "p95 is the slow path (> 5x p50)"; else notok "p95 is the slow path"; fi
+
+# W: the window's 20 slowest calls of work with the samples inside them,
+# as ptimeline writes them (lib/timeline), to plive-timeline-PID-N.json;
+# a second W writes N = 2 (an existing file is never replaced)
+$TM send-keys -t t8060 W
+tl=$T/plive-timeline-$TPID-1.json
+if wait_for 15 'grep -qE "^W: wrote plive-timeline-$TPID-1.json \(20 slowest of [0-9]+ calls of work, [0-9]+ samples inside\): open it in https://ui.perfetto.dev" "$T/cap"'; then
+	ok "W: the status line names the file and how to open it"; else notok "W: the status line names the file"; sed -n 3p "$T/cap" | sed 's/^/  /'; fi
+# the program's own slowest call of the window (its log), for the bounds
+slow_max=$(sort -n "$T/win" 2> /dev/null | tail -1)
+if python3 - "$tl" "${slow_max:-0}" > "$T/tl.out" 2>&1 << 'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+own_max = float(sys.argv[2]) / 1e3  # us
+x = [e for e in d["traceEvents"] if e.get("ph") == "X" and e.get("name") == "work"]
+slow = [e for e in x if "slow" in e.get("cat", "")]
+durs = sorted(e["dur"] for e in slow)
+print("# W: %d work events, %d picked, dur %.1f .. %.1f us (the program's slowest of a window: %.1f us), %d samples"
+      % (len(x), len(slow), durs[0] if durs else 0, durs[-1] if durs else 0, own_max, len(d.get("samples", []))))
+# picked: 20; each a slow call (work's slow path is ~10x its ~120 us fast
+# one): at least 300 us, under a second
+sys.exit(not (len(slow) == 20 and durs[0] >= 300 and durs[-1] < 1e6))
+PY
+then ok "W: the file parses as JSON with 20 complete events of work, 300 us to 1 s"; else
+	notok "W: the file parses as JSON with 20 complete events of work"; fi
+sed -n '/^#/p' "$T/tl.out"; grep -v '^#' "$T/tl.out" | head -5 | sed 's/^/  /'
+$TM send-keys -t t8060 W
+if wait_for 15 'grep -q "^W: wrote plive-timeline-$TPID-2.json " "$T/cap"' && [ -s "$tl" ] && [ -s "$T/plive-timeline-$TPID-2.json" ]; then
+	ok "W again: a second file, the first kept"; else notok "W again: a second file, the first kept"; sed -n 3p "$T/cap" | sed 's/^/  /'; fi
 
 # X: the probe removed, the sampler goes on
 $TM send-keys -t t8060 X
