@@ -1,4 +1,5 @@
 /* fold.c — aggregation by stack and folded-text output. */
+#include <ctype.h>
 #include "fold.h"
 
 #include <errno.h>
@@ -93,7 +94,10 @@ int sp_thread_group(const char *name, struct sp_buf *out)
 	int changed = 0;
 	for (const char *ch = name; *ch;) {
 		const char *e = ch;
-		if ((*ch == '-' || *ch == '_') && ch[1] >= '0' && ch[1] <= '9') {
+		/* after a word only: ":-1" (perf's comm of a task it never
+		 * named, pid -1) is not a numbered name */
+		if ((*ch == '-' || *ch == '_') && ch > name && isalnum((unsigned char)ch[-1]) && ch[1] >= '0' &&
+		    ch[1] <= '9') {
 			for (e = ch + 1; *e >= '0' && *e <= '9'; e++)
 				;
 			if (!*e || *e == '-' || *e == '_' || *e == ' ' || *e == '(') {

@@ -65,7 +65,8 @@ struct sp_label_cache {
 			     * (sp_thread_group); set before the first call */
 };
 /* A thread-per-request server names its threads by number: the root of
- * each is the name with every number that follows '-' or '_' (and ends
+ * each is the name with every number that follows '-' or '_' after a letter
+ * or digit (and ends
  * the name or comes before '-', '_', ' ' or '(') spelled N:
  * "Thread-575 (process_request_thread)" is "Thread-N (process_request_thread)",
  * "ThreadPoolExecutor-0_3" "ThreadPoolExecutor-N_N", "pool-1-thread-7"

@@ -94,6 +94,7 @@ struct sp_perfev {
 	int follow;   /* sp_perfev_follow_cpus: per CPU, the followed processes' records only */
 	struct sp_u64map fpids; /* follow: the processes followed (pid -> index in fsince + 1) */
 	uint64_t *fsince;       /* ... each one's records from this time on (ns) */
+	int follow_exec;        /* follow, launch mode: the first process is followed from its exec */
 	size_t nfsince, capfsince;
 	int *cfds;              /* the task-clock counters of the followed threads */
 	size_t ncfds, capcfds;
@@ -501,8 +502,12 @@ int sp_perfev_add_task(struct sp_perfev *ev, int tid, struct sp_err *err)
 		int pid = tgid_of(tid);
 		if (pid > 0) {
 			/* The rings hold samples of it taken before now (the
-			 * events run from sp_perfev_follow_cpus on): not ours. */
-			follow_pid(ev, (uint32_t)pid, sp_mono_ns());
+			 * events run from sp_perfev_follow_cpus on): not ours.
+			 * A launched command is held before its exec: until its
+			 * exec's COMM record it runs pcollect's code (per thread,
+			 * enable_on_exec starts there). */
+			int at_exec = ev->follow_exec && !ev->nfsince;
+			follow_pid(ev, (uint32_t)pid, at_exec ? UINT64_MAX : sp_mono_ns());
 			ev->st.tasks++;
 		}
 		rc = pid > 0 ? 0 : 1;
@@ -646,6 +651,7 @@ int sp_perfev_follow_cpus(struct sp_perfev *ev, struct sp_err *err)
 		return 1;
 	}
 	ev->follow = 1;
+	ev->follow_exec = keep.enable_on_exec;
 	ev->st.tasks = 0;
 	ev->st.per_cpu = 1;
 	sp_perfev_enable(ev);
@@ -1316,6 +1322,16 @@ static int followed_at(const struct sp_perfev *ev, uint32_t pid, uint64_t t)
 	return found && t >= ev->fsince[i - 1];
 }
 
+/* follow: a process followed from its exec (follow_exec) is followed from
+ * time t, its exec's COMM record, on. */
+static void exec_seen(struct sp_perfev *ev, uint32_t pid, uint64_t t)
+{
+	int found;
+	uint32_t i = sp_u64map_get(&ev->fpids, pid, &found);
+	if (found && ev->fsince[i - 1] == UINT64_MAX)
+		ev->fsince[i - 1] = t;
+}
+
 /* follow: whether record h (body p, len bytes) is of a followed process.
  * A process forked by a followed one is followed from its FORK record on
  * (the records come in time order), as inheritance follows it. */
@@ -1335,8 +1351,14 @@ static int followed(struct sp_perfev *ev, const struct perf_event_header *h, con
 			return 0;
 		follow_pid(ev, rd32(p), 0);
 		return 1;
-	case PERF_RECORD_MMAP2:
 	case PERF_RECORD_COMM:
+		if (len < 4)
+			return 0;
+		pid = rd32(p);
+		if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
+			exec_seen(ev, pid, rec_time(h, 0));
+		break;
+	case PERF_RECORD_MMAP2:
 	case PERF_RECORD_EXIT:
 		if (len < 4)
 			return 0;

@@ -417,7 +417,7 @@ static void test_report(void)
 		{ "Thread-575 (process_request_thread)", "Thread-N (process_request_thread)" },
 		{ "ThreadPoolExecutor-0_3", "ThreadPoolExecutor-N_N" }, { "pool-1-thread-7", "pool-N-thread-N" },
 		{ "worker-12", "worker-N" }, { "python3", "python3" }, { "kworker/0:1", "kworker/0:1" },
-		{ "a-1b", "a-1b" }, { "x_", "x_" },
+		{ "a-1b", "a-1b" }, { "x_", "x_" }, { ":-1", ":-1" }, { "-5", "-5" },
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		struct sp_buf g = SP_BUF_INIT;
