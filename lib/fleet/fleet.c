@@ -1389,6 +1389,9 @@ static int put_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_s
 	}
 	/* the thread's name as the root frame, as pfold prints it */
 	uint32_t node = smp->stack;
+	/* the root as pfold shows it: numbered thread names grouped
+	 * (Thread-N), so a slice equals pfold of the input */
+	u->labc.group = 1;
 	uint32_t lf = smp->thread ? sp_label_frame(&u->labc, p, smp->thread, SP_LABEL_COMM) : 0;
 	if (lf) {
 		int fnd;

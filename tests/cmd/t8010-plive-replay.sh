@@ -26,7 +26,7 @@ rows() { awk 'f && NF >= 5 { o = $3; t = $4; sub(/s$/, "", o); sub(/s$/, "", t);
 	$1 = $2 = $3 = $4 = ""; sub(/^ +/, ""); if ($0 != "logger") printf "%s\t%s\t%s\t%s\t%s\n", $0, o, t, p, q } /Function \(filename:line\)/ { f = 1 }' "$1" | LC_ALL=C sort; }
 # preport's, the same way; thread roots (comm names) are plive-less (and
 # "logger" is a thread and a function of the demo: left out of both)
-want() { awk -F'\t' 'NR > 1 && $5 !~ /^(logger|worker-[12])$/ { printf "%s\t%.2f\t%.2f\t%.1f\t%.1f\n", $5, $1 / 1e9, $3 / 1e9, $2, $4 }' "$1" | LC_ALL=C sort; }
+want() { awk -F'\t' 'NR > 1 && $5 !~ /^(logger|worker-([12]|N))$/ { printf "%s\t%.2f\t%.2f\t%.1f\t%.1f\n", $5, $1 / 1e9, $3 / 1e9, $2, $4 }' "$1" | LC_ALL=C sort; }
 plive --once --speed 0 --window 1 -n 0 "$T/d.sp" > "$T/o" 2>&1
 rows "$T/o" > "$T/got"
 pfilter --last 1 "$T/d.sp" | preport -O tsv -n 0 > "$T/pr" 2>&1

@@ -33,8 +33,15 @@ wait_for 10 'grep -q "Filter: /^adler32/" "$T/cap"'
 $TM send-keys -t t8061 T
 if wait_for 10 'grep -qE "^T: tracing /[^ ]*libz[^ ]*:adler32(_z)? " "$T/cap"'; then ok "T: a library's function, traced as LIB:FUNC"; else
 	notok "T: a library's function, traced as LIB:FUNC"; sed -n 3p "$T/cap" | sed 's/^/  /'; fi
-if wait_for 30 'awk "/^Traced: .*adler32.* calls [0-9]+ in / { for (i = 1; i < NF; i++) if (\$i == \"in\") exit !(\$(i + 1) >= 4.9); exit 1 }" "$T/cap"'; then
-	ok "T: the window fills"; else notok "T: the window fills"; sed 's/^/  /' "$T/cap" | tail -20; fi
+budget_re="probe adler32(_z)? stopped at [0-9.]+ s: tracing took .* above the [0-9]+% budget"
+if wait_for 30 'grep -qE "$budget_re" "$T/cap" || awk "/^Traced: .*adler32.* calls [0-9]+ in / { for (i = 1; i < NF; i++) if (\$i == \"in\") exit !(\$(i + 1) >= 4.9); exit 1 }" "$T/cap"' &&
+	! grep -qE "$budget_re" "$T/cap"; then
+	ok "T: the window fills"
+elif grep -qE "$budget_re" "$T/cap"; then
+	# a hit storm (100k calls/s): --trace-budget (issue 41) stops the probe,
+	# says so on the panel, and the window holds what came before
+	ok "T: the probe stopped by the trace budget, said on the panel (the window holds the calls before)"
+else notok "T: the window fills"; sed 's/^/  /' "$T/cap" | tail -20; fi
 read -r p50 p50u p95 p95u <<< "$(awk '/^calls\/s / { print $4, $5, $7, $8 }' "$T/cap")"
 a=$(awk -v v="$p50" -v u="$p50u" 'BEGIN { print u == "ms" ? v * 1000 : v }'); b=$(awk -v v="$p95" -v u="$p95u" 'BEGIN { print u == "ms" ? v * 1000 : v }')
 if awk -v a="$a" -v b="$b" 'BEGIN { exit !(a > 0 && b > 4 * a) }'; then ok "p95 is the large buffer ($b us against p50 $a us)"; else
