@@ -461,7 +461,8 @@ static int write_marker(struct wctx *x, const char *name, const char *what, int6
 	return sp_ctrace_event(x->w, &e, err);
 }
 
-/* Lost hits (trace-lost "PROBE N") and lost samples ("lost" N) of the
+/* Lost hits (trace-lost "PROBE N"), lost samples ("lost" N) and probes
+ * stopped over their budget (trace-stopped "PROBE SECONDS") of the
  * stream's metadata. */
 static int write_lost(struct wctx *x, struct sp_err *err)
 {
@@ -482,6 +483,13 @@ static int write_lost(struct wctx *x, struct sp_err *err)
 			int64_t n = strtoll(v, NULL, 10);
 			sp_buf_addf(&b, "lost samples: %" PRId64, n);
 			rc = write_marker(x, sp_buf_cstr(&b), "lost", n, err);
+		} else if (!strcmp(k, "trace-stopped")) {
+			/* "PROBE SECONDS": pcollect stopped the probe over its
+			 * --trace-budget, SECONDS into the trace */
+			const char *sp = strrchr(v, ' ');
+			sp_buf_addf(&b, "probe stopped: %.*s at %s s of the trace, over its cost budget (its calls after are missing)",
+				    (int)(sp ? sp - v : (long)strlen(v)), v, sp ? sp + 1 : "?");
+			rc = write_marker(x, sp_buf_cstr(&b), "stopped", 1, err);
 		}
 	}
 	sp_buf_release(&b);

@@ -98,6 +98,8 @@ preport --latency "$T/h.sp" > "$T/h.lat" 2> /dev/null
 expect_grep "preport --latency: the stopped probe's count is a lower bound" '^tick: [0-9]+ calls.* \(INCOMPLETE: the probe was stopped at [0-9.]+ s, over its cost budget: a lower bound\)' "$T/h.lat"
 sp-dump "$T/h.sp" > "$T/h.txt" 2> /dev/null
 expect_grep "the stream's metadata says when" '^meta trace-stopped=tick [0-9.]+$' "$T/h.txt"
+ptimeline --no-samples "$T/h.sp" > "$T/h.json" 2> /dev/null
+expect_grep "ptimeline marks the stopped probe" '"name":"probe stopped: tick at [0-9.]+ s of the trace, over its cost budget' "$T/h.json"
 # none: no limit (1.5 s: the probe would be stopped after 1 s over)
 pcollect -F 0 --trace tick --trace-budget=none -o "$T/n.sp" -- "$T/many" hot 1.5 > /dev/null 2> "$T/n.err"; rc=$?
 expect_rc "--trace-budget=none: exit 0" 0 $rc
