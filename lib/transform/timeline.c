@@ -457,7 +457,7 @@ static int cmp_smp_time(const void *a, const void *b)
 static int write_marker(struct wctx *x, const char *name, const char *what, int64_t n, struct sp_err *err)
 {
 	struct sp_ctrace_arg a = { what, n, NULL };
-	struct sp_ctrace_ev e = { 'i', 'g', 0, 0, name, strlen(name), "lost", 0, 0, 0, &a, 1 };
+	struct sp_ctrace_ev e = { 'i', 'g', 0, 0, name, strlen(name), what, 0, 0, 0, &a, 1 };
 	return sp_ctrace_event(x->w, &e, err);
 }
 
