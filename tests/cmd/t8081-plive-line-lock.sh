@@ -36,13 +36,23 @@ $TM send-keys -t t8081 Enter
 if wait_for 20 'grep -q "^pcollect: probe t808-lock.c:$LINE: moved from 0x[0-9a-f]* (step+0x[0-9a-f]*, t808-lock.c:$LINE) to 0x[0-9a-f]* (step+0x[0-9a-f]*, .*): the kernel cannot probe the lock-prefixed instruction there" "$T/cap"'; then
 	ok "the panel shows pcollect's note: the probe moved off the lock-prefixed add"; else
 	notok "the panel shows the moved probe's note"; sed 's/^/  /' "$T/cap" | tail -5; fi
-if wait_for 40 'awk "/^Line: t808-lock.c:$LINE  hits [0-9]+  hits\/s [0-9.]+  in / { exit !(\$8 >= 4.9) } END { }" "$T/cap" && grep -q "^Line: t808-lock.c:$LINE  hits " "$T/cap"'; then
-	ok "the panel fills its 5 s window"; else notok "the panel fills its 5 s window"; sed 's/^/  /' "$T/cap" | tail -6; fi
-sleep 1; cap
-rate=$(awk -v l="t808-lock.c:$LINE" '$1 == "Line:" && $2 == l { print $6 }' "$T/cap")
-own=$(grep '^lock ' "$T/lk.ready" | tail -5 | sed 's/.* rate \([0-9]*\)\/s/\1/' | sort -n | sed -n 3p)
-if [ -n "$rate" ] && within "$own" "$rate" 10; then ok "hits/s within 10 % of the program's own rate ($rate vs $own)"; else
-	notok "hits/s within 10 % of the program's own rate ('$rate' vs '$own')"; tail -5 "$T/lk.ready" | sed 's/^/  /'; fi
+# The line runs ~20k times a second: at 17-34 us a hit the probe can take
+# more than --trace-budget (50 % of the traced thread, issue 41), and then
+# pcollect stops it after a second over and says so in the panel; the rate
+# is then not comparable (a stopped probe counts nothing more).
+stopped_re="^pcollect: probe t808-lock.c:$LINE stopped at [0-9.]+ s: tracing took .* above the [0-9]+% budget"
+if wait_for 40 'grep -qE "$stopped_re" "$T/cap" || { awk "/^Line: t808-lock.c:$LINE  hits [0-9]+  hits\/s [0-9.]+  in / { exit !(\$8 >= 4.9) } END { }" "$T/cap" && grep -q "^Line: t808-lock.c:$LINE  hits " "$T/cap"; }' &&
+	! grep -qE "$stopped_re" "$T/cap"; then
+	ok "the panel fills its 5 s window"
+	sleep 1; cap
+	rate=$(awk -v l="t808-lock.c:$LINE" '$1 == "Line:" && $2 == l { print $6 }' "$T/cap")
+	own=$(grep '^lock ' "$T/lk.ready" | tail -5 | sed 's/.* rate \([0-9]*\)\/s/\1/' | sort -n | sed -n 3p)
+	if [ -n "$rate" ] && within "$own" "$rate" 10; then ok "hits/s within 10 % of the program's own rate ($rate vs $own)"; else
+		notok "hits/s within 10 % of the program's own rate ('$rate' vs '$own')"; tail -5 "$T/lk.ready" | sed 's/^/  /'; fi
+elif grep -qE "$stopped_re" "$T/cap"; then
+	ok "the probe stopped by the trace budget, said in the panel"
+	skip "hits/s within 10 % of the program's own rate" "the probe was stopped over its --trace-budget: its count is a lower bound"
+else notok "the panel fills its 5 s window"; sed 's/^/  /' "$T/cap" | tail -6; fi
 $TM send-keys -t t8081 X
 if wait_for 15 'grep -qE "^X: probe on t808-lock.c:$LINE removed \([0-9]+ hits counted\)" "$T/cap"'; then ok "X: the probe removed"; else
 	notok "X: the probe removed"; sed -n 3p "$T/cap" | sed 's/^/  /'; fi
