@@ -108,18 +108,24 @@ def names(i):
         r.append(sf[str(i)]["name"])
         i = int(sf[str(i)].get("parent", 0) or 0)
     return r
-bad = [m for m in d.get("samples", []) if "work" not in names(int(m["sf"])) or
-       not any(e["tid"] == m["tid"] and e["ts"] <= m["ts"] <= e["ts"] + e["dur"] for e in x)]
-# (one in a CI rehearsal was not: on the main thread, outside the calls or
-# without work, among 9; not explained yet: a sample at a call's edge?  All
-# but one must be, and each one that is not is printed)
+# Samples in the probe's own trap (the single-step of the probed
+# instruction: asm_exc_debug / exc_debug_user, the user pc in the uprobe's
+# out-of-line slot, so [unknown] and no work) fall at a call's edge: the
+# tracing's own cost, counted apart (two such on the main thread in a CI
+# rehearsal).
+def trap(m):
+    return any(n in ("asm_exc_debug", "exc_debug_user") for n in names(int(m["sf"])))
+traps = [m for m in d.get("samples", []) if trap(m)]
+bad = [m for m in d.get("samples", []) if not trap(m) and ("work" not in names(int(m["sf"])) or
+       not any(e["tid"] == m["tid"] and e["ts"] <= m["ts"] <= e["ts"] + e["dur"] for e in x))]
+print("# W: %d samples in the probe's trap (single-step), left out of the check" % len(traps))
 for m in bad:
-    print("# a sample outside the calls or without work:", m, names(int(m["sf"]))[:6])
+    print("a sample outside the calls or without work:", m, names(int(m["sf"]))[:6])
 # picked: 20; each a slow call (work's slow path is ~10x its ~120 us fast
 # one): at least 300 us, under a second
-sys.exit(not (len(slow) == 20 and durs[0] >= 300 and durs[-1] < 1e6 and len(bad) <= 1))
+sys.exit(not (len(slow) == 20 and durs[0] >= 300 and durs[-1] < 1e6 and not bad))
 PY
-then ok "W: the file parses as JSON with 20 complete events of work, 300 us to 1 s, its samples inside them (all but one at most)"; else
+then ok "W: the file parses as JSON with 20 complete events of work, 300 us to 1 s, its samples inside them (those of the probe's own trap apart)"; else
 	notok "W: the file parses as JSON with 20 complete events of work"; fi
 sed -n '/^#/p' "$T/tl.out"; grep -v '^#' "$T/tl.out" | head -5 | sed 's/^/  /'
 $TM send-keys -t t8060 W
