@@ -114,8 +114,8 @@ shape_late() {
 		t6_pystop
 		pfold --weight=count "$T/l.sp" > "$T/l.folded" 2> /dev/null
 		all=$(count ';late_worker \(' "$T/l.folded")
-		good=$(count "^late-1;.*$(under late_worker spin)" "$T/l.folded")
-		wellformed "${L}a thread started after attach: late-1;...;late_worker;spin (its threading name)" $good $all ||
+		good=$(count "^late-N;.*$(under late_worker spin)" "$T/l.folded")
+		wellformed "${L}a thread started after attach: late-N;...;late_worker;spin (its threading name late-1, numbered names grouped)" $good $all ||
 			grep -o '^[^;]*' "$T/l.folded" | sort | uniq -c | sed 's/^/  /'
 	else notok "${L}late: the program did not start"; t6_pystop; fi
 }
