@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "calls.h"
+#include "fold.h"
 
 /* sp_buf_add with nothing to add may pass NULL to memcpy (undefined). */
 static inline void buf_add(struct sp_buf *b, const void *p, size_t n)
@@ -649,6 +650,7 @@ struct select {
 	size_t nshare, capshare;
 	double total[2];
 	int cols[2], ncols;
+	struct sp_buf gname;  /* a thread's name as folded text groups it */
 	uint64_t in_samples, out_samples;
 };
 
@@ -694,11 +696,14 @@ static int emit_out(struct select *s, const struct sp_sample *smp, struct sp_err
 		if (!s->ncols && share_cols(s, s->p, err) < 0)
 			return -1;
 		/* Stacks of differently named threads are different lines of
-		 * folded text (comm root frames): keep them apart here too. */
+		 * folded text (comm root frames): keep them apart here too,
+		 * with numbered names grouped as pfold shows them (worker-N). */
 		uint64_t key = stack_hash(s, stack);
 		if (smp->thread) {
 			uint32_t name = sp_thread_get(s->p, smp->thread)->name;
-			key ^= sp_mix64(sp_hash(sp_str(s->p, name), sp_str_len(s->p, name)));
+			sp_buf_reset(&s->gname);
+			sp_thread_group(sp_str(s->p, name), &s->gname);
+			key ^= sp_mix64(sp_hash(s->gname.p, s->gname.len));
 		}
 		if (key == UINT64_MAX)
 			key--;
@@ -958,6 +963,7 @@ out:
 	sp_calls_free(s.calls);
 	sp_writer_free(w);
 	sp_u64map_release(&s.share);
+	sp_buf_release(&s.gname);
 	free(s.sharev);
 	free(s.hash);
 	sp_profile_free(scratch);

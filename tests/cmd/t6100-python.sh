@@ -60,9 +60,11 @@ for entry in "${pys[@]}"; do
 			notok "${L}launch: a60/b30/c10 = $a/$b/$c samples (want 60/30/10 % +- 6)"
 			sort -k2 -nr "$T/s.folded" | head -3 | cut -c1-400 | sed 's/^/  /'
 		fi
-		# Both threads, each with its own shares (the comm-PID/TID root).
+		# Both threads, each with its own shares (the comm-PID/TID root),
+		# keyed by the TID: a thread whose name pcollect learnt late has
+		# its first samples under the process's comm (one CI run: 3 roots)
 		pfold --weight=count --tid "$T/s.sp" > "$T/t.folded" 2> /dev/null
-		bad=$(awk '/;(a60|b30|c10) \(/ { split($1, r, ";"); t[r[1]] += $NF; if ($0 ~ /;a60 \(/) a[r[1]] += $NF }
+		bad=$(awk '/;(a60|b30|c10) \(/ { split($1, r, ";"); k = r[1]; sub(/.*\//, "", k); t[k] += $NF; if ($0 ~ /;a60 \(/) a[k] += $NF }
 			END { n = 0; for (k in t) if (t[k] >= 100) { n++; s = a[k] * 100 / t[k]; if (s < 52 || s > 68) bad++ }
 			      print (n == 2 ? bad + 0 : "threads=" n) }' "$T/t.folded")
 		if [ "$bad" = 0 ]; then ok "${L}launch: each of the two threads spends 60% (+- 8) in a60"; else
