@@ -35,10 +35,15 @@ for q in 50 95 99; do
 	# the program's interval holds the probes' own cost, and whatever
 	# preemption falls between its clock and the probe (an ASan CI run
 	# under load: p95 traced 2519 us, the program's 2697): traced at most
-	# 5 % + 30 us above, at most 10 % + 30 us below
-	if [ -n "$own" ] && [ -n "$got" ] && awk -v o="$own" -v g="$got" 'BEGIN { o /= 1000; exit !(g <= 1.05 * o + 30 && g >= 0.9 * o - 30) }'; then
-		ok "p$q: traced $got us, the program's own $((own / 1000)) us"
-	else notok "p$q: traced $got us, the program's own ${own:-?} ns"; fi
+	# 5 % + 30 us above, at most 10 % + 30 us below; on a machine loaded
+	# beyond twice its CPUs 25 % below (a rehearsal at load 12 on 2 CPUs:
+	# p99 traced 10800 us, the program's 12355 us: its clock holds the
+	# preemptions of the longest calls, which the tail is made of)
+	lo=0.9 why=
+	if awk -v n="$(nproc)" '{ exit !($1 > 2 * n) }' /proc/loadavg; then lo=0.75 why=" (25 % below allowed: load average $(cut -d' ' -f1 /proc/loadavg))"; fi
+	if [ -n "$own" ] && [ -n "$got" ] && awk -v o="$own" -v g="$got" -v lo=$lo 'BEGIN { o /= 1000; exit !(g <= 1.05 * o + 30 && g >= lo * o - 30) }'; then
+		ok "p$q: traced $got us, the program's own $((own / 1000)) us$why"
+	else notok "p$q: traced $got us, the program's own ${own:-?} ns$why"; fi
 done
 # text: the table and a log2 histogram
 preport --latency "$T/d.sp" > "$T/d.txt" 2>&1
