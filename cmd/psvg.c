@@ -483,6 +483,8 @@ static int cmd_psvg(int argc, char **argv)
 		rc = SP_EXIT_ERROR;
 	FILE *out = of.f;
 	if (rc == SP_EXIT_OK) {
+		/* all read: the stack index's memory is reused by the layout */
+		sp_profile_drop_node_index(p);
 		sp_flame_finish(fl);
 		const struct sp_flame_node *root = sp_flame_nodes(fl);
 		double total = root[0].w;
