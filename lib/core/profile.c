@@ -242,6 +242,14 @@ uint32_t sp_frame_count(const struct sp_profile *p) { return p->nframes; }
 
 void sp_profile_drop_node_index(struct sp_profile *p) { sp_u64map_release(&p->nodemap); }
 
+void sp_str_prefetch(const struct sp_profile *p, uint64_t h) { __builtin_prefetch(&p->strtab[h & p->strmask]); }
+
+void sp_node_prefetch(const struct sp_profile *p, uint32_t parent, uint32_t frame)
+{
+	if (p->nodemap.tab)
+		__builtin_prefetch(&p->nodemap.tab[sp_mix64(((uint64_t)parent << 32) | frame) & p->nodemap.mask]);
+}
+
 /* The index again, after sp_profile_drop_node_index (node 0, the root, is
  * never in it). */
 static void node_index_build(struct sp_profile *p)
