@@ -488,7 +488,7 @@ static int cmd_psvg(int argc, char **argv)
 		sp_flame_finish(fl);
 		const struct sp_flame_node *root = sp_flame_nodes(fl);
 		double total = root[0].w;
-		if (sp_flame_is_diff(fl) && total <= 0 && root[0].a > 0 && !o.flame.show_removed)
+		if (sp_flame_is_diff(fl) && total <= 0 && sp_flame_deltas(fl)[0].a > 0 && !o.flame.show_removed)
 			sp_error("the second profile is empty; --show-removed draws the first");
 		if (total <= 0) {
 			if (!empty)
