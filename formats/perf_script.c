@@ -946,7 +946,7 @@ static int parse_event(struct perf_state *st, const char *line, size_t len, int 
 	const char *ev = NULL, *eve = NULL;
 	uint64_t period = 0;
 	find_event(after, e, &ev, &eve, &period);
-	uint64_t time = find_time(after, e, ev);
+	uint64_t time = st->o && st->o->no_time ? SP_NO_TIME : find_time(after, e, ev);
 
 	if (st->dry)
 		return frame_s ? (parse_frame(st, frame_s, line + len) ? 2 : 0) : 1;
