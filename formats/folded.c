@@ -170,7 +170,7 @@ static size_t common_prefix(const char *a, const char *b, size_t n)
 
 /* The frame of a plain frame's text [s, s+n) (h: its hash), its kind from
  * its _[k]/_[j]/_[i] suffix. */
-static uint32_t native_frame(struct sp_profile *p, struct prev_line *pl, const char *s, size_t n, uint64_t h)
+static inline uint32_t native_frame(struct sp_profile *p, struct prev_line *pl, const char *s, size_t n, uint64_t h)
 {
 	unsigned kind = SP_KIND_NATIVE;
 	if (n > 4 && s[n - 4] == '_' && s[n - 3] == '[' && s[n - 1] == ']') {
@@ -197,7 +197,7 @@ static uint32_t native_frame(struct sp_profile *p, struct prev_line *pl, const c
 	return pl->fof[f.name] - 1;
 }
 
-static void push_node(struct prev_line *pl, uint32_t node, uint32_t end)
+static inline void push_node(struct prev_line *pl, uint32_t node, uint32_t end)
 {
 	if (pl->n == pl->cap) {
 		pl->cap = pl->cap ? 2 * pl->cap : 64;
@@ -250,12 +250,12 @@ static uint32_t intern_frames(struct sp_profile *p, const char *s, const char *e
 		for (int i = 0; i < k; i++)
 			b[i].frame = native_frame(p, pl, b[i].s, b[i].n, b[i].h);
 		int fresh = 0;
+		uint32_t nn = sp_node_count(p); /* a new node's id */
 		for (int i = 0; i < k; i++) {
 			if (!b[i].push)
 				continue;
-			uint32_t had = fresh ? 0 : sp_node_count(p);
 			node = sp_node_intern(p, node, b[i].frame);
-			if (!fresh && sp_node_count(p) != had) {
+			if (!fresh && node == nn) {
 				fresh = 1;
 				uint32_t next = node + 1;
 				for (int j = i + 1; j < k; j++)
