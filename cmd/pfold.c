@@ -153,6 +153,7 @@ static int cmd_pfold(int argc, char **argv)
 	o.read.warn = sp_print_warning;
 	o.read.warn_ctx = &o.warn;
 	o.read.event_filter = o.event_filter;
+	o.read.no_time = o.kind == SP_OUT_FOLDED; /* folded text has no times */
 
 	if (o.kind != SP_OUT_FOLDED && !o.output && sp_check_binary_stdout(stdout) < 0)
 		return SP_EXIT_ERROR;

@@ -483,10 +483,12 @@ static int cmd_psvg(int argc, char **argv)
 		rc = SP_EXIT_ERROR;
 	FILE *out = of.f;
 	if (rc == SP_EXIT_OK) {
+		/* all read: the stack index's memory is reused by the layout */
+		sp_profile_drop_node_index(p);
 		sp_flame_finish(fl);
 		const struct sp_flame_node *root = sp_flame_nodes(fl);
 		double total = root[0].w;
-		if (sp_flame_is_diff(fl) && total <= 0 && root[0].a > 0 && !o.flame.show_removed)
+		if (sp_flame_is_diff(fl) && total <= 0 && sp_flame_deltas(fl)[0].a > 0 && !o.flame.show_removed)
 			sp_error("the second profile is empty; --show-removed draws the first");
 		if (total <= 0) {
 			if (!empty)

@@ -77,6 +77,7 @@ struct sp_flame {
 	struct sp_u64map cmap; /* parent << 32 | name -> child node (merging by name) */
 
 	struct sp_flame_node *nodes;
+	struct sp_flame_delta *deltas; /* diff only */
 	size_t nnodes;
 	double maxdelta, removed;
 	size_t nremoved;
@@ -172,6 +173,7 @@ void sp_flame_free(struct sp_flame *f)
 		free(f->nb);
 	free(f->nhit);
 	free(f->nodes);
+	free(f->deltas);
 	free(f->frames);
 	sp_buf_release(&f->tmp);
 	free(f->sfile);
@@ -182,6 +184,7 @@ void sp_flame_free(struct sp_flame *f)
 struct sp_sink *sp_flame_sink(struct sp_flame *f) { return &f->sink; }
 size_t sp_flame_count(const struct sp_flame *f) { return f->nnodes; }
 const struct sp_flame_node *sp_flame_nodes(const struct sp_flame *f) { return f->nodes; }
+const struct sp_flame_delta *sp_flame_deltas(const struct sp_flame *f) { return f->deltas; }
 size_t sp_flame_names(const struct sp_flame *f) { return f->nnames; }
 int sp_flame_is_diff(const struct sp_flame *f) { return f->diff; }
 int sp_flame_integral(const struct sp_flame *f) { return !f->fraction; }
@@ -806,6 +809,8 @@ static void emit(struct sp_flame *f)
 	for (size_t i = n; i-- > 1;)
 		size[t->parent[i]] += size[i];
 	f->nodes = sp_xmalloc((n ? n : 1) * sizeof *f->nodes);
+	if (f->diff)
+		f->deltas = sp_xmalloc((n ? n : 1) * sizeof *f->deltas);
 	f->maxdelta = 1;
 	pos[0] = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -818,11 +823,14 @@ static void emit(struct sp_flame *f)
 		o->kind = t->kind[i];
 		o->x = t->x[i];
 		o->w = t->w[i];
-		o->a = f->diff ? t->a[i] : t->w[i];
-		o->b = f->diff ? t->b[i] : t->w[i];
-		o->self_delta = f->diff ? t->sb[i] - t->sa[i] : 0;
-		if (f->diff && fabs(o->self_delta) > f->maxdelta)
-			f->maxdelta = fabs(o->self_delta);
+		if (f->diff) {
+			struct sp_flame_delta *dl = &f->deltas[at];
+			dl->a = t->a[i];
+			dl->b = t->b[i];
+			dl->self_delta = t->sb[i] - t->sa[i];
+			if (fabs(dl->self_delta) > f->maxdelta)
+				f->maxdelta = fabs(dl->self_delta);
+		}
 		if (f->diff && i && t->b[i] == 0 && t->a[i] != 0 && t->b[t->parent[i]] != 0) {
 			f->removed += t->a[i];
 			f->nremoved++;
@@ -860,5 +868,31 @@ void sp_flame_finish(struct sp_flame *f)
 		build_graph(f);
 		sum_up(f);
 	}
+	/* The samples and the maps that merged them are not needed once the
+	 * tree holds the totals: freed before emit's arrays are made, so that
+	 * these reuse their memory instead of touching fresh pages (each new
+	 * page is a fault and a page zeroed, a third of psvg's time on a big
+	 * profile on the virtual machines this runs on). */
+	free(f->na);
+	if (f->nb != f->na)
+		free(f->nb);
+	free(f->nhit);
+	f->na = f->nb = NULL;
+	f->nhit = NULL;
+	f->capn = 0;
+	free(f->ents);
+	f->ents = NULL;
+	f->nents = f->capents = 0;
+	sp_u64map_release(&f->emap);
+	sp_u64map_release(&f->cmap);
+	free(f->cs);
+	f->cs = NULL;
+	f->ncs = f->capcs = 0;
+	if (!f->diff) {
+		free(f->t.sw); /* own widths: summed into w */
+		f->t.sw = NULL;
+	}
 	emit(f);
+	/* emit copied the tree into the nodes: what the SVG is written from */
+	tree_release(&f->t);
 }

@@ -52,8 +52,13 @@ struct sp_flame_node {
 	uint32_t end;      /* one past the last node of this subtree (preorder) */
 	uint8_t kind;      /* enum sp_kind: from the frame, or its _[k]/_[j]/_[i] suffix */
 	double x, w;       /* start and width, in value units, of the drawn shape */
-	double a, b;       /* diff: totals of the first and second profile; else b = w */
-	double self_delta; /* diff: b - a of the samples that end here */
+};
+
+/* A differential profile's values of a node, apart (sp_flame_deltas): the
+ * nodes of a plain one stay small, 40 bytes. */
+struct sp_flame_delta {
+	double a, b;       /* totals of the first and second profile */
+	double self_delta; /* b - a of the samples that end here */
 };
 
 struct sp_flame;
@@ -68,6 +73,10 @@ void sp_flame_finish(struct sp_flame *f);
 /* After sp_flame_finish: the nodes in preorder, node 0 = "all". */
 size_t sp_flame_count(const struct sp_flame *f);
 const struct sp_flame_node *sp_flame_nodes(const struct sp_flame *f);
+/* After sp_flame_finish, a diff only: its values by node index, in the order
+ * of sp_flame_nodes; NULL for a plain profile (there a = b = w, and the
+ * self delta is 0). */
+const struct sp_flame_delta *sp_flame_deltas(const struct sp_flame *f);
 /* Display names (annotation suffixes such as _[k] removed) with their kind,
  * one entry per distinct (name, kind); indexed by sp_flame_node.name.  The
  * bytes are as read: not necessarily UTF-8, not NUL-free. */

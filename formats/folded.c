@@ -168,6 +168,106 @@ static size_t common_prefix(const char *a, const char *b, size_t n)
 	return i;
 }
 
+/* The frame of a plain frame's text [s, s+n) (h: its hash), its kind from
+ * its _[k]/_[j]/_[i] suffix. */
+static inline uint32_t native_frame(struct sp_profile *p, struct prev_line *pl, const char *s, size_t n, uint64_t h)
+{
+	unsigned kind = SP_KIND_NATIVE;
+	if (n > 4 && s[n - 4] == '_' && s[n - 3] == '[' && s[n - 1] == ']') {
+		if (s[n - 2] == 'k')
+			kind = SP_KIND_KERNEL;
+		else if (s[n - 2] == 'j')
+			kind = SP_KIND_JIT;
+		else if (s[n - 2] == 'i')
+			kind = SP_KIND_INLINED;
+	}
+	struct sp_frame f = { 0 };
+	f.name = n ? sp_str_intern_h(p, s, n, h) : 0;
+	f.kind = (uint8_t)kind;
+	if (f.name >= pl->nfof) {
+		size_t m = pl->nfof ? pl->nfof : 1024;
+		while (m <= f.name)
+			m *= 2;
+		pl->fof = sp_xrealloc(pl->fof, m * sizeof *pl->fof);
+		memset(pl->fof + pl->nfof, 0, (m - pl->nfof) * sizeof *pl->fof);
+		pl->nfof = m;
+	}
+	if (!pl->fof[f.name])
+		pl->fof[f.name] = sp_frame_intern(p, &f) + 1;
+	return pl->fof[f.name] - 1;
+}
+
+static inline void push_node(struct prev_line *pl, uint32_t node, uint32_t end)
+{
+	if (pl->n == pl->cap) {
+		pl->cap = pl->cap ? 2 * pl->cap : 64;
+		pl->ends = sp_xrealloc(pl->ends, pl->cap * sizeof *pl->ends);
+		pl->nodes = sp_xrealloc(pl->nodes, pl->cap * sizeof *pl->nodes);
+	}
+	pl->ends[pl->n] = end;
+	pl->nodes[pl->n++] = node;
+}
+
+/* The plain frames [s, e] of a line (s0: its start) below node, in
+ * batches: each frame's text split and hashed and its string's slot
+ * prefetched first, then the names and frames interned, then the nodes, so
+ * that the cache misses of a batch overlap instead of coming one after
+ * another (lines in no order, psvg's input from a random walk, miss on
+ * every frame).  Once a node is new, the line's nodes below it are new
+ * too, with the next ids: their index slots are prefetched as well.  Ids
+ * are given in the same order as frame by frame. */
+static uint32_t intern_frames(struct sp_profile *p, const char *s, const char *e, const char *s0, uint32_t node,
+			      struct prev_line *pl)
+{
+	enum { FBATCH = 32 };
+	struct {
+		const char *s;
+		size_t n;
+		uint64_t h;
+		uint32_t end, frame;
+		int push;
+	} b[FBATCH];
+	int more = 1;
+	while (more) {
+		int k = 0;
+		while (k < FBATCH) {
+			const char *sc = memchr(s, ';', (size_t)(e - s));
+			const char *fe = sc ? sc : e;
+			b[k].s = s;
+			b[k].n = (size_t)(fe - s);
+			b[k].h = sp_hash(s, b[k].n);
+			b[k].end = (uint32_t)(fe - s0);
+			b[k].push = b[k].n || sc; /* "a;b;": no frame after the last ';' */
+			if (b[k].n)
+				sp_str_prefetch(p, b[k].h);
+			k++;
+			if (!sc) {
+				more = 0;
+				break;
+			}
+			s = sc + 1;
+		}
+		for (int i = 0; i < k; i++)
+			b[i].frame = native_frame(p, pl, b[i].s, b[i].n, b[i].h);
+		int fresh = 0;
+		uint32_t nn = sp_node_count(p); /* a new node's id */
+		for (int i = 0; i < k; i++) {
+			if (!b[i].push)
+				continue;
+			node = sp_node_intern(p, node, b[i].frame);
+			if (!fresh && node == nn) {
+				fresh = 1;
+				uint32_t next = node + 1;
+				for (int j = i + 1; j < k; j++)
+					if (b[j].push)
+						sp_node_prefetch(p, next++, b[j].frame);
+			}
+			push_node(pl, node, b[i].end);
+		}
+	}
+	return node;
+}
+
 static uint32_t intern_stack(struct sp_profile *p, const char *s, const char *e, int pyspy, struct prev_line *pl)
 {
 	const char *s0 = s;
@@ -190,51 +290,27 @@ static uint32_t intern_stack(struct sp_profile *p, const char *s, const char *e,
 		s += pl->ends[keep - 1] + 1;
 	}
 	pl->n = keep;
+	if (!pyspy) {
+		node = intern_frames(p, s, e, s0, node, pl);
+		goto done;
+	}
 	while (s <= e) {
 		const char *sc = memchr(s, ';', (size_t)(e - s));
 		const char *fe = sc ? sc : e;
 		size_t n = (size_t)(fe - s);
 		struct sp_frame f = { 0 };
 		uint32_t frame = 0;
-		if (pyspy && ((n > 8 && !memcmp(s, "thread (", 8)) || (n > 8 && !memcmp(s, "process ", 8)))) {
+		if ((n > 8 && !memcmp(s, "thread (", 8)) || (n > 8 && !memcmp(s, "process ", 8))) {
 			/* py-spy's --threads / --subprocesses root frames:
 			 * "thread (TID): NAME", "process PID:\"CMDLINE\"" */
 			f.name = sp_str_intern(p, s, n);
 			f.kind = SP_KIND_SYNTHETIC;
-		} else if (!(pyspy && python_frame(p, s, n, &f))) {
-			unsigned kind = SP_KIND_NATIVE;
-			if (n > 4 && s[n - 4] == '_' && s[n - 3] == '[' && s[n - 1] == ']') {
-				if (s[n - 2] == 'k')
-					kind = SP_KIND_KERNEL;
-				else if (s[n - 2] == 'j')
-					kind = SP_KIND_JIT;
-				else if (s[n - 2] == 'i')
-					kind = SP_KIND_INLINED;
-			}
-			f.name = sp_str_intern(p, s, n);
-			f.kind = (uint8_t)kind;
-			if (f.name >= pl->nfof) {
-				size_t m = pl->nfof ? pl->nfof : 1024;
-				while (m <= f.name)
-					m *= 2;
-				pl->fof = sp_xrealloc(pl->fof, m * sizeof *pl->fof);
-				memset(pl->fof + pl->nfof, 0, (m - pl->nfof) * sizeof *pl->fof);
-				pl->nfof = m;
-			}
-			if (!pl->fof[f.name])
-				pl->fof[f.name] = sp_frame_intern(p, &f) + 1;
-			frame = pl->fof[f.name];
+		} else if (!python_frame(p, s, n, &f)) {
+			frame = native_frame(p, pl, s, n, sp_hash(s, n)) + 1;
 		}
-		if (n || sc) {
-			node = sp_node_intern(p, node, frame ? frame - 1 : sp_frame_intern(p, &f));
-			if (pl->n == pl->cap) {
-				pl->cap = pl->cap ? 2 * pl->cap : 64;
-				pl->ends = sp_xrealloc(pl->ends, pl->cap * sizeof *pl->ends);
-				pl->nodes = sp_xrealloc(pl->nodes, pl->cap * sizeof *pl->nodes);
-			}
-			pl->ends[pl->n] = (uint32_t)(fe - s0);
-			pl->nodes[pl->n++] = node;
-		}
+		if (n || sc)
+			push_node(pl, node = sp_node_intern(p, node, frame ? frame - 1 : sp_frame_intern(p, &f)),
+				  (uint32_t)(fe - s0));
 		if (!sc)
 			break;
 		s = sc + 1;
@@ -337,8 +413,18 @@ static int read_folded(struct sp_input *in, struct sp_profile *p, struct sp_sink
 			node = intern_stack(p, s, se, pyspy, &pl);
 			goto have_node;
 		}
-		if (++sc_lines == 8192 && sc_hits * 16 < sc_lines)
+		if (++sc_lines == 8192 && sc_hits * 16 < sc_lines) {
 			sc_off = 1;
+			/* its copies of the lines (megabytes): free for the
+			 * tables that grow next */
+			sp_u64map_release(&sc.map);
+			free(sc.ents);
+			sc.ents = NULL;
+			sc.n = sc.cap = 0;
+			sp_buf_release(&sc.text);
+			node = intern_stack(p, s, se, pyspy, &pl);
+			goto have_node;
+		}
 		uint64_t h = sp_hash(s, (size_t)(se - s));
 		int found;
 		uint32_t *slot = sp_u64map_slot(&sc.map, h, &found);

@@ -39,6 +39,9 @@ struct sp_read_opts {
 	 * profile read into, which has some: else an error before the first
 	 * sample instead of matching them (pfleet put's shared profile). */
 	int same_columns;
+	/* perf: samples' times are not wanted (folded output has none): the
+	 * timestamps are not parsed, and samples carry SP_NO_TIME. */
+	int no_time;
 };
 
 struct sp_format {

@@ -545,7 +545,10 @@ static inline int frame_split(const char *s, const char *e, struct fsplit *fs)
 					   _mm_cmplt_epi8(lo, _mm_set1_epi8('f' + 1)));
 		unsigned hex = (unsigned)_mm_movemask_epi8(_mm_or_si128(dig, af));
 		ok = (sp | hex) == 0xffff && !(sp & (sp + 1)) && sp != 0xffff;
-		pc = s + 1 + __builtin_popcount(sp);
+		/* the blanks are the mask's low bits (checked in ok): their
+		 * count is its trailing ones, one instruction where popcount
+		 * is a libgcc call without -mpopcnt */
+		pc = s + 1 + __builtin_ctz(~sp);
 #else
 		pc = skip_spaces(s + 1, s + 17);
 		ok = pc < s + 17;
@@ -946,7 +949,7 @@ static int parse_event(struct perf_state *st, const char *line, size_t len, int 
 	const char *ev = NULL, *eve = NULL;
 	uint64_t period = 0;
 	find_event(after, e, &ev, &eve, &period);
-	uint64_t time = find_time(after, e, ev);
+	uint64_t time = st->o && st->o->no_time ? SP_NO_TIME : find_time(after, e, ev);
 
 	if (st->dry)
 		return frame_s ? (parse_frame(st, frame_s, line + len) ? 2 : 0) : 1;

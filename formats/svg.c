@@ -685,15 +685,16 @@ static void put_hex_colour(struct sp_buf *out, uint32_t c)
  * integer below 2^53; 1 when the values are integers already. */
 static double pick_scale(const struct sp_flame *f, const struct sp_flame_node *nd, size_t n, int diff)
 {
+	const struct sp_flame_delta *dl = diff ? sp_flame_deltas(f) : NULL;
 	double total = n ? nd[0].w : 0;
-	if (diff && n && nd[0].a > total)
-		total = nd[0].a;
+	if (dl && n && dl[0].a > total)
+		total = dl[0].a;
 	int integers = 1;
 	if (sp_flame_integral(f) && total < 9007199254740992.0)
 		return 1; /* sums of integers below 2^53 are integers */
 	for (size_t i = 0; i < n && integers; i++)
-		if (nd[i].x != floor(nd[i].x) || nd[i].w != floor(nd[i].w) || nd[i].a != floor(nd[i].a) ||
-		    nd[i].b != floor(nd[i].b))
+		if (nd[i].x != floor(nd[i].x) || nd[i].w != floor(nd[i].w) ||
+		    (dl && (dl[i].a != floor(dl[i].a) || dl[i].b != floor(dl[i].b))))
 			integers = 0;
 	double scale = 1;
 	if (integers && total < 9007199254740992.0)
@@ -920,6 +921,7 @@ struct svgw {
 	const struct sp_flame *f;
 	const struct sp_svg_opts *o;
 	const struct sp_flame_node *nd;
+	const struct sp_flame_delta *dl; /* a diff's values by node, else NULL */
 	size_t n;
 	int diff, has_py;
 	const char *unit;
@@ -1148,7 +1150,7 @@ static void frame_rect(struct svgw *s, const struct sp_flame_node *d, double x, 
 	put_coord(b, s->L.fh - 1);
 	sp_buf_adds(b, "\" fill=\"");
 	put_hex_colour(b, c);
-	if (s->diff && s->o->show_removed && d->b == 0)
+	if (s->diff && s->o->show_removed && s->dl[d - s->nd].b == 0)
 		sp_buf_adds(b, "\" class=\"gone");
 	sp_buf_adds(b, "\"/>");
 	size_t before = b->len;
@@ -1189,7 +1191,7 @@ static int write_overview(struct svgw *s)
 			continue;
 		}
 		double x = L->xpad + d->x * L->ppu, y = frame_y(L, d->depth);
-		uint32_t c = s->diff ? diff_colour(d->self_delta, s->maxdelta, s->o->negate) : s->colour[d->name];
+		uint32_t c = s->diff ? diff_colour(s->dl[i].self_delta, s->maxdelta, s->o->negate) : s->colour[d->name];
 		if (wpx < SP_SVG_NARROW && i)
 			narrow_mark(g, d->depth, x, wpx, c);
 		else
@@ -1347,8 +1349,9 @@ static int write_frames(struct svgw *s, double scale)
 		q = var_at(q, x0 > cur[d->depth] ? x0 - cur[d->depth] : 0);
 		q = var_at(q, x1 - x0);
 		if (s->diff) {
-			q = var_at(q, (uint64_t)llround((s->o->show_removed ? d->b : d->a) * scale));
-			q = var_at(q, zigzag((int64_t)llround(d->self_delta * scale)));
+			const struct sp_flame_delta *dl = &s->dl[i];
+			q = var_at(q, (uint64_t)llround((s->o->show_removed ? dl->b : dl->a) * scale));
+			q = var_at(q, zigzag((int64_t)llround(dl->self_delta * scale)));
 		}
 		b->len = (size_t)(q - b->p);
 		uint64_t x0e = x0 > cur[d->depth] ? x0 : cur[d->depth]; /* as the reader sees it */
@@ -1378,7 +1381,9 @@ static int write_data(struct svgw *s)
 	sp_buf_adds(b, ",total:");
 	sp_buf_addnum(b, (double)llround(s->total * scale));
 	sp_buf_adds(b, ",total2:");
-	sp_buf_addnum(b, s->n ? (double)llround((o->show_removed ? nd[0].b : nd[0].a) * scale) : 0);
+	/* a plain profile's totals: a = b = w */
+	double total2 = !s->n ? 0 : !s->dl ? nd[0].w : o->show_removed ? s->dl[0].b : s->dl[0].a;
+	sp_buf_addnum(b, (double)llround(total2 * scale));
 	sp_buf_adds(b, ",\nframes:\"");
 	if (write_frames(s, scale) < 0)
 		return -1;
@@ -1398,6 +1403,7 @@ int sp_svg_write(FILE *out, const struct sp_flame *f, const struct sp_svg_opts *
 	s.nd = sp_flame_nodes(f);
 	s.n = sp_flame_count(f);
 	s.diff = sp_flame_is_diff(f);
+	s.dl = s.diff ? sp_flame_deltas(f) : NULL;
 	s.unit = sp_flame_unit(f);
 	/* A profile with Python frames: the python palette by default, and a
 	 * button that zooms to the first Python frame. */

@@ -240,9 +240,31 @@ uint32_t sp_frame_count(const struct sp_profile *p) { return p->nframes; }
 
 /* ---- nodes ---- */
 
+void sp_profile_drop_node_index(struct sp_profile *p) { sp_u64map_release(&p->nodemap); }
+
+void sp_str_prefetch(const struct sp_profile *p, uint64_t h) { __builtin_prefetch(&p->strtab[h & p->strmask]); }
+
+void sp_node_prefetch(const struct sp_profile *p, uint32_t parent, uint32_t frame)
+{
+	if (p->nodemap.tab)
+		__builtin_prefetch(&p->nodemap.tab[sp_mix64(((uint64_t)parent << 32) | frame) & p->nodemap.mask]);
+}
+
+/* The index again, after sp_profile_drop_node_index (node 0, the root, is
+ * never in it). */
+static void node_index_build(struct sp_profile *p)
+{
+	for (uint32_t id = 1; id < p->nnodes; id++) {
+		int found;
+		*sp_u64map_slot(&p->nodemap, ((uint64_t)p->nodes[id].parent << 32) | p->nodes[id].frame, &found) = id;
+	}
+}
+
 uint32_t sp_node_intern(struct sp_profile *p, uint32_t parent, uint32_t frame)
 {
 	int found;
+	if (__builtin_expect(!p->nodemap.tab && p->nnodes > 1, 0))
+		node_index_build(p);
 	uint32_t *slot = sp_u64map_slot(&p->nodemap, ((uint64_t)parent << 32) | frame, &found);
 	if (found)
 		return *slot;

@@ -108,6 +108,15 @@ uint32_t sp_frame_named(struct sp_profile *p, const char *name, size_t n, unsign
 uint32_t sp_node_intern(struct sp_profile *p, uint32_t parent, uint32_t frame);
 const struct sp_node *sp_node_get(const struct sp_profile *p, uint32_t id);
 uint32_t sp_node_count(const struct sp_profile *p);
+/* Free the index that sp_node_intern looks stacks up in (some 16 bytes a
+ * node), for a command done reading that needs the memory for what comes
+ * next; the next sp_node_intern builds it again.  Nothing else changes. */
+void sp_profile_drop_node_index(struct sp_profile *p);
+/* Hints, for a reader that knows what it will look up next: bring the
+ * index slot of string hash h (sp_hash of the text), or of node (parent,
+ * frame), into the cache.  Nothing changes. */
+void sp_str_prefetch(const struct sp_profile *p, uint64_t h);
+void sp_node_prefetch(const struct sp_profile *p, uint32_t parent, uint32_t frame);
 /* Frames of a stack, root first, into out (grown as needed); returns depth. */
 uint32_t sp_node_frames(const struct sp_profile *p, uint32_t node, uint32_t **out, size_t *cap);
 

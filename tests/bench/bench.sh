@@ -202,10 +202,40 @@ measure() {
 		"$(printf '%s\n' "${ts[@]}" | sort -g | head -1)" "$(printf '%s\n' "${ts[@]}" | sort -g | tail -1)" \
 		"$(printf '%s\n' "${rs[@]}" | median)" "$ref" "$(stat -c %s "$file")" >> "$RES"
 }
+# measure_pair LABEL-A LABEL-B REF RUNS FILE -- CMD-A... -- CMD-B... : A and B
+# run alternately (A, B, A, B...), so that both see the same load on this
+# shared machine; appends two rows as measure does.
+measure_pair() {
+	local la=$1 lb=$2 ref=$3 n=$4 file=$5; shift 5
+	[ "$1" = -- ] && shift
+	local a=() b=() i
+	while [ "$1" != -- ]; do a+=("$1"); shift; done
+	shift; b=("$@")
+	: > "$W/pair.a"; : > "$W/pair.b"
+	for i in $(seq "$n"); do
+		measure "$la" "$ref" 1 "$file" "${a[@]}"
+		measure "$lb" "$ref" 1 "$file" "${b[@]}"
+	done
+	# the runs' rows folded into one row per label (medians of the runs)
+	local rows; rows=$(grep -F -e "$la|" -e "$lb|" "$RES" || true)
+	grep -v -F -e "$la|" -e "$lb|" "$RES" > "$W/pair.rest" || true
+	cp "$W/pair.rest" "$RES"
+	for l in "$la" "$lb"; do
+		printf '%s\n' "$rows" | awk -F'|' -v l="$l" '$1 == l' > "$W/pair.rows"
+		printf '%s|%s|%s|%s|%s|%s|%s\n' "$l" "$(cut -d'|' -f2 "$W/pair.rows" | median)" \
+			"$(cut -d'|' -f2 "$W/pair.rows" | sort -g | head -1)" "$(cut -d'|' -f2 "$W/pair.rows" | sort -g | tail -1)" \
+			"$(cut -d'|' -f5 "$W/pair.rows" | median)" "$ref" "$(stat -c %s "$file")" >> "$RES"
+	done
+}
 say "measuring ($RUNS runs each)"
 measure "wc -l" - "$RUNS" "$IN" wc -l "$IN"
 measure "pfold -j1 (1 core: taskset -c 0)" 160 "$RUNS" "$IN" taskset -c 0 "$PF" -j1 "$IN"
 measure "pfold -j2 (2 cores)" 239 "$RUNS" "$IN" taskset -c 0,1 "$PF" -j2 "$IN"
+# From a pipe (the issue's figure): cat's copy into the pipe runs on the
+# same two cores; paired with the file run, alternately.
+measure_pair "pfold -j2 from a file (paired)" "pfold -j2 from a pipe (cat |, paired)" 239 "$RUNS" "$IN" \
+	-- taskset -c 0,1 "$PF" -j2 "$IN" \
+	-- taskset -c 0,1 bash -c 'cat "$1" | "$2" -j2' _ "$IN" "$PF"
 # The repeated input lets pfold's caches see each stack many times; each
 # recording once shows the speed on fresh data (start-up included).
 measure "pfold -j1, fresh data ($(mbs "$(stat -c %s "$ONCE")") MB)" 160 "$RUNS" "$ONCE" taskset -c 0 "$PF" -j1 "$ONCE"
@@ -220,6 +250,8 @@ if [ -n "$INFERNO_COLLAPSE" ]; then
 	if [ -x "$INFERNO_COLLAPSE" ] || command -v "$INFERNO_COLLAPSE" > /dev/null 2>&1; then
 		measure "inferno-collapse-perf (1 thread, 1 core)" 160 "$RUNS" "$IN" taskset -c 0 "$INFERNO_COLLAPSE" --nthreads 1 "$IN"
 		measure "inferno-collapse-perf (2 threads)" 239 "$RUNS" "$IN" taskset -c 0,1 "$INFERNO_COLLAPSE" --nthreads 2 "$IN"
+		measure "inferno-collapse-perf (2 threads, from a pipe)" 239 "$RUNS" "$IN" \
+			taskset -c 0,1 bash -c 'cat "$1" | "$2" --nthreads 2' _ "$IN" "$INFERNO_COLLAPSE"
 	else
 		say "INFERNO_COLLAPSE=$INFERNO_COLLAPSE: not executable; skipped"
 	fi

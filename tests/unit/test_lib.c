@@ -71,6 +71,15 @@ static void test_intern(void)
 	uint32_t n3 = sp_node_intern(p, n1, f2);
 	CHECK(n2 == n3 && n1 != n2, "nodes: a repeated stack costs one id");
 	CHECK(sp_node_get(p, n2)->depth == 2 && sp_node_get(p, n2)->parent == n1, "nodes: parent and depth");
+	/* the index dropped (psvg, done reading): the same ids again, and a
+	 * new stack still gets the next id */
+	sp_profile_drop_node_index(p);
+	sp_node_prefetch(p, n1, f2); /* a hint only: no index to touch */
+	uint32_t before = sp_node_count(p);
+	CHECK(sp_node_intern(p, n1, f2) == n2 && sp_node_intern(p, 0, f1) == n1 && sp_node_count(p) == before,
+	      "nodes: known stacks keep their ids after the index is dropped");
+	CHECK(sp_node_intern(p, n2, f1) == before && sp_node_count(p) == before + 1,
+	      "nodes: a new stack after the index is dropped gets the next id");
 	uint32_t *fr = NULL;
 	size_t cap = 0;
 	uint32_t d = sp_node_frames(p, n2, &fr, &cap);

@@ -556,8 +556,9 @@ static void test_flame(void)
 	CHECK(sp_flame_is_diff(f) && !strcmp(l, "all@0:0+5 main@1:0+5 x@2:0+2 y@2:2+3 z@2:5+0"),
 	      "flame: a diff is drawn with the second profile's widths, the gone frame kept at width 0 (%s)", l);
 	nd = sp_flame_nodes(f);
-	CHECK(sp_flame_count(f) == 5 && nd[2].a == 4 && nd[2].b == 2 && nd[2].self_delta == -2 && nd[3].self_delta == 3 &&
-		      nd[1].a == 6 && nd[1].b == 5,
+	const struct sp_flame_delta *dl = sp_flame_deltas(f);
+	CHECK(sp_flame_count(f) == 5 && dl && dl[2].a == 4 && dl[2].b == 2 && dl[2].self_delta == -2 && dl[3].self_delta == 3 &&
+		      dl[1].a == 6 && dl[1].b == 5,
 	      "flame: a diff's nodes carry both totals and the self delta");
 	CHECK(sp_flame_max_delta(f) == 3, "flame: the largest |self delta| (%g)", sp_flame_max_delta(f));
 	size_t nrem = 0;
