@@ -1,0 +1,106 @@
+# acc-lib.sh — the standing accuracy suite's helpers (issue 35, item 5),
+# sourced after lib.sh by the tests `make accuracy` runs (the Makefile's
+# ACCURACY_TESTS).
+# Not a test itself (its name is not t*.sh).
+#
+# Every check compares a profile of ours with a reference of the same
+# seconds (a peer's profile, or the program's own count of its CPU time),
+# prints the distance AND the noise floor: the mean distance between two
+# random draws of the two profiles' sizes from the reference itself (what
+# chance alone gives at these sample counts), and fails beyond the floor
+# plus a margin.
+#
+# SP_ACCURACY=long (make accuracy) asks for the longer variants: each test
+# reads ACC_LONG (1 or empty) and picks its lengths from it.
+
+ACC_LONG=
+[ "${SP_ACCURACY:-}" = long ] && ACC_LONG=1
+
+# acc_plain_only NAME: the accuracy checks measure what a plain build
+# gives; under ASan (the second pass of make check) they are left out,
+# saying so on a '# ' line (its slower commands would only widen the
+# distances).
+acc_plain_only() {
+	if [[ $SP_BIN == *asan* ]]; then
+		echo "# $1: accuracy, run in the plain pass only"
+		exit 0
+	fi
+}
+
+# acc_leaves FOLDED: "leaf samples" lines of a folded file (values in
+# samples), the leaf being the innermost frame that is not the kernel's
+# (marked _[k] by pfold --kernel).
+acc_leaves() {
+	awk '{ v = $NF; s = $0; sub(/ [^ ]+$/, "", s); n = split(s, a, ";")
+	       while (n > 1 && a[n] ~ /_\[k\]$/) n--
+	       L[a[n]] += v }
+	     END { for (k in L) print k "\t" L[k] }' "$1"
+}
+
+# acc_tvd NAME REF.leaves OURS.leaves MARGIN: the total variation distance
+# of the two leaf distributions, the floor (mean TVD of 40 pairs of draws
+# of the two sizes from REF's distribution), ok within floor + MARGIN.
+# Prints a '# ' line with the figures and the 5 leaves that differ most.
+acc_tvd() {
+	local name=$1 ref=$2 ours=$3 margin=$4 out
+	out=$(awk -F '\t' -v margin="$margin" '
+	FNR == 1 { f++ }
+	{ L[f, $1] += $2; T[f] += $2; K[$1] = 1 }
+	function draw(n, A,   i, x, j, c) {
+		for (i = 0; i < n; i++) { x = rand(); c = 0
+			for (j = 1; j < m; j++) { c += P[j]; if (x < c) break }
+			A[j]++ } }
+	END {
+		if (!T[1] || !T[2]) { printf "bad no samples (reference %d, ours %d)\n", T[1], T[2]; exit }
+		tvd = 0
+		for (k in K) { d = L[1, k] / T[1] - L[2, k] / T[2]; D[k] = d; tvd += d < 0 ? -d : d }
+		tvd /= 2
+		m = 0; for (k in K) if (L[1, k] > 0) P[++m] = L[1, k] / T[1]
+		srand(35); fl = 0
+		for (r = 0; r < 40; r++) {
+			split("", A); split("", B); draw(T[1], A); draw(T[2], B)
+			t = 0; for (j = 1; j <= m; j++) { d = A[j] / T[1] - B[j] / T[2]; t += d < 0 ? -d : d }
+			fl += t / 2 }
+		fl /= 40
+		printf "%s leaf TVD %.3f, noise floor %.3f (two draws of %d and %d samples from the reference), limit %.3f\n",
+			tvd <= fl + margin ? "ok" : "bad", tvd, fl, T[1], T[2], fl + margin
+		# the leaves that differ most, for the reader
+		for (i = 0; i < 5; i++) { best = ""; bd = -1
+			for (k in D) { a = D[k] < 0 ? -D[k] : D[k]; if (a > bd) { bd = a; best = k } }
+			if (best == "") break
+			printf "  %s: reference %.1f %%, ours %.1f %%\n", best, 100 * L[1, best] / T[1], 100 * L[2, best] / T[2]
+			delete D[best] }
+	}' "$ref" "$ours")
+	printf '%s\n' "$out" | sed '1!d; s/^[a-z]* /# '"$name"': /'
+	printf '%s\n' "$out" | sed '1d; s/^/# /'
+	case "$out" in
+	ok*) ok "$name: $(printf '%s\n' "$out" | sed '1!d; s/^ok //; s/ (two draws.*),/,/')" ;;
+	*) notok "$name: $(printf '%s\n' "$out" | sed '1!d; s/^bad //; s/ (two draws.*),/,/') exceeded"
+	   printf '%s\n' "$out" | sed '1d; s/^/  /' ;;
+	esac
+}
+
+# acc_perf_ok NAME: perf is installed and can record here; else a skip.
+acc_perf_ok() {
+	if ! command -v perf > /dev/null; then skip "$1" "perf is not installed (Debian: linux-perf)"; return 1; fi
+	if ! perf record -q -o "$T/perf.probe" -- true > /dev/null 2> "$T/perf.probe.err"; then
+		skip "$1" "perf record does not run here: $(head -1 "$T/perf.probe.err")"; return 1; fi
+	return 0
+}
+
+# acc_both PID SECONDS HZ [--no-inline]: perf record --call-graph dwarf
+# and pcollect -p of the same process over the same seconds, at the same
+# rate: $T/perf.txt (perf script) and $T/ours.sp.  --no-inline: both
+# without inlined frames (perf script then runs no addr2line: on node's
+# 100 MB binary it takes minutes).  Returns non-zero (a not ok printed)
+# when either fails.
+acc_both() {
+	local pid=$1 d=$2 hz=$3; shift 3
+	perf record -q -F "$hz" --call-graph dwarf -p "$pid" -o "$T/perf.data" -- sleep "$d" > /dev/null 2> "$T/perf.err" &
+	local pp=$!
+	pcollect -F "$hz" -d "$d" -p "$pid" "$@" -o "$T/ours.sp" 2> "$T/pc.err"; local rc=$?
+	wait $pp; local prc=$?
+	[ $rc = 0 ] || { notok "pcollect -p (exit $rc)"; head -3 "$T/pc.err" | sed 's/^/  /'; return 1; }
+	[ $prc = 0 ] || { notok "perf record -p (exit $prc)"; head -3 "$T/perf.err" | sed 's/^/  /'; return 1; }
+	perf script "$@" -i "$T/perf.data" > "$T/perf.txt" 2> "$T/perf.err" || { notok "perf script"; head -3 "$T/perf.err" | sed 's/^/  /'; return 1; }
+}
