@@ -621,9 +621,14 @@ void sp_psyms_build(struct sp_psyms *t, void *module, void (*each)(void *ctx, co
 	size_t k = 0;
 	for (size_t i = 0; i < t->n; i++) {
 		if (k && t->v[k - 1].start == t->v[i].start) {
+			/* another name (not the same one from .dynsym and
+			 * .symtab, nor another version of it) */
+			const char *a = t->names + t->v[i].name, *b = t->names + t->v[k - 1].name;
+			size_t la = strcspn(a, "@"), lb = strcspn(b, "@");
+			uint8_t other = t->v[k - 1].aliased || la != lb || memcmp(a, b, la);
 			if (psym_better(t->names, &t->v[i], &t->v[k - 1]))
 				t->v[k - 1] = t->v[i];
-			t->v[k - 1].aliased = 1;
+			t->v[k - 1].aliased = other;
 			continue;
 		}
 		t->v[k++] = t->v[i];
