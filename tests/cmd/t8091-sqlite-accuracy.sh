@@ -5,7 +5,7 @@
 # drawn at random so no phase locks onto the rate), profiled over the same
 # seconds by pcollect -p and by perf record --call-graph dwarf -p, both at
 # 499 Hz.  Printed: the TVD of the two leaf distributions and the noise
-# floor (two draws of the same sizes from perf's); fails beyond the draws'
+# floor (two draws of the same sizes from perf's, and pooled); fails beyond the pooled draws'
 # 95th percentile + 0.04 (broken stacks or names give 0.2 and more).  And where libc has
 # several names at one address, ours is the one perf script printed
 # (DWARF's, as addr2line names it: __memcpy_avx_unaligned_erms, not

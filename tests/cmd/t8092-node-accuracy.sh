@@ -6,10 +6,11 @@
 # both at 499 Hz, both --no-inline (perf script's addr2line takes minutes
 # on node's binary).  Printed: the TVD of the main thread's leaf
 # distributions and the noise floor (two draws of the same sizes from
-# perf's); fails beyond the draws' 95th percentile + 0.04.  (V8's helper
-# threads are left out of the distance: perf -p samples per thread and
-# misses their short bursts, 1-2 % of its samples where ours, per CPU,
-# have 4-6 %; the test prints both.)  And preport's rows of that
+# perf's); fails beyond the pooled draws' 95th percentile + 0.04.  V8's
+# helper threads (GC, compiler) are printed apart, their share of each
+# profile, and left out of the distance (when the two profiles' windows
+# were not cut to the same seconds their shares differed 2-5 points).
+# And preport's rows of that
 # recording are functions: the process name (the root frame) is not one
 # of them.  Where libc has several names at one address, ours is perf's
 # (without inlined frames: perf's choose_best_symbol,
@@ -39,7 +40,7 @@ if acc_both $P $d 499 --no-inline; then
 				if (substr(r, length(r) - length(main) + 1) == main) { s = $0; sub(/^[^;]*;/, "", s); print s > out } else h += $NF }
 				END { printf "%.1f", t ? 100 * h / t : 0 }' > "$T/${w%.*}.helpers"
 	done
-	echo "# V8's helper threads: $(cat "$T/perf.helpers") % of perf's samples, $(cat "$T/ours.helpers") % of ours (perf -p samples per thread and misses their short bursts; pcollect per CPU); the leaves compared are the main thread's"
+	echo "# V8's helper threads: $(cat "$T/perf.helpers") % of perf's samples, $(cat "$T/ours.helpers") % of ours; the leaves compared are the main thread's"
 	acc_leaves "$T/perf.folded" > "$T/perf.leaves"; acc_leaves "$T/ours.folded" > "$T/ours.leaves"
 	if grep -q '^JS:' "$T/ours.leaves"; then
 		acc_tvd "node --perf-basic-prof against perf record --call-graph dwarf, ${d} s at 499 Hz" "$T/perf.leaves" "$T/ours.leaves" 0.04
