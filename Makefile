@@ -1,5 +1,5 @@
 # stackpipe — plain Makefile.  Targets: all deps check install uninstall clean
-# bench fuzz demo.  Flags come from pkg-config; see README.md.
+# bench fuzz demo accuracy.  Flags come from pkg-config; see README.md.
 PREFIX  ?= /usr/local
 DESTDIR ?=
 BINDIR   = $(PREFIX)/bin
@@ -42,7 +42,7 @@ BINS_A   = $(addprefix $(BA)/bin/,$(CMDS))
 # with an error, so a test cannot pass with a report in its log.
 ASAN     = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all deps check check-fast install uninstall clean bench fuzz demo asan pkgs
+.PHONY: all deps check check-fast accuracy install uninstall clean bench fuzz demo asan pkgs
 all: $(BINS) $(UNITS) bin/sp-dump
 
 # Every compile needs the libraries; say which are missing instead of failing
@@ -152,6 +152,17 @@ check: deps
 
 check-fast: all
 	@SP_NO_ASAN=1 SP_NO_FUZZ=1 bash tests/run.sh
+
+# The standing accuracy suite (issue 35): real programs profiled by us and
+# by a peer or their own count of CPU time over the same seconds, each
+# printing the distance and its noise floor.  make check runs their quick
+# variants (plain pass); this runs the longer ones (SP_ACCURACY=long).
+ACCURACY_TESTS = tests/cmd/t6600-pcollect-short-threads.sh tests/cmd/t6610-python-thread-server.sh \
+	tests/cmd/t8090-go-accuracy.sh tests/cmd/t8091-sqlite-accuracy.sh tests/cmd/t8092-node-accuracy.sh \
+	tests/cmd/t8093-pool-accuracy.sh
+accuracy: deps
+	@$(MAKE) --no-print-directory all
+	@SP_ACCURACY=long SP_NO_UNITS=1 SP_NO_ASAN=1 SP_NO_FUZZ=1 SP_CMD_TESTS='$(ACCURACY_TESTS)' bash tests/run.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory all

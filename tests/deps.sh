@@ -31,6 +31,12 @@ optional "clickhouse-server clickhouse-client" 'command -v clickhouse-server || 
 # check; t0153 compares pfold with perf script on a recording through libc).
 optional libc6-dbg 'dpkg-query -W -f="\${Status}" libc6-dbg | grep -q "ok installed"' "test_symbols' _fini check"
 
+# The accuracy suite's peers and programs (make accuracy; their quick
+# variants in make check): perf record, Debian's sqlite3, node.
+optional linux-perf 'command -v perf' "the tests against perf record (t0153, t8091, t8092)"
+optional sqlite3 'command -v sqlite3' "t8091 (sqlite3 against perf)"
+optional nodejs 'command -v node' "t8092 (node against perf)"
+
 need=""
 for p in libdw-dev libelf-dev libxxhash-dev libcjson-dev zlib1g-dev pkg-config gcc make clang libclang-rt-14-dev; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || need="$need $p"

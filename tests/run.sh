@@ -5,6 +5,7 @@
 #   2. command tests tests/cmd/t*.sh with SP_BIN=bin, then SP_BIN=build-asan/bin;
 #   3. a short libFuzzer run of every target in build/fuzz/ (tests/fuzz/fuzz.sh).
 # SP_NO_ASAN=1 and SP_NO_FUZZ=1 leave out the ASan and fuzz steps,
+# SP_NO_UNITS=1 the unit tests (make accuracy),
 # (without SP_NO_ASAN a few tests run some cases in one pass only: a '# '
 # line says which),
 # SP_CMD_TESTS='tests/cmd/t02*.sh' chooses command tests, SP_FUZZ_SECONDS
@@ -93,9 +94,11 @@ run_cmds() { # bindir label
 }
 
 suite_start=$(date +%s)
-echo "# unit tests"
-run_units build ""
-if [ -z "$SP_NO_ASAN" ] && [ -d build-asan/tests ]; then
+if [ -z "${SP_NO_UNITS:-}" ]; then
+	echo "# unit tests"
+	run_units build ""
+fi
+if [ -z "${SP_NO_UNITS:-}" ] && [ -z "$SP_NO_ASAN" ] && [ -d build-asan/tests ]; then
 	echo "# unit tests under ASan+UBSan"
 	ASAN_OPTIONS=$san_asan UBSAN_OPTIONS=$san_ubsan run_units build-asan "asan:"
 fi

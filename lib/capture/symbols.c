@@ -595,6 +595,7 @@ static int psyms_take(void *ctx, const struct sp_elfsym *y)
 	ps->idx = (uint32_t)y->idx;
 	ps->bind = (uint8_t)GELF_ST_BIND(y->info);
 	ps->plt = 0;
+	ps->aliased = 0;
 	sp_buf_add(&w->names, y->name, len + 1);
 	return 0;
 }
@@ -620,8 +621,14 @@ void sp_psyms_build(struct sp_psyms *t, void *module, void (*each)(void *ctx, co
 	size_t k = 0;
 	for (size_t i = 0; i < t->n; i++) {
 		if (k && t->v[k - 1].start == t->v[i].start) {
+			/* another name (not the same one from .dynsym and
+			 * .symtab, nor another version of it) */
+			const char *a = t->names + t->v[i].name, *b = t->names + t->v[k - 1].name;
+			size_t la = strcspn(a, "@"), lb = strcspn(b, "@");
+			uint8_t other = t->v[k - 1].aliased || la != lb || memcmp(a, b, la);
 			if (psym_better(t->names, &t->v[i], &t->v[k - 1]))
 				t->v[k - 1] = t->v[i];
+			t->v[k - 1].aliased = other;
 			continue;
 		}
 		t->v[k++] = t->v[i];
@@ -670,10 +677,28 @@ void sp_psyms_release(struct sp_psyms *t)
 	memset(t, 0, sizeof *t);
 }
 
-/* The function symbol at pc (string id), 0 when pc is in none. */
-static uint32_t symbol_at(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf, uint64_t pc)
+/* Name id `name` of file fs starts at file address start (for
+ * sp_symbols_symbol_start); the first start a name is given is kept. */
+static void note_start(struct sp_symbols *s, const struct filesyms *fs, uint32_t name, uint64_t start)
+{
+	int found;
+	uint32_t *slot = sp_u64map_slot(&s->startidx, (uint64_t)fs->module << 32 | name, &found);
+	if (found)
+		return;
+	if (s->nstarts == s->capstarts) {
+		s->capstarts = s->capstarts ? 2 * s->capstarts : 256;
+		s->starts = sp_xrealloc(s->starts, s->capstarts * sizeof *s->starts);
+	}
+	s->starts[s->nstarts++] = start;
+	*slot = (uint32_t)s->nstarts;
+}
+
+/* The function symbol at pc (string id), 0 when pc is in none; *aliased:
+ * other symbols start where it does. */
+static uint32_t symbol_at(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf, uint64_t pc, int *aliased)
 {
 	Dwarf_Addr bias = 0;
+	*aliased = 0;
 	if (!dwfl_module_getelf(m, &bias))
 		return 0;
 	struct filesyms *fs = fsyms(s, mf);
@@ -687,6 +712,7 @@ static uint32_t symbol_at(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfil
 	/* A function's name once, not once per address sampled in it
 	 * (demangling is most of the cost). */
 	size_t i = (size_t)(ps - fs->psyms.v);
+	*aliased = ps->aliased;
 	if (!fs->pname)
 		fs->pname = sp_xcalloc(fs->psyms.n, sizeof *fs->pname);
 	if (fs->pname[i])
@@ -694,17 +720,52 @@ static uint32_t symbol_at(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfil
 	uint32_t name = ps->plt ? plt_name(s, fs->psyms.names + ps->name, ps->len)
 				: intern_name(s, fs->psyms.names + ps->name);
 	fs->pname[i] = name + 1;
-	int found;
-	uint32_t *slot = sp_u64map_slot(&s->startidx, (uint64_t)fs->module << 32 | name, &found);
-	if (!found) {
-		if (s->nstarts == s->capstarts) {
-			s->capstarts = s->capstarts ? 2 * s->capstarts : 256;
-			s->starts = sp_xrealloc(s->starts, s->capstarts * sizeof *s->starts);
-		}
-		s->starts[s->nstarts++] = ps->start;
-		*slot = (uint32_t)s->nstarts;
-	}
+	note_start(s, fs, name, ps->start);
 	return name;
+}
+
+const char *sp_dwarf_function(void *module, uint64_t pc)
+{
+	Dwfl_Module *m = module;
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = dwfl_module_addrdie(m, pc, &bias);
+	Dwarf_Die *scopes = NULL;
+	int ns = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+	int i = 0;
+	while (i < ns && dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine && dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
+		i++;
+	Dwarf_Die fn;
+	int have = 0;
+	if (i < ns && dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+		fn = scopes[i];
+		have = 1;
+		Dwarf_Die c;
+		Dwarf_Addr best = UINT64_MAX;
+		if (dwarf_child(cu, &c) == 0) {
+			do {
+				Dwarf_Addr lo, hi;
+				if (dwarf_tag(&c) != DW_TAG_subprogram || dwarf_haspc(&c, pc - bias) != 1 ||
+				    dwarf_lowpc(&c, &lo) != 0 || dwarf_highpc(&c, &hi) != 0)
+					continue;
+				if (hi - lo <= best) {
+					best = hi - lo;
+					fn = c;
+				}
+			} while (dwarf_siblingof(&c, &c) == 0);
+		}
+	} else if (i < ns) {
+		Dwarf_Die *chain = NULL;
+		int nc = dwarf_getscopes_die(&scopes[i], &chain);
+		for (int j = 0; j < nc; j++)
+			if (dwarf_tag(&chain[j]) == DW_TAG_subprogram) {
+				fn = chain[j];
+				have = 1;
+				break;
+			}
+		free(chain);
+	}
+	free(scopes);
+	return have ? die_name(&fn) : NULL;
 }
 
 int sp_symbols_symbol_start(const struct sp_symbols *s, uint32_t module, uint32_t name, uint64_t *start)
@@ -920,7 +981,23 @@ static void resolve(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf,
 	s->go_kind = SP_GO_NONE;
 	if (resolve_go(s, m, mf, pc))
 		return;
-	uint32_t symid = symbol_at(s, m, mf, pc);
+	int aliased;
+	uint32_t symid = symbol_at(s, m, mf, pc, &aliased);
+	if (aliased && !s->o.no_inline) {
+		/* Several names at one address: perf's choice among them
+		 * (psym_better) is what it prints without inlined frames; with
+		 * them (DWARF-unwound stacks) it prints DWARF's, as addr2line
+		 * does: __libc_start_main_impl, not __libc_start_main;
+		 * __memcpy_avx_unaligned_erms, not __memmove_... */
+		const char *dn = sp_dwarf_function(m, pc);
+		if (dn && *dn) {
+			Dwarf_Addr bias = 0;
+			const struct sp_psym *ps = dwfl_module_getelf(m, &bias) ? sp_psyms_find(&fsyms(s, mf)->psyms, pc - bias) : NULL;
+			symid = intern_name(s, dn);
+			if (ps)
+				note_start(s, fsyms(s, mf), symid, ps->start);
+		}
+	}
 	const char *file = NULL;
 	int line = 0;
 	if (s->o.lines) {

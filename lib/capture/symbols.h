@@ -118,6 +118,7 @@ struct sp_psym {
 	uint32_t idx;       /* in the ELF symbol table */
 	uint8_t bind;
 	uint8_t plt; /* a PLT entry, named "NAME@plt" as perf 6.1 names it */
+	uint8_t aliased; /* other symbols start at the same address (perf's choice kept) */
 };
 struct sp_psyms {
 	struct sp_psym *v;
@@ -133,5 +134,13 @@ void sp_psyms_build(struct sp_psyms *t, void *module, void (*each)(void *ctx, co
 /* The symbol holding file address a, NULL when none does. */
 const struct sp_psym *sp_psyms_find(const struct sp_psyms *t, uint64_t a);
 void sp_psyms_release(struct sp_psyms *t);
+
+/* The function DWARF says holds pc (an address as module's Dwfl takes
+ * it), as perf names a frame of a DWARF-unwound stack (through addr2line,
+ * inlined calls and all): the function an inlined call is in; of several
+ * subprograms over pc (assembler CUs list one per alias) the narrowest,
+ * the last of equals.  Its linkage name (mangled, as the symbol table
+ * spells it) or name; NULL when DWARF has none.  module: a Dwfl_Module *. */
+const char *sp_dwarf_function(void *module, uint64_t pc);
 
 #endif

@@ -688,67 +688,16 @@ static uint32_t perf_name(struct pd *d, const char *nm)
 	return sp_str_intern(d->p, b->p ? b->p : "", b->len);
 }
 
-/* DWARF mode: the function DWARF says holds file address a (its linkage
- * name, demangled), as perf's addr2line names it; 0 when there is none.
- * Assembler CUs list one subprogram per alias over the same range
- * (__munmap, __GI___munmap, munmap, __GI_munmap): addr2line takes the
- * narrowest, the last of equals. */
+/* DWARF mode: the function DWARF says holds file address a, as perf's
+ * addr2line names it (sp_dwarf_function), in perf's spelling; 0 when
+ * there is none. */
 static uint32_t dwarf_function(struct pd *d, struct modinfo *t, uint64_t a)
 {
 	Dwarf_Addr ebias = 0;
 	if (!dwfl_module_getelf(t->m, &ebias))
 		return 0;
-	uint64_t pc = a + ebias;
-	uint32_t name = 0;
-	Dwarf_Addr bias = 0;
-	Dwarf_Die *cu = dwfl_module_addrdie(t->m, pc, &bias);
-	Dwarf_Die *scopes = NULL;
-	int ns = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
-	int i = 0;
-	while (i < ns && dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine && dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
-		i++;
-	Dwarf_Die fn;
-	int have = 0;
-	if (i < ns && dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
-		fn = scopes[i];
-		have = 1;
-		Dwarf_Die c;
-		Dwarf_Addr best = UINT64_MAX;
-		if (dwarf_child(cu, &c) == 0) {
-			do {
-				Dwarf_Addr lo, hi;
-				if (dwarf_tag(&c) != DW_TAG_subprogram || dwarf_haspc(&c, pc - bias) != 1 ||
-				    dwarf_lowpc(&c, &lo) != 0 || dwarf_highpc(&c, &hi) != 0)
-					continue;
-				if (hi - lo <= best) {
-					best = hi - lo;
-					fn = c;
-				}
-			} while (dwarf_siblingof(&c, &c) == 0);
-		}
-	} else if (i < ns) {
-		Dwarf_Die *chain = NULL;
-		int nc = dwarf_getscopes_die(&scopes[i], &chain);
-		for (int j = 0; j < nc; j++)
-			if (dwarf_tag(&chain[j]) == DW_TAG_subprogram) {
-				fn = chain[j];
-				have = 1;
-				break;
-			}
-		free(chain);
-	}
-	if (have) {
-		Dwarf_Attribute at;
-		const char *nm = dwarf_formstring(dwarf_attr_integrate(&fn, DW_AT_linkage_name, &at));
-		if (!nm)
-			nm = dwarf_formstring(dwarf_attr_integrate(&fn, DW_AT_MIPS_linkage_name, &at));
-		if (!nm)
-			nm = dwarf_diename(&fn);
-		if (nm && *nm)
-			name = perf_name(d, nm);
-	}
-	free(scopes);
-	return name;
+	const char *nm = sp_dwarf_function(t->m, a + ebias);
+	return nm && *nm ? perf_name(d, nm) : 0;
 }
 
 /* The frame as perf script names it, memoised per frame id. */

@@ -173,9 +173,12 @@ static const char *thread_name(struct sp_agg *a, uint32_t t)
 	return t ? sp_str(a->p, sp_thread_get(a->p, t)->name) : "";
 }
 
-/* The process name is the root frame of folded text: it is counted the
- * same way here, so a stream and the folded text of the same program
- * compare like with like.  Its string id ("a b" spelt "a_b"). */
+/* The process name as the root frame of folded text spells it ("a b"
+ * spelt "a_b"): the caller of a stack's first frame in --callers.  It is
+ * no function: preport's table has no row for it (folded text, which has
+ * no threads, keeps its root frame a row: nothing tells it from a frame);
+ * pdiff --report's has, so that a stream and folded text of the same
+ * program compare like with like. */
 static uint32_t root_name(struct sp_agg *a, uint32_t t, struct sp_buf *b)
 {
 	const char *tn = thread_name(a, t);
@@ -185,8 +188,10 @@ static uint32_t root_name(struct sp_agg *a, uint32_t t, struct sp_buf *b)
 	return sp_str_intern(a->p, b->p ? b->p : "", b->len);
 }
 
-/* Statistics of the entries of one thread (all when thread is UINT32_MAX). */
-static void compute(struct sp_agg *a, uint32_t thread, struct fstats *fs)
+/* Statistics of the entries of one thread (all when thread is UINT32_MAX).
+ * roots: the process names count as rows too (pdiff --report, which may
+ * compare a stream with folded text, whose root frames are rows). */
+static void compute(struct sp_agg *a, uint32_t thread, int roots, struct fstats *fs)
 {
 	memset(fs, 0, sizeof *fs);
 	sp_u64map_init(&fs->map);
@@ -200,7 +205,7 @@ static void compute(struct sp_agg *a, uint32_t thread, struct fstats *fs)
 			continue;
 		for (int c = 0; c < a->ncols; c++)
 			fs->total[c] += v[c];
-		if (t && thread == UINT32_MAX) {
+		if (roots && t && thread == UINT32_MAX) {
 			struct fstat *f = fstat_get(fs, root_name(a, t, &b));
 			if (f->seen != i + 1) {
 				f->seen = (uint32_t)(i + 1);
@@ -326,7 +331,7 @@ static void top_table(struct sp_agg *a, const struct sp_report_opts *o, uint32_t
 		      int first)
 {
 	struct fstats fs;
-	compute(a, thread, &fs);
+	compute(a, thread, 0, &fs);
 	sort_total = o->sort_total;
 	if (fs.n)
 		sp_sort(fs.f, fs.n, sizeof *fs.f, cmp_fstat);
@@ -448,7 +453,7 @@ int sp_report_peek(struct sp_agg *a, const struct sp_report_opts *o, const char 
 		   int callees, FILE *out, struct sp_err *err)
 {
 	struct fstats fs;
-	compute(a, UINT32_MAX, &fs);
+	compute(a, UINT32_MAX, 0, &fs);
 	/* The function named pattern; else every one it matches as an
 	 * extended regular expression. */
 	uint32_t *foci = sp_xmalloc((fs.n ? fs.n : 1) * sizeof *foci);
@@ -729,7 +734,7 @@ static struct change *changes(struct fstats *fs)
 double sp_report_max_change(struct sp_agg *a)
 {
 	struct fstats fs;
-	compute(a, UINT32_MAX, &fs);
+	compute(a, UINT32_MAX, 1, &fs);
 	struct change *ch = changes(&fs);
 	double m = fs.n ? ch[0].key : 0;
 	free(ch);
@@ -741,7 +746,7 @@ int sp_report_diff(struct sp_agg *a, const struct sp_report_opts *o, FILE *out, 
 		   struct sp_err *err)
 {
 	struct fstats fs;
-	compute(a, UINT32_MAX, &fs);
+	compute(a, UINT32_MAX, 1, &fs);
 	struct change *ch = changes(&fs);
 	if (max_change)
 		*max_change = fs.n ? ch[0].key : 0;

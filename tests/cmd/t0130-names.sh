@@ -270,7 +270,10 @@ if [ -n "$PY" ] && [ $have_pc = 1 ] && [ -s "$T/zp.folded" ] && [ -s "$T/z.folde
 	else ok "5: perf vs pcollect: no clone suffix (.constprop.N .isra.N .part.N .cold) in pdiff --report's top rows"; fi
 	pdiff --report --keep-suffixes --top 0 "$T/zp.folded" "$T/z.folded" > "$T/o2" 2>&1
 	expect_grep "5: ... --keep-suffixes keeps them" '\.(constprop|isra|part|cold)(\.[0-9]+)?$' "$T/o2"
-	skip "5: perf vs pcollect: alias names at one address (__libc_start_main vs __libc_start_main_impl)" "not done: perf 6.1 with --call-graph dwarf names every frame by addr2line's (DWARF's) function and prints it '(inlined)' where that differs from the ELF symbol ('__libc_start_main_impl', 'work' for work.constprop.0); with -g (fp) it prints the ELF symbol, as pcollect does in both modes"
+	# where libc has several names at one address: perf's DWARF-mode name
+	# (addr2line's: __libc_start_main_impl), as pcollect names it now
+	. "$SP_TOP/tests/cmd/acc-lib.sh"
+	acc_aliases "5: perf vs pcollect: libc's names at one address (__libc_start_main_impl)" "$PY" "$T/zp.folded" "$T/z.folded"
 else skip "5: perf vs pcollect comparison" "needs the recordings of item 1"; fi
 
 # --- item 2: pcollect --call-graph none names the sampled user frames (the

@@ -45,7 +45,7 @@ for line in open(sys.argv[2]):
     f = "green" if g > r and g > b else "orange" if b == 0 and r > g else "blue" if b > r and b > g else "other"
     n[f] = n.get(f, 0) + 1
 print(" ".join("%s:%d" % kv for kv in sorted(n.items())))' "$1" "$T/colours"; }
-py=$(fam '\.py:[0-9]+\)$'); nat=$(fam '^(_start|Py_RunMain|PyEval_EvalCode|__libc_start_main|\[python3[.0-9]*\])$')
+py=$(fam '\.py:[0-9]+\)$'); nat=$(fam '^(_start|Py_RunMain|PyEval_EvalCode|__libc_start_main(_impl)?|\[python3[.0-9]*\])$')
 if [[ "$py" =~ ^green:[0-9]+$ ]]; then ok "default palette: every Python frame green ($py)"; else notok "default palette: Python frames green ($py)"; fi
 if [[ "$nat" =~ ^blue:[0-9]+$ ]]; then ok "default palette: native frames blue ($nat)"; else notok "default palette: native frames blue ($nat)"; fi
 psvg --colors hot "$T/py.sp" > "$T/hot.svg"

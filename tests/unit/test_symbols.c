@@ -4,7 +4,8 @@
  * (a zero-sized last symbol, in .fini) stretched to the next page, as
  * perf names a sample there (seen in a CI run: a page fault in
  * __run_exit_handlers -> libm's _fini).  _fini is in the debug file only
- * (libc6-dbg); without it that check prints a skip line saying so. */
+ * (libc6-dbg); without it that check prints a skip line saying so.  And
+ * libc's aliases: perf's choice without inlined frames, DWARF's with them. */
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -50,17 +51,65 @@ static const char *name_at(const struct sp_psyms *t, uint64_t a)
 }
 
 /* 1 when the module's symbol table (the debug file's when it has one)
- * holds name. */
-static int has_symbol(Dwfl_Module *m, const char *name)
+ * holds name; its value into *value (may be NULL). */
+static int find_symbol(Dwfl_Module *m, const char *name, uint64_t *value)
 {
 	int n = dwfl_module_getsymtab(m);
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
 		const char *nm = dwfl_module_getsym(m, i, &sym, NULL);
-		if (nm && !strcmp(nm, name))
+		if (nm && !strcmp(nm, name)) {
+			if (value)
+				*value = sym.st_value;
 			return 1;
+		}
 	}
 	return 0;
+}
+static int has_symbol(Dwfl_Module *m, const char *name) { return find_symbol(m, name, NULL); }
+
+static const char *const libc_paths[] = { "/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6",
+					  "/lib64/libc.so.6", NULL };
+
+/* Several names at one address of libc (its debug file, libc6-dbg):
+ * perf's choice without inlined frames (choose_best_symbol: the longer
+ * __memmove_avx_unaligned_erms of two locals), marked aliased, and
+ * DWARF's function there, the name perf prints for DWARF-unwound stacks
+ * (addr2line's: __memcpy_avx_unaligned_erms; __libc_start_main_impl). */
+static void libc_aliases(const Dwfl_Callbacks *cb)
+{
+	const char *path = NULL;
+	for (int i = 0; libc_paths[i] && !path; i++)
+		if (access(libc_paths[i], R_OK) == 0)
+			path = libc_paths[i];
+	Dwfl *dwfl = path ? dwfl_begin(cb) : NULL;
+	Dwfl_Module *m = dwfl ? dwfl_report_offline(dwfl, "libc", path, -1) : NULL;
+	if (dwfl)
+		dwfl_report_end(dwfl, NULL, NULL);
+	uint64_t mv = 0, lsm = 0;
+	if (!m || !find_symbol(m, "__memmove_avx_unaligned_erms", &mv) || !find_symbol(m, "__libc_start_main_impl", &lsm)) {
+		printf("skip - libc's aliases # no libc.so.6 with its debug file (libc6-dbg)\n");
+		if (dwfl)
+			dwfl_end(dwfl);
+		return;
+	}
+	struct sp_psyms t = { 0 };
+	sp_psyms_build(&t, m, NULL, NULL);
+	Dwarf_Addr bias = 0;
+	dwfl_module_getelf(m, &bias);
+	const struct sp_psym *ps = sp_psyms_find(&t, mv - bias);
+	const char *n = ps ? t.names + ps->name : "no symbol";
+	CHECK(ps && !strcmp(n, "__memmove_avx_unaligned_erms") && ps->aliased,
+	      "libc: perf's choice without inlined frames, __memmove_avx_unaligned_erms, aliased (got %s)", n);
+	const char *d = sp_dwarf_function(m, mv + 16);
+	CHECK(d && !strcmp(d, "__memcpy_avx_unaligned_erms"), "libc: DWARF's function there, as addr2line: "
+	      "__memcpy_avx_unaligned_erms (got %s)", d ? d : "none");
+	d = sp_dwarf_function(m, lsm + 16);
+	CHECK(d && !strcmp(d, "__libc_start_main_impl"), "libc: DWARF's __libc_start_main_impl (got %s)", d ? d : "none");
+	ps = sp_psyms_find(&t, lsm - bias);
+	CHECK(ps && ps->aliased, "libc: __libc_start_main's address is aliased");
+	sp_psyms_release(&t);
+	dwfl_end(dwfl);
 }
 
 int main(void)
@@ -114,5 +163,6 @@ int main(void)
 	}
 	sp_psyms_release(&t);
 	dwfl_end(dwfl);
+	libc_aliases(&cb);
 	return failed;
 }
