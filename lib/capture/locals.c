@@ -37,11 +37,12 @@ static int mem_read(struct sp_locals_mem *m, uint64_t addr, void *buf, size_t n)
 	}
 	if (addr < 4096 || addr + n < addr)
 		return -1;
-	if (n > m->budget) {
+	if (n > m->budget || (m->deadline && sp_mono_ns() >= m->deadline)) {
 		m->skipped++;
 		return -2;
 	}
 	m->budget -= n;
+	m->reads++;
 	struct iovec l = { buf, n }, r = { (void *)(uintptr_t)addr, n };
 	return process_vm_readv(m->pid, &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -1;
 }
@@ -735,4 +736,19 @@ int sp_locals_frame(void *dwfl, uint64_t pc, int group, const struct sp_locals_r
 	}
 	free(scopes);
 	return nvars;
+}
+
+static int prepare_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
+{
+	Dwarf_Addr bias = 0;
+	/* Its DWARF, and libdwfl's table from addresses to compilation units. */
+	if (dwfl_module_getdwarf(mod, &bias))
+		(void)dwfl_module_addrdie(mod, start, &bias);
+	return DWARF_CB_OK;
+}
+
+void sp_locals_prepare(void *dwfl)
+{
+	if (dwfl)
+		dwfl_getmodules(dwfl, prepare_module, NULL, 0);
 }
