@@ -114,6 +114,7 @@ struct sp_snapview {
 	 * snapshot orders its threads once they are let go) */
 	struct prestack *pre;
 	size_t npre;
+	uint64_t values_t0;   /* CLOCK_MONOTONIC when the stop began on the values */
 	uint64_t locals_ns;   /* time the stop spent reading values */
 	size_t late;          /* threads read after the stop (the stop's time budget) */
 	size_t late_frames;   /* frames of the others read after the stop */
@@ -240,7 +241,8 @@ static void py_hook(void *ctx, struct sp_snap *s)
 	/* --locals: the values, while stopped, within the stop's budget;
 	 * frames the budget stopped say so (NOT_READ). */
 	/* the stop's time for values counts from here: the frames are read */
-	c->mem.deadline = c->o.locals ? sp_mono_ns() + LOCALS_STOP_NS : 0;
+	c->values_t0 = sp_mono_ns();
+	c->mem.deadline = c->o.locals ? c->values_t0 + LOCALS_STOP_NS : 0;
 	uint64_t rd0 = sp_python_stats(c->py)->reads;
 	sp_python_read_limit(c->py, PY_LOCAL_READS, c->mem.deadline);
 	for (size_t i = 0; c->o.locals && i < s->n; i++) {
@@ -475,8 +477,8 @@ static void unwind_thread(struct sp_snapview *c, const struct sp_snap_thread *t,
 static void stop_hook(void *ctx, struct sp_snap *s)
 {
 	struct sp_snapview *c = ctx;
-	uint64_t t0 = sp_mono_ns();
-	c->mem.deadline = c->o.locals ? t0 + LOCALS_STOP_NS : 0;
+	c->values_t0 = sp_mono_ns();
+	c->mem.deadline = c->o.locals ? c->values_t0 + LOCALS_STOP_NS : 0;
 	if (c->last.python_merged)
 		py_hook(c, s); /* sets the deadline anew once the stacks are read */
 	if (!c->o.locals)
@@ -486,7 +488,7 @@ static void stop_hook(void *ctx, struct sp_snap *s)
 		read_stopped(c, &s->t[i], &c->pre[i]);
 		c->npre = i + 1;
 	}
-	c->locals_ns = sp_mono_ns() - t0;
+	c->locals_ns = sp_mono_ns() - c->values_t0;
 }
 
 /* --locals: what the stop read of thread t, NULL when it did not reach it. */
