@@ -37,7 +37,7 @@ static int mem_read(struct sp_locals_mem *m, uint64_t addr, void *buf, size_t n)
 	}
 	if (addr < 4096 || addr + n < addr)
 		return -1;
-	if (n > m->budget || (m->deadline && sp_mono_ns() >= m->deadline)) {
+	if (n > m->budget || sp_budget_spent(&m->time)) {
 		m->skipped++;
 		return -2;
 	}

@@ -21,8 +21,8 @@
 #include "util.h"
 
 /* Where memory comes from: the stack copy first, then the live process
- * (process_vm_readv) while budget lasts and, when deadline is set, until
- * CLOCK_MONOTONIC reaches it (the threads are stopped while it is read).
+ * (process_vm_readv) while budget lasts and, when time is set, until it is
+ * spent (the threads are stopped while it is read).
  * skipped counts reads the budget refused (the caller says so); the value
  * shows "<not read at 0x...: budget>". */
 struct sp_locals_mem {
@@ -31,7 +31,7 @@ struct sp_locals_mem {
 	uint64_t stack_lo;
 	size_t stack_len;
 	size_t budget;        /* bytes the live process may still be read for */
-	uint64_t deadline;    /* CLOCK_MONOTONIC ns after which nothing more is read, 0 none */
+	struct sp_budget time; /* after it nothing more is read (zero: none) */
 	size_t skipped;       /* reads not done for lack of budget */
 	size_t reads;         /* reads of the live process done */
 };

@@ -119,6 +119,7 @@ struct sp_snapview {
 	size_t late;          /* threads read after the stop (the stop's time budget) */
 	size_t late_frames;   /* frames of the others read after the stop */
 	size_t notread;       /* values shown as not read (the stop's budget) */
+	uint64_t test_reads;  /* SP_SNAPSHOT_TEST_LOCALS_READS: the budgets made small, for tests */
 	size_t pyreads;       /* reads for the Python values */
 };
 
@@ -126,7 +127,10 @@ struct sp_snapview {
 #define PY_LOCAL_READS 4000 /* --locals: memory reads of Python values per stop */
 #define NOT_READ UINT32_MAX  /* a frame's locals were not read (the budget) */
 #define LOCALS_BUDGET (1u << 20) /* --locals: bytes read outside the stack copies */
-#define LOCALS_STOP_NS 4000000ull /* --locals: time the stop may take to read values */
+/* --locals: the stop's time for values: 4 ms of this thread's CPU, and 25 ms
+ * at most on a loaded machine */
+#define LOCALS_CPU_NS 4000000ull
+#define LOCALS_WALL_NS 25000000ull
 
 /* A threading.Lock records no owner: the threads whose frames still refer
  * to it (inside "with lock:", or between acquire() and release() while a
@@ -242,9 +246,9 @@ static void py_hook(void *ctx, struct sp_snap *s)
 	 * frames the budget stopped say so (NOT_READ). */
 	/* the stop's time for values counts from here: the frames are read */
 	c->values_t0 = sp_mono_ns();
-	c->mem.deadline = c->o.locals ? c->values_t0 + LOCALS_STOP_NS : 0;
+	sp_budget_start(&c->mem.time, LOCALS_CPU_NS, LOCALS_WALL_NS);
 	uint64_t rd0 = sp_python_stats(c->py)->reads;
-	sp_python_read_limit(c->py, PY_LOCAL_READS, c->mem.deadline);
+	sp_python_read_limit(c->py, c->test_reads ? c->test_reads : PY_LOCAL_READS, &c->mem.time);
 	for (size_t i = 0; c->o.locals && i < s->n; i++) {
 		int nraw = c->pyt[i].nraw;
 		uint32_t *loc = c->pyloc + c->pyt[i].off;
@@ -353,7 +357,8 @@ static void frame_locals(struct sp_snapview *c, const struct sp_snap_thread *t, 
  * (stop_hook), without symbols (they load slowly): per unwound frame, the
  * variables of each function its pc is in, innermost first, as
  * unwind_thread's frames will be once symbolised.  Frames past the stop's
- * deadline have no groups: read after the stop, from the stack copy. */
+ * budget (LOCALS_CPU_NS) have no groups: read after the stop, from the
+ * stack copy. */
 struct prestack {
 	int tid, n, truncated;
 	uint64_t *pcs, *sps;
@@ -386,7 +391,7 @@ static void read_stopped(struct sp_snapview *c, const struct sp_snap_thread *t, 
 	memcpy(ps->known, known, n);
 	/* Innermost first, while the stop's time lasts (a frame's DWARF
 	 * scopes may take a millisecond in a large compilation unit). */
-	for (int i = 0; i < r.n && sp_mono_ns() < c->mem.deadline; i++) {
+	for (int i = 0; i < r.n && !sp_budget_spent(&c->mem.time); i++) {
 		ps->gfirst[i] = (uint32_t)ps->ng;
 		int ng = 1;
 		for (int g = 0; g < ng && g < 64; g++) {
@@ -471,20 +476,20 @@ static void unwind_thread(struct sp_snapview *c, const struct sp_snap_thread *t,
 /* sp_snap_take's hook, every thread stopped: the Python frames (py_hook)
  * and, with --locals, each thread unwound and its variables read, so that
  * values outside the stack copies (the heap, strings) are as of the
- * stacks.  Within LOCALS_STOP_NS: live reads after that are refused (the
+ * stacks.  Within LOCALS_CPU_NS: live reads after that are refused (the
  * variable says so), and threads not reached are read after the stop
  * from their stack copies only. */
 static void stop_hook(void *ctx, struct sp_snap *s)
 {
 	struct sp_snapview *c = ctx;
 	c->values_t0 = sp_mono_ns();
-	c->mem.deadline = c->o.locals ? c->values_t0 + LOCALS_STOP_NS : 0;
+	sp_budget_start(&c->mem.time, LOCALS_CPU_NS, LOCALS_WALL_NS);
 	if (c->last.python_merged)
-		py_hook(c, s); /* sets the deadline anew once the stacks are read */
+		py_hook(c, s); /* starts the budget anew once the stacks are read */
 	if (!c->o.locals)
 		return;
 	c->pre = sp_xcalloc(s->n ? s->n : 1, sizeof *c->pre);
-	for (size_t i = 0; i < s->n && sp_mono_ns() < c->mem.deadline; i++) {
+	for (size_t i = 0; i < s->n && !sp_budget_spent(&c->mem.time); i++) {
 		read_stopped(c, &s->t[i], &c->pre[i]);
 		c->npre = i + 1;
 	}
@@ -1181,12 +1186,12 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 	free(seen);
 	if (c->pyt && c->pyskipped)
 		fprintf(c->out, "\n(the locals of %zu Python frames were not read: the 64 innermost frames of a thread "
-				"at most, and %d reads of the target's memory in %.0f ms while it is stopped)\n", c->pyskipped,
-			PY_LOCAL_READS, LOCALS_STOP_NS / 1e6);
+				"at most, and %d reads of the target's memory in %.0f ms of CPU while it is stopped)\n",
+			c->pyskipped, PY_LOCAL_READS, LOCALS_CPU_NS / 1e6);
 	if (c->notread)
 		fprintf(c->out, "\n(%zu values not read: --locals reads the values outside the stack copies while the threads "
-				"are stopped, for %.0f ms and %u bytes at most)\n",
-			c->notread, LOCALS_STOP_NS / 1e6, LOCALS_BUDGET);
+				"are stopped, for %.0f ms of CPU (%.0f ms of wall-clock time) and %u bytes at most)\n",
+			c->notread, LOCALS_CPU_NS / 1e6, LOCALS_WALL_NS / 1e6, LOCALS_BUDGET);
 	if (s->gone)
 		fprintf(c->out, "\n(%zu thread%s exited during the snapshot)\n", s->gone, s->gone == 1 ? "" : "s");
 }
@@ -1323,7 +1328,7 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 	c->pyt = NULL; /* set again by py_hook */
 	memset(&c->mem, 0, sizeof c->mem);
 	c->mem.pid = live;
-	c->mem.budget = LOCALS_BUDGET;
+	c->mem.budget = c->test_reads ? c->test_reads : LOCALS_BUDGET;
 	c->npre = 0;
 	c->late = 0;
 	c->late_frames = 0;
@@ -1359,7 +1364,7 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 	int py = c->pyt != NULL;
 	/* Threads the stop did not reach: their stack copies only. */
 	c->mem.budget = 0;
-	c->mem.deadline = 0;
+	memset(&c->mem.time, 0, sizeof c->mem.time);
 	for (size_t i = 0; i < s.n; i++) {
 		struct prestack *ps = c->o.locals ? stopped_stack(c, &s.t[i]) : NULL;
 		c->late += c->o.locals && !ps && s.t[i].have_regs;
@@ -1439,6 +1444,11 @@ struct sp_snapview *sp_snapview_new(const struct sp_snapview_opts *o, FILE *out,
 	}
 	c->o.threads = NULL;
 	c->out = out;
+	/* Test hook: bytes of native values and reads of Python ones (in
+	 * place of LOCALS_BUDGET and PY_LOCAL_READS), to see what the budget
+	 * leaves unread said on each variable. */
+	const char *tr = getenv("SP_SNAPSHOT_TEST_LOCALS_READS");
+	c->test_reads = tr && atol(tr) > 0 ? (uint64_t)atol(tr) : 0;
 	c->p = sp_profile_new();
 	static const char *const values[] = { "samples" };
 	sp_profile_set_values(c->p, 1, values);

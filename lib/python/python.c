@@ -151,7 +151,8 @@ struct sp_python {
 	enum sp_python_state state;
 	int dbg_done; /* 3.13: _Py_DebugOffsets read */
 	struct sp_python_stats st;
-	uint64_t lim_reads, lim_deadline; /* sp_python_read_limit, 0 none */
+	uint64_t lim_reads;               /* sp_python_read_limit */
+	struct sp_budget lim_time;
 	int limited;
 	uint64_t refused;                 /* reads the limit refused */
 	struct sp_buf strbuf;
@@ -192,7 +193,7 @@ static int rd(struct sp_python *py, uint64_t addr, void *buf, size_t n)
 	if (!addr)
 		return -1;
 	if (py->limited) {
-		if (!py->lim_reads || (py->lim_deadline && sp_mono_ns() >= py->lim_deadline)) {
+		if (!py->lim_reads || sp_budget_spent(&py->lim_time)) {
 			py->refused++;
 			return -1;
 		}
@@ -2047,11 +2048,13 @@ static void repr(struct sp_python *py, uint64_t obj, int depth, struct sp_buf *o
 	sp_buf_addf(out, "<%s at 0x%llx>", nm, (unsigned long long)obj);
 }
 
-void sp_python_read_limit(struct sp_python *py, uint64_t reads, uint64_t deadline_ns)
+void sp_python_read_limit(struct sp_python *py, uint64_t reads, const struct sp_budget *time)
 {
-	py->limited = reads || deadline_ns;
+	py->limited = reads || time;
 	py->lim_reads = reads ? reads : UINT64_MAX;
-	py->lim_deadline = deadline_ns;
+	memset(&py->lim_time, 0, sizeof py->lim_time);
+	if (time)
+		py->lim_time = *time;
 }
 
 int sp_python_slots(struct sp_python *py, int tid, struct sp_buf *raw, int max, uint64_t *budget)
@@ -2094,15 +2097,20 @@ int sp_python_locals(struct sp_python *py, const void *raw, size_t len, struct s
 		uint64_t refused = py->refused;
 		for (uint64_t i = 0; i < h[1]; i++) {
 			memcpy(&v, p + 8 * i, 8);
-			if (!v || !(nm = slot_name(py, h[0], (int)i)))
-				continue; /* unbound, or the value stack (3.8-3.10) */
-			int cell = cls_of(py, v) == T_CELL;
-			if ((cell && (rd64(py, v + 16, &v) < 0 || !v)) || str_text(py, nm) < 0) {
+			nm = v ? slot_name(py, h[0], (int)i) : 0;
+			int cell = nm && cls_of(py, v) == T_CELL;
+			if (!nm || (cell && (rd64(py, v + 16, &v) < 0 || !v)) || str_text(py, nm) < 0) {
 				if (py->refused == refused)
-					continue; /* an empty cell, an unreadable name */
-				/* the read limit: this frame is not read */
-				out->len = at;
-				return f;
+					continue; /* unbound, the value stack (3.8-3.10), an empty cell */
+				/* the read limit: the frame's other variables are not read */
+				sp_buf_adds(out, "...");
+				sp_buf_addc(out, 0);
+				sp_buf_addf(out, "<not read at 0x%llx: budget>", (unsigned long long)v);
+				sp_buf_addc(out, 0);
+				py->st.not_read++;
+				nvars[f]++;
+				off[f] = (uint32_t)at + 1;
+				return f + 1;
 			}
 			sp_buf_add(out, py->strbuf.p, py->strbuf.len);
 			sp_buf_addc(out, 0);

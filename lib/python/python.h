@@ -197,9 +197,9 @@ int sp_python_refs(struct sp_python *py, int tid, struct sp_python_ref *r, int m
 int sp_python_slots(struct sp_python *py, int tid, struct sp_buf *raw, int max, uint64_t *budget);
 int sp_python_locals(struct sp_python *py, const void *raw, size_t len, struct sp_buf *out, uint32_t *off,
 		     uint16_t *nvars, int max);
-/* From now on, read the target's memory at most reads times and not after
- * CLOCK_MONOTONIC deadline_ns (0: no limit of that kind; both 0: none). */
-void sp_python_read_limit(struct sp_python *py, uint64_t reads, uint64_t deadline_ns);
+/* From now on, read the target's memory at most reads times and not once
+ * time is spent (reads 0, time NULL: no limit of that kind). */
+void sp_python_read_limit(struct sp_python *py, uint64_t reads, const struct sp_budget *time);
 
 struct sp_python_stats {
 	uint64_t stacks, frames, reads, failed, code_objects, from_cstack;

@@ -12,7 +12,8 @@
 #          many values the budget left unread; the target runs on untraced.
 #  Python  tests/progs/t7-asof.py (Debian's python3, else a pyenv one): a
 #          list rewritten from a counter, in a frame that is not the
-#          innermost, and the counter in the writer's frame agree.
+#          innermost, and the counter in the writer's frame agree; with the
+#          read budget made small, what it leaves is said on the variable.
 #  real    Debian's python3 running the standard library's
 #          ThreadingHTTPServer (tests/progs/t7-httpd.py) with a request
 #          waiting for a module-level lock: socketserver's frames show the
@@ -68,6 +69,11 @@ elif t6_spawn "$T/q.ready" "$PY" "$SP_TOP/tests/progs/t7-asof.py" && PIDS="$PIDS
 	if [ -n "$box" ] && [ "$box" = "$wbox" ] && [ -n "$i" ] && near $box "$i"; then
 		ok "Python: the list in main (not the innermost frame) [$box] as the writer's counter $i"
 	else notok "Python: main's list [$box], the writer's [$wbox] and counter '$i' disagree"; fi
+	# 5 reads for the values (the test hook): what is left is said, not guessed
+	SP_SNAPSHOT_TEST_LOCALS_READS=5 pcollect --snapshot --locals -p "$TPID" > "$T/q5" 2> "$T/q5.err"
+	expect_rc "Python, budget spent: exit 0" 0 $?
+	expect_grep "Python, budget spent: said on the variable" '^ +\.\.\. = <not read at 0x[0-9a-f]+: budget>$' "$T/q5"
+	expect_grep "Python, budget spent: frames past it said" '^ +\(locals not read: ' "$T/q5"
 	if untraced "$TPID"; then ok "Python: target running and untraced afterwards"; else notok "Python: target left stopped or traced"; fi
 	kill -9 -- -"$TPID" 2> /dev/null
 fi
