@@ -114,13 +114,15 @@ struct sp_snapview {
 	 * snapshot orders its threads once they are let go) */
 	struct prestack *pre;
 	size_t npre;
-	uint64_t values_t0;   /* CLOCK_MONOTONIC when the stop began on the values */
-	uint64_t locals_ns;   /* time the stop spent reading values */
-	size_t late;          /* threads read after the stop (the stop's time budget) */
-	size_t late_frames;   /* frames of the others read after the stop */
-	size_t notread;       /* values shown as not read (the stop's budget) */
 	uint64_t test_reads;  /* SP_SNAPSHOT_TEST_LOCALS_READS: the budgets made small, for tests */
-	size_t pyreads;       /* reads for the Python values */
+	struct {              /* --locals, this snapshot's */
+		uint64_t t0;          /* CLOCK_MONOTONIC when the stop began on the values */
+		uint64_t ns;          /* time the stop spent reading values */
+		size_t late;          /* threads read after the stop (the stop's budget) */
+		size_t late_frames;   /* frames of the others read after the stop */
+		size_t notread;       /* values shown as not read (the stop's budget) */
+		size_t pyreads;       /* reads for the Python values */
+	} v;
 };
 
 #define PY_MAX 2048
@@ -242,14 +244,16 @@ static void py_hook(void *ctx, struct sp_snap *s)
 		}
 	}
 	lock_holders(c, s);
-	/* --locals: the values, while stopped, within the stop's budget;
-	 * frames the budget stopped say so (NOT_READ). */
-	/* the stop's time for values counts from here: the frames are read */
-	c->values_t0 = sp_mono_ns();
+	if (!c->o.locals)
+		return;
+	/* --locals: the values, while stopped, within the stop's budget, which
+	 * counts from here (the frames are read); frames it stopped say so
+	 * (NOT_READ). */
+	c->v.t0 = sp_mono_ns();
 	sp_budget_start(&c->mem.time, LOCALS_CPU_NS, LOCALS_WALL_NS);
 	uint64_t rd0 = sp_python_stats(c->py)->reads;
 	sp_python_read_limit(c->py, c->test_reads ? c->test_reads : PY_LOCAL_READS, &c->mem.time);
-	for (size_t i = 0; c->o.locals && i < s->n; i++) {
+	for (size_t i = 0; i < s->n; i++) {
 		int nraw = c->pyt[i].nraw;
 		uint32_t *loc = c->pyloc + c->pyt[i].off;
 		int done = nraw > 0 ? sp_python_locals(c->py, c->pyraw.p + c->pyt[i].raw_off, c->pyt[i].raw_len, &c->pylb,
@@ -260,8 +264,8 @@ static void py_hook(void *ctx, struct sp_snap *s)
 			c->pyskipped++;
 		}
 	}
-	sp_python_read_limit(c->py, 0, 0);
-	c->pyreads = sp_python_stats(c->py)->reads - rd0;
+	sp_python_read_limit(c->py, 0, NULL);
+	c->v.pyreads = sp_python_stats(c->py)->reads - rd0;
 }
 
 /* --locals: Python frame j's variables (read in py_hook) as display
@@ -463,7 +467,7 @@ static void unwind_thread(struct sp_snapview *c, const struct sp_snap_thread *t,
 				ts->loc[ts->n] = ps->g[ps->gfirst[i] + j].loc;
 				ts->nloc[ts->n] = ps->g[ps->gfirst[i] + j].n;
 			} else if (sps) {
-				c->late_frames += ps && !ps->ngrp[i] && !j;
+				c->v.late_frames += ps && !ps->ngrp[i] && !j;
 				frame_locals(c, t, sps, known, i, r.n, pcs[i], (int)j, &ts->lb, &ts->loc[ts->n],
 					     &ts->nloc[ts->n], NULL);
 			}
@@ -482,7 +486,7 @@ static void unwind_thread(struct sp_snapview *c, const struct sp_snap_thread *t,
 static void stop_hook(void *ctx, struct sp_snap *s)
 {
 	struct sp_snapview *c = ctx;
-	c->values_t0 = sp_mono_ns();
+	c->v.t0 = sp_mono_ns();
 	sp_budget_start(&c->mem.time, LOCALS_CPU_NS, LOCALS_WALL_NS);
 	if (c->last.python_merged)
 		py_hook(c, s); /* starts the budget anew once the stacks are read */
@@ -493,7 +497,7 @@ static void stop_hook(void *ctx, struct sp_snap *s)
 		read_stopped(c, &s->t[i], &c->pre[i]);
 		c->npre = i + 1;
 	}
-	c->locals_ns = sp_mono_ns() - c->values_t0;
+	c->v.ns = sp_mono_ns() - c->v.t0;
 }
 
 /* --locals: what the stop read of thread t, NULL when it did not reach it. */
@@ -1087,7 +1091,7 @@ static void json_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 	}
 	sp_buf_adds(&b, "]");
 	if (c->o.locals)
-		sp_buf_addf(&b, ",\"values_not_read\":%zu,\"python_frames_not_read\":%zu", c->notread,
+		sp_buf_addf(&b, ",\"values_not_read\":%zu,\"python_frames_not_read\":%zu", c->v.notread,
 			    c->pyt ? c->pyskipped : 0);
 	if (s->gone)
 		sp_buf_addf(&b, ",\"exited_during\":%zu", s->gone);
@@ -1188,10 +1192,10 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 		fprintf(c->out, "\n(the locals of %zu Python frames were not read: the 64 innermost frames of a thread "
 				"at most, and %d reads of the target's memory in %.0f ms of CPU while it is stopped)\n",
 			c->pyskipped, PY_LOCAL_READS, LOCALS_CPU_NS / 1e6);
-	if (c->notread)
+	if (c->v.notread)
 		fprintf(c->out, "\n(%zu values not read: --locals reads the values outside the stack copies while the threads "
 				"are stopped, for %.0f ms of CPU (%.0f ms of wall-clock time) and %u bytes at most)\n",
-			c->notread, LOCALS_CPU_NS / 1e6, LOCALS_WALL_NS / 1e6, LOCALS_BUDGET);
+			c->v.notread, LOCALS_CPU_NS / 1e6, LOCALS_WALL_NS / 1e6, LOCALS_BUDGET);
 	if (s->gone)
 		fprintf(c->out, "\n(%zu thread%s exited during the snapshot)\n", s->gone, s->gone == 1 ? "" : "s");
 }
@@ -1330,12 +1334,8 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 	c->mem.pid = live;
 	c->mem.budget = c->test_reads ? c->test_reads : LOCALS_BUDGET;
 	c->npre = 0;
-	c->late = 0;
-	c->late_frames = 0;
-	c->notread = 0;
-	c->pyreads = 0;
+	memset(&c->v, 0, sizeof c->v);
 	c->pyskipped = 0;
-	c->locals_ns = 0;
 	if (c->o.locals) /* DWARF loaded before the stop, not during it */
 		sp_locals_prepare(sp_unwind_dwfl(c->u));
 	sp_snap_set_hook(c->last.python_merged || c->o.locals ? stop_hook : NULL, c);
@@ -1367,7 +1367,7 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 	memset(&c->mem.time, 0, sizeof c->mem.time);
 	for (size_t i = 0; i < s.n; i++) {
 		struct prestack *ps = c->o.locals ? stopped_stack(c, &s.t[i]) : NULL;
-		c->late += c->o.locals && !ps && s.t[i].have_regs;
+		c->v.late += c->o.locals && !ps && s.t[i].have_regs;
 		unwind_thread(c, &s.t[i], ps, &ts[i]);
 		if (py)
 			py_merge(c, i, &ts[i]);
@@ -1394,7 +1394,7 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 	}
 	for (size_t i = 0; c->o.locals && i < s.n; i++)
 		if (keep[i])
-			c->notread += count_not_read(&ts[i]);
+			c->v.notread += count_not_read(&ts[i]);
 	int ncyc = sp_lock_cycles(w, s.n, cycle);
 	int rc = 0;
 	if (c->o.format == F_TEXT)
@@ -1404,12 +1404,12 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 	else
 		rc = sample_snapshot(c, &s, keep, ts, err);
 	c->last.threads = s.n;
-	c->last.locals_skipped = c->notread;
+	c->last.locals_skipped = c->v.notread;
 	c->last.locals_frames = c->pyskipped;
-	c->last.locals_late = c->late;
-	c->last.locals_late_frames = c->late_frames;
-	c->last.locals_reads = c->mem.reads + c->pyreads;
-	c->last.locals_ns = c->locals_ns;
+	c->last.locals_late = c->v.late;
+	c->last.locals_late_frames = c->v.late_frames;
+	c->last.locals_reads = c->mem.reads + c->v.pyreads;
+	c->last.locals_ns = c->v.ns;
 	c->last.window_ns = s.window_ns;
 	c->last.longest_ns = 0;
 	for (size_t i = 0; i < s.n; i++)
