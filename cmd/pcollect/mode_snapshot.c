@@ -325,10 +325,11 @@ int pcollect_snapshot(int argc, char **argv)
 		}
 		if (o.verbose && o.locals) {
 			const struct sp_snapview_stats *st = sp_snapview_last(v);
-			fprintf(stderr, "%s: --locals: stopped for %.3f ms, of which %.3f ms reading values (%zu reads); "
+			fprintf(stderr, "%s: --locals: stopped for %.3f ms, of which %.3f ms reading values (%.3f ms of CPU, %zu reads); "
 					"%zu values not read (budget); read after the stop, from the stack copies only: "
 					"%zu threads and %zu frames of others; %zu Python frames not read\n",
-				sp_prog, (double)st->window_ns / 1e6, (double)st->locals_ns / 1e6, st->locals_reads,
+				sp_prog, (double)st->window_ns / 1e6, (double)st->locals_ns / 1e6, (double)st->locals_cpu_ns / 1e6,
+				st->locals_reads,
 				st->locals_skipped, st->locals_late, st->locals_late_frames, st->locals_frames);
 		}
 		if (o.format == SP_SNAPVIEW_TEXT && done + 1 < o.count)

@@ -744,7 +744,14 @@ static int prepare_module(Dwfl_Module *mod, void **userdata, const char *name, D
 	/* Its DWARF, and libdwfl's table from addresses to compilation units. */
 	if (dwfl_module_getdwarf(mod, &bias))
 		(void)dwfl_module_addrdie(mod, start, &bias);
+	(void)dwfl_module_getsymtab(mod);
 	return DWARF_CB_OK;
+}
+
+const char *sp_locals_function(void *dwfl, uint64_t pc)
+{
+	Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, pc) : NULL;
+	return mod ? dwfl_module_addrname(mod, pc) : NULL;
 }
 
 void sp_locals_prepare(void *dwfl)

@@ -55,9 +55,12 @@ struct sp_locals_regs {
 int sp_locals_frame(void *dwfl, uint64_t pc, int group, const struct sp_locals_regs *regs, struct sp_locals_mem *m,
 		    struct sp_buf *out, int *ngroups);
 
-/* Load ahead what sp_locals_frame needs of every module dwfl knows (its
- * DWARF, the table from addresses to compilation units), so that frames
- * are read quickly while the threads are stopped.  Cheap once done. */
+/* Load ahead what sp_locals_frame and sp_locals_function need of every
+ * module dwfl knows (its DWARF, the table from addresses to compilation
+ * units, its ELF symbols), so that frames are read quickly while the
+ * threads are stopped.  Cheap once done. */
 void sp_locals_prepare(void *dwfl);
+/* The ELF symbol pc is in, NULL unknown (quick once prepared). */
+const char *sp_locals_function(void *dwfl, uint64_t pc);
 
 #endif

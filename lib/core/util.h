@@ -316,6 +316,8 @@ struct sp_budget {
 	uint64_t cpu_end;  /* CLOCK_THREAD_CPUTIME_ID ns, 0 none */
 	uint64_t wall_end; /* CLOCK_MONOTONIC ns, 0 none */
 };
+/* CLOCK_THREAD_CPUTIME_ID: the calling thread's CPU time, ns. */
+uint64_t sp_thread_cpu_ns(void);
 /* From now on: cpu_ns of CPU time, wall_ns of wall-clock time at most. */
 void sp_budget_start(struct sp_budget *b, uint64_t cpu_ns, uint64_t wall_ns);
 /* Non-zero once either is spent. */

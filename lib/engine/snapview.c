@@ -116,8 +116,8 @@ struct sp_snapview {
 	size_t npre;
 	uint64_t test_reads;  /* SP_SNAPSHOT_TEST_LOCALS_READS: the budgets made small, for tests */
 	struct {              /* --locals, this snapshot's */
-		uint64_t t0;          /* CLOCK_MONOTONIC when the stop began on the values */
-		uint64_t ns;          /* time the stop spent reading values */
+		uint64_t t0, cpu0;    /* CLOCK_MONOTONIC, CPU time when the stop began on the values */
+		uint64_t ns, cpu_ns;  /* time the stop spent reading values, of it on a CPU */
 		size_t late;          /* threads read after the stop (the stop's budget) */
 		size_t late_frames;   /* frames of the others read after the stop */
 		size_t notread;       /* values shown as not read (the stop's budget) */
@@ -250,6 +250,7 @@ static void py_hook(void *ctx, struct sp_snap *s)
 	 * counts from here (the frames are read); frames it stopped say so
 	 * (NOT_READ). */
 	c->v.t0 = sp_mono_ns();
+	c->v.cpu0 = sp_thread_cpu_ns();
 	sp_budget_start(&c->mem.time, LOCALS_CPU_NS, LOCALS_WALL_NS);
 	uint64_t rd0 = sp_python_stats(c->py)->reads;
 	sp_python_read_limit(c->py, c->test_reads ? c->test_reads : PY_LOCAL_READS, &c->mem.time);
@@ -368,11 +369,13 @@ struct prestack {
 	uint64_t *pcs, *sps;
 	uint8_t *known;
 	uint32_t *gfirst; /* frame i's groups: g[gfirst[i] .. + ngrp[i]) */
-	uint16_t *ngrp;
+	uint16_t *ngrp;   /* REPLACED: a frame the Python frames replace, not read */
 	struct { uint32_t loc; uint16_t n; } *g;
 	size_t ng, capg;
 	struct sp_buf lb;
 };
+
+#define REPLACED UINT16_MAX
 
 static void read_stopped(struct sp_snapview *c, const struct sp_snap_thread *t, struct prestack *ps)
 {
@@ -397,6 +400,13 @@ static void read_stopped(struct sp_snapview *c, const struct sp_snap_thread *t, 
 	 * scopes may take a millisecond in a large compilation unit). */
 	for (int i = 0; i < r.n && !sp_budget_spent(&c->mem.time); i++) {
 		ps->gfirst[i] = (uint32_t)ps->ng;
+		const char *fn = c->last.python_merged ? sp_locals_function(sp_unwind_dwfl(c->u), pcs[i]) : NULL;
+		if (fn && !strcmp(fn, "_PyEval_EvalFrameDefault")) {
+			/* Python frames stand in its place (pymerge.h): not shown,
+			 * and its scopes are thousands (milliseconds to find) */
+			ps->ngrp[i] = REPLACED;
+			continue;
+		}
 		int ng = 1;
 		for (int g = 0; g < ng && g < 64; g++) {
 			if (ps->ng == ps->capg) {
@@ -466,7 +476,7 @@ static void unwind_thread(struct sp_snapview *c, const struct sp_snap_thread *t,
 			if (ps && j < ps->ngrp[i]) {
 				ts->loc[ts->n] = ps->g[ps->gfirst[i] + j].loc;
 				ts->nloc[ts->n] = ps->g[ps->gfirst[i] + j].n;
-			} else if (sps) {
+			} else if (sps && !(ps && ps->ngrp[i] == REPLACED)) {
 				c->v.late_frames += ps && !ps->ngrp[i] && !j;
 				frame_locals(c, t, sps, known, i, r.n, pcs[i], (int)j, &ts->lb, &ts->loc[ts->n],
 					     &ts->nloc[ts->n], NULL);
@@ -487,6 +497,7 @@ static void stop_hook(void *ctx, struct sp_snap *s)
 {
 	struct sp_snapview *c = ctx;
 	c->v.t0 = sp_mono_ns();
+	c->v.cpu0 = sp_thread_cpu_ns();
 	sp_budget_start(&c->mem.time, LOCALS_CPU_NS, LOCALS_WALL_NS);
 	if (c->last.python_merged)
 		py_hook(c, s); /* starts the budget anew once the stacks are read */
@@ -498,6 +509,7 @@ static void stop_hook(void *ctx, struct sp_snap *s)
 		c->npre = i + 1;
 	}
 	c->v.ns = sp_mono_ns() - c->v.t0;
+	c->v.cpu_ns = sp_thread_cpu_ns() - c->v.cpu0;
 }
 
 /* --locals: what the stop read of thread t, NULL when it did not reach it. */
@@ -1410,6 +1422,7 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 	c->last.locals_late_frames = c->v.late_frames;
 	c->last.locals_reads = c->mem.reads + c->v.pyreads;
 	c->last.locals_ns = c->v.ns;
+	c->last.locals_cpu_ns = c->v.cpu_ns;
 	c->last.window_ns = s.window_ns;
 	c->last.longest_ns = 0;
 	for (size_t i = 0; i < s.n; i++)

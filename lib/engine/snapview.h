@@ -49,6 +49,7 @@ struct sp_snapview_stats {
 	size_t locals_late_frames; /* --locals: frames of the others not reached */
 	size_t locals_reads;   /* --locals: reads of the stopped process for native values */
 	uint64_t locals_ns;    /* --locals: time the stop spent on the values */
+	uint64_t locals_cpu_ns; /* of which pcollect was on a CPU */
 };
 
 struct sp_snapview;

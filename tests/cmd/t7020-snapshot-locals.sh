@@ -72,7 +72,7 @@ for f in d["threads"][0]["frames"]:
 	expect_grep "budget spent: the stack copy's values still shown" '^ +port = 8080$' "$T/f"
 	n=$(grep -c '<not read at 0x[0-9a-f]*: budget>' "$T/b")
 	expect_grep "budget spent: counted in the report ($n)" "^\\($n values not read: " "$T/b"
-	expect_grep "budget spent: counted by -v" ": --locals: stopped for [0-9.]+ ms, of which [0-9.]+ ms reading values \\([0-9]+ reads\\); $n values not read \\(budget\\)" "$T/b.err"
+	expect_grep "budget spent: counted by -v" ": --locals: stopped for [0-9.]+ ms, of which [0-9.]+ ms reading values \\([0-9.]+ ms of CPU, [0-9]+ reads\\); $n values not read \\(budget\\)" "$T/b.err"
 	pcollect --snapshot -p "$TPID" > "$T/plain"
 	if grep -q ' = ' <(grep -v '^thread' "$T/plain"); then notok "without --locals: no values"; else ok "without --locals: no values"; fi
 fi

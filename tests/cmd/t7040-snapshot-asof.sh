@@ -51,7 +51,7 @@ if t6_build asof t7-asof.c -O0 -g -pthread && t6_start asof && PIDS="$PIDS $TPID
 	frame wait_on "$T/c1" > "$T/f"
 	expect_grep "C: a pointer into an unreadable page" '^ +guarded = 0x[0-9a-f]+ <unreadable at 0x[0-9a-f]+>$' "$T/f"
 	expect_grep "C: a string running into an unreadable page" '^ +edge = 0x[0-9a-f]+ "yyyyyyyy" <unreadable at 0x[0-9a-f]+>$' "$T/f"
-	expect_grep "C -v: the stop and the values not read" ': --locals: stopped for [0-9.]+ ms, of which [0-9.]+ ms reading values \([0-9]+ reads\); [0-9]+ values not read \(budget\)' "$T/c1.err"
+	expect_grep "C -v: the stop and the values not read" ': --locals: stopped for [0-9.]+ ms, of which [0-9.]+ ms reading values \([0-9.]+ ms of CPU, [0-9]+ reads\); [0-9]+ values not read \(budget\)' "$T/c1.err"
 	if untraced "$TPID"; then ok "C: target running and untraced afterwards"; else notok "C: target left stopped or traced"; fi
 fi
 
