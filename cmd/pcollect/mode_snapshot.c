@@ -49,7 +49,8 @@ static const char sp_snapshot_synopsis[] =
 	"      --locals            under each frame its parameters and local variables:\n"
 	"                          native frames' from DWARF, Python frames' read from\n"
 	"                          the interpreter's memory (text and json output)\n"
-	"  -v, --verbose           how long each thread was stopped\n"
+	"  -v, --verbose           how long each thread was stopped; with --locals, the\n"
+	"                          time the stop spent on values and what it left unread\n"
 	"  -q, --quiet             no warnings\n"
 	"  -V, --version           print the version\n"
 	"  -h, --help              show this help\n"
@@ -321,6 +322,15 @@ int pcollect_snapshot(int argc, char **argv)
 			const struct sp_snapview_stats *st = sp_snapview_last(v);
 			fprintf(stderr, "%s: snapshot of %zu threads: stopped for %.3f ms (longest thread %.3f ms)\n",
 				sp_prog, st->threads, (double)st->window_ns / 1e6, (double)st->longest_ns / 1e6);
+		}
+		if (o.verbose && o.locals) {
+			const struct sp_snapview_stats *st = sp_snapview_last(v);
+			fprintf(stderr, "%s: --locals: stopped for %.3f ms, of which %.3f ms reading values (%.3f ms of CPU, %zu reads); "
+					"%zu values not read (budget); read after the stop, from the stack copies only: "
+					"%zu threads and %zu frames of others; %zu Python frames not read\n",
+				sp_prog, (double)st->window_ns / 1e6, (double)st->locals_ns / 1e6, (double)st->locals_cpu_ns / 1e6,
+				st->locals_reads,
+				st->locals_skipped, st->locals_late, st->locals_late_frames, st->locals_frames);
 		}
 		if (o.format == SP_SNAPVIEW_TEXT && done + 1 < o.count)
 			fputc('\n', out);

@@ -37,11 +37,12 @@ static int mem_read(struct sp_locals_mem *m, uint64_t addr, void *buf, size_t n)
 	}
 	if (addr < 4096 || addr + n < addr)
 		return -1;
-	if (n > m->budget) {
+	if (n > m->budget || sp_budget_spent(&m->time)) {
 		m->skipped++;
 		return -2;
 	}
 	m->budget -= n;
+	m->reads++;
 	struct iovec l = { buf, n }, r = { (void *)(uintptr_t)addr, n };
 	return process_vm_readv(m->pid, &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -1;
 }
@@ -735,4 +736,26 @@ int sp_locals_frame(void *dwfl, uint64_t pc, int group, const struct sp_locals_r
 	}
 	free(scopes);
 	return nvars;
+}
+
+static int prepare_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
+{
+	Dwarf_Addr bias = 0;
+	/* Its DWARF, and libdwfl's table from addresses to compilation units. */
+	if (dwfl_module_getdwarf(mod, &bias))
+		(void)dwfl_module_addrdie(mod, start, &bias);
+	(void)dwfl_module_getsymtab(mod);
+	return DWARF_CB_OK;
+}
+
+const char *sp_locals_function(void *dwfl, uint64_t pc)
+{
+	Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, pc) : NULL;
+	return mod ? dwfl_module_addrname(mod, pc) : NULL;
+}
+
+void sp_locals_prepare(void *dwfl)
+{
+	if (dwfl)
+		dwfl_getmodules(dwfl, prepare_module, NULL, 0);
 }

@@ -21,15 +21,19 @@
 #include "util.h"
 
 /* Where memory comes from: the stack copy first, then the live process
- * (process_vm_readv) while budget lasts.  skipped counts reads the budget
- * refused (the caller says so). */
+ * (process_vm_readv) while budget lasts and, when time is set, until it is
+ * spent (the threads are stopped while it is read).
+ * skipped counts reads the budget refused (the caller says so); the value
+ * shows "<not read at 0x...: budget>". */
 struct sp_locals_mem {
 	int pid;
 	const uint8_t *stack; /* copy of [stack_lo, stack_lo + stack_len) */
 	uint64_t stack_lo;
 	size_t stack_len;
 	size_t budget;        /* bytes the live process may still be read for */
+	struct sp_budget time; /* after it nothing more is read (zero: none) */
 	size_t skipped;       /* reads not done for lack of budget */
+	size_t reads;         /* reads of the live process done */
 };
 
 /* One frame's registers, DWARF numbering 0..16 (rip = 16); known has bit
@@ -50,5 +54,13 @@ struct sp_locals_regs {
  * gets the number of groups (0: no DWARF for pc). */
 int sp_locals_frame(void *dwfl, uint64_t pc, int group, const struct sp_locals_regs *regs, struct sp_locals_mem *m,
 		    struct sp_buf *out, int *ngroups);
+
+/* Load ahead what sp_locals_frame and sp_locals_function need of every
+ * module dwfl knows (its DWARF, the table from addresses to compilation
+ * units, its ELF symbols), so that frames are read quickly while the
+ * threads are stopped.  Cheap once done. */
+void sp_locals_prepare(void *dwfl);
+/* The ELF symbol pc is in, NULL unknown (quick once prepared). */
+const char *sp_locals_function(void *dwfl, uint64_t pc);
 
 #endif

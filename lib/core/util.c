@@ -404,6 +404,24 @@ uint64_t sp_mono_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+uint64_t sp_thread_cpu_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+void sp_budget_start(struct sp_budget *b, uint64_t cpu_ns, uint64_t wall_ns)
+{
+	b->cpu_end = cpu_ns ? sp_thread_cpu_ns() + cpu_ns : 0;
+	b->wall_end = wall_ns ? sp_mono_ns() + wall_ns : 0;
+}
+
+int sp_budget_spent(const struct sp_budget *b)
+{
+	return (b->wall_end && sp_mono_ns() >= b->wall_end) || (b->cpu_end && sp_thread_cpu_ns() >= b->cpu_end);
+}
+
 int sp_write_all(int fd, const void *p, size_t n)
 {
 	const char *c = p;

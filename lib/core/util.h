@@ -307,6 +307,21 @@ int sp_thread_regex(regex_t *re, const char *pattern, struct sp_err *err);
 /* CLOCK_MONOTONIC, in seconds and in nanoseconds. */
 double sp_mono_s(void);
 uint64_t sp_mono_ns(void);
+
+/* A time budget for work done while a process is stopped: the CPU time of
+ * the calling thread (what the work costs, whatever the machine's load)
+ * and a cap on the wall-clock time (how long the process stands still on
+ * a loaded machine).  All zero: no budget. */
+struct sp_budget {
+	uint64_t cpu_end;  /* CLOCK_THREAD_CPUTIME_ID ns, 0 none */
+	uint64_t wall_end; /* CLOCK_MONOTONIC ns, 0 none */
+};
+/* CLOCK_THREAD_CPUTIME_ID: the calling thread's CPU time, ns. */
+uint64_t sp_thread_cpu_ns(void);
+/* From now on: cpu_ns of CPU time, wall_ns of wall-clock time at most. */
+void sp_budget_start(struct sp_budget *b, uint64_t cpu_ns, uint64_t wall_ns);
+/* Non-zero once either is spent. */
+int sp_budget_spent(const struct sp_budget *b);
 /* Write all n bytes to fd, through short writes and EINTR: 0, or -1 with
  * errno set. */
 int sp_write_all(int fd, const void *p, size_t n);

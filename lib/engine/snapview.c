@@ -55,6 +55,15 @@ static void ts_grow(struct tstack *ts, size_t n)
 	ts->nloc = sp_xrealloc(ts->nloc, ts->cap * sizeof *ts->nloc);
 }
 
+static void free_tstack(struct tstack *ts)
+{
+	free(ts->frames);
+	free(ts->pcs);
+	free(ts->loc);
+	free(ts->nloc);
+	sp_buf_release(&ts->lb);
+}
+
 struct sp_snapview {
 	struct sp_snapview_opts o;
 	struct sp_snapview_stats last;
@@ -86,6 +95,7 @@ struct sp_snapview {
 		struct { int i; uint32_t where, as; } holder[4]; /* the first ones: thread index,
 				 * the function that refers to it, what it calls it */
 	} *pyt;
+	size_t npyt;
 	int gil;          /* sp_python_gil_holder while stopped */
 	uint32_t *pyfr;
 	uint8_t *pyen;
@@ -100,12 +110,29 @@ struct sp_snapview {
 	int32_t *msrc;
 	size_t capm;
 	struct sp_locals_mem mem; /* --locals: memory of this snapshot's threads */
+	/* --locals: the threads unwound and read while stopped (by tid: the
+	 * snapshot orders its threads once they are let go) */
+	struct prestack *pre;
+	size_t npre;
+	uint64_t test_reads;  /* SP_SNAPSHOT_TEST_LOCALS_READS: the budgets made small, for tests */
+	struct {              /* --locals, this snapshot's */
+		uint64_t t0, cpu0;    /* CLOCK_MONOTONIC, CPU time when the stop began on the values */
+		uint64_t ns, cpu_ns;  /* time the stop spent reading values, of it on a CPU */
+		size_t late;          /* threads read after the stop (the stop's budget) */
+		size_t late_frames;   /* frames of the others read after the stop */
+		size_t notread;       /* values shown as not read (the stop's budget) */
+		size_t pyreads;       /* reads for the Python values */
+	} v;
 };
 
 #define PY_MAX 2048
 #define PY_LOCAL_READS 4000 /* --locals: memory reads of Python values per stop */
 #define NOT_READ UINT32_MAX  /* a frame's locals were not read (the budget) */
 #define LOCALS_BUDGET (1u << 20) /* --locals: bytes read outside the stack copies */
+/* --locals: the stop's time for values: 4 ms of this thread's CPU, and 25 ms
+ * at most on a loaded machine */
+#define LOCALS_CPU_NS 4000000ull
+#define LOCALS_WALL_NS 25000000ull
 
 /* A threading.Lock records no owner: the threads whose frames still refer
  * to it (inside "with lock:", or between acquire() and release() while a
@@ -168,6 +195,7 @@ static void py_hook(void *ctx, struct sp_snap *s)
 {
 	struct sp_snapview *c = ctx;
 	c->pyt = sp_xrealloc(c->pyt, (s->n ? s->n : 1) * sizeof *c->pyt);
+	c->npyt = s->n;
 	c->npyfr = 0;
 	c->pyskipped = 0;
 	sp_buf_reset(&c->pylb);
@@ -216,6 +244,29 @@ static void py_hook(void *ctx, struct sp_snap *s)
 		}
 	}
 	lock_holders(c, s);
+	if (!c->o.locals)
+		return;
+	/* --locals: the values, while stopped, within the stop's budget, which
+	 * counts from here (the frames are read); frames it stopped say so
+	 * (NOT_READ). */
+	c->v.t0 = sp_mono_ns();
+	c->v.cpu0 = sp_thread_cpu_ns();
+	sp_budget_start(&c->mem.time, LOCALS_CPU_NS, LOCALS_WALL_NS);
+	uint64_t rd0 = sp_python_stats(c->py)->reads;
+	sp_python_read_limit(c->py, c->test_reads ? c->test_reads : PY_LOCAL_READS, &c->mem.time);
+	for (size_t i = 0; i < s->n; i++) {
+		int nraw = c->pyt[i].nraw;
+		uint32_t *loc = c->pyloc + c->pyt[i].off;
+		int done = nraw > 0 ? sp_python_locals(c->py, c->pyraw.p + c->pyt[i].raw_off, c->pyt[i].raw_len, &c->pylb,
+							loc, c->pylocn + c->pyt[i].off, nraw)
+				    : 0;
+		for (int k = done; k < nraw; k++) {
+			loc[k] = NOT_READ;
+			c->pyskipped++;
+		}
+	}
+	sp_python_read_limit(c->py, 0, NULL);
+	c->v.pyreads = sp_python_stats(c->py)->reads - rd0;
 }
 
 /* --locals: Python frame j's variables (read in py_hook) as display
@@ -271,13 +322,16 @@ static void py_merge(struct sp_snapview *c, size_t i, struct tstack *ts)
 	free(nloc);
 }
 
-/* --locals: the variables of display frame n of ts, the group-th
- * function at unwound frame i (pc), with the registers the unwinder
- * recovered for it: all of them in the innermost frame; the stack pointer,
- * rbx, rbp and r12-r15 in its callers.  The frame's CFA is its caller's
- * stack pointer. */
+/* --locals: the variables of the group-th function at unwound frame i
+ * (pc) of thread t, appended to lb, *loc = their offset + 1 (0 none) and
+ * *nloc their number; *ngroups (optional): how many functions pc is in
+ * (inlined ones).  The registers are those the unwinder recovered for the
+ * frame: all of them in the innermost frame; the stack pointer, rbx, rbp
+ * and r12-r15 in its callers.  The frame's CFA is its caller's stack
+ * pointer. */
 static void frame_locals(struct sp_snapview *c, const struct sp_snap_thread *t, const uint64_t *sps,
-			 const uint8_t *known, int i, int n, uint64_t pc, int group, struct tstack *ts)
+			 const uint8_t *known, int i, int n, uint64_t pc, int group, struct sp_buf *lb, uint32_t *loc,
+			 uint16_t *nloc, int *ngroups)
 {
 	static const unsigned kept[SP_UNWIND_KEPT] = { 7, 3, 6, 12, 13, 14, 15 };
 	struct sp_locals_regs rg;
@@ -298,15 +352,94 @@ static void frame_locals(struct sp_snapview *c, const struct sp_snap_thread *t, 
 	c->mem.stack = t->stack;
 	c->mem.stack_lo = t->regs[7];
 	c->mem.stack_len = t->stack_len;
-	size_t off = ts->lb.len;
-	int nv = sp_locals_frame(sp_unwind_dwfl(c->u), pc, group, &rg, &c->mem, &ts->lb, NULL);
-	if (nv > 0) {
-		ts->loc[ts->n] = (uint32_t)off + 1;
-		ts->nloc[ts->n] = (uint16_t)(nv > 65535 ? 65535 : nv);
+	size_t off = lb->len;
+	int nv = sp_locals_frame(sp_unwind_dwfl(c->u), pc, group, &rg, &c->mem, lb, ngroups);
+	*loc = nv > 0 ? (uint32_t)off + 1 : 0;
+	*nloc = (uint16_t)(nv <= 0 ? 0 : nv > 65535 ? 65535 : nv);
+}
+
+/* --locals: a thread unwound and its variables read while it is stopped
+ * (stop_hook), without symbols (they load slowly): per unwound frame, the
+ * variables of each function its pc is in, innermost first, as
+ * unwind_thread's frames will be once symbolised.  Frames past the stop's
+ * budget (LOCALS_CPU_NS) have no groups: read after the stop, from the
+ * stack copy. */
+struct prestack {
+	int tid, n, truncated;
+	uint64_t *pcs, *sps;
+	uint8_t *known;
+	uint32_t *gfirst; /* frame i's groups: g[gfirst[i] .. + ngrp[i]) */
+	uint16_t *ngrp;   /* REPLACED: a frame the Python frames replace, not read */
+	struct { uint32_t loc; uint16_t n; } *g;
+	size_t ng, capg;
+	struct sp_buf lb;
+};
+
+#define REPLACED UINT16_MAX
+
+static void read_stopped(struct sp_snapview *c, const struct sp_snap_thread *t, struct prestack *ps)
+{
+	ps->tid = t->tid;
+	if (!t->have_regs)
+		return;
+	uint64_t pcs[MAX_PCS];
+	uint8_t known[MAX_PCS];
+	ps->sps = sp_xmalloc(MAX_PCS * SP_UNWIND_KEPT * sizeof *ps->sps);
+	struct sp_unwind_result r = sp_unwind_stack_sps(c->u, t->tid, t->regs, t->stack, t->stack_len, SP_UNWIND_LIVE,
+							pcs, ps->sps, known, MAX_PCS);
+	size_t n = r.n > 0 ? (size_t)r.n : 0;
+	ps->n = (int)n;
+	ps->truncated = r.truncated;
+	ps->pcs = sp_xmalloc((n ? n : 1) * sizeof *ps->pcs);
+	ps->known = sp_xmalloc(n ? n : 1);
+	ps->gfirst = sp_xcalloc(n ? n : 1, sizeof *ps->gfirst);
+	ps->ngrp = sp_xcalloc(n ? n : 1, sizeof *ps->ngrp);
+	memcpy(ps->pcs, pcs, n * sizeof *pcs);
+	memcpy(ps->known, known, n);
+	/* Innermost first, while the stop's time lasts (a frame's DWARF
+	 * scopes may take a millisecond in a large compilation unit). */
+	for (int i = 0; i < r.n && !sp_budget_spent(&c->mem.time); i++) {
+		ps->gfirst[i] = (uint32_t)ps->ng;
+		const char *fn = c->last.python_merged ? sp_locals_function(sp_unwind_dwfl(c->u), pcs[i]) : NULL;
+		if (fn && !strcmp(fn, "_PyEval_EvalFrameDefault")) {
+			/* Python frames stand in its place (pymerge.h): not shown,
+			 * and its scopes are thousands (milliseconds to find) */
+			ps->ngrp[i] = REPLACED;
+			continue;
+		}
+		int ng = 1;
+		for (int g = 0; g < ng && g < 64; g++) {
+			if (ps->ng == ps->capg) {
+				ps->capg = ps->capg ? 2 * ps->capg : 64;
+				ps->g = sp_xrealloc(ps->g, ps->capg * sizeof *ps->g);
+			}
+			int groups = 0;
+			frame_locals(c, t, ps->sps, known, i, r.n, pcs[i], g, &ps->lb, &ps->g[ps->ng].loc,
+				     &ps->g[ps->ng].n, g ? NULL : &groups);
+			ps->ng++;
+			if (!g && groups > 1)
+				ng = groups;
+		}
+		ps->ngrp[i] = (uint16_t)(ng < 64 ? ng : 64);
 	}
 }
 
-static void unwind_thread(struct sp_snapview *c, const struct sp_snap_thread *t, struct tstack *ts)
+static void free_prestack(struct prestack *ps)
+{
+	free(ps->pcs);
+	free(ps->sps);
+	free(ps->known);
+	free(ps->gfirst);
+	free(ps->ngrp);
+	free(ps->g);
+	sp_buf_release(&ps->lb);
+}
+
+/* Thread t unwound and symbolised into ts; with --locals, each frame's
+ * variables: as read during the stop (ps), else now, from the stack copy
+ * only (c->mem's budget is spent). */
+static void unwind_thread(struct sp_snapview *c, const struct sp_snap_thread *t, struct prestack *ps,
+			  struct tstack *ts)
 {
 	ts->n = 0;
 	ts->truncated = 0;
@@ -314,10 +447,22 @@ static void unwind_thread(struct sp_snapview *c, const struct sp_snap_thread *t,
 	if (!t->have_regs)
 		return;
 	uint64_t pcs[MAX_PCS];
-	uint64_t *sps = c->o.locals ? sp_xmalloc(MAX_PCS * SP_UNWIND_KEPT * sizeof *sps) : NULL;
+	uint64_t *own = c->o.locals && !ps ? sp_xmalloc(MAX_PCS * SP_UNWIND_KEPT * sizeof *own) : NULL, *sps = own;
 	uint8_t known[MAX_PCS];
-	struct sp_unwind_result r = sp_unwind_stack_sps(c->u, t->tid, t->regs, t->stack, t->stack_len, SP_UNWIND_LIVE,
-							pcs, sps, known, MAX_PCS);
+	struct sp_unwind_result r;
+	if (ps) {
+		r.n = ps->n;
+		r.truncated = ps->truncated;
+		memcpy(pcs, ps->pcs, (size_t)ps->n * sizeof *pcs);
+		memcpy(known, ps->known, (size_t)ps->n);
+		sps = ps->sps;
+		sp_buf_release(&ts->lb);
+		ts->lb = ps->lb; /* the values, moved */
+		memset(&ps->lb, 0, sizeof ps->lb);
+	} else {
+		r = sp_unwind_stack_sps(c->u, t->tid, t->regs, t->stack, t->stack_len, SP_UNWIND_LIVE, pcs, sps, known,
+					MAX_PCS);
+	}
 	ts->truncated = r.truncated;
 	for (int i = 0; i < r.n; i++) {
 		const uint32_t *f;
@@ -328,12 +473,78 @@ static void unwind_thread(struct sp_snapview *c, const struct sp_snap_thread *t,
 			ts->pcs[ts->n] = pcs[i];
 			ts->loc[ts->n] = 0;
 			ts->nloc[ts->n] = 0;
-			if (sps)
-				frame_locals(c, t, sps, known, i, r.n, pcs[i], (int)j, ts);
+			if (ps && j < ps->ngrp[i]) {
+				ts->loc[ts->n] = ps->g[ps->gfirst[i] + j].loc;
+				ts->nloc[ts->n] = ps->g[ps->gfirst[i] + j].n;
+			} else if (sps && !(ps && ps->ngrp[i] == REPLACED)) {
+				c->v.late_frames += ps && !ps->ngrp[i] && !j;
+				frame_locals(c, t, sps, known, i, r.n, pcs[i], (int)j, &ts->lb, &ts->loc[ts->n],
+					     &ts->nloc[ts->n], NULL);
+			}
 			ts->frames[ts->n++] = f[j];
 		}
 	}
-	free(sps);
+	free(own);
+}
+
+/* sp_snap_take's hook, every thread stopped: the Python frames (py_hook)
+ * and, with --locals, each thread unwound and its variables read, so that
+ * values outside the stack copies (the heap, strings) are as of the
+ * stacks.  Within LOCALS_CPU_NS: live reads after that are refused (the
+ * variable says so), and threads not reached are read after the stop
+ * from their stack copies only. */
+static void stop_hook(void *ctx, struct sp_snap *s)
+{
+	struct sp_snapview *c = ctx;
+	c->v.t0 = sp_mono_ns();
+	c->v.cpu0 = sp_thread_cpu_ns();
+	sp_budget_start(&c->mem.time, LOCALS_CPU_NS, LOCALS_WALL_NS);
+	if (c->last.python_merged)
+		py_hook(c, s); /* starts the budget anew once the stacks are read */
+	if (!c->o.locals)
+		return;
+	c->pre = sp_xcalloc(s->n ? s->n : 1, sizeof *c->pre);
+	for (size_t i = 0; i < s->n && !sp_budget_spent(&c->mem.time); i++) {
+		read_stopped(c, &s->t[i], &c->pre[i]);
+		c->npre = i + 1;
+	}
+	c->v.ns = sp_mono_ns() - c->v.t0;
+	c->v.cpu_ns = sp_thread_cpu_ns() - c->v.cpu0;
+}
+
+/* --locals: what the stop read of thread t, NULL when it did not reach it. */
+static struct prestack *stopped_stack(struct sp_snapview *c, const struct sp_snap_thread *t)
+{
+	for (size_t j = 0; j < c->npre; j++)
+		if (c->pre[j].tid == t->tid)
+			return &c->pre[j];
+	return NULL;
+}
+
+/* --locals: the values of ts's frames that say "<not read at 0x...:
+ * budget>" (locals.h, python.h), not counting such text inside a string. */
+static size_t count_not_read(const struct tstack *ts)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < ts->n; i++) {
+		const char *v = ts->loc[i] && ts->loc[i] != NOT_READ ? ts->lb.p + ts->loc[i] - 1 : NULL;
+		for (unsigned k = 0; v && k < ts->nloc[i]; k++) {
+			v += strlen(v) + 1; /* the value, after the name */
+			for (const char *p = v; (p = strstr(p, "<not read at 0x")); p++)
+				n += p == v || (p[-1] != '\'' && p[-1] != '"');
+			v += strlen(v) + 1;
+		}
+	}
+	return n;
+}
+
+static void free_stopped(struct sp_snapview *c)
+{
+	for (size_t j = 0; j < c->npre; j++)
+		free_prestack(&c->pre[j]);
+	free(c->pre);
+	c->pre = NULL;
+	c->npre = 0;
 }
 
 static const char *state_name(char s)
@@ -892,7 +1103,7 @@ static void json_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 	}
 	sp_buf_adds(&b, "]");
 	if (c->o.locals)
-		sp_buf_addf(&b, ",\"values_not_read\":%zu,\"python_frames_not_read\":%zu", c->mem.skipped,
+		sp_buf_addf(&b, ",\"values_not_read\":%zu,\"python_frames_not_read\":%zu", c->v.notread,
 			    c->pyt ? c->pyskipped : 0);
 	if (s->gone)
 		sp_buf_addf(&b, ",\"exited_during\":%zu", s->gone);
@@ -991,11 +1202,12 @@ static void text_snapshot(struct sp_snapview *c, const struct sp_snap *s, const 
 	free(seen);
 	if (c->pyt && c->pyskipped)
 		fprintf(c->out, "\n(the locals of %zu Python frames were not read: the 64 innermost frames of a thread "
-				"at most, and %d reads of the target's memory while it is stopped)\n", c->pyskipped,
-			PY_LOCAL_READS);
-	if (c->mem.skipped)
-		fprintf(c->out, "\n(%zu values not read: --locals reads at most %u bytes outside the stack copies)\n",
-			c->mem.skipped, LOCALS_BUDGET);
+				"at most, and %d reads of the target's memory in %.0f ms of CPU while it is stopped)\n",
+			c->pyskipped, PY_LOCAL_READS, LOCALS_CPU_NS / 1e6);
+	if (c->v.notread)
+		fprintf(c->out, "\n(%zu values not read: --locals reads the values outside the stack copies while the threads "
+				"are stopped, for %.0f ms of CPU (%.0f ms of wall-clock time) and %u bytes at most)\n",
+			c->v.notread, LOCALS_CPU_NS / 1e6, LOCALS_WALL_NS / 1e6, LOCALS_BUDGET);
 	if (s->gone)
 		fprintf(c->out, "\n(%zu thread%s exited during the snapshot)\n", s->gone, s->gone == 1 ? "" : "s");
 }
@@ -1130,34 +1342,45 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 	c->last.python_merged = c->py && c->pystate == SP_PY_READY;
 	free(c->pyt);
 	c->pyt = NULL; /* set again by py_hook */
-	sp_snap_set_hook(c->py && c->pystate == SP_PY_READY ? py_hook : NULL, c);
+	memset(&c->mem, 0, sizeof c->mem);
+	c->mem.pid = live;
+	c->mem.budget = c->test_reads ? c->test_reads : LOCALS_BUDGET;
+	c->npre = 0;
+	memset(&c->v, 0, sizeof c->v);
+	c->pyskipped = 0;
+	if (c->o.locals) /* DWARF loaded before the stop, not during it */
+		sp_locals_prepare(sp_unwind_dwfl(c->u));
+	sp_snap_set_hook(c->last.python_merged || c->o.locals ? stop_hook : NULL, c);
 	struct sp_snap s;
 	int took = sp_snap_take(c->o.pid, c->o.stack ? c->o.stack : 262144, &s, err);
 	sp_snap_set_hook(NULL, NULL);
 	if (took < 0) {
+		free_stopped(c);
 		if (s.interrupted)
 			return s.interrupted; /* a request to stop, as between snapshots */
 		return -1;
 	}
+	if (c->pyt && s.n > c->npyt) {
+		/* zombie threads, listed after the stop: no Python frames */
+		c->pyt = sp_xrealloc(c->pyt, s.n * sizeof *c->pyt);
+		memset(c->pyt + c->npyt, 0, (s.n - c->npyt) * sizeof *c->pyt);
+	}
 	/* Thread names change seldom: read after the threads were let go. */
 	for (size_t i = 0; c->pyt && i < s.n; i++)
 		c->pyt[i].name = sp_python_thread_name(c->py, s.t[i].tid, i == 0);
-	/* --locals: the values the frames' slots held at the stop */
-	for (size_t i = 0; c->pyt && c->o.locals && i < s.n; i++)
-		if (c->pyt[i].nraw > 0)
-			sp_python_locals(c->py, c->pyraw.p + c->pyt[i].raw_off, c->pyt[i].raw_len, &c->pylb,
-					 c->pyloc + c->pyt[i].off, c->pylocn + c->pyt[i].off, c->pyt[i].nraw);
 	struct tstack *ts = sp_xcalloc(s.n ? s.n : 1, sizeof *ts);
 	struct sp_lock_wait *w = sp_xcalloc(s.n ? s.n : 1, sizeof *w);
 	int *keep = sp_xcalloc(s.n ? s.n : 1, sizeof *keep), *cycle = sp_xcalloc(s.n ? s.n : 1, sizeof *cycle);
 	const char **names = NULL;
 	size_t capnames = 0;
 	int py = c->pyt != NULL;
-	memset(&c->mem, 0, sizeof c->mem);
-	c->mem.pid = live;
-	c->mem.budget = LOCALS_BUDGET;
+	/* Threads the stop did not reach: their stack copies only. */
+	c->mem.budget = 0;
+	memset(&c->mem.time, 0, sizeof c->mem.time);
 	for (size_t i = 0; i < s.n; i++) {
-		unwind_thread(c, &s.t[i], &ts[i]);
+		struct prestack *ps = c->o.locals ? stopped_stack(c, &s.t[i]) : NULL;
+		c->v.late += c->o.locals && !ps && s.t[i].have_regs;
+		unwind_thread(c, &s.t[i], ps, &ts[i]);
 		if (py)
 			py_merge(c, i, &ts[i]);
 		keep[i] = !c->have_re || !regexec(&c->re, s.t[i].name, 0, NULL, 0) ||
@@ -1181,6 +1404,9 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 			}
 		}
 	}
+	for (size_t i = 0; c->o.locals && i < s.n; i++)
+		if (keep[i])
+			c->v.notread += count_not_read(&ts[i]);
 	int ncyc = sp_lock_cycles(w, s.n, cycle);
 	int rc = 0;
 	if (c->o.format == F_TEXT)
@@ -1190,19 +1416,20 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 	else
 		rc = sample_snapshot(c, &s, keep, ts, err);
 	c->last.threads = s.n;
-	c->last.locals_skipped = c->mem.skipped;
+	c->last.locals_skipped = c->v.notread;
+	c->last.locals_frames = c->pyskipped;
+	c->last.locals_late = c->v.late;
+	c->last.locals_late_frames = c->v.late_frames;
+	c->last.locals_reads = c->mem.reads + c->v.pyreads;
+	c->last.locals_ns = c->v.ns;
+	c->last.locals_cpu_ns = c->v.cpu_ns;
 	c->last.window_ns = s.window_ns;
 	c->last.longest_ns = 0;
 	for (size_t i = 0; i < s.n; i++)
 		if (s.t[i].stopped_ns > c->last.longest_ns)
 			c->last.longest_ns = s.t[i].stopped_ns;
-	for (size_t i = 0; i < s.n; i++) {
-		free(ts[i].frames);
-		free(ts[i].pcs);
-		free(ts[i].loc);
-		free(ts[i].nloc);
-		sp_buf_release(&ts[i].lb);
-	}
+	for (size_t i = 0; i < s.n; i++)
+		free_tstack(&ts[i]);
 	free(ts);
 	free(w);
 	free(keep);
@@ -1211,6 +1438,7 @@ int sp_snapview_take(struct sp_snapview *c, struct sp_err *err)
 	sp_snap_free(&s);
 	free(c->pyt);
 	c->pyt = NULL;
+	free_stopped(c);
 	return rc;
 }
 
@@ -1229,6 +1457,11 @@ struct sp_snapview *sp_snapview_new(const struct sp_snapview_opts *o, FILE *out,
 	}
 	c->o.threads = NULL;
 	c->out = out;
+	/* Test hook: bytes of native values and reads of Python ones (in
+	 * place of LOCALS_BUDGET and PY_LOCAL_READS), to see what the budget
+	 * leaves unread said on each variable. */
+	const char *tr = getenv("SP_SNAPSHOT_TEST_LOCALS_READS");
+	c->test_reads = tr && atol(tr) > 0 ? (uint64_t)atol(tr) : 0;
 	c->p = sp_profile_new();
 	static const char *const values[] = { "samples" };
 	sp_profile_set_values(c->p, 1, values);

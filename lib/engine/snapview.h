@@ -43,7 +43,13 @@ struct sp_snapview_stats {
 	char python[480];     /* "Python 3.12.1" (frames merged), or why a CPython
 			       * was refused; "" when not Python */
 	int python_merged;    /* Python frames are merged into the stacks */
-	size_t locals_skipped; /* --locals: values not read (the read budget) */
+	size_t locals_skipped; /* --locals: values not read (the stop's budget) */
+	size_t locals_frames;  /* --locals: Python frames whose locals were not read */
+	size_t locals_late;    /* --locals: threads not reached during the stop */
+	size_t locals_late_frames; /* --locals: frames of the others not reached */
+	size_t locals_reads;   /* --locals: reads of the stopped process for native values */
+	uint64_t locals_ns;    /* --locals: time the stop spent on the values */
+	uint64_t locals_cpu_ns; /* of which pcollect was on a CPU */
 };
 
 struct sp_snapview;

@@ -151,6 +151,10 @@ struct sp_python {
 	enum sp_python_state state;
 	int dbg_done; /* 3.13: _Py_DebugOffsets read */
 	struct sp_python_stats st;
+	uint64_t lim_reads;               /* sp_python_read_limit */
+	struct sp_budget lim_time;
+	int limited;
+	uint64_t refused;                 /* reads the limit refused */
 	struct sp_buf strbuf;
 	/* threading names: thread i of names[] is (tid, string id); tid ->
 	 * index + 1 in nameidx, valid when names[i].tid matches */
@@ -188,6 +192,13 @@ static int rd(struct sp_python *py, uint64_t addr, void *buf, size_t n)
 	py->st.reads++;
 	if (!addr)
 		return -1;
+	if (py->limited) {
+		if (!py->lim_reads || sp_budget_spent(&py->lim_time)) {
+			py->refused++;
+			return -1;
+		}
+		py->lim_reads--;
+	}
 	return process_vm_readv(py->pid, &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -1;
 }
 
@@ -1430,7 +1441,7 @@ static int type_cls(struct sp_python *py, uint64_t type)
 	if (found)
 		return (int)*slot - 1;
 	char nm[32];
-	uint64_t at = 0;
+	uint64_t at = 0, refused = py->refused;
 	int cls = T_OTHER;
 	memset(nm, 0, sizeof nm);
 	if (rd64(py, type + 24, &at) == 0 && at && (rd(py, at, nm, 28) == 0 || rd(py, at, nm, 14) == 0)) {
@@ -1439,6 +1450,8 @@ static int type_cls(struct sp_python *py, uint64_t type)
 			: !strcmp(nm, "method") ? T_METHOD : !strcmp(nm, "_thread.lock") ? T_LOCK
 			: !strcmp(nm, "cell") ? T_CELL : !strcmp(nm, "tuple") ? T_TUPLE : T_OTHER;
 	}
+	if (py->refused != refused)
+		return cls; /* the read limit: not known, not kept */
 	slot = sp_u64map_slot(&py->typecls, type, &found); /* the map may have grown */
 	*slot = (uint32_t)cls + 1;
 	return cls;
@@ -2035,6 +2048,15 @@ static void repr(struct sp_python *py, uint64_t obj, int depth, struct sp_buf *o
 	sp_buf_addf(out, "<%s at 0x%llx>", nm, (unsigned long long)obj);
 }
 
+void sp_python_read_limit(struct sp_python *py, uint64_t reads, const struct sp_budget *time)
+{
+	py->limited = reads || time;
+	py->lim_reads = reads ? reads : UINT64_MAX;
+	memset(&py->lim_time, 0, sizeof py->lim_time);
+	if (time)
+		py->lim_time = *time;
+}
+
 int sp_python_slots(struct sp_python *py, int tid, struct sp_buf *raw, int max, uint64_t *budget)
 {
 	uint64_t start = py->st.reads;
@@ -2072,17 +2094,35 @@ int sp_python_locals(struct sp_python *py, const void *raw, size_t len, struct s
 		off[f] = 0;
 		nvars[f] = 0;
 		size_t at = out->len;
+		uint64_t refused = py->refused;
 		for (uint64_t i = 0; i < h[1]; i++) {
 			memcpy(&v, p + 8 * i, 8);
-			if (!v || !(nm = slot_name(py, h[0], (int)i)))
-				continue; /* unbound, or the value stack (3.8-3.10) */
-			if (cls_of(py, v) == T_CELL && (rd64(py, v + 16, &v) < 0 || !v))
-				continue; /* an empty cell */
-			if (str_text(py, nm) < 0)
-				continue;
+			nm = v ? slot_name(py, h[0], (int)i) : 0;
+			int cell = nm && cls_of(py, v) == T_CELL;
+			if (!nm || (cell && (rd64(py, v + 16, &v) < 0 || !v)) || str_text(py, nm) < 0) {
+				if (py->refused == refused)
+					continue; /* unbound, the value stack (3.8-3.10), an empty cell */
+				/* the read limit: the frame's other variables are not read */
+				sp_buf_adds(out, "...");
+				sp_buf_addc(out, 0);
+				sp_buf_addf(out, "<not read at 0x%llx: budget>", (unsigned long long)v);
+				sp_buf_addc(out, 0);
+				py->st.not_read++;
+				nvars[f]++;
+				off[f] = (uint32_t)at + 1;
+				return f + 1;
+			}
 			sp_buf_add(out, py->strbuf.p, py->strbuf.len);
 			sp_buf_addc(out, 0);
+			size_t vat = out->len;
 			repr(py, v, 0, out);
+			if (py->refused != refused) {
+				/* cut short by the read limit: said, not guessed */
+				out->len = vat;
+				sp_buf_addf(out, "<not read at 0x%llx: budget>", (unsigned long long)v);
+				py->st.not_read++;
+				refused = py->refused;
+			}
 			sp_buf_addc(out, 0);
 			if (nvars[f] < 65535)
 				nvars[f]++;

@@ -177,29 +177,33 @@ struct sp_python_ref {
 };
 int sp_python_refs(struct sp_python *py, int tid, struct sp_python_ref *r, int max);
 
-/* The local variables of a thread's Python frames, in two steps so that
- * the stop stays short.  While the threads are stopped, sp_python_slots
- * copies what each frame's locals hold (the object pointers of its
- * locals, cells and free variables: one read a frame, the 64 innermost
- * frames, counted as sp_python_stack counts them) to raw, at most *budget
- * reads (decremented by those done); it returns how many frames it copied
- * (the rest: the budget), -1 none.  Afterwards sp_python_locals turns the
- * copy (raw, len bytes) into frame i's "name\0repr\0" pairs appended to
- * out, off[i] = their offset in out + 1 (0: none), nvars[i] how many;
- * returns the frames done.  Names come from the code objects (immutable);
- * cells show their content; unbound locals are left out.  Reprs are read
- * from memory, no code runs: int, float, str, bytes (64 characters), bool,
- * None, tuple, list and dict with their first 4 items and length (one
- * level), classes "<class 'Name'>", other objects "<Type at 0x...>",
- * "<unreadable at 0x...>".  Immutable values (int, float, str, bytes,
- * tuple) are as of the stop; a list's or dict's items and a cell's
- * content as read after it. */
+/* The local variables of a thread's Python frames, read while the threads
+ * are stopped.  sp_python_slots copies what each frame's locals hold (the
+ * object pointers of its locals, cells and free variables: one read a
+ * frame, the 64 innermost frames, counted as sp_python_stack counts them)
+ * to raw, at most *budget reads (decremented by those done); it returns
+ * how many frames it copied (the rest: the budget), -1 none.  Then
+ * sp_python_locals turns the copy (raw, len bytes) into frame i's
+ * "name\0repr\0" pairs appended to out, off[i] = their offset in out + 1
+ * (0: none), nvars[i] how many; returns the frames done (fewer than max
+ * when sp_python_read_limit stopped it before a variable's name).  Names
+ * come from the code objects; cells show their content; unbound locals
+ * are left out.  Reprs are read from memory, no code runs: int, float,
+ * str, bytes (64 characters), bool, None, tuple, list and dict with their
+ * first 4 items and length (one level), classes "<class 'Name'>", other
+ * objects "<Type at 0x...>", "<unreadable at 0x...>", and
+ * "<not read at 0x...: budget>" where the read limit stopped it (counted
+ * in sp_python_stats.not_read). */
 int sp_python_slots(struct sp_python *py, int tid, struct sp_buf *raw, int max, uint64_t *budget);
 int sp_python_locals(struct sp_python *py, const void *raw, size_t len, struct sp_buf *out, uint32_t *off,
 		     uint16_t *nvars, int max);
+/* From now on, read the target's memory at most reads times and not once
+ * time is spent (reads 0, time NULL: no limit of that kind). */
+void sp_python_read_limit(struct sp_python *py, uint64_t reads, const struct sp_budget *time);
 
 struct sp_python_stats {
 	uint64_t stacks, frames, reads, failed, code_objects, from_cstack;
+	uint64_t not_read; /* values the read limit left unread (sp_python_locals) */
 };
 const struct sp_python_stats *sp_python_stats(const struct sp_python *py);
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # pcollect --snapshot --locals on a hung C program with known values in
 # several frames (tests/progs/t7-locals.c): at -O0 every one of them, at
-# -O2 which are optimized out; bad pointers said on the variable; the
+# -O2 which are optimized out; bad pointers said on the variable; values
+# the read budget left unread said on the variable and counted; the
 # target runs on afterwards.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/t6-lib.sh"
@@ -60,6 +61,18 @@ for f in d["threads"][0]["frames"]:
 		expect_grep "-O json: serve's struct" '^serve native rq \{id = 7, len = 512, path = 0x[0-9a-f]+ "/srv/data.bin"\}$' "$T/jl"
 		expect_grep "-O json: wait_input's parameter" '^wait_input native retries 3$' "$T/jl"
 	fi
+	# the budget for values read outside the stack copies, made 1 byte
+	# (the test hook): said on each such variable, counted; what the
+	# stack copy holds is still shown
+	SP_SNAPSHOT_TEST_LOCALS_READS=1 pcollect --snapshot --locals -v -p "$TPID" > "$T/b" 2> "$T/b.err"
+	expect_rc "budget spent: exit 0" 0 $?
+	frame serve "$T/b" > "$T/f"
+	expect_grep "budget spent: a char * says its string was not read" '^ +endless = 0x[0-9a-f]+ <not read at 0x[0-9a-f]+: budget>$' "$T/f"
+	expect_grep "budget spent: a struct's string member too" '^ +rq = \{id = 7, len = 512, path = 0x[0-9a-f]+ <not read at 0x[0-9a-f]+: budget>\}$' "$T/f"
+	expect_grep "budget spent: the stack copy's values still shown" '^ +port = 8080$' "$T/f"
+	n=$(grep -c '<not read at 0x[0-9a-f]*: budget>' "$T/b")
+	expect_grep "budget spent: counted in the report ($n)" "^\\($n values not read: " "$T/b"
+	expect_grep "budget spent: counted by -v" ": --locals: stopped for [0-9.]+ ms, of which [0-9.]+ ms reading values \\([0-9.]+ ms of CPU, [0-9]+ reads\\); $n values not read \\(budget\\)" "$T/b.err"
 	pcollect --snapshot -p "$TPID" > "$T/plain"
 	if grep -q ' = ' <(grep -v '^thread' "$T/plain"); then notok "without --locals: no values"; else ok "without --locals: no values"; fi
 fi
