@@ -89,7 +89,8 @@ plive -n 0 --window 100 -- gzip -9 -c "$T/bins" > "$T/gz.out" 2> "$T/gz.err"; rc
 expect_rc "plive -- gzip (to its end): exit 0" 0 $rc
 gzip -9 -c "$T/bins" > "$T/gz.want"
 if cmp -s "$T/gz.want" "$T/gz.err"; then ok "plive -- gzip: gzip's output is plive's stderr, whole"; else
-	notok "plive -- gzip: gzip's output is plive's stderr, whole"; fi
+	notok "plive -- gzip: gzip's output is plive's stderr, whole"; cmp "$T/gz.want" "$T/gz.err" 2>&1 | head -1 | sed 's/^/  /'
+	grep -a '^\(pcollect\|plive\|==\)' "$T/gz.err" | head -3 | cut -c1-200 | sed 's/^/  /'; fi
 expect_grep "plive -- gzip: gzip's frames in the last table" '\[gzip\]|deflate' "$T/gz.out"
 expect_grep "plive -- gzip: the last table says the input ended" '\[input ended\]' "$T/gz.out"
 
