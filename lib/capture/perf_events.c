@@ -111,6 +111,7 @@ struct sp_perfev {
 	uint64_t dropped;       /* samples the drainer dropped: queues full */
 	uint64_t probe_dropped; /* uprobe hits the drainer dropped */
 	int all_hup;
+	struct sp_perf_handler early; /* its early callback: each sample as it is drained */
 };
 
 static long perf_event_open(struct perf_event_attr *a, int pid, int cpu)
@@ -948,6 +949,15 @@ int sp_perfev_disable(struct sp_perfev *ev)
 
 /* ---- the drainer ---- */
 
+static void parse_sample(struct sp_perfev *ev, const struct perf_event_header *h, const struct sp_perf_handler *hd,
+			 int early);
+
+void sp_perfev_set_early(struct sp_perfev *ev, void (*early)(void *ctx, const struct sp_perf_sample *s), void *ctx)
+{
+	ev->early.early_ctx = ctx;
+	ev->early.early = early;
+}
+
 /* Copy every complete record of ring r into its queue and free the ring's
  * space.  Runs in the drainer thread, or in the caller once the drainer
  * stopped.  Returns the number of bytes queued. */
@@ -1000,6 +1010,10 @@ static size_t drain_ring(struct sp_perfev *ev, struct ring *r)
 			first = hdr.size;
 		memcpy(c->data + len, r->data + off, first);
 		memcpy(c->data + len + first, r->data, hdr.size - first);
+		/* Not handed to the reader yet (c->len is not updated): the
+		 * record stays put while the early callback reads it. */
+		if (ev->early.early && hdr.type == PERF_RECORD_SAMPLE && !r->probe && hdr.size >= sizeof hdr + 32)
+			parse_sample(ev, (const struct perf_event_header *)(c->data + len), &ev->early, 1);
 		len += hdr.size;
 		queued += hdr.size;
 	}
@@ -1169,7 +1183,9 @@ static uint64_t rec_time(const struct perf_event_header *h, int probe)
 	return rd64(p + h->size - 8);
 }
 
-static void parse_sample(struct sp_perfev *ev, const struct perf_event_header *h, const struct sp_perf_handler *hd)
+/* early: the sample goes to hd->early (sp_perf_handler), nothing counted. */
+static void parse_sample(struct sp_perfev *ev, const struct perf_event_header *h, const struct sp_perf_handler *hd,
+			 int early)
 {
 	const uint8_t *p = (const uint8_t *)(h + 1), *end = (const uint8_t *)h + h->size;
 	struct sp_perf_sample s;
@@ -1249,6 +1265,10 @@ static void parse_sample(struct sp_perfev *ev, const struct perf_event_header *h
 		}
 	}
 	s.switch_out = ev->o.offcpu == 1 || (ev->o.offcpu == 2 && s.period == 1);
+	if (early) {
+		hd->early(hd->early_ctx, &s);
+		return;
+	}
 	ev->st.samples++;
 	if (!s.switch_out)
 		ev->st.sampled_ns += s.period;
@@ -1389,7 +1409,7 @@ static void dispatch(struct sp_perfev *ev, const struct perf_event_header *h, co
 		return;
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
-		parse_sample(ev, h, hd);
+		parse_sample(ev, h, hd, 0);
 		break;
 	case PERF_RECORD_MMAP2:
 		if (len >= 64 && hd->mmap) {
