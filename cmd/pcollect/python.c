@@ -78,11 +78,17 @@ void pcollect_python_summary(struct coll *c)
 		 "copy in %llu",
 		 (unsigned long long)st->samples, (unsigned long long)st->disagree, (unsigned long long)st->failed,
 		 (unsigned long long)st->from_cstack);
-	if (st->early)
-		sp_error("python: frames of %llu samples taken as their read began, %.2f ms after the kernel's "
-			 "sample on average (%.2f ms at most); %llu samples merged with them",
-			 (unsigned long long)st->early, (double)st->early_ns / (double)st->early / 1e6,
-			 (double)st->early_max_ns / 1e6, (unsigned long long)st->from_early);
+	if (st->early) {
+		int rt = sp_perfev_stats(c->s->ev)->early_rt;
+		sp_error("python: frames of %llu samples taken as they left the kernel's ring (%s), %.2f ms after "
+			 "the kernel's sample on average (%.2f ms at most); %llu samples merged with them; %llu not taken "
+			 "early (the readers were busy: read when handled)",
+			 (unsigned long long)st->early,
+			 rt > 0 ? "by a reader at real-time priority" : rt < 0 ? "real-time priority refused: by a "
+			 "reader at its own priority" : "by a reader at its own priority",
+			 (double)st->early_ns / (double)st->early / 1e6, (double)st->early_max_ns / 1e6,
+			 (unsigned long long)st->from_early, (unsigned long long)st->early_busy);
+	}
 	if (st->seen + st->trimmed + st->changed + st->unchecked)
 		sp_error("python: non-blocking: %llu samples whose innermost Python frame is the one the sample saw "
 			 "(in its registers or stack copy), %llu merged at an outer frame the sample saw (the thread "
@@ -98,12 +104,13 @@ void pcollect_python_summary(struct coll *c)
 	const struct sp_pystop_stats *ss = sp_pystop_stats(ps);
 	sp_error("python: exact: %llu samples from stopped threads (%llu of them disagree; %llu threads seized), stopped %.0f us on "
 		 "average, %.0f us at most, %.2f ms after the kernel's sample on average; %llu merged non-blocking "
-		 "(%llu threads off the CPU by then, %llu gone, %llu slow to stop); %llu signals passed on",
+		 "(%llu threads off the CPU by then, %llu gone, %llu slow to stop, %llu in other Python functions than at "
+		 "the sample); %llu signals passed on",
 		 (unsigned long long)st->exact, (unsigned long long)st->exact_disagree, (unsigned long long)ss->seized,
 		 ss->stops ? (double)ss->stopped_ns / (double)ss->stops / 1e3 : 0, (double)ss->max_ns / 1e3,
-		 st->exact ? (double)st->delay_ns / (double)st->exact / 1e6 : 0, (unsigned long long)st->moved,
+		 st->exact ? (double)st->delay_ns / (double)st->exact / 1e6 : 0, (unsigned long long)(st->moved + st->stale),
 		 (unsigned long long)ss->asleep, (unsigned long long)ss->gone, (unsigned long long)ss->late,
-		 (unsigned long long)ss->signals);
+		 (unsigned long long)st->stale, (unsigned long long)ss->signals);
 }
 
 /* Why Python samples are not exact, into why (size n); "" when they are. */

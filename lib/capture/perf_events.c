@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <poll.h>
+#include <sched.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1052,6 +1053,16 @@ static void *drainer_main(void *arg)
 	struct sp_perfev *ev = arg;
 	struct pollfd *pfd = sp_xcalloc((size_t)ev->nrings, sizeof *pfd);
 	int *map = sp_xcalloc((size_t)ev->nrings, sizeof *map);
+	/* Early reads (Python frames) must follow the samples closely: on a
+	 * busy machine a woken drainer waited 2-20 ms for a CPU, and a short
+	 * thread had exited by then.  So it runs at the lowest real-time
+	 * priority, where allowed (CAP_SYS_NICE): it sleeps in poll, and
+	 * each wakeup only copies records and reads a few words of the
+	 * sampled thread.  Not per CPU for the whole machine (-a). */
+	if (ev->early.early && (!ev->cpu_wide || ev->follow)) {
+		struct sched_param sp = { .sched_priority = 1 };
+		ev->st.early_rt = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0 ? 1 : -1;
+	}
 	while (!__atomic_load_n(&ev->stop, __ATOMIC_ACQUIRE)) {
 		int n = 0;
 		for (int i = 0; i < ev->nrings; i++) {
@@ -1068,7 +1079,10 @@ static void *drainer_main(void *arg)
 		/* Per CPU (-a), no ring hangs up, and the reader's rounds are
 		 * 50 ms: a pass every 10 ms would copy for nothing, 100 times
 		 * a second on an idle machine. */
-		if (poll(n ? pfd : NULL, (nfds_t)n, ev->cpu_wide ? 50 : 10) > 0)
+		/* Early reads without a wakeup at each sample (--off-cpu, --wall:
+		 * a sample at every switch): a pass every millisecond. */
+		int ms = ev->early.early && ev->o.offcpu ? 1 : ev->cpu_wide ? 50 : 10;
+		if (poll(n ? pfd : NULL, (nfds_t)n, ms) > 0)
 			for (int i = 0; i < n; i++)
 				if (pfd[i].revents & (POLLHUP | POLLERR))
 					ev->rings[map[i]].hup = 1;

@@ -50,6 +50,8 @@ struct sp_perfev_stats {
 	uint64_t lost;      /* samples the kernel dropped: a ring was full */
 	uint64_t throttled; /* times the kernel lowered the rate (perf_cpu_time_max_percent) */
 	unsigned tasks;     /* threads opened */
+	int early_rt;       /* the drainer (early reads) runs at real-time
+			     * priority: 1, refused: -1, not asked: 0 */
 	unsigned freq;      /* the rate asked of the kernel: opts.freq, or
 			     * kernel.perf_event_max_sample_rate when that is lower */
 	int kernel_denied;  /* kernel sampling was asked for and refused: user mode only */

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pymerge.h"
 #include "unwind.h"
@@ -62,6 +63,12 @@ struct sp_pymerge {
 	pthread_mutex_t lock;
 	struct early { uint64_t time, off; int tid, n; } *pre;
 	uint64_t *praw, apos;
+	uint64_t *sraw; /* the stopped thread's raw frames */
+	/* the processes whose readers are READY, for the early reads to
+	 * pass by the others without the lock (written under it) */
+	int rpids[64];
+	int nrpids; /* -1: more than 64, ask under the lock */
+	uint64_t busy_until; /* the drainer's: try the lock only, until then */
 };
 #define EARLY_SLOTS 4096
 #define EARLY_WORDS (1u << 19)
@@ -103,6 +110,7 @@ void sp_pymerge_free(struct sp_pymerge *m)
 	free(m->why);
 	free(m->pre);
 	free(m->praw);
+	free(m->sraw);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 }
@@ -162,6 +170,8 @@ void sp_pymerge_set_exact(struct sp_pymerge *m, int exact, size_t stack_max, con
 
 struct sp_pystop *sp_pymerge_stopper(struct sp_pymerge *m) { return m->stop; }
 
+static void ready_pids(struct sp_pymerge *m);
+
 static void exit_locked(struct sp_pymerge *m, int pid)
 {
 	if (m->stop)
@@ -176,6 +186,21 @@ static void exit_locked(struct sp_pymerge *m, int pid)
 		pp->gen = UINT64_MAX;
 		pp->serial = 0;
 	}
+	ready_pids(m);
+}
+
+/* m->rpids from the readers (lock held). */
+static void ready_pids(struct sp_pymerge *m)
+{
+	int n = 0;
+	for (size_t i = 0; i < m->nprocs && n >= 0; i++)
+		if (m->procs[i].py && m->procs[i].state == SP_PY_READY) {
+			if (n == 64)
+				n = -1;
+			else
+				__atomic_store_n(&m->rpids[n++], m->procs[i].pid, __ATOMIC_RELAXED);
+		}
+	__atomic_store_n(&m->nrpids, n, __ATOMIC_RELEASE);
 }
 
 /* The reader of process pid, when its Python frames can be read now. */
@@ -198,7 +223,16 @@ static struct sp_python *reader(struct sp_pymerge *m, int pid, uint64_t serial, 
 	}
 	if (pp->state == SP_PY_NOT && pp->gen != gen) {
 		pp->gen = gen;
-		pp->py = sp_python_open(m->p, pid, maps, m->lines, &pp->state, &err);
+		/* Reading the interpreter's symbols takes long: the early reads
+		 * (another thread) go on meanwhile; only this thread changes
+		 * procs and their readers. */
+		enum sp_python_state st;
+		pthread_mutex_unlock(&m->lock);
+		struct sp_python *py = sp_python_open(m->p, pid, maps, m->lines, &st, &err);
+		pthread_mutex_lock(&m->lock);
+		pp = proc_get(m, pid);
+		pp->py = py;
+		pp->state = st;
 		if (pp->py)
 			sp_python_set_full_filenames(pp->py, m->full);
 		if (pp->state == SP_PY_REFUSED)
@@ -217,6 +251,7 @@ static struct sp_python *reader(struct sp_pymerge *m, int pid, uint64_t serial, 
 	if (pp->state != SP_PY_READY)
 		return NULL;
 	if (!pp->announced) {
+		ready_pids(m);
 		char buf[512];
 		const char *what = m->mode == SP_PY_ONLY ? "only" : "merged";
 		if (m->stop)
@@ -242,7 +277,30 @@ void sp_pymerge_early(struct sp_pymerge *m, int pid, int tid, uint64_t time, con
 {
 	if (m->mode == SP_PY_OFF)
 		return;
-	pthread_mutex_lock(&m->lock);
+	int nr = __atomic_load_n(&m->nrpids, __ATOMIC_ACQUIRE), known = nr < 0;
+	for (int k = 0; k < nr && !known; k++)
+		known = __atomic_load_n(&m->rpids[k], __ATOMIC_RELAXED) == pid;
+	if (!known)
+		return;
+	/* The drainer must not wait long: while it waits, the kernel's ring
+	 * fills and records are lost.  Busy for longer: read when handled. */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += 4000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	/* Waited in vain a moment ago: only a try, so that a burst of
+	 * samples does not hold up the drainer once per sample. */
+	uint64_t t0 = sp_mono_ns();
+	int got = t0 < m->busy_until ? pthread_mutex_trylock(&m->lock) == 0
+				     : pthread_mutex_timedlock(&m->lock, &until) == 0;
+	if (!got) {
+		m->busy_until = sp_mono_ns() + 4000000; /* only the drainer uses it */
+		__atomic_add_fetch(&m->st.early_busy, 1, __ATOMIC_RELAXED);
+		return;
+	}
 	int found;
 	uint32_t i = sp_u64map_get(&m->procidx, (uint64_t)(uint32_t)pid, &found);
 	if (!found || !i || m->procs[i - 1].state != SP_PY_READY || !m->procs[i - 1].py) {
@@ -421,6 +479,18 @@ int sp_pymerge_stop(struct sp_pymerge *m, int pid, uint64_t serial, const struct
 	return r;
 }
 
+/* Do two raw frame chains (python.h's sp_python_grab) run the same
+ * functions (code objects), wherever they are in them? */
+static int same_functions(const uint64_t *a, int na, const uint64_t *b, int nb)
+{
+	if (na != nb)
+		return 0;
+	for (int i = 0; i < na; i++)
+		if (a[3 * i] != b[3 * i] || a[3 * i + 2] != b[3 * i + 2])
+			return 0;
+	return 1;
+}
+
 /* sp_pymerge_stop once sp_pystop_stop said rc (lock held). */
 static int stopped_locked(struct sp_pymerge *m, int pid, int tid, uint64_t time, struct sp_pystop_copy *out,
 			  enum sp_pystop_rc rc, const struct sp_err *e)
@@ -440,8 +510,21 @@ static int stopped_locked(struct sp_pymerge *m, int pid, int tid, uint64_t time,
 		m->st.moved++;
 		return 0;
 	}
-	/* Stopped: the live frames are the copy's. */
-	m->npy = sp_python_stack(py, tid, NULL, m->pyfr, m->entry, MAX_PY);
+	/* Stopped: the live frames are the copy's.  But a stop comes
+	 * milliseconds after the sample: when the thread runs other Python
+	 * functions than at the sample (its frames taken early), the stop
+	 * stands for another instant, and the sample's own stack copy with
+	 * its early frames is merged instead (sp_pymerge_sample). */
+	if (!m->sraw)
+		m->sraw = sp_xmalloc(3 * MAX_PY * sizeof *m->sraw);
+	int n = sp_python_grab(py, tid, NULL, m->sraw, MAX_PY);
+	const struct early *ea = early_of(m, tid, time);
+	if (ea && ea->n > 0 && n >= 0 && !same_functions(m->praw + ea->off % EARLY_WORDS, ea->n, m->sraw, n)) {
+		sp_pystop_cont(m->stop);
+		m->st.stale++;
+		return 0;
+	}
+	m->npy = n > 0 ? sp_python_frames(py, m->sraw, n, m->pyfr, m->entry, MAX_PY) : n;
 	m->multi = sp_python_threads(py) != 1;
 	sp_pystop_cont(m->stop);
 	m->st.exact++;
@@ -650,7 +733,8 @@ static uint32_t sample_locked(struct sp_pymerge *m, int pid, uint64_t serial, co
 		m->st.unmerged++; /* its eval frames stay as they are */
 		m->st.unmerged_failed += (uint64_t)(npy < 0);
 	}
-	return merge(m, node, npy, truncated, 0);
+	m->npy = npy;
+	return UINT32_MAX;
 }
 
 /* The merged node of native stack node and the Python frames in m->pyfr,
@@ -754,5 +838,6 @@ uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const
 	pthread_mutex_lock(&m->lock);
 	uint32_t r = sample_locked(m, pid, serial, maps, tid, cs, node, truncated);
 	pthread_mutex_unlock(&m->lock);
-	return r;
+	/* merged outside the lock: the profile is this thread's alone */
+	return r == UINT32_MAX ? merge(m, node, m->npy, truncated, 0) : r;
 }

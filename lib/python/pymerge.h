@@ -73,10 +73,14 @@ struct sp_pymerge_stats {
 	uint64_t early_ns;     /* total time from the kernel's samples to those reads */
 	uint64_t early_max_ns; /* the longest */
 	uint64_t from_early;   /* samples merged with frames taken early */
+	uint64_t early_busy;   /* not taken early: the readers were busy (read when handled) */
 	uint64_t unmerged;     /* samples with eval-loop frames but no Python frames
 				* to put there (the thread had exited, or its frames
 				* could not be read): they keep _PyEval_EvalFrameDefault */
 	uint64_t unmerged_failed; /* of which the frames could not be read */
+	uint64_t stale;        /* exact: stopped when the thread ran other Python
+				* functions than at the sample (taken early): merged
+				* from the sample's own copy instead */
 };
 
 struct sp_pymerge;
