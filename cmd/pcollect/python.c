@@ -104,13 +104,12 @@ void pcollect_python_summary(struct coll *c)
 	const struct sp_pystop_stats *ss = sp_pystop_stats(ps);
 	sp_error("python: exact: %llu samples from stopped threads (%llu of them disagree; %llu threads seized), stopped %.0f us on "
 		 "average, %.0f us at most, %.2f ms after the kernel's sample on average; %llu merged non-blocking "
-		 "(%llu threads off the CPU by then, %llu gone, %llu slow to stop, %llu in other Python functions than at "
-		 "the sample); %llu signals passed on",
+		 "(%llu threads off the CPU by then, %llu gone, %llu slow to stop); %llu signals passed on",
 		 (unsigned long long)st->exact, (unsigned long long)st->exact_disagree, (unsigned long long)ss->seized,
 		 ss->stops ? (double)ss->stopped_ns / (double)ss->stops / 1e3 : 0, (double)ss->max_ns / 1e3,
-		 st->exact ? (double)st->delay_ns / (double)st->exact / 1e6 : 0, (unsigned long long)(st->moved + st->stale),
+		 st->exact ? (double)st->delay_ns / (double)st->exact / 1e6 : 0, (unsigned long long)st->moved,
 		 (unsigned long long)ss->asleep, (unsigned long long)ss->gone, (unsigned long long)ss->late,
-		 (unsigned long long)st->stale, (unsigned long long)ss->signals);
+		 (unsigned long long)ss->signals);
 }
 
 /* Why Python samples are not exact, into why (size n); "" when they are. */

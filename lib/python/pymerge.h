@@ -78,9 +78,6 @@ struct sp_pymerge_stats {
 				* to put there (the thread had exited, or its frames
 				* could not be read): they keep _PyEval_EvalFrameDefault */
 	uint64_t unmerged_failed; /* of which the frames could not be read */
-	uint64_t stale;        /* exact: stopped when the thread ran other Python
-				* functions than at the sample (taken early): merged
-				* from the sample's own copy instead */
 };
 
 struct sp_pymerge;
