@@ -743,6 +743,7 @@ static int sample(struct run *r, int *finished)
 		pcollect_all_report(c);
 	else
 		cpu_account(r);
+	pcollect_python_unmerged(c);
 	if (show_status)
 		status_line(c, 0, 1);
 	if (r->ch.pid && !r->child_done)

@@ -150,6 +150,7 @@ void pcollect_trace_release(struct coll *c);
 void pcollect_python_messages(struct coll *c);
 void pcollect_python_meta(struct coll *c);
 void pcollect_python_summary(struct coll *c);
+void pcollect_python_unmerged(struct coll *c);
 /* Exact or non-blocking Python samples (--python-sampling, and by default
  * by the rate), once the engine exists. */
 void pcollect_python_sampling(struct coll *c);

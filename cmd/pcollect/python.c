@@ -39,6 +39,8 @@ void pcollect_python_meta(struct coll *c)
 	sp_meta_add(c->s->p, "python-changed-named", buf);
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)st->unchecked);
 	sp_meta_add(c->s->p, "python-unchecked", buf);
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)st->unmerged);
+	sp_meta_add(c->s->p, "python-unmerged", buf);
 	if (sp_pymerge_stopper(m)) {
 		snprintf(buf, sizeof buf, "%llu", (unsigned long long)st->exact);
 		sp_meta_add(c->s->p, "python-exact", buf);
@@ -46,6 +48,23 @@ void pcollect_python_meta(struct coll *c)
 		sp_meta_add(c->s->p, "python-exact-disagree", buf);
 	}
 	c->s->sink->meta(c->s->sink, c->s->p, &c->s->werr);
+}
+
+/* Samples left with the eval loop's native frames (no Python frames to
+ * put there): said unless -q, with how many. */
+void pcollect_python_unmerged(struct coll *c)
+{
+	struct sp_pymerge *m = sp_collect_python(c->s->eng);
+	if (!m || !sp_pymerge_stats(m)->processes || c->o.quiet)
+		return;
+	const struct sp_pymerge_stats *st = sp_pymerge_stats(m);
+	uint64_t un = st->unmerged, all = st->samples + un;
+	if (un)
+		sp_error("python: %llu of %llu samples of Python threads (%.1f %%) keep _PyEval_EvalFrameDefault "
+			 "in place of their Python frames: read after the sample, the thread had none any more (it had "
+			 "exited or returned) in %llu, they could not be read in %llu", (unsigned long long)un,
+			 (unsigned long long)all, 100.0 * (double)un / (double)all,
+			 (unsigned long long)(st->unmerged - st->unmerged_failed), (unsigned long long)st->unmerged_failed);
 }
 
 void pcollect_python_summary(struct coll *c)
@@ -59,6 +78,17 @@ void pcollect_python_summary(struct coll *c)
 		 "copy in %llu",
 		 (unsigned long long)st->samples, (unsigned long long)st->disagree, (unsigned long long)st->failed,
 		 (unsigned long long)st->from_cstack);
+	if (st->early) {
+		int rt = sp_perfev_stats(c->s->ev)->early_rt;
+		sp_error("python: frames of %llu samples taken as they left the kernel's ring (%s), %.2f ms after "
+			 "the kernel's sample on average (%.2f ms at most); %llu samples merged with them; %llu not taken "
+			 "early (the readers were busy: read when handled)",
+			 (unsigned long long)st->early,
+			 rt > 0 ? "by a reader at real-time priority" : rt < 0 ? "real-time priority refused: by a "
+			 "reader at its own priority" : "by a reader at its own priority",
+			 (double)st->early_ns / (double)st->early / 1e6, (double)st->early_max_ns / 1e6,
+			 (unsigned long long)st->from_early, (unsigned long long)st->early_busy);
+	}
 	if (st->seen + st->trimmed + st->changed + st->unchecked)
 		sp_error("python: non-blocking: %llu samples whose innermost Python frame is the one the sample saw "
 			 "(in its registers or stack copy), %llu merged at an outer frame the sample saw (the thread "

@@ -215,6 +215,8 @@ void sp_offcpu_handler(struct sp_offcpu *o, const struct sp_perf_handler *engine
 	out->fork = r_fork;
 	out->exit = r_exit;
 	out->sched = r_sched;
+	out->early = engine->early;
+	out->early_ctx = engine->early_ctx;
 }
 
 int sp_offcpu_finish(struct sp_offcpu *o, uint64_t now_ns, struct sp_err *err)

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <poll.h>
+#include <sched.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -111,6 +112,7 @@ struct sp_perfev {
 	uint64_t dropped;       /* samples the drainer dropped: queues full */
 	uint64_t probe_dropped; /* uprobe hits the drainer dropped */
 	int all_hup;
+	struct sp_perf_handler early; /* its early callback: each sample as it is drained */
 };
 
 static long perf_event_open(struct perf_event_attr *a, int pid, int cpu)
@@ -948,6 +950,15 @@ int sp_perfev_disable(struct sp_perfev *ev)
 
 /* ---- the drainer ---- */
 
+static void parse_sample(struct sp_perfev *ev, const struct perf_event_header *h, const struct sp_perf_handler *hd,
+			 int early);
+
+void sp_perfev_set_early(struct sp_perfev *ev, void (*early)(void *ctx, const struct sp_perf_sample *s), void *ctx)
+{
+	ev->early.early_ctx = ctx;
+	ev->early.early = early;
+}
+
 /* Copy every complete record of ring r into its queue and free the ring's
  * space.  Runs in the drainer thread, or in the caller once the drainer
  * stopped.  Returns the number of bytes queued. */
@@ -1000,6 +1011,10 @@ static size_t drain_ring(struct sp_perfev *ev, struct ring *r)
 			first = hdr.size;
 		memcpy(c->data + len, r->data + off, first);
 		memcpy(c->data + len + first, r->data, hdr.size - first);
+		/* Not handed to the reader yet (c->len is not updated): the
+		 * record stays put while the early callback reads it. */
+		if (ev->early.early && hdr.type == PERF_RECORD_SAMPLE && !r->probe && hdr.size >= sizeof hdr + 32)
+			parse_sample(ev, (const struct perf_event_header *)(c->data + len), &ev->early, 1);
 		len += hdr.size;
 		queued += hdr.size;
 	}
@@ -1038,6 +1053,16 @@ static void *drainer_main(void *arg)
 	struct sp_perfev *ev = arg;
 	struct pollfd *pfd = sp_xcalloc((size_t)ev->nrings, sizeof *pfd);
 	int *map = sp_xcalloc((size_t)ev->nrings, sizeof *map);
+	/* Early reads (Python frames) must follow the samples closely: on a
+	 * busy machine a woken drainer waited 2-20 ms for a CPU, and a short
+	 * thread had exited by then.  So it runs at the lowest real-time
+	 * priority, where allowed (CAP_SYS_NICE): it sleeps in poll, and
+	 * each wakeup only copies records and reads a few words of the
+	 * sampled thread.  Not per CPU for the whole machine (-a). */
+	if (ev->early.early && (!ev->cpu_wide || ev->follow)) {
+		struct sched_param sp = { .sched_priority = 1 };
+		ev->st.early_rt = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0 ? 1 : -1;
+	}
 	while (!__atomic_load_n(&ev->stop, __ATOMIC_ACQUIRE)) {
 		int n = 0;
 		for (int i = 0; i < ev->nrings; i++) {
@@ -1054,7 +1079,10 @@ static void *drainer_main(void *arg)
 		/* Per CPU (-a), no ring hangs up, and the reader's rounds are
 		 * 50 ms: a pass every 10 ms would copy for nothing, 100 times
 		 * a second on an idle machine. */
-		if (poll(n ? pfd : NULL, (nfds_t)n, ev->cpu_wide ? 50 : 10) > 0)
+		/* Early reads without a wakeup at each sample (--off-cpu, --wall:
+		 * a sample at every switch): a pass every millisecond. */
+		int ms = ev->early.early && ev->o.offcpu ? 1 : ev->cpu_wide ? 50 : 10;
+		if (poll(n ? pfd : NULL, (nfds_t)n, ms) > 0)
 			for (int i = 0; i < n; i++)
 				if (pfd[i].revents & (POLLHUP | POLLERR))
 					ev->rings[map[i]].hup = 1;
@@ -1169,7 +1197,9 @@ static uint64_t rec_time(const struct perf_event_header *h, int probe)
 	return rd64(p + h->size - 8);
 }
 
-static void parse_sample(struct sp_perfev *ev, const struct perf_event_header *h, const struct sp_perf_handler *hd)
+/* early: the sample goes to hd->early (sp_perf_handler), nothing counted. */
+static void parse_sample(struct sp_perfev *ev, const struct perf_event_header *h, const struct sp_perf_handler *hd,
+			 int early)
 {
 	const uint8_t *p = (const uint8_t *)(h + 1), *end = (const uint8_t *)h + h->size;
 	struct sp_perf_sample s;
@@ -1249,6 +1279,10 @@ static void parse_sample(struct sp_perfev *ev, const struct perf_event_header *h
 		}
 	}
 	s.switch_out = ev->o.offcpu == 1 || (ev->o.offcpu == 2 && s.period == 1);
+	if (early) {
+		hd->early(hd->early_ctx, &s);
+		return;
+	}
 	ev->st.samples++;
 	if (!s.switch_out)
 		ev->st.sampled_ns += s.period;
@@ -1389,7 +1423,7 @@ static void dispatch(struct sp_perfev *ev, const struct perf_event_header *h, co
 		return;
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
-		parse_sample(ev, h, hd);
+		parse_sample(ev, h, hd, 0);
 		break;
 	case PERF_RECORD_MMAP2:
 		if (len >= 64 && hd->mmap) {

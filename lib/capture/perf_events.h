@@ -50,6 +50,8 @@ struct sp_perfev_stats {
 	uint64_t lost;      /* samples the kernel dropped: a ring was full */
 	uint64_t throttled; /* times the kernel lowered the rate (perf_cpu_time_max_percent) */
 	unsigned tasks;     /* threads opened */
+	int early_rt;       /* the drainer (early reads) runs at real-time
+			     * priority: 1, refused: -1, not asked: 0 */
 	unsigned freq;      /* the rate asked of the kernel: opts.freq, or
 			     * kernel.perf_event_max_sample_rate when that is lower */
 	int kernel_denied;  /* kernel sampling was asked for and refused: user mode only */
@@ -158,6 +160,12 @@ int sp_perfev_wait(struct sp_perfev *ev, int timeout_ms);
 /* Hands out the records that are ready (all of them when final).
  * Returns the number of records delivered. */
 uint64_t sp_perfev_read(struct sp_perfev *ev, const struct sp_perf_handler *h, int final);
+/* early(ctx, sample) is called for each sample as soon as it is taken
+ * from the kernel's ring: in the drainer thread (while it runs; else in
+ * the caller of sp_perfev_read), before the sample is handed out, without
+ * the follow filter.  For reads that must be done soon after the sample
+ * (Python frames); early must be thread-safe against the handler. */
+void sp_perfev_set_early(struct sp_perfev *ev, void (*early)(void *ctx, const struct sp_perf_sample *s), void *ctx);
 /* Every record taken before this instant (CLOCK_MONOTONIC ns) has been
  * handed out by sp_perfev_read: e.g. the FORK record of a process forked
  * before a parent that exited then. */

@@ -70,6 +70,13 @@ struct sp_perf_handler {
 	/* A uprobe hit (any process: the caller filters by pid). */
 	void (*uprobe)(void *ctx, const struct sp_perf_uprobe *u);
 	void *uprobe_ctx; /* the uprobe callback's ctx */
+	/* May be NULL.  Each sample as soon as it is read from the kernel,
+	 * before it comes to sample, maybe in another thread
+	 * (sp_perfev_set_early): what must be read from the target soon after
+	 * the sample (Python frames) is not held up by the slow work on the
+	 * samples before it (unwinding, symbols). */
+	void (*early)(void *early_ctx, const struct sp_perf_sample *s);
+	void *early_ctx;
 };
 
 #endif

@@ -724,7 +724,7 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 		smp.stack = sp_pymerge_stopped(c->py, smp.stack, truncated);
 	} else if (c->py) {
 		struct sp_py_cstack cs = { s->has_regs ? s->stack : NULL, s->regs[SP_REG_SP], s->stack_len,
-					   s->has_regs ? s->regs : NULL, 0, NULL };
+					   s->has_regs ? s->regs : NULL, 0, NULL, s->time };
 		if (cs.data && cg == SP_CG_DWARF)
 			cs.eval_end = eval_end(c, pr, u, pcs, sps, nk, n, &cs);
 		smp.stack = sp_pymerge_sample(c->py, pr->pid, pr->serial, pr->maps, (int)s->tid, &cs, smp.stack,
@@ -742,6 +742,16 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 	c->st.samples++;
 }
 
+/* A read's samples before any is handled: their Python frames are taken
+ * now (pymerge.h), not after the unwinding of the samples before them. */
+static void h_early(void *ctx, const struct sp_perf_sample *s)
+{
+	struct sp_collect *c = ctx;
+	struct sp_py_cstack cs = { s->has_regs ? s->stack : NULL, s->regs[SP_REG_SP], s->stack_len,
+				   s->has_regs ? s->regs : NULL, 0, NULL, s->time };
+	sp_pymerge_early(c->py, (int)s->pid, (int)s->tid, s->time, &cs);
+}
+
 void sp_collect_handler(struct sp_collect *c, struct sp_perf_handler *out)
 {
 	out->ctx = c;
@@ -751,4 +761,6 @@ void sp_collect_handler(struct sp_collect *c, struct sp_perf_handler *out)
 	out->fork = h_fork;
 	out->exit = h_exit;
 	out->sched = NULL;
+	out->early = c->py ? h_early : NULL;
+	out->early_ctx = c;
 }

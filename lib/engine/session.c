@@ -38,6 +38,8 @@ int sp_session_wire(struct sp_session *s, const struct sp_session_opts *o, struc
 		struct sp_perf_handler eng = s->hd;
 		sp_offcpu_handler(s->off, &eng, &s->hd);
 	}
+	if (s->hd.early)
+		sp_perfev_set_early(s->ev, s->hd.early, s->hd.early_ctx);
 	return 0;
 }
 

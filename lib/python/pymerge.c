@@ -1,7 +1,9 @@
 /* pymerge.c — Python frames merged into native stacks (pymerge.h). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pymerge.h"
 #include "unwind.h"
@@ -54,7 +56,23 @@ struct sp_pymerge {
 	uint32_t take_gil, gil_wait; /* "take_gil"; the frame "[gil wait]" */
 	uint32_t changed;            /* the frame "[python frame changed]" */
 	int multi;                   /* the sample's process has other Python threads */
+	/* Frames taken early (sp_pymerge_early, in the drainer thread: lock
+	 * held by every entry point): a table by hash of (tid, time), a slot
+	 * overwritten by a later sample, whose raw frames are in a circular
+	 * arena (valid while not written over: apos - off <= EARLY_WORDS). */
+	pthread_mutex_t lock;
+	struct early { uint64_t time, off; int tid, n; } *pre;
+	uint64_t *praw, apos;
+	uint64_t *sraw; /* the stopped thread's raw frames */
+	/* the processes whose readers are READY, for the early reads to
+	 * pass by the others without the lock (written under it) */
+	int rpids[64];
+	int nrpids; /* -1: more than 64, ask under the lock */
+	uint64_t busy_until; /* the drainer's: try the lock only, until then */
 };
+#define EARLY_SLOTS 4096
+#define EARLY_WORDS (1u << 19)
+#define EARLY_FRAMES 512 /* deeper: read when the sample is handled */
 
 struct sp_pymerge *sp_pymerge_new(struct sp_profile *p, enum sp_pymode mode, int lines, int full_filenames)
 {
@@ -65,6 +83,7 @@ struct sp_pymerge *sp_pymerge_new(struct sp_profile *p, enum sp_pymode mode, int
 	m->full = full_filenames;
 	sp_u64map_init(&m->procidx);
 	sp_u64map_init(&m->mergeidx);
+	pthread_mutex_init(&m->lock, NULL);
 	m->eval = sp_str_intern(p, "_PyEval_EvalFrameDefault", 24);
 	m->take_gil = sp_str_intern(p, "take_gil", 8);
 	m->gil_wait = sp_frame_named(p, "[gil wait]", 10, SP_KIND_SYNTHETIC);
@@ -89,10 +108,14 @@ void sp_pymerge_free(struct sp_pymerge *m)
 	sp_buf_release(&m->msgs);
 	sp_pystop_free(m->stop);
 	free(m->why);
+	free(m->pre);
+	free(m->praw);
+	free(m->sraw);
+	pthread_mutex_destroy(&m->lock);
 	free(m);
 }
 
-const struct sp_pymerge_stats *sp_pymerge_stats(struct sp_pymerge *m)
+static const struct sp_pymerge_stats *stats_locked(struct sp_pymerge *m)
 {
 	m->st.from_cstack = 0;
 	for (size_t i = 0; i < m->nprocs; i++)
@@ -101,7 +124,7 @@ const struct sp_pymerge_stats *sp_pymerge_stats(struct sp_pymerge *m)
 	return &m->st;
 }
 
-const char *sp_pymerge_message(struct sp_pymerge *m)
+static const char *message_locked(struct sp_pymerge *m)
 {
 	if (m->msgpos >= m->msgs.len) {
 		sp_buf_reset(&m->msgs);
@@ -147,7 +170,9 @@ void sp_pymerge_set_exact(struct sp_pymerge *m, int exact, size_t stack_max, con
 
 struct sp_pystop *sp_pymerge_stopper(struct sp_pymerge *m) { return m->stop; }
 
-void sp_pymerge_exit(struct sp_pymerge *m, int pid)
+static void ready_pids(struct sp_pymerge *m);
+
+static void exit_locked(struct sp_pymerge *m, int pid)
 {
 	if (m->stop)
 		sp_pystop_release(m->stop, pid);
@@ -161,6 +186,21 @@ void sp_pymerge_exit(struct sp_pymerge *m, int pid)
 		pp->gen = UINT64_MAX;
 		pp->serial = 0;
 	}
+	ready_pids(m);
+}
+
+/* m->rpids from the readers (lock held). */
+static void ready_pids(struct sp_pymerge *m)
+{
+	int n = 0;
+	for (size_t i = 0; i < m->nprocs && n >= 0; i++)
+		if (m->procs[i].py && m->procs[i].state == SP_PY_READY) {
+			if (n == 64)
+				n = -1;
+			else
+				__atomic_store_n(&m->rpids[n++], m->procs[i].pid, __ATOMIC_RELAXED);
+		}
+	__atomic_store_n(&m->nrpids, n, __ATOMIC_RELEASE);
 }
 
 /* The reader of process pid, when its Python frames can be read now. */
@@ -183,7 +223,16 @@ static struct sp_python *reader(struct sp_pymerge *m, int pid, uint64_t serial, 
 	}
 	if (pp->state == SP_PY_NOT && pp->gen != gen) {
 		pp->gen = gen;
-		pp->py = sp_python_open(m->p, pid, maps, m->lines, &pp->state, &err);
+		/* Reading the interpreter's symbols takes long: the early reads
+		 * (another thread) go on meanwhile; only this thread changes
+		 * procs and their readers. */
+		enum sp_python_state st;
+		pthread_mutex_unlock(&m->lock);
+		struct sp_python *py = sp_python_open(m->p, pid, maps, m->lines, &st, &err);
+		pthread_mutex_lock(&m->lock);
+		pp = proc_get(m, pid);
+		pp->py = py;
+		pp->state = st;
 		if (pp->py)
 			sp_python_set_full_filenames(pp->py, m->full);
 		if (pp->state == SP_PY_REFUSED)
@@ -202,6 +251,7 @@ static struct sp_python *reader(struct sp_pymerge *m, int pid, uint64_t serial, 
 	if (pp->state != SP_PY_READY)
 		return NULL;
 	if (!pp->announced) {
+		ready_pids(m);
 		char buf[512];
 		const char *what = m->mode == SP_PY_ONLY ? "only" : "merged";
 		if (m->stop)
@@ -216,6 +266,81 @@ static struct sp_python *reader(struct sp_pymerge *m, int pid, uint64_t serial, 
 		pp->announced = 1;
 	}
 	return pp->py;
+}
+
+static uint32_t early_slot(int tid, uint64_t time)
+{
+	return (uint32_t)(sp_mix64(time ^ (uint64_t)(uint32_t)tid << 40) & (EARLY_SLOTS - 1));
+}
+
+void sp_pymerge_early(struct sp_pymerge *m, int pid, int tid, uint64_t time, const struct sp_py_cstack *cs)
+{
+	if (m->mode == SP_PY_OFF)
+		return;
+	int nr = __atomic_load_n(&m->nrpids, __ATOMIC_ACQUIRE), known = nr < 0;
+	for (int k = 0; k < nr && !known; k++)
+		known = __atomic_load_n(&m->rpids[k], __ATOMIC_RELAXED) == pid;
+	if (!known)
+		return;
+	/* The drainer must not wait long: while it waits, the kernel's ring
+	 * fills and records are lost.  Busy for longer: read when handled. */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += 4000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	/* Waited in vain a moment ago: only a try, so that a burst of
+	 * samples does not hold up the drainer once per sample. */
+	uint64_t t0 = sp_mono_ns();
+	int got = t0 < m->busy_until ? pthread_mutex_trylock(&m->lock) == 0
+				     : pthread_mutex_timedlock(&m->lock, &until) == 0;
+	if (!got) {
+		m->busy_until = sp_mono_ns() + 4000000; /* only the drainer uses it */
+		__atomic_add_fetch(&m->st.early_busy, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	int found;
+	uint32_t i = sp_u64map_get(&m->procidx, (uint64_t)(uint32_t)pid, &found);
+	if (!found || !i || m->procs[i - 1].state != SP_PY_READY || !m->procs[i - 1].py) {
+		pthread_mutex_unlock(&m->lock);
+		return; /* not known as a Python process yet: read when handled */
+	}
+	if (!m->pre) {
+		m->pre = sp_xcalloc(EARLY_SLOTS, sizeof *m->pre);
+		m->praw = sp_xmalloc(EARLY_WORDS * sizeof *m->praw);
+	}
+	if (m->apos % EARLY_WORDS + 3 * EARLY_FRAMES > EARLY_WORDS)
+		m->apos += EARLY_WORDS - m->apos % EARLY_WORDS; /* wrap: the arena's start */
+	struct early *e = &m->pre[early_slot(tid, time)];
+	e->time = time;
+	e->tid = tid;
+	e->off = m->apos;
+	e->n = sp_python_grab(m->procs[i - 1].py, tid, cs, m->praw + m->apos % EARLY_WORDS, EARLY_FRAMES);
+	if (e->n >= EARLY_FRAMES)
+		e->n = -2; /* maybe deeper: read when handled */
+	if (e->n > 0)
+		m->apos += 3 * (uint64_t)e->n;
+	uint64_t now = sp_mono_ns();
+	if (now > time) {
+		m->st.early++;
+		m->st.early_ns += now - time;
+		if (now - time > m->st.early_max_ns)
+			m->st.early_max_ns = now - time;
+	}
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* The early read of the sample of tid at time, NULL when none (lock held). */
+static const struct early *early_of(struct sp_pymerge *m, int tid, uint64_t time)
+{
+	if (!m->pre)
+		return NULL;
+	const struct early *e = &m->pre[early_slot(tid, time)];
+	if (e->time != time || e->tid != tid || m->apos - e->off > EARLY_WORDS - 3 * EARLY_FRAMES)
+		return NULL;
+	return e;
 }
 
 struct mout {
@@ -331,19 +456,36 @@ size_t sp_pymerge_frames(struct sp_profile *p, enum sp_pymode mode, const uint32
 }
 
 static uint32_t merge(struct sp_pymerge *m, uint32_t node, int npy, int truncated, int exact);
+static int stopped_locked(struct sp_pymerge *m, int pid, int tid, uint64_t time, struct sp_pystop_copy *out,
+			  enum sp_pystop_rc rc, const struct sp_err *e);
 
 int sp_pymerge_stop(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid,
 		    uint64_t time, struct sp_pystop_copy *out)
 {
 	if (!m->stop || m->mode == SP_PY_OFF || !maps)
 		return 0;
+	pthread_mutex_lock(&m->lock);
 	struct sp_python *py = reader(m, pid, serial, maps);
-	struct pyproc *pp = proc_get(m, pid);
-	if (!py || pp->nonblocking)
+	int nonblocking = proc_get(m, pid)->nonblocking;
+	pthread_mutex_unlock(&m->lock);
+	if (!py || nonblocking)
 		return 0;
 	struct sp_err err;
 	err.msg[0] = 0;
 	enum sp_pystop_rc rc = sp_pystop_stop(m->stop, pid, tid, out, &err);
+	pthread_mutex_lock(&m->lock);
+	int r = stopped_locked(m, pid, tid, time, out, rc, &err);
+	pthread_mutex_unlock(&m->lock);
+	return r;
+}
+
+/* sp_pymerge_stop once sp_pystop_stop said rc (lock held). */
+static int stopped_locked(struct sp_pymerge *m, int pid, int tid, uint64_t time, struct sp_pystop_copy *out,
+			  enum sp_pystop_rc rc, const struct sp_err *e)
+{
+	struct sp_err err = *e;
+	struct pyproc *pp = proc_get(m, pid);
+	struct sp_python *py = pp->py;
 	if (rc == SP_PYSTOP_DENIED) {
 		pp->nonblocking = 1;
 		char buf[sizeof err.msg + 128];
@@ -356,8 +498,14 @@ int sp_pymerge_stop(struct sp_pymerge *m, int pid, uint64_t serial, const struct
 		m->st.moved++;
 		return 0;
 	}
-	/* Stopped: the live frames are the copy's. */
-	m->npy = sp_python_stack(py, tid, NULL, m->pyfr, m->entry, MAX_PY);
+	/* Stopped: the live frames are the copy's.  (Checking them against
+	 * the frames taken early, at the sample, and merging the sample's own
+	 * copy when the thread had moved to other functions, cost t6120's
+	 * exact well-formedness under load: not done.) */
+	if (!m->sraw)
+		m->sraw = sp_xmalloc(3 * MAX_PY * sizeof *m->sraw);
+	int n = sp_python_grab(py, tid, NULL, m->sraw, MAX_PY);
+	m->npy = n > 0 ? sp_python_frames(py, m->sraw, n, m->pyfr, m->entry, MAX_PY) : n;
 	m->multi = sp_python_threads(py) != 1;
 	sp_pystop_cont(m->stop);
 	m->st.exact++;
@@ -410,7 +558,7 @@ static size_t gil_wait(struct sp_pymerge *m, uint32_t nn, size_t n)
 	return n;
 }
 
-uint32_t sp_pymerge_thread_name(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid)
+static uint32_t thread_name_locked(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid)
 {
 	if (m->mode == SP_PY_OFF || !maps)
 		return 0;
@@ -527,7 +675,7 @@ static int check_seen(struct sp_pymerge *m, struct sp_python *py, const struct s
 	return npy;
 }
 
-uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid,
+static uint32_t sample_locked(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid,
 			   const struct sp_py_cstack *cs, uint32_t node, int truncated)
 {
 	if (m->mode == SP_PY_OFF || !maps)
@@ -535,30 +683,39 @@ uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const
 	struct sp_python *py = reader(m, pid, serial, maps);
 	if (!py)
 		return node;
-	int npy = sp_python_stack(py, tid, cs, m->pyfr, m->entry, MAX_PY);
+	const struct early *e = cs && cs->time ? early_of(m, tid, cs->time) : NULL;
+	int npy;
+	if (e && e->n > 0) {
+		npy = sp_python_frames(py, m->praw + e->off % EARLY_WORDS, e->n, m->pyfr, m->entry, MAX_PY);
+		m->st.from_early++;
+	} else {
+		npy = sp_python_stack(py, tid, cs, m->pyfr, m->entry, MAX_PY);
+	}
 	m->multi = sp_python_threads(py) != 1;
+	uint32_t ne = 0;
+	for (uint32_t n = node; n; n = sp_node_get(m->p, n)->parent)
+		ne += sp_frame_get(m->p, sp_node_get(m->p, n)->frame)->name == m->eval;
 	if (npy > 0 && cs && cs->data && !truncated) {
 		/* The innermost frame from the stack copy is right only when the
 		 * eval call whose C local it was still runs: when the groups do
 		 * not match the eval frames, read the live frame instead. */
-		int ng = 0, ne = 0;
+		uint32_t ng = 0;
 		for (int i = 0; i < npy; i++)
 			ng += m->entry[i];
-		for (uint32_t n = node; n; n = sp_node_get(m->p, n)->parent)
-			ne += sp_frame_get(m->p, sp_node_get(m->p, n)->frame)->name == m->eval;
 		if (ng != ne) {
 			int again = sp_python_stack(py, tid, NULL, m->pyfr, m->entry, MAX_PY);
 			if (again >= 0)
 				npy = again;
 		}
 	}
-	if (npy > 0) {
-		uint32_t ne = 0;
-		for (uint32_t n = node; n; n = sp_node_get(m->p, n)->parent)
-			ne += sp_frame_get(m->p, sp_node_get(m->p, n)->frame)->name == m->eval;
+	if (npy > 0)
 		npy = check_seen(m, py, cs, npy, ne);
+	else if (ne) {
+		m->st.unmerged++; /* its eval frames stay as they are */
+		m->st.unmerged_failed += (uint64_t)(npy < 0);
 	}
-	return merge(m, node, npy, truncated, 0);
+	m->npy = npy;
+	return UINT32_MAX;
 }
 
 /* The merged node of native stack node and the Python frames in m->pyfr,
@@ -622,4 +779,46 @@ static uint32_t merge(struct sp_pymerge *m, uint32_t node, int npy, int truncate
 	int found;
 	*sp_u64map_slot(&m->mergeidx, key, &found) = (uint32_t)m->nents;
 	return out;
+}
+
+/* The entry points: the early reads run in another thread. */
+const struct sp_pymerge_stats *sp_pymerge_stats(struct sp_pymerge *m)
+{
+	pthread_mutex_lock(&m->lock);
+	const struct sp_pymerge_stats *r = stats_locked(m);
+	pthread_mutex_unlock(&m->lock);
+	return r;
+}
+
+const char *sp_pymerge_message(struct sp_pymerge *m)
+{
+	pthread_mutex_lock(&m->lock);
+	const char *r = message_locked(m);
+	pthread_mutex_unlock(&m->lock);
+	return r;
+}
+
+void sp_pymerge_exit(struct sp_pymerge *m, int pid)
+{
+	pthread_mutex_lock(&m->lock);
+	exit_locked(m, pid);
+	pthread_mutex_unlock(&m->lock);
+}
+
+uint32_t sp_pymerge_thread_name(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid)
+{
+	pthread_mutex_lock(&m->lock);
+	uint32_t r = thread_name_locked(m, pid, serial, maps, tid);
+	pthread_mutex_unlock(&m->lock);
+	return r;
+}
+
+uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid,
+			   const struct sp_py_cstack *cs, uint32_t node, int truncated)
+{
+	pthread_mutex_lock(&m->lock);
+	uint32_t r = sample_locked(m, pid, serial, maps, tid, cs, node, truncated);
+	pthread_mutex_unlock(&m->lock);
+	/* merged outside the lock: the profile is this thread's alone */
+	return r == UINT32_MAX ? merge(m, node, m->npy, truncated, 0) : r;
 }

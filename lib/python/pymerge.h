@@ -68,6 +68,16 @@ struct sp_pymerge_stats {
 	uint64_t moved;     /* threads found off the CPU, or gone, at their stop:
 			     * merged non-blocking from the sample's own copy */
 	uint64_t delay_ns;  /* total time from the kernel's samples to the stops */
+	/* early reads (sp_pymerge_early) */
+	uint64_t early;        /* samples whose frames were taken early */
+	uint64_t early_ns;     /* total time from the kernel's samples to those reads */
+	uint64_t early_max_ns; /* the longest */
+	uint64_t from_early;   /* samples merged with frames taken early */
+	uint64_t early_busy;   /* not taken early: the readers were busy (read when handled) */
+	uint64_t unmerged;     /* samples with eval-loop frames but no Python frames
+				* to put there (the thread had exited, or its frames
+				* could not be read): they keep _PyEval_EvalFrameDefault */
+	uint64_t unmerged_failed; /* of which the frames could not be read */
 };
 
 struct sp_pymerge;
@@ -82,6 +92,15 @@ void sp_pymerge_free(struct sp_pymerge *m); /* NULL ok */
  * unwinding stopped early.  cs: the sample's stack copy, or NULL. */
 uint32_t sp_pymerge_sample(struct sp_pymerge *m, int pid, uint64_t serial, const struct sp_maps *maps, int tid,
 			   const struct sp_py_cstack *cs, uint32_t node, int truncated);
+
+/* As soon as a read of the kernel's records has them (perf_records.h's
+ * early), before any is handled: the raw Python frames of the sample of
+ * thread tid of process pid taken at time (cs: its stack copy, without
+ * eval_end) are taken now, and sp_pymerge_sample of that sample (cs->time
+ * = time) names and merges them instead of reading them then, many
+ * milliseconds later when samples come in bursts (a short thread may be
+ * gone by then).  Only processes already known as Python. */
+void sp_pymerge_early(struct sp_pymerge *m, int pid, int tid, uint64_t time, const struct sp_py_cstack *cs);
 
 /* The merge rule on arrays: native frames nat[0..nn) (root first) and
  * Python frames py[0..npy) (innermost first, entry marks as python.h

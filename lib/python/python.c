@@ -181,6 +181,7 @@ struct sp_python {
 	uint32_t *bysc;      /* code indexes sorted by bytecode start */
 	size_t nbysc;        /* codes sorted (== ncodes when current) */
 	uint64_t nthreads_at;
+	uint64_t *raw; /* sp_python_stack's raw frames (MAX_DEPTH) */
 };
 #define NTHREADS_REREAD_NS 200000000ull
 
@@ -453,6 +454,7 @@ void sp_python_free(struct sp_python *py)
 	free(py->names);
 	free(py->codes);
 	free(py->anc);
+	free(py->raw);
 	free(py->bysc);
 	for (size_t i = 0; i < py->nsyspath; i++)
 		free(py->syspath[i]);
@@ -912,52 +914,47 @@ int sp_python_anchor(const struct sp_python *py, int i, uint64_t *lo, uint64_t *
 
 void sp_python_set_full_filenames(struct sp_python *py, int full) { py->full = full; }
 
+/* The raw frame chain (sp_python_grab): per frame its code object, its
+ * next instruction (3.8-3.10: f_lasti) and these flags. */
+#define RAW_ENTRY 1 /* the outermost frame of a C-level eval call (3.8-3.11) */
+#define RAW_SHIM 2  /* 3.12+: the shim frame of a C-level eval call */
+
 /* 3.8-3.10: the PyFrameObject chain from tstate->frame; every frame is
  * one C-level call of the eval loop. */
-static int stack_old(struct sp_python *py, uint64_t ts, uint32_t *fr, uint8_t *entry, int max)
+static int grab_old(struct sp_python *py, uint64_t ts, uint64_t *raw, int max)
 {
 	uint64_t cur;
 	uint8_t b[112];
 	int n = 0;
 	if (rd64(py, ts + py->o.ts_frame, &cur) < 0)
-		goto fail;
-	for (int depth = 0; cur && depth < MAX_DEPTH && n < max; depth++) {
+		return -1;
+	for (; cur && n < max; n++) {
 		if (rd(py, cur, b, sizeof b) < 0)
-			goto fail;
-		uint64_t code = get64(b, py->o.fo_code);
+			return -1;
 		int32_t lasti;
 		memcpy(&lasti, b + py->o.fo_lasti, 4);
+		raw[3 * n] = get64(b, py->o.fo_code);
+		raw[3 * n + 1] = (uint64_t)(uint32_t)lasti;
+		raw[3 * n + 2] = RAW_ENTRY;
 		cur = get64(b, py->o.fo_back);
-		const struct code *c = code_get(py, code);
-		if (!c)
-			continue;
-		fr[n] = frame_of(py, code, c, (uint64_t)(uint32_t)lasti);
-		entry[n] = 1;
-		/* the eval call running it holds its next instruction */
-		anc_put(py, n, c->bc, c->bc && c->ncode ? c->bc + c->ncode + 2 : 0);
-		n++;
 	}
-	if (cur && n < max)
-		goto fail;
-	py->st.stacks++;
-	py->st.frames += (uint64_t)n;
-	return n;
-fail:
-	py->st.failed++;
-	return -1;
+	return cur && max >= MAX_DEPTH ? -1 : n; /* a cycle: frames changed under the reader */
 }
 
-int sp_python_stack(struct sp_python *py, int tid, const struct sp_py_cstack *cs, uint32_t *fr, uint8_t *entry,
-		    int max)
+int sp_python_grab(struct sp_python *py, int tid, const struct sp_py_cstack *cs, uint64_t *raw, int max)
 {
 	if (py->state != SP_PY_READY)
 		return 0;
-	py->epoch = (uint32_t)(sp_mono_ns() / 100000000u) + 1;
+	if (max > MAX_DEPTH)
+		max = MAX_DEPTH;
 	uint64_t ts = tstate_of(py, tid), cur = 0;
 	if (!ts)
 		return 0;
-	if (py->o.old)
-		return stack_old(py, ts, fr, entry, max);
+	if (py->o.old) {
+		int n = grab_old(py, ts, raw, max);
+		py->st.failed += (uint64_t)(n < 0);
+		return n;
+	}
 	if (py->o.ts_cframe) {
 		uint64_t cf;
 		if (rd64(py, ts + py->o.ts_cframe, &cf) < 0)
@@ -975,14 +972,30 @@ int sp_python_stack(struct sp_python *py, int tid, const struct sp_py_cstack *cs
 	}
 	int n = 0;
 	uint8_t b[FRAME_BYTES];
-	for (int depth = 0; cur && depth < MAX_DEPTH && n < max; depth++) {
+	for (; cur && n < max; n++) {
 		if (rd(py, cur, b, sizeof b) < 0)
 			goto fail;
-		uint64_t code = get64(b, py->o.fr_code), prev = get64(b, py->o.fr_previous);
-		uint64_t instr = get64(b, py->o.fr_instr);
-		uint8_t owner = b[py->o.fr_owner];
-		cur = prev;
-		if (py->minor >= 12 && owner == FRAME_OWNED_BY_CSTACK) {
+		raw[3 * n] = get64(b, py->o.fr_code);
+		raw[3 * n + 1] = get64(b, py->o.fr_instr);
+		raw[3 * n + 2] = (py->minor >= 12 && b[py->o.fr_owner] == FRAME_OWNED_BY_CSTACK ? RAW_SHIM : 0) |
+				 (py->o.fr_is_entry && b[py->o.fr_is_entry] ? RAW_ENTRY : 0);
+		cur = get64(b, py->o.fr_previous);
+	}
+	if (cur && max >= MAX_DEPTH)
+		goto fail; /* a cycle: frames changed under the reader */
+	return n;
+fail:
+	py->st.failed++;
+	return -1;
+}
+
+int sp_python_frames(struct sp_python *py, const uint64_t *raw, int nraw, uint32_t *fr, uint8_t *entry, int max)
+{
+	py->epoch = (uint32_t)(sp_mono_ns() / 100000000u) + 1;
+	int n = 0;
+	for (int i = 0; i < nraw && n < max; i++) {
+		uint64_t code = raw[3 * i], instr = raw[3 * i + 1], fl = raw[3 * i + 2];
+		if (fl & RAW_SHIM) {
 			if (n)
 				entry[n - 1] = 1;
 			continue;
@@ -990,25 +1003,35 @@ int sp_python_stack(struct sp_python *py, int tid, const struct sp_py_cstack *cs
 		const struct code *c = code_get(py, code);
 		if (!c)
 			continue; /* a frame being set up, or not a code object */
-		if (instr < code + py->o.co_code_adaptive)
-			continue; /* incomplete: it has not started running yet */
-		fr[n] = frame_of(py, code, c, instr);
-		entry[n] = py->o.fr_is_entry && b[py->o.fr_is_entry];
-		/* the eval loop running it holds its next instruction */
-		uint64_t lo = code + py->o.co_code_adaptive;
-		anc_put(py, n, lo, c->ncode ? lo + 2 * (uint64_t)c->ncode + 2 : 0);
+		if (py->o.old) {
+			fr[n] = frame_of(py, code, c, instr);
+			/* the eval call running it holds its next instruction */
+			anc_put(py, n, c->bc, c->bc && c->ncode ? c->bc + c->ncode + 2 : 0);
+		} else {
+			if (instr < code + py->o.co_code_adaptive)
+				continue; /* incomplete: it has not started running yet */
+			fr[n] = frame_of(py, code, c, instr);
+			/* the eval loop running it holds its next instruction */
+			uint64_t lo = code + py->o.co_code_adaptive;
+			anc_put(py, n, lo, c->ncode ? lo + 2 * (uint64_t)c->ncode + 2 : 0);
+		}
+		entry[n] = (fl & RAW_ENTRY) != 0;
 		n++;
 	}
-	if (cur && n < max)
-		goto fail; /* a cycle: frames changed under the reader */
 	if (n)
 		entry[n - 1] = 1;
 	py->st.stacks++;
 	py->st.frames += (uint64_t)n;
 	return n;
-fail:
-	py->st.failed++;
-	return -1;
+}
+
+int sp_python_stack(struct sp_python *py, int tid, const struct sp_py_cstack *cs, uint32_t *fr, uint8_t *entry,
+		    int max)
+{
+	if (!py->raw)
+		py->raw = sp_xmalloc(3 * MAX_DEPTH * sizeof *py->raw);
+	int n = sp_python_grab(py, tid, cs, py->raw, MAX_DEPTH);
+	return n > 0 ? sp_python_frames(py, py->raw, n, fr, entry, max) : n;
 }
 
 static const struct sp_python *sort_py; /* for bc_cmp: qsort has no context */

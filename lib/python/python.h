@@ -67,6 +67,7 @@ struct sp_py_cstack {
 			       * copy, 0 when the native stack has none */
 	const uint64_t *eval_regs; /* its callee-saved registers as it had them
 				    * (unwind.h's SP_UNWIND_KEPT - 1), or NULL */
+	uint64_t time;             /* the sample's (pymerge.h's early reads), 0 none */
 };
 
 /* The Python frames of thread tid, innermost first, into fr[0..max):
@@ -79,6 +80,17 @@ struct sp_py_cstack {
  * or the frames changed under the reader). */
 int sp_python_stack(struct sp_python *py, int tid, const struct sp_py_cstack *cs, uint32_t *fr, uint8_t *entry,
 		    int max);
+
+/* sp_python_stack in two steps, so that a thread's frames can be taken
+ * as soon as a sample arrives and named later: sp_python_grab reads the
+ * raw chain of thread tid's frames (three words a frame, at most max
+ * frames into raw[0..3 max)) and nothing else, no code object, no
+ * profile; returns the number of frames, 0 when tid runs no Python code
+ * (or is not a Python thread, or has exited), -1 when the memory could
+ * not be read.  sp_python_frames turns nraw raw frames into the frames
+ * of sp_python_stack (and its anchors); returns their number. */
+int sp_python_grab(struct sp_python *py, int tid, const struct sp_py_cstack *cs, uint64_t *raw, int max);
+int sp_python_frames(struct sp_python *py, const uint64_t *raw, int nraw, uint32_t *fr, uint8_t *entry, int max);
 
 /* After sp_python_stack: the addresses [*lo, *hi) that the eval loop
  * running frame i of that stack holds while it runs it: its next

@@ -8,7 +8,8 @@
 # + 3 points, when sampled per CPU; its request threads
 # ("Thread-575 (process_request_thread)") are one root, "Thread-N
 # (process_request_thread)", and --threads keeps them apart.  Printed, not
-# checked (issue 35 item 2 is open): the share of samples whose Python
+# checked (issue 35 item 2 is open; checked: that pcollect counts them and
+# says so): the share of samples whose Python
 # frames could not be read (a raw _PyEval_EvalFrameDefault: the thread had
 # exited before they were read) and each handler's sampled share beside its
 # time.thread_time share.  Load: one CPU for about 4 s.
@@ -52,4 +53,13 @@ awk -v cpu="$cpu" '{ w = $NF; t += w; if (/_PyEval_EvalFrameDefault/) raw += w
 	if (/handle_json/) j += w; else if (/handle_hash/) hh += w; else if (/handle_calc/) c += w }
 	END { printf "# measured: %.1f %% of the samples without their Python frames; sampled shares json %.1f %%, hash %.1f %%, calc %.1f %%\n",
 		100 * raw / t, 100 * j / t, 100 * hh / t, 100 * c / t }' "$T/s.folded"
+# Said by pcollect (issue 35: counted, never silently a raw eval frame):
+# the samples left with _PyEval_EvalFrameDefault, and the same count in
+# the stream's metadata.
+said=$(grep -o 'python: [0-9]* of [0-9]* samples of Python threads ([0-9.]* %) keep _PyEval_EvalFrameDefault' "$T/s.err")
+meta=$(sp-dump "$T/s.sp" | sed -n 's/^meta python-unmerged=//p')
+n_said=$(echo "$said" | awk '{ print $2 }')
+if [ -n "$meta" ] && [ "${n_said:-0}" = "$meta" ]; then
+	ok "samples left with a raw eval frame counted: metadata python-unmerged=$meta${said:+, said: ${said#python: }}"
+else notok "samples left with a raw eval frame: metadata python-unmerged='$meta', pcollect said '$said'"; sed 's/^/  /' "$T/s.err"; fi
 awk -v cpu="$cpu" '/^handler/ { printf "%s %s %.1f %%", (n++ ? "," : "# measured: time.thread_time shares of getrusage:"), $2, 100 * $3 / cpu } END { print "" }' "$T/s.out"
