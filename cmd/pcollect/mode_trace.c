@@ -297,8 +297,12 @@ void pcollect_trace_start(struct coll *c, int pid)
 		sp_error("tracing %zu probe%s in process %d", c->probes.n, c->probes.n == 1 ? "" : "s", pid);
 		if (c->attach_t0 > 0)
 			sp_error("probes attached in %.3f s: %u events in %u threads, %s", c->trace_started - c->attach_t0,
-				 ps->probe_events, ps->probe_tasks, ps->probe_shared ? "sharing one tracefs uprobe per "
-				 "probe" : "each its own uprobe (the uprobe PMU: closing each waits a grace period)");
+				 ps->probe_events, ps->probe_tasks, ps->probe_bpf ? "sharing one tracefs uprobe per probe, "
+				 "one event per probe and process and one per CPU (a BPF program records every thread's hits)"
+				 : ps->probe_shared ? "sharing one tracefs uprobe per probe, events per thread and CPU"
+				 : "each its own uprobe (the uprobe PMU: closing each waits a grace period)");
+		if (sp_perfev_probe_why(c->s->ev))
+			sp_error("probes per thread: %s", sp_perfev_probe_why(c->s->ev));
 	}
 	c->trace_t0 = 0;
 }
@@ -519,8 +523,10 @@ void pcollect_trace_finish(struct coll *c)
 			 (unsigned long long)st->foreign);
 		if (c->hit_ns > 0)
 			sp_error("a probe hit costs at least %.2f us here", c->hit_ns / 1e3);
-		sp_error("probes open in %u threads; %lu new threads and processes held until their probes were "
-			 "open%s", ps->probe_tasks, sp_hold_count(c->hold), c->hold ? "" : " (none held: "
+		sp_error("probes open in %u threads, %u perf events at most (%s); %lu new threads and processes held "
+			 "until their probes were open%s", ps->probe_tasks, ps->probe_events_max,
+			 ps->probe_bpf ? "per probe and process, and per CPU for the output: a BPF program records the hits"
+				       : "per thread, CPU and probe", sp_hold_count(c->hold), c->hold ? "" : " (none held: "
 			 "--python-sampling=exact or -p TID; new threads get their probes when pcollect sees them)");
 		if (c->o.live) {
 			const struct sp_hitstacks_stats *h = sp_hitstacks_stats(c->s->hs);
