@@ -8,8 +8,11 @@
 #    detach is bounded (as root each probe is one tracefs uprobe shared by
 #    every thread's events: the kernel's grace period is waited once per
 #    probe, not once per event: 127 s before, for this target); the target
-#    runs on and its own count goes on.  Launched (every thread held until
-#    its probes are open): the calls traced are the program's own count.
+#    runs on and its own count goes on.  As root the perf events do not
+#    grow with the threads (one per probe and process, one per CPU for the
+#    output: lib/capture/bpfhit.h).  Launched (every thread held until
+#    its probes are open): the calls traced are the program's own count,
+#    also with the per-thread events of the fallback (SP_UPROBE_PERTHREAD).
 #  - a hot loop calling tick(): its progress per half second alone and
 #    traced for 4 s, run side by side at the same time (the same load for
 #    both); over the default --trace-budget the probe is stopped,
@@ -34,6 +37,16 @@ read -r at ev th <<< "$att"
 echo "# 200 threads: attached in ${at:-?} s ($ev events in $th threads), detached ${det:-?} s after tracing ended"
 if [ -n "$at" ] && [ "${th:-0}" -ge 200 ]; then ok "-v says the attach: $ev events in $th threads in $at s"; else
 	notok "-v says the attach time and the threads"; sed 's/^/  /' "$T/p.err" | head -5; fi
+# the events do not grow with the threads: as root one per probe and
+# process and one per CPU for the output (a BPF program records every
+# thread's hits: 4 here on 2 CPUs, 824 per thread and CPU before)
+ncpu=$(getconf _NPROCESSORS_CONF)
+if grep -q "a BPF program records every thread's hits" "$T/p.err"; then
+	if [ -n "$ev" ] && [ "$ev" -le $((2 + 2 * ncpu)) ]; then ok "200 threads: $ev perf events (at most 2 probes' anchors + 2 x $ncpu CPUs), not threads x CPUs"; else
+		notok "200 threads: $ev perf events (want at most $((2 + 2 * ncpu)): not per thread)"; fi
+else
+	skip "events independent of the threads" "$(sed -n 's/^pcollect: probes per thread: //p' "$T/p.err" | head -1) (per-thread events here)"
+fi
 if grep -q "sharing one tracefs uprobe per probe" "$T/p.err"; then
 	if awk -v d="$det" 'BEGIN { exit !(d != "" && d < 3) }'; then ok "detached in $det s (bounded: under 3 s; 127 s before tracefs)"; else
 		notok "detached in '$det' s (bounded: under 3 s)"; fi
@@ -75,6 +88,19 @@ echo "# launched: $(grep -E 'attached|detached' "$T/l.err" | sed 's/^pcollect: /
 if [ -n "$own" ] && [ "$got" = "$own" ]; then ok "launched: tick's calls traced = the program's own count ($own)"; elif [ -n "$lost" ]; then
 	skip "launched: calls = the program's count" "$lost hits lost (said: a full ring on this loaded machine); traced $got of $own"
 else notok "launched: tick's calls traced ($got) = the program's own count ($own)"; sed 's/^/  /' "$T/l.err" | head -5; fi
+
+# ---- the fallback (not root, or a kernel that refuses the BPF program):
+# events per thread and CPU, forced here; the same count
+SP_UPROBE_PERTHREAD=1 pcollect -v -F 0 --trace tick -o "$T/f.sp" -- "$T/many" many 50 50 1 > "$T/f.out" 2> "$T/f.err"; rc=$?
+expect_rc "per-thread events (SP_UPROBE_PERTHREAD=1), launched, 50 threads: exit 0" 0 $rc
+own=$(sed -n 's/^calls //p' "$T/f.out")
+got=$(preport --latency "$T/f.sp" 2> /dev/null | sed -n 's/^tick: \([0-9]*\) calls.*/\1/p')
+lost=$(sed -n 's/^pcollect: probe tick: \([0-9]*\) of its .*/\1/p' "$T/f.err")
+echo "# per-thread events: $(grep -o '[0-9]* perf events at most ([^)]*)' "$T/f.err")"
+if [ -n "$own" ] && [ "$got" = "$own" ]; then ok "per-thread events: tick's calls traced = the program's own count ($own)"; elif [ -n "$lost" ]; then
+	skip "per-thread events: calls = the program's count" "$lost hits lost (said); traced $got of $own"
+else notok "per-thread events: tick's calls traced ($got) = the program's own count ($own)"; sed 's/^/  /' "$T/f.err" | head -5; fi
+expect_grep "per-thread events: -v says so" 'perf events at most \(per thread, CPU and probe\)' "$T/f.err"
 
 # ---- the hot loop: untraced and traced (default budget) side by side, at
 # the same time, on the same CPU (CFS shares it evenly between them; on
