@@ -178,26 +178,33 @@ done
 #  5. Start and stop against the thread count: tests/progs/t62-many.c with
 #     N threads each calling tick() then sleeping 50 ms (and a thread born
 #     and dying every 20 ms), pcollect -v -F 0 --trace tick -p PID -d 1:
-#     the attach and detach times -v prints, and the events opened; as root
-#     with tracefs (one uprobe per probe, shared) and, up to 20 threads,
-#     with the uprobe PMU (SP_UPROBE_PMU=1: one uprobe per event, each
-#     close waits a grace period; 200 threads took 127 s here).
-#     THREADS="1 20 200 500" (environment).
+#     the attach and detach times -v prints, and the events opened and the
+#     most open at once; as root with tracefs (one uprobe per probe,
+#     shared): bpf (one event per probe and process, one per CPU for the
+#     output, a BPF program records every thread's hits), perthread
+#     (SP_UPROBE_PERTHREAD=1: events per thread and CPU) and, up to 20
+#     threads, with the uprobe PMU (SP_UPROBE_PMU=1: one uprobe per event,
+#     each close waits a grace period; 200 threads took 127 s here).
+#     THREADS="1 20 200 500" MODES="bpf perthread pmu" (environment).
 fi
 [ "$ONLY" = live ] && exit 0
 say "== start and stop against the thread count (pcollect -v -F 0 --trace tick -p PID -d 1)"
 gcc -O2 -pthread -o "$W/many" tests/progs/t62-many.c
-for mode in tracefs pmu; do
+for mode in ${MODES:-bpf perthread pmu}; do
 	for n in ${THREADS:-1 20 200 500}; do
 		[ $mode = pmu ] && [ "$n" -gt 20 ] && { say "  pmu, $n threads: skipped (one grace period per event: minutes)"; continue; }
 		"$W/many" many "$n" 50 60 > "$W/many.out" & mp=$!
 		for _ in $(seq 100); do grep -q ready "$W/many.out" && break; sleep 0.1; done
 		sleep 0.3
-		if [ $mode = pmu ]; then SP_UPROBE_PMU=1 "$PC" -v -F 0 --trace tick -p $mp -d 1 -o "$W/m.sp" 2> "$W/m.err" || true
-		else "$PC" -v -F 0 --trace tick -p $mp -d 1 -o "$W/m.sp" 2> "$W/m.err" || true; fi
+		case $mode in
+		pmu) SP_UPROBE_PMU=1 "$PC" -v -F 0 --trace tick -p $mp -d 1 -o "$W/m.sp" 2> "$W/m.err" || true ;;
+		perthread) SP_UPROBE_PERTHREAD=1 "$PC" -v -F 0 --trace tick -p $mp -d 1 -o "$W/m.sp" 2> "$W/m.err" || true ;;
+		*) "$PC" -v -F 0 --trace tick -p $mp -d 1 -o "$W/m.sp" 2> "$W/m.err" || true ;;
+		esac
 		kill $mp 2> /dev/null; wait $mp 2> /dev/null || true
 		a=$(sed -n 's/^pcollect: probes attached in \([0-9.]*\) s: \([0-9]*\) events in \([0-9]*\) threads.*/\1 s, \2 events in \3 threads/p' "$W/m.err")
 		d=$(sed -n 's/^pcollect: probes detached \([0-9.]*\) s after tracing ended/\1/p' "$W/m.err")
-		say "$(printf '  %-8s %4s threads: attached in %s; detached %s s after -d' "$mode" "$n" "${a:-?}" "${d:-?}")"
+		m=$(sed -n 's/.* threads, \([0-9]*\) perf events at most.*/\1/p' "$W/m.err")
+		say "$(printf '  %-9s %4s threads: attached in %s (%s at most); detached %s s after -d' "$mode" "$n" "${a:-?}" "${m:-?}" "${d:-?}")"
 	done
 done
