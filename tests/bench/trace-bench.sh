@@ -7,7 +7,9 @@
 #     (tick(arg1,arg2,ret)) and a point probe inside (tick+OFF, the second
 #     instruction); the difference per call is the cost of the hits of
 #     one call.  Next to perf probe -x BIN tick + perf record -e
-#     probe_BIN:tick when perf probe works here (it needs tracefs).
+#     probe_BIN:tick when perf probe works here (it needs tracefs), and
+#     Debian's bpftrace when installed: probes counted in the kernel (entry,
+#     entry + return) and a printf per hit.
 #     And --stacks --weight arg1 (an allocation profile's probe: a 4 KiB
 #     stack copy per hit, unwound by pcollect) on tick:entry.
 #  2. Slowdown at 1k and 10k hits/s: fixed CPU work calling tick() at that
@@ -25,7 +27,8 @@
 #     second alone and while another process's libc:malloc is traced.
 #
 #   RUNS=5 CALLS=20000 SECONDS_OF_WORK=1 PCOLLECT=bin/pcollect (environment);
-#   ONLY=live: section 3 alone; ONLY=threads: section 5 alone
+#   ONLY=hits: section 1's cost per hit alone; ONLY=live: section 3 alone;
+#   ONLY=threads: section 5 alone
 # Exits non-zero only when a command fails.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -77,17 +80,25 @@ run() { # run NAME MODE ARGS... -> median of the program's numbers
 		point) "$PC" -q -F 0 --trace "$point" -o "$W/x.sp" -- "$W/tb" "$@" ;;
 		stacks) "$PC" -q --trace 'tick:entry(arg1)' --stacks --weight arg1 -o "$W/x.sp" -- "$W/tb" "$@" ;;
 		perf) perf record -q -e "$ev" -o "$W/p.data" -- "$W/tb" "$@" ;;
+		bt_entry) bpftrace -q -e "uprobe:$W/tb:tick { @n = count(); }" -c "$W/tb $*" ;;
+		bt_call) bpftrace -q -e "uprobe:$W/tb:tick { @n = count(); } uretprobe:$W/tb:tick { @r = count(); }" -c "$W/tb $*" ;;
+		bt_out) bpftrace -q -e "uprobe:$W/tb:tick { printf(\"%d %d\\n\", tid, nsecs); }" -c "$W/tb $*" ;;
 		esac 2> /dev/null
 	done
 }
 
-if [ -z "$ONLY" ]; then
+if [ -z "$ONLY" ] || [ "$ONLY" = hits ]; then
 	say "== pcollect --trace: cost per hit (CPU time of $CALLS back-to-back calls of tick(), median of $RUNS)"
 	base=$(run alone cost "$CALLS" | sed -n 's/^cost \([0-9.]*\).*/\1/p' | median)
 	say "$(printf '  %-34s %9.1f ns per call' 'no probe' "$base")"
 	names="entry call values point stacks"
 	[ $have_perf = 1 ] && names="$names perf"
-	for n in $names; do
+	# Debian's bpftrace (tests/deps.sh, optional): its probes counted in
+	# the kernel (no record per hit: a floor), and one line per hit
+	bt=""
+	command -v bpftrace > /dev/null && bpftrace -q -e "uprobe:$W/tb:tick { @n = count(); }" -c "$W/tb cost 10" \
+		> /dev/null 2> "$W/bt.err" && bt="bt_entry bt_call bt_out"
+	for n in $names $bt; do
 		c=$(run $n cost "$CALLS" | sed -n 's/^cost \([0-9.]*\).*/\1/p' | median)
 		case $n in
 		entry) label="tick:entry (1 hit per call)"; hits=1 ;;
@@ -96,11 +107,16 @@ if [ -z "$ONLY" ]; then
 		point) label="$point (point, 1 hit)"; hits=1 ;;
 		stacks) label="tick:entry --stacks --weight (1 hit)"; hits=1 ;;
 		perf) label="perf probe + perf record (1 hit)"; hits=1 ;;
+		bt_entry) label="bpftrace uprobe, count (1 hit)"; hits=1 ;;
+		bt_call) label="bpftrace uprobe+uretprobe, count (2)"; hits=2 ;;
+		bt_out) label="bpftrace uprobe, printf per hit (1)"; hits=1 ;;
 		esac
 		say "$(awk -v l="$label" -v c="$c" -v b="$base" -v h=$hits 'BEGIN { printf "  %-34s %9.1f ns per call, %.2f us per hit\n", l, c, (c - b) / h / 1000 }')"
 	done
 	[ $have_perf = 1 ] || say "  perf probe: not measured here (${why:-perf probe failed}); it needs tracefs"
+	[ -n "$bt" ] || say "  bpftrace: not measured here ($(command -v bpftrace > /dev/null && head -1 "$W/bt.err" || echo "not installed: tests/deps.sh installs Debian's bpftrace"))"
 
+	[ "$ONLY" = hits ] && exit 0
 	for hz in 1000 10000; do
 		say "== slowdown at $hz calls/s (fixed work, CPU time over the run alone, median of $RUNS)"
 		b=$(run alone rate $hz "$SW" | sed -n 's/.*cpu \([0-9.]*\).*/\1/p' | median)
