@@ -62,6 +62,7 @@ struct sp_perfev_stats {
 	int probe_bpf;         /* hits recorded by a BPF program (bpfhit.h) */
 	unsigned probe_procs;  /* with probe_bpf: processes traced */
 	unsigned probe_outputs; /* with probe_bpf: output events (one per CPU) */
+	unsigned probe_reanchored; /* with probe_bpf: anchors whose thread exited, replaced */
 	uint64_t probe_lost; /* uprobe hits dropped: a probe ring was full, or
 			      * the records waiting to be read passed 1 GiB */
 	uint64_t sampled_ns; /* the periods of the CPU samples delivered */
