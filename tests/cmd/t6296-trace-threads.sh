@@ -105,6 +105,18 @@ if [ -n "$own" ] && [ "$got" = "$own" ]; then ok "per-thread events: tick's call
 else notok "per-thread events: tick's calls traced ($got) = the program's own count ($own)"; sed 's/^/  /' "$T/f.err" | head -5; fi
 expect_grep "per-thread events: -v says so" 'perf events at most \(per thread, CPU and probe\)' "$T/f.err"
 
+# ---- a main thread that exits (pthread_exit) while 3 threads go on
+# calling tick(): the probes stay in the process (as root the kernel keeps
+# a breakpoint in the process of a living thread with an event on it: the
+# anchors are on two threads, replaced when one exits; one anchor on the
+# main thread traced 168 of 900 calls)
+pcollect -v -F 0 --trace tick -o "$T/e.sp" -- "$T/many" leader 3 100 > "$T/e.out" 2> "$T/e.err"; rc=$?
+expect_rc "main thread exits first: exit 0" 0 $rc
+own=$(sed -n 's/^calls //p' "$T/e.out")
+got=$(preport --latency "$T/e.sp" 2> /dev/null | sed -n 's/^tick: \([0-9]*\) calls.*/\1/p')
+if [ "$own" = 300 ] && [ "$got" = "$own" ]; then ok "main thread exits first: every call traced ($got of $own)"; else
+	notok "main thread exits first: $got calls traced of ${own:-?}"; sed 's/^/  /' "$T/e.err" | head -5; fi
+
 # ---- the hot loop: untraced and traced (default budget) side by side, at
 # the same time, on the same CPU (CFS shares it evenly between them; on
 # two CPUs of a loaded machine their shares differed 3-fold from one half
