@@ -118,7 +118,10 @@ uint64_t sp_perfev_counted_ns(struct sp_perfev *ev);
  * period, not one each), else through the uprobe PMU.  Its hits arrive in
  * the same time order as the samples, to h->uprobe with `cookie`.
  *
- * The probe is opened per followed thread and CPU (pid = TID, cpu = N, as
+ * As root with tracefs (bpfhit.h), per process: one anchor event per probe
+ * on two of its threads, a BPF program writing every thread's hits into
+ * output events per CPU (sp_perfev_probe_why says why not).  Otherwise the
+ * probe is opened per followed thread and CPU (pid = TID, cpu = N, as
  * perf record opens events), by sp_perfev_add_task for the threads added
  * after it and sp_perfev_add_task_probes: the kernel writes the breakpoint
  * only into the memory of the processes of those threads, so no other
