@@ -30,6 +30,8 @@ optional "clickhouse-server clickhouse-client" 'command -v clickhouse-server || 
 # libc6-dbg: glibc's symbol tables, as perf reads them (test_symbols' _fini
 # check; t0153 compares pfold with perf script on a recording through libc).
 optional libc6-dbg 'dpkg-query -W -f="\${Status}" libc6-dbg | grep -q "ok installed"' "test_symbols' _fini check"
+# bpftrace: the per-hit reference of tests/bench/trace-bench.sh (issue 41).
+optional bpftrace 'command -v bpftrace' "trace-bench's per-hit reference (make bench; skipped there, said)"
 
 # The accuracy suite's peers and programs (make accuracy; their quick
 # variants in make check): perf record, Debian's sqlite3, node.

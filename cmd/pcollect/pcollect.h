@@ -71,10 +71,13 @@ struct coll {
 	uint64_t attach_sys0; /* -p: its system time when attaching began */
 	double sys_before;    /* its system time per second before the probes */
 	struct sp_u64map tid_hits, tid_hits0, tid_delay0; /* per thread: hits read, at the last check; run_delay (us) */
+	struct sp_u64map tid_stime0; /* per thread: system time at the last check (clock ticks) */
 	void (*inner_hit)(void *ctx, const struct sp_perf_uprobe *u); /* the handler behind the count */
 	void *inner_ctx;
 	uint64_t *probe_h0;   /* each probe's hits at the last check */
 	double over_s;        /* seconds in a row over the budget */
+	double cost_sum, cost_dt; /* the busiest thread's share, x seconds, and the seconds (-v) */
+	double cost_hit;      /* the cost of a hit of the last check (ns) */
 	int *stopped;         /* each probe: stopped over the budget */
 	int trace_meta;       /* trace-stopped metadata to write at the end */
 	uint8_t *stackbuf;   /* a sample's stack with return addresses fixed */

@@ -58,7 +58,13 @@ struct sp_perfev_stats {
 	uint64_t probe_hits; /* uprobe records delivered */
 	unsigned probe_tasks; /* threads whose probes are open */
 	unsigned probe_shared; /* probes defined once in tracefs (tracefs.h) */
-	unsigned probe_events; /* uprobe perf events open (threads x CPUs x probes) */
+	unsigned probe_events; /* uprobe perf events open: per thread, threads x CPUs x
+				* probes; with probe_bpf, probe_procs x probes + probe_outputs */
+	unsigned probe_events_max; /* the most probe_events were */
+	int probe_bpf;         /* hits recorded by a BPF program (bpfhit.h) */
+	unsigned probe_procs;  /* with probe_bpf: processes traced */
+	unsigned probe_outputs; /* with probe_bpf: output events (one per CPU) */
+	unsigned probe_reanchored; /* with probe_bpf: anchors whose thread exited, replaced */
 	uint64_t probe_lost; /* uprobe hits dropped: a probe ring was full, or
 			      * the records waiting to be read passed 1 GiB */
 	uint64_t sampled_ns; /* the periods of the CPU samples delivered */
@@ -114,7 +120,10 @@ uint64_t sp_perfev_counted_ns(struct sp_perfev *ev);
  * period, not one each), else through the uprobe PMU.  Its hits arrive in
  * the same time order as the samples, to h->uprobe with `cookie`.
  *
- * The probe is opened per followed thread and CPU (pid = TID, cpu = N, as
+ * As root with tracefs (bpfhit.h), per process: one anchor event per probe
+ * on two of its threads, a BPF program writing every thread's hits into
+ * output events per CPU (sp_perfev_probe_why says why not).  Otherwise the
+ * probe is opened per followed thread and CPU (pid = TID, cpu = N, as
  * perf record opens events), by sp_perfev_add_task for the threads added
  * after it and sp_perfev_add_task_probes: the kernel writes the breakpoint
  * only into the memory of the processes of those threads, so no other
@@ -138,6 +147,8 @@ int sp_perfev_add_task_probes(struct sp_perfev *ev, int tid, struct sp_err *err)
  * far.  After the final sp_perfev_read, fired - delivered is what was lost
  * (a full ring, or the 1 GiB queue limit), whether or not the kernel got
  * to write a LOST record for it.  Returns -1 for an unknown cookie. */
+/* Why the probes are per thread (not bpfhit.h), or NULL. */
+const char *sp_perfev_probe_why(const struct sp_perfev *ev);
 int sp_perfev_probe_counts(struct sp_perfev *ev, uint32_t cookie, uint64_t *fired, uint64_t *delivered);
 /* Close every event of the probe added with cookie, on every thread, and
  * open it on no thread from now on: the kernel takes its breakpoint out of

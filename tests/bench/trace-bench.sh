@@ -7,7 +7,9 @@
 #     (tick(arg1,arg2,ret)) and a point probe inside (tick+OFF, the second
 #     instruction); the difference per call is the cost of the hits of
 #     one call.  Next to perf probe -x BIN tick + perf record -e
-#     probe_BIN:tick when perf probe works here (it needs tracefs).
+#     probe_BIN:tick when perf probe works here (it needs tracefs), and
+#     Debian's bpftrace when installed: probes counted in the kernel (entry,
+#     entry + return) and a printf per hit.
 #     And --stacks --weight arg1 (an allocation profile's probe: a 4 KiB
 #     stack copy per hit, unwound by pcollect) on tick:entry.
 #  2. Slowdown at 1k and 10k hits/s: fixed CPU work calling tick() at that
@@ -25,7 +27,8 @@
 #     second alone and while another process's libc:malloc is traced.
 #
 #   RUNS=5 CALLS=20000 SECONDS_OF_WORK=1 PCOLLECT=bin/pcollect (environment);
-#   ONLY=live: section 3 alone; ONLY=threads: section 5 alone
+#   ONLY=hits: section 1's cost per hit alone; ONLY=live: section 3 alone;
+#   ONLY=threads: section 5 alone
 # Exits non-zero only when a command fails.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -77,17 +80,25 @@ run() { # run NAME MODE ARGS... -> median of the program's numbers
 		point) "$PC" -q -F 0 --trace "$point" -o "$W/x.sp" -- "$W/tb" "$@" ;;
 		stacks) "$PC" -q --trace 'tick:entry(arg1)' --stacks --weight arg1 -o "$W/x.sp" -- "$W/tb" "$@" ;;
 		perf) perf record -q -e "$ev" -o "$W/p.data" -- "$W/tb" "$@" ;;
+		bt_entry) bpftrace -q -e "uprobe:$W/tb:tick { @n = count(); }" -c "$W/tb $*" ;;
+		bt_call) bpftrace -q -e "uprobe:$W/tb:tick { @n = count(); } uretprobe:$W/tb:tick { @r = count(); }" -c "$W/tb $*" ;;
+		bt_out) bpftrace -q -e "uprobe:$W/tb:tick { printf(\"%d %d\\n\", tid, nsecs); }" -c "$W/tb $*" ;;
 		esac 2> /dev/null
 	done
 }
 
-if [ -z "$ONLY" ]; then
+if [ -z "$ONLY" ] || [ "$ONLY" = hits ]; then
 	say "== pcollect --trace: cost per hit (CPU time of $CALLS back-to-back calls of tick(), median of $RUNS)"
 	base=$(run alone cost "$CALLS" | sed -n 's/^cost \([0-9.]*\).*/\1/p' | median)
 	say "$(printf '  %-34s %9.1f ns per call' 'no probe' "$base")"
 	names="entry call values point stacks"
 	[ $have_perf = 1 ] && names="$names perf"
-	for n in $names; do
+	# Debian's bpftrace (tests/deps.sh, optional): its probes counted in
+	# the kernel (no record per hit: a floor), and one line per hit
+	bt=""
+	command -v bpftrace > /dev/null && bpftrace -q -e "uprobe:$W/tb:tick { @n = count(); }" -c "$W/tb cost 10" \
+		> /dev/null 2> "$W/bt.err" && bt="bt_entry bt_call bt_out"
+	for n in $names $bt; do
 		c=$(run $n cost "$CALLS" | sed -n 's/^cost \([0-9.]*\).*/\1/p' | median)
 		case $n in
 		entry) label="tick:entry (1 hit per call)"; hits=1 ;;
@@ -96,11 +107,16 @@ if [ -z "$ONLY" ]; then
 		point) label="$point (point, 1 hit)"; hits=1 ;;
 		stacks) label="tick:entry --stacks --weight (1 hit)"; hits=1 ;;
 		perf) label="perf probe + perf record (1 hit)"; hits=1 ;;
+		bt_entry) label="bpftrace uprobe, count (1 hit)"; hits=1 ;;
+		bt_call) label="bpftrace uprobe+uretprobe, count (2)"; hits=2 ;;
+		bt_out) label="bpftrace uprobe, printf per hit (1)"; hits=1 ;;
 		esac
 		say "$(awk -v l="$label" -v c="$c" -v b="$base" -v h=$hits 'BEGIN { printf "  %-34s %9.1f ns per call, %.2f us per hit\n", l, c, (c - b) / h / 1000 }')"
 	done
 	[ $have_perf = 1 ] || say "  perf probe: not measured here (${why:-perf probe failed}); it needs tracefs"
+	[ -n "$bt" ] || say "  bpftrace: not measured here ($(command -v bpftrace > /dev/null && head -1 "$W/bt.err" || echo "not installed: tests/deps.sh installs Debian's bpftrace"))"
 
+	[ "$ONLY" = hits ] && exit 0
 	for hz in 1000 10000; do
 		say "== slowdown at $hz calls/s (fixed work, CPU time over the run alone, median of $RUNS)"
 		b=$(run alone rate $hz "$SW" | sed -n 's/.*cpu \([0-9.]*\).*/\1/p' | median)
@@ -178,26 +194,33 @@ done
 #  5. Start and stop against the thread count: tests/progs/t62-many.c with
 #     N threads each calling tick() then sleeping 50 ms (and a thread born
 #     and dying every 20 ms), pcollect -v -F 0 --trace tick -p PID -d 1:
-#     the attach and detach times -v prints, and the events opened; as root
-#     with tracefs (one uprobe per probe, shared) and, up to 20 threads,
-#     with the uprobe PMU (SP_UPROBE_PMU=1: one uprobe per event, each
-#     close waits a grace period; 200 threads took 127 s here).
-#     THREADS="1 20 200 500" (environment).
+#     the attach and detach times -v prints, and the events opened and the
+#     most open at once; as root with tracefs (one uprobe per probe,
+#     shared): bpf (one event per probe and process, one per CPU for the
+#     output, a BPF program records every thread's hits), perthread
+#     (SP_UPROBE_PERTHREAD=1: events per thread and CPU) and, up to 20
+#     threads, with the uprobe PMU (SP_UPROBE_PMU=1: one uprobe per event,
+#     each close waits a grace period; 200 threads took 127 s here).
+#     THREADS="1 20 200 500" MODES="bpf perthread pmu" (environment).
 fi
 [ "$ONLY" = live ] && exit 0
 say "== start and stop against the thread count (pcollect -v -F 0 --trace tick -p PID -d 1)"
 gcc -O2 -pthread -o "$W/many" tests/progs/t62-many.c
-for mode in tracefs pmu; do
+for mode in ${MODES:-bpf perthread pmu}; do
 	for n in ${THREADS:-1 20 200 500}; do
 		[ $mode = pmu ] && [ "$n" -gt 20 ] && { say "  pmu, $n threads: skipped (one grace period per event: minutes)"; continue; }
 		"$W/many" many "$n" 50 60 > "$W/many.out" & mp=$!
 		for _ in $(seq 100); do grep -q ready "$W/many.out" && break; sleep 0.1; done
 		sleep 0.3
-		if [ $mode = pmu ]; then SP_UPROBE_PMU=1 "$PC" -v -F 0 --trace tick -p $mp -d 1 -o "$W/m.sp" 2> "$W/m.err" || true
-		else "$PC" -v -F 0 --trace tick -p $mp -d 1 -o "$W/m.sp" 2> "$W/m.err" || true; fi
+		case $mode in
+		pmu) SP_UPROBE_PMU=1 "$PC" -v -F 0 --trace tick -p $mp -d 1 -o "$W/m.sp" 2> "$W/m.err" || true ;;
+		perthread) SP_UPROBE_PERTHREAD=1 "$PC" -v -F 0 --trace tick -p $mp -d 1 -o "$W/m.sp" 2> "$W/m.err" || true ;;
+		*) "$PC" -v -F 0 --trace tick -p $mp -d 1 -o "$W/m.sp" 2> "$W/m.err" || true ;;
+		esac
 		kill $mp 2> /dev/null; wait $mp 2> /dev/null || true
 		a=$(sed -n 's/^pcollect: probes attached in \([0-9.]*\) s: \([0-9]*\) events in \([0-9]*\) threads.*/\1 s, \2 events in \3 threads/p' "$W/m.err")
 		d=$(sed -n 's/^pcollect: probes detached \([0-9.]*\) s after tracing ended/\1/p' "$W/m.err")
-		say "$(printf '  %-8s %4s threads: attached in %s; detached %s s after -d' "$mode" "$n" "${a:-?}" "${d:-?}")"
+		m=$(sed -n 's/.* threads, \([0-9]*\) perf events at most.*/\1/p' "$W/m.err")
+		say "$(printf '  %-9s %4s threads: attached in %s (%s at most); detached %s s after -d' "$mode" "$n" "${a:-?}" "${m:-?}" "${d:-?}")"
 	done
 done

@@ -34,7 +34,7 @@ N=2500 SIZE=1000
 for F in 0 99; do
 	good=0 truthful=0 runs=""
 	for run in 1 2 3 4 5; do
-		pcollect -v -F $F --trace 'libc:malloc(arg1)' --stacks --weight arg1 -o "$T/m.sp" -- "$T/t64" $N $SIZE 2000 \
+		pcollect -v -F $F --trace 'libc:malloc(arg1)' --trace-budget=none --stacks --weight arg1 -o "$T/m.sp" -- "$T/t64" $N $SIZE 2000 \
 			> "$T/m.out" 2> "$T/m.err"; rc=$?
 		pfold --value=bytes "$T/m.sp" > "$T/m.folded" 2> /dev/null
 		got="$(sums "$T/m.folded") $(field "$T/m.err") rc=$rc"

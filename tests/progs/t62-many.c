@@ -6,11 +6,19 @@
  *                      thread (one tick() call, then it exits) every 20 ms,
  *                      so threads are born and die while a tracer stops.
  *                      Prints "ready" once all run, "calls K" at the end.
+ *   work ITERS CALLS   CPU-bound: CALLS calls of tick(), each after ITERS
+ *                      iterations of a loop; prints "cpu S calls N", its
+ *                      CPU time: the same work alone and traced gives the
+ *                      share of the traced run's time that the probes took.
+ *   leader N CALLS     N threads call tick() CALLS times each, 5 ms apart;
+ *                      the main thread exits (pthread_exit) after 0.2 s and
+ *                      the last thread to end prints "calls K".
  *   hot SECONDS        one thread calls tick() in a loop for SECONDS and
  *                      prints "progress T K" every 0.5 s: the calls made
  *                      in the half second that ended at T seconds.
  */
 #include <pthread.h>
+#include <sys/resource.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +81,26 @@ static void *churn(void *arg)
 	return NULL;
 }
 
+static long lcalls;
+static int lthreads;
+
+/* leader: CALLS calls 5 ms apart; the last thread to end prints the count */
+static void *lcaller(void *arg)
+{
+	(void)arg;
+	long x = 0;
+	for (long i = 0; i < lcalls; i++) {
+		x = tick(x);
+		sleep_ms(5);
+	}
+	__atomic_add_fetch(&calls, my_calls, __ATOMIC_RELAXED);
+	if (__atomic_sub_fetch(&lthreads, 1, __ATOMIC_ACQ_REL) == 0) {
+		printf("calls %lu\n", __atomic_load_n(&calls, __ATOMIC_RELAXED));
+		fflush(stdout);
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 5 && !strcmp(argv[1], "many")) {
@@ -119,6 +147,35 @@ int main(int argc, char **argv)
 		printf("calls %lu\n", my_calls);
 		return 0;
 	}
-	fprintf(stderr, "usage: t62-many many N MS SECONDS | hot SECONDS\n");
+	if (argc == 4 && !strcmp(argv[1], "leader")) {
+		int n = atoi(argv[2]);
+		lcalls = atol(argv[3]);
+		lthreads = n;
+		pthread_t t;
+		for (int i = 0; i < n; i++)
+			if (pthread_create(&t, NULL, lcaller, NULL))
+				return 1;
+		printf("ready\n");
+		fflush(stdout);
+		sleep_ms(200);
+		pthread_exit(NULL);
+	}
+	if (argc == 4 && !strcmp(argv[1], "work")) {
+		long iters = atol(argv[2]), n = atol(argv[3]), x = 0;
+		struct timespec c0, c1;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+		for (long i = 0; i < n; i++) {
+			for (long k = 0; k < iters; k++)
+				__asm__ volatile("" : "+r"(x));
+			x = tick(x);
+		}
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+		struct rusage ru;
+		getrusage(RUSAGE_SELF, &ru); /* one thread */
+		printf("cpu %.4f calls %ld sys %.4f\n", (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) / 1e9,
+		       n, (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
+		return 0;
+	}
+	fprintf(stderr, "usage: t62-many many N MS SECONDS | leader N CALLS | work ITERS CALLS | hot SECONDS\n");
 	return 2;
 }
