@@ -24,7 +24,7 @@ field() {
 	echo "${foreign:-?} ${lost:-0}"
 }
 sums() {
-	awk '/;main;big_allocs;one;malloc [0-9.]+$/ { b += $NF } /;main;small_allocs;one;malloc [0-9.]+$/ { s += $NF }
+	awk '/;main;big_allocs;one;(malloc|__libc_malloc|__GI___libc_malloc) [0-9.]+$/ { b += $NF } /;main;small_allocs;one;(malloc|__libc_malloc|__GI___libc_malloc) [0-9.]+$/ { s += $NF }
 		END { printf "%d %d\n", b, s }' "$1"
 }
 

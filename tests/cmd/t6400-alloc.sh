@@ -20,7 +20,7 @@ if ! gcc -O2 -fomit-frame-pointer -static -o "$T/t64s" "$SP_TOP/tests/progs/t64-
 N=1000 SIZE=1000
 # sums FOLDED: "big small" values of the stacks main;big_allocs;... and main;small_allocs;...
 sums() {
-	awk '/;main;big_allocs;one;malloc [0-9.]+$/ { b += $NF } /;main;small_allocs;one;malloc [0-9.]+$/ { s += $NF }
+	awk '/;main;big_allocs;one;(malloc|__libc_malloc|__GI___libc_malloc) [0-9.]+$/ { b += $NF } /;main;small_allocs;one;(malloc|__libc_malloc|__GI___libc_malloc) [0-9.]+$/ { s += $NF }
 		END { printf "%d %d\n", b, s }' "$1"
 }
 

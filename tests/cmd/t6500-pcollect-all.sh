@@ -107,7 +107,7 @@ expect_grep "-a: python3 with Python frames" '^python3;.*<module> \(work\.py:[0-
 # Said on a busy machine: processes gone before they were read, CPython
 # processes found, samples the kernel lost or throttled (said with their
 # count); nothing else.
-if grep -vE '^pcollect: ([0-9]+ process(es)? exited before (its|their) maps could be read: [0-9]+ samples? with \[unknown\] user frames|[0-9]+ CPython process(es)? found: Python frames merged, non-blocking|[0-9]+ samples lost: |the kernel throttled sampling [0-9]+ times)' "$T/a.err" > "$T/a.other"; then
+if grep -vE '^pcollect: ([0-9]+ process(es)? exited before (its|their) maps could be read: [0-9]+ samples? with \[unknown\] user frames|[0-9]+ CPython process(es)? found: Python frames merged, non-blocking|python: [0-9]+ of [0-9]+ samples of Python threads \([0-9.]+ %\) keep _PyEval_EvalFrameDefault in place of their Python frames|[0-9]+ samples lost: |the kernel throttled sampling [0-9]+ times)' "$T/a.err" > "$T/a.other"; then
 	notok "-a: nothing unexpected on stderr"; sed 's/^/  /' "$T/a.other" | head -5
 else ok "-a: nothing unexpected on stderr"; fi
 expect_grep "-a: the CPython processes are counted" "^pcollect: [0-9]+ CPython process(es)? found" "$T/a.err"
