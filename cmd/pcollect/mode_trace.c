@@ -10,6 +10,7 @@
 
 #include "cmd.h"
 #include "pcollect.h"
+#include "procmaps.h"
 #include "snapshot.h"
 #include "x86.h"
 
@@ -310,15 +311,8 @@ void pcollect_trace_start(struct coll *c, int pid)
 /* Thread tid's system time (clock ticks, /proc/PID/task/TID/stat), or -1. */
 static long thread_stime(int pid, int tid)
 {
-	char p[96], buf[512];
-	snprintf(p, sizeof p, "/proc/%d/task/%d/stat", pid, tid);
-	FILE *f = fopen(p, "re");
-	if (!f)
-		return -1;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	const char *e = strrchr(buf, ')'); /* after the name, which may hold anything */
+	char buf[512];
+	const char *e = sp_proc_stat(pid, tid, buf, sizeof buf);
 	unsigned long st;
 	if (!e || sscanf(e + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %lu", &st) != 1)
 		return -1;

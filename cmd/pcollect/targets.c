@@ -114,15 +114,8 @@ int pcollect_targets_check(struct coll *c)
 /* The parent pid from /proc/PID/stat (field 4, after the comm). */
 static int ppid_of(int pid)
 {
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%d/stat", pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	char *r = strrchr(buf, ')');
+	char buf[512];
+	const char *r = sp_proc_stat(pid, 0, buf, sizeof buf);
 	int ppid;
 	if (!r || sscanf(r + 1, " %*c %d", &ppid) != 1)
 		return -1;

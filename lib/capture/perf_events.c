@@ -1,6 +1,7 @@
 /* perf_events.c — perf_event_open set-up, mmap rings, record parsing. */
 #include "perf_events.h"
 #include "bpfhit.h"
+#include "procmaps.h"
 #include "tracefs.h"
 
 #include <dirent.h>
@@ -254,6 +255,21 @@ struct sp_perfev *sp_perfev_new(const struct sp_perfev_opts *o, struct sp_err *e
 
 static void stop_drainer(struct sp_perfev *ev);
 
+/* The BPF programs of the first nprogs probes, the output and count maps
+ * closed; the per-probe arrays freed. */
+static void bpf_release(struct sp_perfev *ev, size_t nprogs)
+{
+	for (size_t i = 0; i < nprogs; i++)
+		close(ev->bpf_progs[i]);
+	for (int i = 0; i < 2; i++)
+		if (ev->bpf_outmap[i] >= 0)
+			close(ev->bpf_outmap[i]);
+	close(ev->bpf_cntmap);
+	free(ev->bpf_progs);
+	free(ev->bpf_carrier);
+	ev->bpf_progs = ev->bpf_carrier = NULL;
+}
+
 void sp_perfev_free(struct sp_perfev *ev)
 {
 	if (!ev)
@@ -264,16 +280,12 @@ void sp_perfev_free(struct sp_perfev *ev)
 	for (size_t i = 0; i < ev->ncfds; i++)
 		close(ev->cfds[i]);
 	free(ev->cfds);
-	if (ev->bpf > 0) {
-		for (size_t i = 0; i < ev->nudefs; i++)
-			close(ev->bpf_progs[i]);
-		for (int i = 0; i < 2; i++)
-			if (ev->bpf_outmap[i] >= 0)
-				close(ev->bpf_outmap[i]);
-		close(ev->bpf_cntmap);
+	if (ev->bpf > 0)
+		bpf_release(ev, ev->nudefs);
+	else {
+		free(ev->bpf_progs);
+		free(ev->bpf_carrier);
 	}
-	free(ev->bpf_progs);
-	free(ev->bpf_carrier);
 	free(ev->fsince);
 	sp_u64map_release(&ev->fpids);
 	for (int i = 0; i < ev->nrings; i++) {
@@ -939,15 +951,7 @@ static int bpf_setup(struct sp_perfev *ev)
 		}
 	}
 	if (made < ev->nudefs || fail) {
-		for (size_t i = 0; i < made; i++)
-			close(ev->bpf_progs[i]);
-		for (int i = 0; i < 2; i++)
-			if (ev->bpf_outmap[i] >= 0)
-				close(ev->bpf_outmap[i]);
-		close(ev->bpf_cntmap);
-		free(ev->bpf_progs);
-		free(ev->bpf_carrier);
-		ev->bpf_progs = ev->bpf_carrier = NULL;
+		bpf_release(ev, made);
 		return -1;
 	}
 	ev->bpf = 1;
@@ -1033,15 +1037,8 @@ static int bpf_task_probes(struct sp_perfev *ev, int tid, int count, struct sp_e
 /* Thread tid of process pid has not exited (state neither Z nor X). */
 static int task_running(int pid, int tid)
 {
-	char p[64], buf[256];
-	snprintf(p, sizeof p, "/proc/%d/task/%d/stat", pid, tid);
-	FILE *f = fopen(p, "re");
-	if (!f)
-		return 0;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	const char *e = strrchr(buf, ')');
+	char buf[256];
+	const char *e = sp_proc_stat(pid, tid, buf, sizeof buf);
 	return e && e[1] == ' ' && e[2] && e[2] != 'Z' && e[2] != 'X';
 }
 

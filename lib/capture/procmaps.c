@@ -274,6 +274,24 @@ void sp_procs_remove(struct sp_procs *t, int pid)
 
 size_t sp_procs_count(const struct sp_procs *t) { return t->n; }
 
+const char *sp_proc_stat(int pid, int tid, char *buf, size_t size)
+{
+	char path[64];
+	if (tid > 0)
+		snprintf(path, sizeof path, "/proc/%d/task/%d/stat", pid, tid);
+	else
+		snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	ssize_t r = read(fd, buf, size - 1);
+	close(fd);
+	if (r <= 0)
+		return NULL;
+	buf[r] = 0;
+	return strrchr(buf, ')');
+}
+
 int sp_proc_tgid(int tid)
 {
 	char path[64], buf[4096];

@@ -70,4 +70,9 @@ size_t sp_procs_count(const struct sp_procs *t);
 /* The process (thread group) of thread tid, from /proc; tid when unknown. */
 int sp_proc_tgid(int tid);
 
+/* /proc/PID/stat (tid <= 0) or /proc/PID/task/TID/stat read into buf:
+ * the text after the command name's closing ')' (" S PPID ..."; the name
+ * may hold anything), or NULL. */
+const char *sp_proc_stat(int pid, int tid, char *buf, size_t size);
+
 #endif
