@@ -84,25 +84,26 @@ fi
 # ---- launched: every call traced, against the program's own count
 pcollect -v -F 0 --trace tick -o "$T/l.sp" -- "$T/many" many 200 50 1.5 > "$T/l.out" 2> "$T/l.err"; rc=$?
 expect_rc "launched, 200 threads: exit 0" 0 $rc
-own=$(sed -n 's/^calls //p' "$T/l.out")
-got=$(preport --latency "$T/l.sp" 2> /dev/null | sed -n 's/^tick: \([0-9]*\) calls.*/\1/p')
-lost=$(sed -n 's/^pcollect: probe tick: \([0-9]*\) of its .*/\1/p' "$T/l.err")
+# same_count LABEL X: tick's calls in $T/X.sp against the program's own
+# count ($T/X.out); a loss said by pcollect ($T/X.err) is a skip with it
+same_count() {
+	local own got lost
+	own=$(sed -n 's/^calls //p' "$T/$2.out")
+	got=$(preport --latency "$T/$2.sp" 2> /dev/null | sed -n 's/^tick: \([0-9]*\) calls.*/\1/p')
+	lost=$(sed -n 's/^pcollect: probe tick: \([0-9]*\) of its .*/\1/p' "$T/$2.err")
+	if [ -n "$own" ] && [ "$got" = "$own" ]; then ok "$1: tick's calls traced = the program's own count ($own)"; elif [ -n "$lost" ]; then
+		skip "$1: calls = the program's count" "$lost hits lost (said: a full ring on this loaded machine); traced $got of $own"
+	else notok "$1: tick's calls traced ($got) = the program's own count ($own)"; sed 's/^/  /' "$T/$2.err" | head -5; fi
+}
 echo "# launched: $(grep -E 'attached|detached' "$T/l.err" | sed 's/^pcollect: //' | tr '\n' ';')"
-if [ -n "$own" ] && [ "$got" = "$own" ]; then ok "launched: tick's calls traced = the program's own count ($own)"; elif [ -n "$lost" ]; then
-	skip "launched: calls = the program's count" "$lost hits lost (said: a full ring on this loaded machine); traced $got of $own"
-else notok "launched: tick's calls traced ($got) = the program's own count ($own)"; sed 's/^/  /' "$T/l.err" | head -5; fi
+same_count launched l
 
 # ---- the fallback (not root, or a kernel that refuses the BPF program):
 # events per thread and CPU, forced here; the same count
 SP_UPROBE_PERTHREAD=1 pcollect -v -F 0 --trace tick -o "$T/f.sp" -- "$T/many" many 50 50 1 > "$T/f.out" 2> "$T/f.err"; rc=$?
 expect_rc "per-thread events (SP_UPROBE_PERTHREAD=1), launched, 50 threads: exit 0" 0 $rc
-own=$(sed -n 's/^calls //p' "$T/f.out")
-got=$(preport --latency "$T/f.sp" 2> /dev/null | sed -n 's/^tick: \([0-9]*\) calls.*/\1/p')
-lost=$(sed -n 's/^pcollect: probe tick: \([0-9]*\) of its .*/\1/p' "$T/f.err")
 echo "# per-thread events: $(grep -o '[0-9]* perf events at most ([^)]*)' "$T/f.err")"
-if [ -n "$own" ] && [ "$got" = "$own" ]; then ok "per-thread events: tick's calls traced = the program's own count ($own)"; elif [ -n "$lost" ]; then
-	skip "per-thread events: calls = the program's count" "$lost hits lost (said); traced $got of $own"
-else notok "per-thread events: tick's calls traced ($got) = the program's own count ($own)"; sed 's/^/  /' "$T/f.err" | head -5; fi
+same_count "per-thread events" f
 expect_grep "per-thread events: -v says so" 'perf events at most \(per thread, CPU and probe\)' "$T/f.err"
 
 # ---- a main thread that exits (pthread_exit) while 3 threads go on
