@@ -17,6 +17,7 @@ struct pyproc {
 	struct sp_python *py;
 	int announced;
 	int nonblocking; /* exact mode, but ptrace was refused */
+	int opening;     /* one caller is in sp_python_open (lock released) */
 };
 
 struct merged {
@@ -210,6 +211,8 @@ static struct sp_python *reader(struct sp_pymerge *m, int pid, uint64_t serial, 
 	uint64_t gen = sp_maps_generation(maps);
 	struct sp_err err;
 	err.msg[0] = 0;
+	if (pp->opening)
+		return NULL; /* another thread is deciding; this sample goes native */
 	if (pp->serial != serial) { /* first sight, or a new image after exec */
 		sp_python_free(pp->py);
 		pp->py = NULL;
@@ -223,14 +226,17 @@ static struct sp_python *reader(struct sp_pymerge *m, int pid, uint64_t serial, 
 	}
 	if (pp->state == SP_PY_NOT && pp->gen != gen) {
 		pp->gen = gen;
+		pp->opening = 1;
 		/* Reading the interpreter's symbols takes long: the early reads
-		 * (another thread) go on meanwhile; only this thread changes
-		 * procs and their readers. */
+		 * go on meanwhile.  The handler and the stopper (exact mode) both
+		 * come here: 'opening' keeps the other one out until the state is
+		 * decided, so the process is opened, and a refusal said, once. */
 		enum sp_python_state st;
 		pthread_mutex_unlock(&m->lock);
 		struct sp_python *py = sp_python_open(m->p, pid, maps, m->lines, &st, &err);
 		pthread_mutex_lock(&m->lock);
 		pp = proc_get(m, pid);
+		pp->opening = 0;
 		pp->py = py;
 		pp->state = st;
 		if (pp->py)
