@@ -339,6 +339,10 @@ static int cmd_pfleet(int argc, char **argv)
 		if (st.already)
 			fprintf(stderr, "pfleet: %llu batch%s (%llu rows) stored already by an earlier put of the same rows: not sent again\n",
 				(unsigned long long)st.already, st.already == 1 ? "" : "es", (unsigned long long)st.already_rows);
+		if (st.unlocked)
+			fprintf(stderr, "pfleet: %llu batch%s sent without the host's lock (no lock file could be opened in $TMPDIR or"
+				" /tmp): a put of the same host at the same moment could store them twice\n",
+				(unsigned long long)st.unlocked, st.unlocked == 1 ? "" : "es");
 		if (mode == FLUSH && r == 0 && !st.unspooled && !st.landed)
 			fprintf(stderr, "pfleet: the spool %s holds nothing to send\n", f.spool);
 		if (mode == PUT && !quiet && r == 0)

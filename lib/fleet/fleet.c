@@ -1521,6 +1521,43 @@ struct sender {
 	int rc, down;
 };
 
+/* Two puts of the same host at once (a cron run overlapping the last, a
+ * retry by hand while the first still runs) would each ask whether a batch
+ * is stored, each hear no, and both insert it.  The question and the
+ * inserts of a batch are one step under an flock of a file named by the
+ * store, the service and the host ($TMPDIR or /tmp/pfleet-HASH.lock): the
+ * second put waits, then finds the batch stored and does not send it.
+ * (Puts of one host from two machines are not serialised: pfleet(1).)
+ * Returns the lock's descriptor, or -1 when the file cannot be opened
+ * (the batch is sent unlocked; st->unlocked counts it). */
+static int host_lock(const struct sp_fleet *f, const char *service, const char *host, struct sp_fleet_stats *st)
+{
+	struct sp_buf k = SP_BUF_INIT;
+	sp_buf_add(&k, f->urltext, strlen(f->urltext) + 1);
+	sp_buf_add(&k, f->db, strlen(f->db) + 1);
+	sp_buf_add(&k, service, strlen(service) + 1);
+	sp_buf_add(&k, host, strlen(host) + 1);
+	uint64_t h = sp_hash(k.p, k.len);
+	sp_buf_release(&k);
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/pfleet-%016llx.lock", dir && *dir ? dir : "/tmp", (unsigned long long)h);
+	/* readable by every user (flock needs no more): another user's put
+	 * of the same host takes the same lock */
+	int fd = open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		fchmod(fd, 0644);
+	else
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		st->unlocked++;
+		return -1;
+	}
+	while (flock(fd, LOCK_EX) < 0 && errno == EINTR)
+		;
+	return fd;
+}
+
 /* Stores a job's batches: the dictionary rows first (a reader must find
  * every stack a row names), the sample rows (asked first whether an
  * earlier run of the same put stored them: then only their rollup, when
@@ -1540,22 +1577,26 @@ static int run_job(struct sender *sd, struct job *j)
 	bt->body = j->rows.p, bt->n = j->rows.len;
 	bt->service = j->service, bt->host = j->host;
 	hb->body = j->hrows.p, hb->n = j->hrows.len;
+	int lk = sd->down ? -1 : host_lock(f, bt->service, bt->host, st);
 	struct sp_err e;
 	int l = sd->down ? -1 : landed(f, bt, &e);
-	if (l == -2)
-		return sp_err_set(&sd->err, "%s: %llu rows not stored", e.msg, (unsigned long long)bt->rows), -1;
-	if (l == 1) {
+	if (l == -2) {
+		sp_err_set(&sd->err, "%s: %llu rows not stored", e.msg, (unsigned long long)bt->rows);
+		rc = -1;
+	} else if (l == 1) {
 		st->already++;
 		st->already_rows += bt->rows;
 		if (landed(f, hb, &e) == 0)
 			rc = store_batch(f, hb, 0, &sd->down, st, &sd->err);
-		return rc;
+	} else {
+		rc = store_batch(f, bt, l < 0, &sd->down, st, &sd->err);
+		/* after the samples: a rollup never counts rows the samples
+		 * lack (get's check reads the samples then) */
+		if (rc == 0)
+			rc = store_batch(f, hb, 0, &sd->down, st, &sd->err);
 	}
-	rc = store_batch(f, bt, l < 0, &sd->down, st, &sd->err);
-	/* after the samples: a rollup never counts rows the samples lack
-	 * (get's check reads the samples then) */
-	if (rc == 0)
-		rc = store_batch(f, hb, 0, &sd->down, st, &sd->err);
+	if (lk >= 0)
+		close(lk); /* the flock goes with it */
 	return rc;
 }
 

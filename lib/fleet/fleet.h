@@ -11,7 +11,9 @@
  * reads on.  An input is stored whole or not at all: none of it is sent
  * before its end is read.  A sample batch carries its id (its rows' hash)
  * in every row: put asks whether it is stored before sending it and after
- * a lost answer, so neither a retry nor the same put run again duplicates.
+ * a lost answer, so neither a retry nor the same put run again duplicates;
+ * the question and the insert are one step under a per-host flock, so two
+ * puts of the same host at once do not either.
  * A batch the server cannot take now (down after the retries, a transient
  * ClickHouse error) is appended, deflated, to a spool file that
  * sp_fleet_flush sends later; one it refuses (an error of the request, a
@@ -98,6 +100,7 @@ struct sp_fleet_stats {
 	uint64_t dropped_zero;  /* put: values of 0 not stored */
 	uint64_t rounded;       /* put: values not whole, stored rounded */
 	uint64_t stacks_known;  /* put: stacks the dictionary had already (not sent) */
+	uint64_t unlocked;      /* put: batches sent without the host's lock (its file could not be opened) */
 	uint64_t rollup_rows;   /* put: hourly rollup rows stored (samples_hourly) */
 	int rollup;             /* get: read from the hourly rollup */
 	int rollup_stale;       /* get: the rollup's totals differ from the samples' (read from them) */

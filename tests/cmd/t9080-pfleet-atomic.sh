@@ -6,7 +6,8 @@
 # and sends nothing (a batch's id is its content's hash, asked before it is
 # sent); a put killed mid-way and run again stores the rest, nothing twice;
 # two puts at once sending the same new stacks: each host's slice whole
-# and the dictionary one row per stack once merged.
+# and the dictionary one row per stack once merged; two puts of the same
+# host and file at once: the input once, no row twice.
 . "$(dirname "$0")/../lib.sh"
 . "$SP_TOP/tests/fleet/ch.sh"
 ch_test_server "pfleet atomic puts"
@@ -87,3 +88,18 @@ done
 ch_query "$CH_HTTP" "OPTIMIZE TABLE stackpipe.stacks FINAL" > /dev/null
 st=$(ch_query "$CH_HTTP" "SELECT count(), uniqExact(id) FROM stackpipe.stacks" | tr '\t' ' ')
 [ "${st% *}" = "${st#* }" ] && ok "the dictionary holds each stack once after its merge ($st)" || notok "dictionary rows, ids: $st"
+
+# 5. two puts of the same host and file at once: the question "is this batch
+# stored?" and its insert are one step under the host's lock, so the second
+# finds the first's batches stored; no row twice, the slice the input once
+pfleet put --service same --host h --start $S $U "$T/d.sp" 2> "$T/e1" & p1=$!
+pfleet put --service same --host h --start $S $U "$T/d.sp" 2> "$T/e2" & p2=$!
+wait $p1; r1=$?; wait $p2; r2=$?
+pfleet get --service same $R $U | pfold > "$T/g"
+[ $r1 = 0 ] && [ $r2 = 0 ] && expect_eq "two puts of the same host and file at once: the slice is the input once" "$T/d.want" "$T/g" ||
+	{ notok "same host twice (exit $r1 $r2)"; cat "$T/e1" "$T/e2"; }
+n=$(cat "$T/e1" "$T/e2" | grep -c 'stored already by an earlier put')
+r=$(rollup same)
+[ "$(dups same)" = 0 ] && [ "$n" = 1 ] && [ "${r% *}" = "${r#* }" ] &&
+	ok "... no row stored twice, one put said it found the other's batch stored, the rollup counts each row once ($r)" ||
+	{ notok "same host twice: $(dups same) rows twice, $n said stored, rollup $r"; cat "$T/e1" "$T/e2"; }
