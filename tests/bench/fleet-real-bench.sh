@@ -9,9 +9,15 @@
 # clickhouse-server, as host a (its stacks new to the dictionary) and host
 # b (stacks known); RUNS pairs.  Beside each put, the server alone: the
 # same sample rows, in the samples' key order, then their rollup rows,
-# POSTed as RowBinary by curl into a second store of the same schema.
-# Then bytes per sample row of the samples table after OPTIMIZE FINAL,
-# with the server's default compression (lz4), and per column.
+# POSTed as RowBinary by curl into a second store of the same schema
+# (beside the first put, the dictionary rows it sent too).  Then CPU
+# time: put's (user + system, per 1000 sample rows), the server's for the
+# same inserts (query_log's UserTime + SystemTime of curl's inserts) and
+# reading the stream alone (pfold -b to /dev/null): on a machine whose
+# CPUs are all busy, the ratio of wall times follows the CPU each side
+# needs, whatever overlaps.  Then bytes per sample row of the samples
+# table after OPTIMIZE FINAL, with the server's default compression
+# (lz4), and per column.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=$PWD
@@ -39,21 +45,35 @@ q() { ch_query "$CH_HTTP" "$1"; }
 post() { curl -fsS --data-binary @"$2" "$U/?query=INSERT%20INTO%20$1%20FORMAT%20RowBinary" > /dev/null; }
 S=2026-11-26T10:00:00
 KEY="service, hour, host, stack, minute, second"
-put_runs="" ref_runs="" put2_runs="" rows=0
+put_runs="" ref_runs="" put2_runs="" refs_runs="" cpu1="" cpu2="" rcpu="" rows=0
+TIMEFORMAT='%U %S'
+cpu_ms() { awk '{printf "%.0f", ($1 + $2) * 1000}' "$1"; }
 for run in $(seq "$RUNS"); do
 	q "DROP DATABASE IF EXISTS stackpipe" > /dev/null; q "DROP DATABASE IF EXISTS ref" > /dev/null
 	pfleet init $U 2> /dev/null; pfleet init --database ref $U 2> /dev/null
-	t0=$(now); pfleet put -q --service real --host a --start $S $U "$IN"; t1=$(now)
-	pfleet put -q --service real --host b --start $S $U "$IN"; t2=$(now)
+	t0=$(now); { time pfleet put -q --service real --host a --start $S $U "$IN"; } 2> "$W/cpu1"; t1=$(now)
+	{ time pfleet put -q --service real --host b --start $S $U "$IN"; } 2> "$W/cpu2"; t2=$(now)
+	cpu1="$cpu1 $(cpu_ms "$W/cpu1")" cpu2="$cpu2 $(cpu_ms "$W/cpu2")"
 	rows=$(q "SELECT count() FROM stackpipe.samples WHERE host = 'a'")
 	q "SELECT * FROM stackpipe.samples WHERE host = 'a' ORDER BY $KEY FORMAT RowBinary" > "$W/rows"
 	q "SELECT hour, service, labels, stack, value_name, unit, sum(value), count(), toUInt32(0) FROM stackpipe.samples WHERE host = 'a' GROUP BY hour, service, labels, stack, value_name, unit ORDER BY service, hour, value_name, unit, labels, stack FORMAT RowBinary" > "$W/hour"
+	q "SELECT * FROM stackpipe.stacks FORMAT RowBinary" > "$W/stacks"
 	t3=$(now); post ref.samples "$W/rows"; post ref.samples_hourly "$W/hour"; t4=$(now)
+	q "DROP DATABASE ref" > /dev/null; pfleet init --database ref $U 2> /dev/null
+	t5=$(now); post ref.stacks "$W/stacks"; post ref.samples "$W/rows"; post ref.samples_hourly "$W/hour"; t6=$(now)
+	refs_runs="$refs_runs $(echo "$rows $t6 $t5" | awk '{printf "%.0f", $1 / ($2 - $3)}')"
 	put_runs="$put_runs $(echo "$rows $t1 $t0" | awk '{printf "%.0f", $1 / ($2 - $3)}')"
 	put2_runs="$put2_runs $(echo "$rows $t2 $t1" | awk '{printf "%.0f", $1 / ($2 - $3)}')"
 	ref_runs="$ref_runs $(echo "$rows $t4 $t3" | awk '{printf "%.0f", $1 / ($2 - $3)}')"
 done
 med() { echo $1 | tr ' ' '\n' | median; }
+# the server's CPU for curl's inserts of the sample and rollup rows (the
+# second store of each run: the one beside the put whose stacks are known)
+q "SYSTEM FLUSH LOGS" > /dev/null
+rcpu=$(q "SELECT sum(ProfileEvents.Values[indexOf(ProfileEvents.Names, 'UserTimeMicroseconds')] + ProfileEvents.Values[indexOf(ProfileEvents.Names, 'SystemTimeMicroseconds')]) / 1000 / $RUNS / 2 FROM system.query_log WHERE type = 2 AND (query LIKE 'INSERT INTO ref.samples %' OR query LIKE 'INSERT INTO ref.samples_hourly %')")
+rd=""
+for run in $(seq "$RUNS"); do { time pfold -b "$IN" > /dev/null; } 2> "$W/cpu3"; rd="$rd $(cpu_ms "$W/cpu3")"; done
+per_k() { awk -v ms="$1" -v r="$rows" 'BEGIN {printf "%.2f", ms / r * 1000}'; }
 q "OPTIMIZE TABLE stackpipe.samples FINAL" > /dev/null
 bpr=$(q "SELECT round(sum(bytes_on_disk) / sum(rows), 2) FROM system.parts WHERE active AND database = 'stackpipe' AND table = 'samples'")
 cbpr=$(q "SELECT round(sum(data_compressed_bytes) / (SELECT count() FROM stackpipe.samples), 2) FROM system.columns WHERE database = 'stackpipe' AND table = 'samples'")
@@ -63,7 +83,9 @@ cat <<TXT
 fleet-real-bench: $(basename "$IN") ($(( $(stat -c %s "$IN") / 1024 )) KB, $rows sample rows a put); medians of $RUNS runs; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)
   put, stacks new:     $(med "$put_runs") rows/s   (runs:$put_runs)
   put, stacks known:   $(med "$put2_runs") rows/s   (runs:$put2_runs)
-  curl, server alone:  $(med "$ref_runs") rows/s   (runs:$ref_runs)  (the same rows and their rollup rows, RowBinary)
+  curl, server alone:  $(med "$refs_runs") rows/s   (runs:$refs_runs)  (beside the first put: its dictionary rows, the sample rows, their rollup rows)
+  curl, server alone:  $(med "$ref_runs") rows/s   (runs:$ref_runs)  (the same sample rows and their rollup rows, RowBinary)
+  CPU per 1000 sample rows: put, stacks new $(per_k "$(med "$cpu1")") ms; put, stacks known $(per_k "$(med "$cpu2")") ms; the server, inserting curl's rows $(per_k "$rcpu") ms; reading the stream alone (pfold -b) $(per_k "$(med "$rd")") ms
   disk (lz4, after OPTIMIZE FINAL): $bpr bytes per sample row (columns' data: $cbpr)
   per column: ${percol%, }
 TXT
