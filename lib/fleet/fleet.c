@@ -1151,6 +1151,7 @@ struct putter {
 	struct sp_u64map known; /* stack ids queued for the dictionary or found in it */
 	uint64_t *pend;         /* ids of this input not yet asked of the server */
 	uint32_t *pend_node;    /* ... and their nodes */
+	uint32_t *pend_lf;      /* ... and their thread root frames (0: none) */
 	size_t npend, cappend;
 	struct sp_buf stacks;   /* RowBinary of the queued stacks */
 	uint64_t nstacks;
@@ -1158,7 +1159,11 @@ struct putter {
 	uint32_t *frames;
 	size_t capf;
 	struct sp_label_cache labc; /* thread -> its comm root frame */
-	struct sp_u64map labelled;  /* (thread, node) -> node under the comm root + 1 */
+	struct sp_u64map labelled;  /* (thread, node) -> index in lid + 1 */
+	uint64_t *lid;          /* the id of a stack under its thread's root */
+	size_t nlid, caplid;
+	uint32_t *lframes;      /* a labelled stack's frames */
+	size_t caplf;
 	int down;
 	struct batch bt;        /* the sample rows being gathered (in rv), across inputs */
 	char service[256], host[256];
@@ -1213,7 +1218,7 @@ static uint64_t node_id(struct putter *u, uint32_t node)
 
 /* Notes a stack of the input not seen before in this run: resolve_stacks
  * asks the server which of them its dictionary lacks. */
-static void queue_stack(struct putter *u, uint32_t node, uint64_t id)
+static void queue_stack(struct putter *u, uint32_t node, uint32_t lf, uint64_t id)
 {
 	int found;
 	uint64_t key = id == UINT64_MAX ? UINT64_MAX - 1 : id;
@@ -1224,27 +1229,66 @@ static void queue_stack(struct putter *u, uint32_t node, uint64_t id)
 		u->cappend = u->cappend ? u->cappend * 2 : 1024;
 		u->pend = sp_xrealloc(u->pend, u->cappend * sizeof *u->pend);
 		u->pend_node = sp_xrealloc(u->pend_node, u->cappend * sizeof *u->pend_node);
+		u->pend_lf = sp_xrealloc(u->pend_lf, u->cappend * sizeof *u->pend_lf);
 	}
 	u->pend[u->npend] = id;
+	u->pend_lf[u->npend] = lf;
 	u->pend_node[u->npend++] = node;
 }
 
-/* The frames of a stack, as a dictionary row. */
-static void add_stack_row(struct putter *u, uint32_t node, uint64_t id)
+/* The frames of stack node under the thread's root frame lf (0: none),
+ * as pfold shows it: a synthetic root ("[python frame changed]", pmerge
+ * --tag) stays the root, above the thread.  Returns their number; the
+ * frames are in u->lframes. */
+static uint32_t labelled_frames(struct putter *u, uint32_t node, uint32_t lf)
 {
-	uint32_t d = sp_node_frames(u->p, node, &u->frames, &u->capf);
+	uint32_t d = sp_node_frames(u->p, node, &u->frames, &u->capf), n = 0, i = 0;
+	if (d + 1 > u->caplf) {
+		u->caplf = d + 64;
+		u->lframes = sp_xrealloc(u->lframes, u->caplf * sizeof *u->lframes);
+	}
+	if (lf && d && sp_frame_get(u->p, u->frames[0])->kind == SP_KIND_SYNTHETIC)
+		u->lframes[n++] = u->frames[i++];
+	if (lf)
+		u->lframes[n++] = lf;
+	memcpy(u->lframes + n, u->frames + i, (d - i) * sizeof *u->frames);
+	return n + d - i;
+}
+
+/* The id of stack node under the thread's root frame lf: the chain of
+ * node_id over its frames, without making it a node of the profile (a
+ * machine's recording has mostly stacks seen once, each 20-40 frames
+ * deep: interning each under its thread's root was a third of put's
+ * time). */
+static uint64_t labelled_id(struct putter *u, uint32_t node, uint32_t lf)
+{
+	uint32_t d = labelled_frames(u, node, lf);
+	uint64_t h = 0;
+	for (uint32_t i = 0; i < d; i++) {
+		const struct sp_frame *fr = sp_frame_get(u->p, u->lframes[i]);
+		h = frame_step(h, sp_str(u->p, fr->name), sp_str_len(u->p, fr->name), fr->kind, fr->file ? sp_str(u->p, fr->file) : NULL,
+			       fr->file ? sp_str_len(u->p, fr->file) : 0, fr->line, &u->tmp);
+	}
+	return h;
+}
+
+/* The frames of a stack, as a dictionary row. */
+static void add_stack_row(struct putter *u, uint32_t node, uint32_t lf, uint64_t id)
+{
+	uint32_t d = labelled_frames(u, node, lf);
+	uint32_t *frames = u->lframes;
 	rb_u64(&u->stacks, id);
 	sp_buf_add_uvarint(&u->stacks, d);
 	for (uint32_t i = 0; i < d; i++) {
-		const struct sp_frame *fr = sp_frame_get(u->p, u->frames[i]);
+		const struct sp_frame *fr = sp_frame_get(u->p, frames[i]);
 		rb_str(&u->stacks, sp_str(u->p, fr->name), sp_str_len(u->p, fr->name));
 	}
 	sp_buf_add_uvarint(&u->stacks, d);
 	for (uint32_t i = 0; i < d; i++)
-		sp_buf_addc(&u->stacks, (char)sp_frame_get(u->p, u->frames[i])->kind);
+		sp_buf_addc(&u->stacks, (char)sp_frame_get(u->p, frames[i])->kind);
 	sp_buf_add_uvarint(&u->stacks, d);
 	for (uint32_t i = 0; i < d; i++) {
-		const struct sp_frame *fr = sp_frame_get(u->p, u->frames[i]);
+		const struct sp_frame *fr = sp_frame_get(u->p, frames[i]);
 		if (fr->file)
 			rb_str(&u->stacks, sp_str(u->p, fr->file), sp_str_len(u->p, fr->file));
 		else
@@ -1252,7 +1296,7 @@ static void add_stack_row(struct putter *u, uint32_t node, uint64_t id)
 	}
 	sp_buf_add_uvarint(&u->stacks, d);
 	for (uint32_t i = 0; i < d; i++)
-		rb_u32(&u->stacks, sp_frame_get(u->p, u->frames[i])->line);
+		rb_u32(&u->stacks, sp_frame_get(u->p, frames[i])->line);
 	u->nstacks++;
 }
 
@@ -1305,7 +1349,7 @@ static void resolve_stacks(struct putter *u)
 		if (found)
 			u->st->stacks_known++;
 		else
-			add_stack_row(u, u->pend_node[i], id);
+			add_stack_row(u, u->pend_node[i], u->pend_lf[i], id);
 	}
 	u->npend = 0;
 	sp_buf_release(&q);
@@ -1343,6 +1387,7 @@ static void drop_profile(struct putter *u)
 	sp_label_cache_release(&u->labc);
 	memset(&u->labc, 0, sizeof u->labc);
 	map_clear(&u->labelled);
+	u->nlid = 0;
 }
 
 static int set_columns(struct putter *u, const struct sp_sample *smp)
@@ -1393,26 +1438,24 @@ static int put_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_s
 	 * (Thread-N), so a slice equals pfold of the input */
 	u->labc.group = 1;
 	uint32_t lf = smp->thread ? sp_label_frame(&u->labc, p, smp->thread, SP_LABEL_COMM) : 0;
+	uint64_t id;
 	if (lf) {
 		int fnd;
 		uint64_t k = (uint64_t)smp->thread << 32 | node;
 		uint32_t *sl = sp_u64map_slot(&u->labelled, k, &fnd);
 		if (!fnd) {
-			uint32_t d = sp_node_frames(p, node, &u->frames, &u->capf), i = 0, n = 0;
-			/* a synthetic root ("[python frame changed]", pmerge
-			 * --tag) stays the root, above the thread, as pfold puts it */
-			if (d && sp_frame_get(p, u->frames[0])->kind == SP_KIND_SYNTHETIC)
-				n = sp_node_intern(p, 0, u->frames[i++]);
-			n = sp_node_intern(p, n, lf);
-			for (; i < d; i++)
-				n = sp_node_intern(p, n, u->frames[i]);
-			sl = sp_u64map_slot(&u->labelled, k, &fnd); /* the map may have grown */
-			*sl = n + 1;
+			if (u->nlid == u->caplid) {
+				u->caplid = u->caplid ? u->caplid * 2 : 4096;
+				u->lid = sp_xrealloc(u->lid, u->caplid * sizeof *u->lid);
+			}
+			u->lid[u->nlid] = labelled_id(u, node, lf);
+			*sl = (uint32_t)++u->nlid;
 		}
-		node = *sl - 1;
+		id = u->lid[*sl - 1];
+	} else {
+		id = node_id(u, node);
 	}
-	uint64_t id = node_id(u, node);
-	queue_stack(u, node, id);
+	queue_stack(u, node, lf, id);
 	int found;
 	uint64_t key = sp_hash_seed(&sec, sizeof sec, id);
 	if (key == UINT64_MAX)
@@ -2087,6 +2130,9 @@ int sp_fleet_put(struct sp_fleet *f, const struct sp_fleet_put_opts *o, char **f
 	free(u.frames);
 	free(u.pend);
 	free(u.pend_node);
+	free(u.pend_lf);
+	free(u.lid);
+	free(u.lframes);
 	sp_u64map_release(&u.known);
 	sp_u64map_release(&u.agg);
 	sp_u64map_release(&u.labelled);
