@@ -45,7 +45,7 @@ q() { ch_query "$CH_HTTP" "$1"; }
 post() { curl -fsS --data-binary @"$2" "$U/?query=INSERT%20INTO%20$1%20FORMAT%20RowBinary" > /dev/null; }
 S=2026-11-26T10:00:00
 KEY="service, hour, host, stack, minute, second"
-put_runs="" ref_runs="" put2_runs="" refs_runs="" cpu1="" cpu2="" rcpu="" rows=0
+put_runs="" ref_runs="" put2_runs="" refs_runs="" ratio1="" ratio2="" cpu1="" cpu2="" rcpu="" rows=0
 TIMEFORMAT='%U %S'
 cpu_ms() { awk '{printf "%.0f", ($1 + $2) * 1000}' "$1"; }
 for run in $(seq "$RUNS"); do
@@ -62,6 +62,8 @@ for run in $(seq "$RUNS"); do
 	q "DROP DATABASE ref" > /dev/null; pfleet init --database ref $U 2> /dev/null
 	t5=$(now); post ref.stacks "$W/stacks"; post ref.samples "$W/rows"; post ref.samples_hourly "$W/hour"; t6=$(now)
 	refs_runs="$refs_runs $(echo "$rows $t6 $t5" | awk '{printf "%.0f", $1 / ($2 - $3)}')"
+	ratio1="$ratio1 $(echo "$t1 $t0 $t6 $t5" | awk '{printf "%.2f", ($4 - $3) / ($2 - $1)}')"
+	ratio2="$ratio2 $(echo "$t2 $t1 $t4 $t3" | awk '{printf "%.2f", ($4 - $3) / ($2 - $1)}')"
 	put_runs="$put_runs $(echo "$rows $t1 $t0" | awk '{printf "%.0f", $1 / ($2 - $3)}')"
 	put2_runs="$put2_runs $(echo "$rows $t2 $t1" | awk '{printf "%.0f", $1 / ($2 - $3)}')"
 	ref_runs="$ref_runs $(echo "$rows $t4 $t3" | awk '{printf "%.0f", $1 / ($2 - $3)}')"
@@ -85,6 +87,7 @@ fleet-real-bench: $(basename "$IN") ($(( $(stat -c %s "$IN") / 1024 )) KB, $rows
   put, stacks known:   $(med "$put2_runs") rows/s   (runs:$put2_runs)
   curl, server alone:  $(med "$refs_runs") rows/s   (runs:$refs_runs)  (beside the first put: its dictionary rows, the sample rows, their rollup rows)
   curl, server alone:  $(med "$ref_runs") rows/s   (runs:$ref_runs)  (the same sample rows and their rollup rows, RowBinary)
+  put / curl, paired:  stacks new $(med "$ratio1")x (runs:$ratio1); stacks known $(med "$ratio2")x (runs:$ratio2)
   CPU per 1000 sample rows: put, stacks new $(per_k "$(med "$cpu1")") ms; put, stacks known $(per_k "$(med "$cpu2")") ms; the server, inserting curl's rows $(per_k "$rcpu") ms; reading the stream alone (pfold -b) $(per_k "$(med "$rd")") ms
   disk (lz4, after OPTIMIZE FINAL): $bpr bytes per sample row (columns' data: $cbpr)
   per column: ${percol%, }
