@@ -1125,6 +1125,10 @@ struct ent {
 	uint32_t v;     /* index of its nvalues values in vals */
 };
 
+struct lhash {
+	uint32_t lf; /* the thread's root frame; 0: none yet */
+	uint64_t h;
+};
 struct putter {
 	struct sp_sink sink;
 	struct sp_fleet *f;
@@ -1159,9 +1163,8 @@ struct putter {
 	uint32_t *frames;
 	size_t capf;
 	struct sp_label_cache labc; /* thread -> its comm root frame */
-	struct sp_u64map labelled;  /* (thread, node) -> index in lid + 1 */
-	uint64_t *lid;          /* the id of a stack under its thread's root */
-	size_t nlid, caplid;
+	struct lhash *lh;       /* node -> its id under a thread's root frame (the last asked) */
+	size_t lhcap;
 	uint32_t *lframes;      /* a labelled stack's frames */
 	size_t caplf;
 	int down;
@@ -1192,6 +1195,13 @@ static void map_clear(struct sp_u64map *m)
 	m->used = 0;
 }
 
+static uint64_t frame_id_step(struct putter *u, uint64_t h, uint32_t frame)
+{
+	const struct sp_frame *fr = sp_frame_get(u->p, frame);
+	return frame_step(h, sp_str(u->p, fr->name), sp_str_len(u->p, fr->name), fr->kind, fr->file ? sp_str(u->p, fr->file) : NULL,
+			  fr->file ? sp_str_len(u->p, fr->file) : 0, fr->line, &u->tmp);
+}
+
 static uint64_t node_id(struct putter *u, uint32_t node)
 {
 	if (!node)
@@ -1208,10 +1218,8 @@ static uint64_t node_id(struct putter *u, uint32_t node)
 		return u->nh[node];
 	const struct sp_node *nd = sp_node_get(u->p, node);
 	uint32_t parent = nd->parent, frame = nd->frame;
-	uint64_t h = node_id(u, parent); /* recursion as deep as the stack: a stack of frames is bounded by its input */
-	const struct sp_frame *fr = sp_frame_get(u->p, frame);
-	h = frame_step(h, sp_str(u->p, fr->name), sp_str_len(u->p, fr->name), fr->kind, fr->file ? sp_str(u->p, fr->file) : NULL,
-		       fr->file ? sp_str_len(u->p, fr->file) : 0, fr->line, &u->tmp);
+	/* recursion as deep as the stack: a stack of frames is bounded by its input */
+	uint64_t h = frame_id_step(u, node_id(u, parent), frame);
 	u->nh[node] = h;
 	return h;
 }
@@ -1255,19 +1263,46 @@ static uint32_t labelled_frames(struct putter *u, uint32_t node, uint32_t lf)
 	return n + d - i;
 }
 
-/* The id of stack node under the thread's root frame lf: the chain of
- * node_id over its frames, without making it a node of the profile (a
- * machine's recording has mostly stacks seen once, each 20-40 frames
- * deep: interning each under its thread's root was a third of put's
- * time). */
+/* The id of stack node under the thread's root frame lf: node_id's chain
+ * over labelled_frames, without making the stack a node of the profile (a
+ * machine's recording has mostly stacks seen once, 20-40 frames deep:
+ * interning each under its thread's root was a third of put's time).
+ * Each node keeps its id under the last root asked (the threads of one
+ * command share it), so a new stack costs its new frames: up to the first
+ * prefix known, then down again. */
 static uint64_t labelled_id(struct putter *u, uint32_t node, uint32_t lf)
 {
-	uint32_t d = labelled_frames(u, node, lf);
-	uint64_t h = 0;
-	for (uint32_t i = 0; i < d; i++) {
-		const struct sp_frame *fr = sp_frame_get(u->p, u->lframes[i]);
-		h = frame_step(h, sp_str(u->p, fr->name), sp_str_len(u->p, fr->name), fr->kind, fr->file ? sp_str(u->p, fr->file) : NULL,
-			       fr->file ? sp_str_len(u->p, fr->file) : 0, fr->line, &u->tmp);
+	uint64_t h0 = 0;
+	if (node >= u->lhcap) {
+		size_t c = u->lhcap ? u->lhcap : 1024;
+		while (c <= node)
+			c *= 2;
+		u->lh = sp_xrealloc(u->lh, c * sizeof *u->lh);
+		memset(u->lh + u->lhcap, 0, (c - u->lhcap) * sizeof *u->lh);
+		u->lhcap = c;
+	}
+	size_t d = 0;
+	uint32_t at = node;
+	for (; at && u->lh[at].lf != lf; at = sp_node_get(u->p, at)->parent) {
+		if (d == u->caplf) {
+			u->caplf = u->caplf ? u->caplf * 2 : 64;
+			u->lframes = sp_xrealloc(u->lframes, u->caplf * sizeof *u->lframes);
+		}
+		u->lframes[d++] = at;
+	}
+	uint64_t h = at ? u->lh[at].h : (h0 = frame_id_step(u, 0, lf));
+	while (d) {
+		at = u->lframes[--d];
+		const struct sp_node *nd = sp_node_get(u->p, at);
+		if (nd->parent)
+			h = frame_id_step(u, h, nd->frame);
+		else if (sp_frame_get(u->p, nd->frame)->kind == SP_KIND_SYNTHETIC)
+			/* a synthetic root stays the root, above the thread */
+			h = frame_id_step(u, frame_id_step(u, 0, nd->frame), lf);
+		else
+			h = frame_id_step(u, h0, nd->frame);
+		u->lh[at].lf = lf;
+		u->lh[at].h = h;
 	}
 	return h;
 }
@@ -1386,8 +1421,8 @@ static void drop_profile(struct putter *u)
 		memset(u->nh, 0, u->nhcap * sizeof *u->nh);
 	sp_label_cache_release(&u->labc);
 	memset(&u->labc, 0, sizeof u->labc);
-	map_clear(&u->labelled);
-	u->nlid = 0;
+	if (u->lh)
+		memset(u->lh, 0, u->lhcap * sizeof *u->lh);
 }
 
 static int set_columns(struct putter *u, const struct sp_sample *smp)
@@ -1440,18 +1475,7 @@ static int put_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_s
 	uint32_t lf = smp->thread ? sp_label_frame(&u->labc, p, smp->thread, SP_LABEL_COMM) : 0;
 	uint64_t id;
 	if (lf) {
-		int fnd;
-		uint64_t k = (uint64_t)smp->thread << 32 | node;
-		uint32_t *sl = sp_u64map_slot(&u->labelled, k, &fnd);
-		if (!fnd) {
-			if (u->nlid == u->caplid) {
-				u->caplid = u->caplid ? u->caplid * 2 : 4096;
-				u->lid = sp_xrealloc(u->lid, u->caplid * sizeof *u->lid);
-			}
-			u->lid[u->nlid] = labelled_id(u, node, lf);
-			*sl = (uint32_t)++u->nlid;
-		}
-		id = u->lid[*sl - 1];
+		id = labelled_id(u, node, lf);
 	} else {
 		id = node_id(u, node);
 	}
@@ -2027,7 +2051,6 @@ int sp_fleet_put(struct sp_fleet *f, const struct sp_fleet_put_opts *o, char **f
 	u.bt.bmin = UINT32_MAX;
 	sp_u64map_init(&u.known);
 	sp_u64map_init(&u.agg);
-	sp_u64map_init(&u.labelled);
 	/* the labels, sorted, as their RowBinary array */
 	const char **ls = sp_xmalloc(((size_t)o->nlabels + 1) * sizeof *ls);
 	for (int i = 0; i < o->nlabels; i++)
@@ -2131,11 +2154,10 @@ int sp_fleet_put(struct sp_fleet *f, const struct sp_fleet_put_opts *o, char **f
 	free(u.pend);
 	free(u.pend_node);
 	free(u.pend_lf);
-	free(u.lid);
+	free(u.lh);
 	free(u.lframes);
 	sp_u64map_release(&u.known);
 	sp_u64map_release(&u.agg);
-	sp_u64map_release(&u.labelled);
 	sp_buf_release(&u.stacks);
 	sp_buf_release(&u.tmp);
 	sp_buf_release(&u.rows);
