@@ -103,3 +103,7 @@ r=$(rollup same)
 [ "$(dups same)" = 0 ] && [ "$n" = 1 ] && [ "${r% *}" = "${r#* }" ] &&
 	ok "... no row stored twice, one put said it found the other's batch stored, the rollup counts each row once ($r)" ||
 	{ notok "same host twice: $(dups same) rows twice, $n said stored, rollup $r"; cat "$T/e1" "$T/e2"; }
+# no lock file can be made (TMPDIR a missing directory): sent, and said
+TMPDIR=$T/no-such-dir pfleet put --service nolock --host h --start $S $U "$T/d.sp" > /dev/null 2> "$T/e"; rc=$?
+[ $rc = 0 ] && grep -q "^pfleet: 1 batch sent without the host's lock (no lock file could be opened in \$TMPDIR or /tmp)" "$T/e" &&
+	ok "no lock file: the batch sent, and put says it went without the host's lock" || { notok "no lock file (exit $rc)"; cat "$T/e"; }
