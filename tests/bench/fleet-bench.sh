@@ -87,7 +87,7 @@ rm -rf "$W/ch"
 trap 'ch_stop_all || true' EXIT # (set -e: a kill of a server already gone would make the bench's status 1)
 ch_start_free "$W/ch" > /dev/null
 U=http://127.0.0.1:$CH_HTTP
-export PFLEET_SPOOL=$W/spool
+export PFLEET_SPOOL=$W/spool TMPDIR=$W # put's per-host lock files there, not in /tmp
 rm -f "$PFLEET_SPOOL"
 pfleet init $U 2> /dev/null
 say "clickhouse-server $(ch_query "$CH_HTTP" 'SELECT version()') on $U"

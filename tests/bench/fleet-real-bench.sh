@@ -39,7 +39,7 @@ rm -rf "$W/ch"
 trap 'ch_stop_all || true' EXIT
 ch_start_free "$W/ch" > /dev/null
 U=http://127.0.0.1:$CH_HTTP
-export PFLEET_SPOOL=$W/spool
+export PFLEET_SPOOL=$W/spool TMPDIR=$W # put's per-host lock files there, not in /tmp
 rm -f "$PFLEET_SPOOL"
 q() { ch_query "$CH_HTTP" "$1"; }
 post() { curl -fsS --data-binary @"$2" "$U/?query=INSERT%20INTO%20$1%20FORMAT%20RowBinary" > /dev/null; }

@@ -37,7 +37,7 @@ trap cleanup EXIT
 why=$(ch_available) || { echo "fleet-screenshots: $why" >&2; exit 1; }
 ch_start_free "$T/ch" || { echo "fleet-screenshots: clickhouse-server does not start" >&2; exit 1; }
 U=http://127.0.0.1:$CH_HTTP
-export PFLEET_SPOOL=$T/spool
+export PFLEET_SPOOL=$T/spool TMPDIR=$T # put's per-host lock files, removed with the rest
 pfleet init $U 2> /dev/null
 PY=$(ls ~/.pyenv/versions/3.12.*/bin/python3.12 2> /dev/null | head -1)
 [ -x "$PY" ] || PY=python3

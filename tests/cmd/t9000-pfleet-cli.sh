@@ -4,7 +4,7 @@
 # on a full disk, get from a server that is down.
 . "$(dirname "$0")/../lib.sh"
 DEMO=$SP_TOP/share/demo/perf-demo.txt.gz
-export PFLEET_SPOOL=$T/spool
+export PFLEET_SPOOL=$T/spool TMPDIR=$T # put's per-host lock files, removed with the rest
 
 pfleet --help > "$T/h" 2>&1; rc=$?
 if [ $rc = 0 ] && grep -q '^usage: pfleet init' "$T/h"; then ok "pfleet --help: synopsis, exit 0"; else notok "pfleet --help (exit $rc)"; fi

@@ -11,7 +11,7 @@ ch_start_free "$T/b" > "$T/start" || { notok "second shard starts"; cat "$T/star
 B_HTTP=$CH_HTTP B_TCP=$CH_TCP
 CH_SHARDS=$B_TCP ch_start_free "$T/a" > "$T/start" || { notok "first shard starts"; cat "$T/start"; exit 0; }
 A=http://127.0.0.1:$CH_HTTP B=http://127.0.0.1:$B_HTTP
-export PFLEET_SPOOL=$T/spool
+export PFLEET_SPOOL=$T/spool TMPDIR=$T # put's per-host lock files, removed with the rest
 n=$(ch_query "$CH_HTTP" "SELECT count() FROM system.clusters WHERE cluster = 'fleet'")
 [ "$n" = 2 ] && ok "two servers, cluster 'fleet' of 2 shards" || { notok "cluster: $n shards"; exit 0; }
 pfleet init $A 2> /dev/null && pfleet init $B 2> /dev/null && pfleet init --cluster fleet $A 2> "$T/e"; rc=$?

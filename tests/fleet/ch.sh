@@ -126,4 +126,5 @@ ch_test_server() {
 	ch_start_free "$T/ch" > "$T/start" || { notok "clickhouse-server starts"; cat "$T/start"; exit 0; }
 	U=http://127.0.0.1:$CH_HTTP
 	export PFLEET_SPOOL=$T/spool
+	export TMPDIR=$T # put's per-host lock files, removed with the rest
 }
