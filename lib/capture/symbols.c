@@ -1147,9 +1147,13 @@ static int jit_lookup(struct sp_symbols *s, int pid, uint64_t pc, uint32_t *out)
 			*out = j->v[lo - 1].frame;
 			return 1;
 		}
-		/* Not found: the map may have grown.  Look at most every 100 ms. */
-		uint64_t now = sp_mono_ns();
-		if (attempt || now - j->checked_ns < 100000000u)
+		/* Not found: the map may have grown.  Look at most every 100 ms;
+		 * offline (a recording, its processes gone) once, without a
+		 * clock read for every address in no mapping. */
+		if (attempt || (s->o.offline && j->checked_ns))
+			break;
+		uint64_t now = s->o.offline ? 1 : sp_mono_ns();
+		if (!s->o.offline && now - j->checked_ns < 100000000u)
 			break;
 		j->checked_ns = now;
 		jit_reload(s, j);
