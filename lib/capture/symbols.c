@@ -1604,10 +1604,7 @@ static void load_kallsyms(struct sp_symbols *s)
 	}
 	if (!nonzero)
 		s->khidden = 1;
-	size_t i = 1;
-	while (i < s->nksyms && s->ksyms[i].addr >= s->ksyms[i - 1].addr)
-		i++;
-	if (i < s->nksyms) { /* not in address order already (as the kernel lists them) */
+	if (s->nksyms) { /* (in address order already, as the kernel lists them: no pass) */
 		struct ksym *tmp = sp_xmalloc(s->nksyms * sizeof *tmp);
 		if (ksym_runsort(s->ksyms, s->nksyms, tmp) == tmp) {
 			free(s->ksyms);
