@@ -48,10 +48,16 @@ void sp_buf_grow(struct sp_buf *b, size_t extra);
  * (pointers), for data made of long ascending runs (symbol tables,
  * /proc/kallsyms, perf.data's per-CPU streams): a few passes without
  * qsort's indirect calls and byte-wise copies.  tmp holds n elements; the
- * sorted data ends in v or in tmp, whichever is returned. */
+ * sorted data ends in v or in tmp, whichever is returned (v, untouched,
+ * when it was in order). */
 #define SP_RUNSORT(NAME, T, LESS)                                                                  \
 	static T *NAME(T *v, size_t n, T *tmp)                                                     \
 	{                                                                                          \
+		size_t sorted = 1; /* in order already (one CPU's records): no pass */             \
+		while (sorted < n && !LESS(&v[sorted], &v[sorted - 1]))                            \
+			sorted++;                                                                  \
+		if (sorted >= n)                                                                   \
+			return v;                                                                  \
 		T *src = v, *dst = tmp;                                                            \
 		for (;;) {                                                                         \
 			size_t i = 0, runs = 0;                                                    \

@@ -92,3 +92,7 @@ fleet-real-bench: $(basename "$IN") ($(( $(stat -c %s "$IN") / 1024 )) KB, $rows
   disk (lz4, after OPTIMIZE FINAL): $bpr bytes per sample row (columns' data: $cbpr)
   per column: ${percol%, }
 TXT
+# One more put of the stream (host c, its stacks known), sampled by
+# pcollect: put's own flame graph beside these figures.
+. "$top/tests/bench/self-flame.sh"
+self_flame pfleet-put pfleet put -q --service real --host c --start $S $U "$IN"

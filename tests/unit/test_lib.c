@@ -2,6 +2,7 @@
  * (lines, long lines, gzip), folding and merging.  One line per check. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -351,8 +352,38 @@ static void test_scan(void)
 	CHECK(!bad_blank, "scan: sp_find_blank finds the first blank line");
 }
 
+struct kv {
+	int k, v;
+};
+#define KV_LESS(a, b) ((a)->k < (b)->k)
+SP_RUNSORT(kv_runsort, struct kv, KV_LESS)
+
+/* SP_RUNSORT: stable; in-order data comes back as it is, without a pass */
+static void test_runsort(void)
+{
+	struct kv a[200], tmp[200];
+	for (int i = 0; i < 200; i++)
+		a[i] = (struct kv){ (i * 37) % 11, i }; /* 11 ascending runs, keys repeated */
+	struct kv *r = kv_runsort(a, 200, tmp);
+	int sorted = 1, stable = 1;
+	for (int i = 1; i < 200; i++) {
+		sorted &= r[i - 1].k <= r[i].k;
+		stable &= r[i - 1].k < r[i].k || r[i - 1].v < r[i].v;
+	}
+	CHECK(sorted && stable, "runsort: runs merged in order, equal keys in their first order");
+	for (int i = 0; i < 200; i++)
+		a[i] = (struct kv){ i / 3, i };
+	memset(tmp, 0, sizeof tmp);
+	r = kv_runsort(a, 200, tmp);
+	CHECK(r == a && tmp[0].v == 0 && tmp[199].v == 0 && a[199].v == 199, "runsort: data in order is returned in place, tmp untouched");
+	struct kv one[2] = { { 2, 0 }, { 1, 1 } };
+	r = kv_runsort(one, 2, tmp);
+	CHECK(r[0].k == 1 && r[1].k == 2, "runsort: two out of order");
+}
+
 int main(void)
 {
+	test_runsort();
 	test_scan();
 	test_buf();
 	test_intern();
