@@ -270,13 +270,48 @@ static void bpf_release(struct sp_perfev *ev, size_t nprogs)
 	ev->bpf_progs = ev->bpf_carrier = NULL;
 }
 
+static void *close_main(void *arg)
+{
+	close((int)(intptr_t)arg);
+	return NULL;
+}
+
+/* The probe events closed at once, each from a thread of its own: closing
+ * the last event of a tracefs uprobe waits for the kernel's grace periods
+ * (its unregistering, and the BPF program's detach), outside any lock for
+ * the BPF program: waited one after the other they made most of a stop
+ * (0.02-0.12 s each).  Their fds in fds become -1.  Up to 64 threads; the
+ * rest, and any a thread could not be made for, are closed here. */
+static void close_probes(struct sp_perfev *ev)
+{
+	pthread_t th[64];
+	int nth = 0;
+	for (size_t i = 0; i < ev->npfds; i++) {
+		int fd = ev->pfds[i];
+		for (size_t k = 0; k < ev->nfds; k++)
+			if (ev->fds[k] == fd) {
+				ev->fds[k] = -1;
+				break;
+			}
+		if (nth < 64 && pthread_create(&th[nth], NULL, close_main, (void *)(intptr_t)fd) == 0)
+			nth++;
+		else
+			close(fd);
+	}
+	for (int i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	ev->npfds = 0;
+}
+
 void sp_perfev_free(struct sp_perfev *ev)
 {
 	if (!ev)
 		return;
 	stop_drainer(ev);
+	close_probes(ev);
 	for (size_t i = 0; i < ev->nfds; i++)
-		close(ev->fds[i]);
+		if (ev->fds[i] >= 0)
+			close(ev->fds[i]);
 	for (size_t i = 0; i < ev->ncfds; i++)
 		close(ev->cfds[i]);
 	free(ev->cfds);
