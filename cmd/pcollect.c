@@ -877,9 +877,12 @@ out:
 		rc = SP_EXIT_ERROR;
 	pcollect_trace_release(c);
 	int say_detach = c->o.verbose && c->o.ntraces && c->stop_t0 > 0;
+	unsigned kept = c->s && c->s->ev ? sp_perfev_stats(c->s->ev)->probe_kept : 0;
 	sp_session_free(c->s);
 	if (say_detach)
-		sp_error("probes detached %.3f s after tracing ended", sp_mono_s() - c->stop_t0);
+		sp_error("probes detached %.3f s after tracing ended%s", sp_mono_s() - c->stop_t0,
+			 kept ? " (the tracefs uprobes are ended by a keeper process after pcollect exits: the "
+				"kernel's grace periods, ~0.1 s per probe)" : "");
 	pcollect_targets_free(c);
 	pcollect_rotate_free(c);
 	return rc;

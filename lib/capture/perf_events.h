@@ -64,6 +64,8 @@ struct sp_perfev_stats {
 	int probe_bpf;         /* hits recorded by a BPF program (bpfhit.h) */
 	unsigned probe_procs;  /* with probe_bpf: processes traced */
 	unsigned probe_outputs; /* with probe_bpf: output events (one per CPU) */
+	unsigned probe_kept;    /* with probe_bpf: events on the keeper process
+				 * that carry the programs (one per probe) */
 	unsigned probe_reanchored; /* with probe_bpf: anchors whose thread exited, replaced */
 	uint64_t probe_lost; /* uprobe hits dropped: a probe ring was full, or
 			      * the records waiting to be read passed 1 GiB */

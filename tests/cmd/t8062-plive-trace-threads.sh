@@ -59,6 +59,8 @@ if wait_for 15 'grep -qE "$xre" "$T/cap"'; then
 else
 	notok "X: the status line says the probe is removed"; sed -n 3p "$T/cap" | sed 's/^/  /'; fi
 if awk -v s="${xs:-99}" 'BEGIN { exit !(s < 3) }'; then ok "X: removed within 3 s ($xs s)"; else notok "X: removed within 3 s (${xs:-never})"; fi
+# (its keeper process, which ends the uprobes after it, a moment later)
+for _ in $(seq 30); do [ -z "$(tracer)" ] && break; sleep 0.1; done
 if [ -z "$(tracer)" ]; then ok "X: the tracing pcollect is gone"; else notok "X: the tracing pcollect is gone"; fi
 if [ -n "$tr" ] && [ -r /sys/kernel/tracing/uprobe_events ] && grep -q "stackpipe_$tr/" /sys/kernel/tracing/uprobe_events; then
 	notok "X: no uprobe definition of the tracing pcollect left"; else ok "X: no uprobe definition of the tracing pcollect left"; fi
