@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 
@@ -101,11 +102,31 @@ pid_t sp_keeper_start(int *sock)
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return -1;
-	pid_t pid = fork();
-	if (pid == 0)
-		keeper_main(sv[1]);
+	/* Not this process's child but its grandchild: a child alive keeps
+	 * waitpid(-1) from saying ECHILD, and the holder of new threads waits
+	 * for its threads until it does (hold.c: 3 s at a 500-thread stop). */
+	pid_t mid = fork();
+	if (mid == 0) {
+		if (fork() == 0) {
+			pid_t me = getpid();
+			if (write(sv[1], &me, sizeof me) == (ssize_t)sizeof me)
+				keeper_main(sv[1]);
+		}
+		_exit(0);
+	}
 	close(sv[1]);
-	if (pid < 0) {
+	if (mid < 0) {
+		close(sv[0]);
+		return -1;
+	}
+	/* reaped here, or by the holder's waitpid(-1) (hold.c) first */
+	while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
+		;
+	pid_t pid = -1;
+	ssize_t r;
+	while ((r = read(sv[0], &pid, sizeof pid)) < 0 && errno == EINTR)
+		;
+	if (r != (ssize_t)sizeof pid || pid <= 0) {
 		close(sv[0]);
 		return -1;
 	}
