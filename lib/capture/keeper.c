@@ -4,12 +4,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 
@@ -35,7 +37,7 @@ static void close_others(int keep)
 
 /* The child: only system calls (the parent has threads: no malloc, no
  * stdio after fork). */
-static void keeper_main(int sock)
+static void keeper_main(int sock, long hold_ms)
 {
 	/* it ends when its parent's socket does, not on a terminal's signal */
 	struct sigaction sa;
@@ -78,6 +80,11 @@ static void keeper_main(int sock)
 		fds[n] = fd;
 		m[n++] = cur;
 	}
+	if (hold_ms > 0) {
+		struct timespec t = { hold_ms / 1000, (hold_ms % 1000) * 1000000L };
+		while (nanosleep(&t, &t) < 0 && errno == EINTR)
+			;
+	}
 	/* the grace periods, then the definitions (no longer in use) */
 	for (int i = 0; i < n; i++)
 		if (fds[i] >= 0)
@@ -105,12 +112,14 @@ pid_t sp_keeper_start(int *sock)
 	/* Not this process's child but its grandchild: a child alive keeps
 	 * waitpid(-1) from saying ECHILD, and the holder of new threads waits
 	 * for its threads until it does (hold.c: 3 s at a 500-thread stop). */
+	const char *hold = getenv("SP_KEEPER_HOLD_MS");
+	long hold_ms = hold ? atol(hold) : 0;
 	pid_t mid = fork();
 	if (mid == 0) {
 		if (fork() == 0) {
 			pid_t me = getpid();
 			if (write(sv[1], &me, sizeof me) == (ssize_t)sizeof me)
-				keeper_main(sv[1]);
+				keeper_main(sv[1], hold_ms);
 		}
 		_exit(0);
 	}

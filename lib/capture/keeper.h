@@ -25,7 +25,9 @@
 #define SP_KEEPER_MAX 256 /* the most fds (and lines) a keeper takes */
 
 /* Start the keeper: its pid, and the socket to it in *sock; -1 when it
- * cannot be started (the caller closes its events itself). */
+ * cannot be started (the caller closes its events itself).
+ * SP_KEEPER_HOLD_MS=N in the environment: the keeper waits N ms more
+ * before it closes them (tests/cmd/t6296: the target is free before). */
 pid_t sp_keeper_start(int *sock);
 
 /* Hand fd (or -1: none) and a line to append to file once the fds are

@@ -183,6 +183,30 @@ elif [[ $SP_BIN == *asan* ]]; then
 	echo "#   gap: under ASan the cost estimate ($est) is not within 25 % of the measured slowdown ($meas): the ASan pcollect shares the pinned CPU (asserted in the plain pass)"
 else notok "the cost estimate ($est) within 25 % of the target's measured slowdown ($meas)"; fi
 
+# ---- the target is free once pcollect has exited, while its keeper still
+# holds the uprobes (3 s more here: SP_KEEPER_HOLD_MS): the hot loop's
+# calls per half second after pcollect's exit against before the trace
+# (and, to show the probe trapped, the fewest while traced)
+if grep -q "ended by a keeper process" "$T/l.err"; then
+	s0=$(date +%s.%N)
+	"$T/many" hot 6 > "$T/k.out" & kp=$!
+	sleep 1.2
+	SP_KEEPER_HOLD_MS=3000 pcollect -q -F 0 --trace tick --trace-budget=none -p $kp -d 1.5 -o "$T/k.sp" 2> "$T/k.err"
+	te=$(awk -v a="$s0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+	held=0; [ -r "$ue" ] && grep -q "$T/many" "$ue" && held=1
+	wait $kp
+	read -r before traced after <<< "$(awk -v te="$te" '$1 == "progress" { if ($2 <= 1.0) b[nb++] = $3
+		else if ($2 > 1.7 && $2 <= te - 0.2) { if (min == "" || $3 < min) min = $3 }
+		else if ($2 > te + 0.3 && $2 <= te + 2.3) a[na++] = $3 }
+		function med(v, n,   i, j, t) { for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+			return n ? v[int((n - 1) / 2)] : 0 }
+		END { print med(b, nb), (min == "" ? -1 : min), med(a, na) }' "$T/k.out")"
+	echo "# hot loop per 0.5 s: before the trace $before (median), fewest while traced $traced, after pcollect exited at $te s $after (median; the keeper held the uprobes: $held)"
+	if [ "$held" = 1 ] && awk -v b="$before" -v t="$traced" -v a="$after" 'BEGIN { exit !(b > 0 && t >= 0 && t < 0.1 * b && a >= 0.25 * b) }'; then
+		ok "the target runs free once pcollect exited, while the keeper holds the uprobes ($after calls per 0.5 s, $before before, $traced traced)"
+	else notok "the target runs free once pcollect exited (before $before, traced $traced, after $after per 0.5 s; keeper held: $held)"; sed 's/^/  /' "$T/k.err" | head -3; fi
+fi
+
 # none: no limit (1.5 s: the probe would be stopped after 1 s over)
 pcollect -F 0 --trace tick --trace-budget=none -o "$T/n.sp" -- "$T/many" hot 1.5 > /dev/null 2> "$T/n.err"; rc=$?
 expect_rc "--trace-budget=none: exit 0" 0 $rc
