@@ -835,8 +835,10 @@ static int cmd_pcollect(int argc, char **argv)
 	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	/* Kernel symbols are read before sampling starts, not in its midst. */
-	if (!c->o.no_kernel)
+	/* Kernel symbols are read before sampling starts, not in its midst.
+	 * Not for probes alone (-F 0, no --off-cpu): their records hold no
+	 * kernel frame, and reading /proc/kallsyms took 0.1 s of plive's T. */
+	if (!c->o.no_kernel && (c->o.freq || c->o.offcpu))
 		sp_collect_load_kernel(c->s->eng);
 	/* Probes are resolved and opened before the target runs on. */
 	if (c->o.ntraces && pcollect_trace_setup(c, c->o.pid ? NULL : r.cmd[0]) < 0)

@@ -91,6 +91,8 @@ struct sp_perfev {
 	unsigned char *bpf_kept;    /* per probe: its carrier is an event on the keeper (keeper.h) */
 	int keeper;                 /* the keeper's socket, -1: none */
 	pid_t keeper_pid;
+	int adopt_fd;               /* sp_perfev_adopt_probe: -1 none */
+	char adopt_tp[64];
 	char bpf_why[256];
 	struct sp_u64map probe_tids; /* threads whose probes are open; bpf: processes -> anchored threads */
 	struct sp_u64map anchor_pid; /* bpf: anchored thread -> its process */
@@ -178,6 +180,7 @@ struct sp_perfev *sp_perfev_new(const struct sp_perfev_opts *o, struct sp_err *e
 	sp_u64map_init(&ev->probe_tids);
 	sp_u64map_init(&ev->anchor_pid);
 	ev->keeper = -1;
+	ev->adopt_fd = -1;
 	pthread_mutex_init(&ev->lock, NULL);
 	pthread_mutex_init(&ev->idlock, NULL);
 	pthread_mutex_init(&ev->openlock, NULL);
@@ -259,6 +262,7 @@ struct sp_perfev *sp_perfev_new(const struct sp_perfev_opts *o, struct sp_err *e
 }
 
 static void stop_drainer(struct sp_perfev *ev);
+static void adopted_close(struct sp_perfev *ev);
 
 /* The BPF programs of the first nprogs probes, the output and count maps
  * closed; the per-probe arrays freed. */
@@ -289,20 +293,25 @@ static void keeper_handoff(struct sp_perfev *ev)
 {
 	if (ev->keeper < 0)
 		return;
+	char file[96], line[128];
+	file[0] = line[0] = 0;
+	if (ev->adopt_fd >= 0 && (!ev->adopt_tp[0] || sp_tracefs_uprobe_handoff(ev->adopt_tp, file, sizeof file, line,
+										  sizeof line) == 0) &&
+	    sp_keeper_give(ev->keeper, ev->adopt_fd, file, line) == 0) {
+		close(ev->adopt_fd);
+		ev->adopt_fd = -1;
+		ev->adopt_tp[0] = 0; /* the keeper deletes it */
+	}
 	for (size_t d = 0; d < ev->nudefs; d++) {
 		struct uprobe_def *u = &ev->udefs[d];
 		int fd = ev->bpf_kept && ev->bpf_kept[d] ? ev->bpf_carrier[d] : -1;
-		char file[96], line[128];
-		if (fd < 0 || u->tp_id < 0)
+		/* (a tracefs this process mounted: closed and deleted here) */
+		if (fd < 0 || u->tp_id < 0 || sp_tracefs_uprobe_handoff(u->tp_name, file, sizeof file, line, sizeof line) < 0 ||
+		    sp_keeper_give(ev->keeper, fd, file, line) < 0)
 			continue;
-		if (sp_tracefs_uprobe_handoff(u->tp_name, file, sizeof file, line, sizeof line) < 0)
-			file[0] = line[0] = 0;
-		if (sp_keeper_give(ev->keeper, fd, file, line) < 0)
-			continue; /* closed and deleted here */
 		close(fd); /* the keeper's copy is the last */
 		ev->bpf_carrier[d] = -1;
-		if (line[0])
-			u->tp_id = -1; /* the keeper deletes it */
+		u->tp_id = -1; /* the keeper deletes it */
 	}
 }
 
@@ -369,6 +378,7 @@ void sp_perfev_free(struct sp_perfev *ev)
 			free(c);
 		}
 	}
+	adopted_close(ev);
 	/* After the munmaps: a ring's mapping holds its event open. */
 	for (size_t i = 0; i < ev->nudefs; i++)
 		if (ev->udefs[i].tp_id >= 0)
@@ -1193,7 +1203,10 @@ int sp_perfev_add_task_probes(struct sp_perfev *ev, int tid, struct sp_err *err)
 	if (!ev->nudefs)
 		return 0;
 	pthread_mutex_lock(&ev->openlock);
-	if (bpf_setup(ev) == 0) {
+	int bpf = bpf_setup(ev);
+	if (ev->keeper < 0)
+		adopted_close(ev); /* no keeper to take it: now, not at the end */
+	if (bpf == 0) {
 		int rc = bpf_task_probes(ev, tid, 1, err);
 		pthread_mutex_unlock(&ev->openlock);
 		return rc;
@@ -1242,6 +1255,23 @@ int sp_perfev_add_task_probes(struct sp_perfev *ev, int tid, struct sp_err *err)
 	}
 	pthread_mutex_unlock(&ev->openlock);
 	return rc;
+}
+
+/* The adopted probe closed and deleted here. */
+static void adopted_close(struct sp_perfev *ev)
+{
+	if (ev->adopt_fd >= 0)
+		close(ev->adopt_fd);
+	if (ev->adopt_tp[0])
+		sp_tracefs_uprobe_del(ev->adopt_tp);
+	ev->adopt_fd = -1;
+	ev->adopt_tp[0] = 0;
+}
+
+void sp_perfev_adopt_probe(struct sp_perfev *ev, int fd, const char *tp)
+{
+	ev->adopt_fd = fd;
+	snprintf(ev->adopt_tp, sizeof ev->adopt_tp, "%s", tp);
 }
 
 const char *sp_perfev_probe_why(const struct sp_perfev *ev) { return ev->bpf < 0 ? ev->bpf_why : NULL; }
