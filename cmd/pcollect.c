@@ -835,8 +835,10 @@ static int cmd_pcollect(int argc, char **argv)
 	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	/* Kernel symbols are read before sampling starts, not in its midst. */
-	if (!c->o.no_kernel)
+	/* Kernel symbols are read before sampling starts, not in its midst.
+	 * Not for probes alone (-F 0, no --off-cpu): their records hold no
+	 * kernel frame, and reading /proc/kallsyms took 0.1 s of plive's T. */
+	if (!c->o.no_kernel && (c->o.freq || c->o.offcpu))
 		sp_collect_load_kernel(c->s->eng);
 	/* Probes are resolved and opened before the target runs on. */
 	if (c->o.ntraces && pcollect_trace_setup(c, c->o.pid ? NULL : r.cmd[0]) < 0)
@@ -877,9 +879,12 @@ out:
 		rc = SP_EXIT_ERROR;
 	pcollect_trace_release(c);
 	int say_detach = c->o.verbose && c->o.ntraces && c->stop_t0 > 0;
+	unsigned kept = c->s && c->s->ev ? sp_perfev_stats(c->s->ev)->probe_kept : 0;
 	sp_session_free(c->s);
 	if (say_detach)
-		sp_error("probes detached %.3f s after tracing ended", sp_mono_s() - c->stop_t0);
+		sp_error("probes detached %.3f s after tracing ended%s", sp_mono_s() - c->stop_t0,
+			 kept ? " (the tracefs uprobes are ended by a keeper process after pcollect exits: the "
+				"kernel's grace periods, ~0.1 s per probe)" : "");
 	pcollect_targets_free(c);
 	pcollect_rotate_free(c);
 	return rc;

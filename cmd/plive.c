@@ -355,6 +355,10 @@ struct tracer {
 	int joined, status, exited;
 	struct sp_livetrace_stats st;
 	struct tee tee; /* -o FILE */
+	double t0;      /* when T (A, L) started it */
+	double shown;   /* when its first calls were drawn, 0 = not yet */
+	double tkill;   /* X: when pcollect was told to stop, 0 = running */
+	struct tracer *next; /* in the ui's list of those stopping */
 };
 
 static void *tracer_main(void *arg)
@@ -394,6 +398,7 @@ static struct tracer *tracer_start(const char *func, const char *by, int line, p
 				   char *msg, size_t nmsg)
 {
 	struct tracer *t = sp_xcalloc(1, sizeof *t);
+	t->t0 = sp_mono_s();
 	t->line = line;
 	snprintf(t->func, sizeof t->func, "%s", func);
 	snprintf(t->by, sizeof t->by, "%s", by ? by : "");
@@ -488,6 +493,16 @@ static int tracer_exited(struct tracer *t)
 	return t->exited;
 }
 
+/* X: its pcollect told to stop (SIGTERM: it removes the probes and
+ * exits); the view carries on, and tracer_stop once it exited says how
+ * long the removal took. */
+static void tracer_kill(struct tracer *t)
+{
+	t->tkill = sp_mono_s();
+	if (!t->exited)
+		kill(t->pid, SIGTERM);
+}
+
 /* Stops the probe and frees t; msg gets what happened. */
 static void tracer_stop(struct tracer *t, char *msg, size_t nmsg)
 {
@@ -506,8 +521,9 @@ static void tracer_stop(struct tracer *t, char *msg, size_t nmsg)
 	sp_livetrace_compute(t->lt, NULL, 0, &st);
 	if (msg) {
 		if (WIFEXITED(t->status) && WEXITSTATUS(t->status) == 0)
-			snprintf(msg, nmsg, "X: probe on %.200s removed (%llu %s)", t->func,
-				 (unsigned long long)st.total_calls, t->line ? "hits counted" : "calls traced");
+			snprintf(msg, nmsg, "X: probe on %.200s removed in %.2f s (%llu %s)", t->func,
+				 t->tkill > 0 ? sp_mono_s() - t->tkill : 0.0, (unsigned long long)st.total_calls,
+				 t->line ? "hits counted" : "calls traced");
 		else
 			snprintf(msg, nmsg, "X: probe on %.200s ended: %.600s", t->func, last[0] ? last : "pcollect failed");
 	}
@@ -666,6 +682,7 @@ struct ui {
 	char msg[1024];
 	const char *title;
 	struct tracer *tr;       /* T: the traced function, NULL = none */
+	struct tracer *gone;     /* X: probes being removed (tracer_kill) */
 	struct collector *coll;  /* the sampler (-p, -- COMMAND), NULL = none */
 	struct sp_live_point *pts;
 	size_t cap_pts;
@@ -777,6 +794,42 @@ static void ui_compute(struct ui *u)
 		size_t n = sp_live_points(u->l, &u->pts, &u->cap_pts);
 		sp_livetrace_compute(u->tr->lt, u->pts, n, &u->tr->st);
 	}
+}
+
+/* X: the probes whose pcollect has exited, said and freed.  Returns 1
+ * when one was (the status line changed). */
+static int ui_reap(struct ui *u)
+{
+	int said = 0;
+	for (struct tracer **pp = &u->gone; *pp;) {
+		struct tracer *t = *pp;
+		if (!tracer_exited(t)) {
+			pp = &t->next;
+			continue;
+		}
+		*pp = t->next;
+		tracer_stop(t, u->msg, sizeof u->msg);
+		said = 1;
+	}
+	return said;
+}
+
+/* The probe's first calls (or hits) read: drawn at once, not at the next
+ * interval, and the status line that started it says after how long.
+ * Returns 1 when the view is to be drawn. */
+static int ui_first_calls(struct ui *u)
+{
+	struct tracer *t = u->tr;
+	if (!t || t->shown || !sp_livetrace_total(t->lt))
+		return 0;
+	t->shown = sp_mono_s();
+	size_t n = strlen(u->msg);
+	if (n >= 7 && !strcmp(u->msg + n - 7, "X stops"))
+		snprintf(u->msg + n, sizeof u->msg - n, "; first %s shown %.2f s after %c", t->line ? "hits" : "calls",
+			 t->shown - t->t0, u->msg[0]);
+	if (!u->paused)
+		ui_compute(u);
+	return 1;
 }
 
 /* The selected row's function name, without its " (file:line)". */
@@ -1155,7 +1208,12 @@ static int ui_keys(struct ui *u, const char *buf, size_t n)
 		case 'W': ui_timeline(u); break;
 		case 'X':
 			if (u->tr) {
-				tracer_stop(u->tr, u->msg, sizeof u->msg);
+				/* the view goes on while pcollect removes the
+				 * probes (ui_reap says when it is done) */
+				tracer_kill(u->tr);
+				snprintf(u->msg, sizeof u->msg, "X: removing the probe on %.200s", u->tr->func);
+				u->tr->next = u->gone;
+				u->gone = u->tr;
 				u->tr = NULL;
 			} else {
 				snprintf(u->msg, sizeof u->msg, "X: no probe to stop");
@@ -1258,8 +1316,16 @@ static int run_tty(struct sp_live *l, struct opts *o, struct reader *r)
 		int ms = (int)((next - sp_mono_s()) * 1000) + 1;
 		if (ms < 0)
 			ms = 0;
+		/* a probe being removed, or its first calls awaited: looked
+		 * at every 20 ms */
+		if ((u.gone || (u.tr && !u.tr->shown && !u.tr->exited)) && ms > 20)
+			ms = 20;
 		if (poll(pf, 2, ms) < 0)
 			continue;
+		if (ui_reap(&u))
+			redraw = 1;
+		if (ui_first_calls(&u))
+			redraw = 1;
 		if (pf[1].revents & POLLIN) {
 			char junk[64];
 			if (read(wake_pipe[0], junk, sizeof junk) < 0) {
@@ -1289,6 +1355,11 @@ static int run_tty(struct sp_live *l, struct opts *o, struct reader *r)
 	tty_restore();
 	if (u.tr)
 		tracer_stop(u.tr, NULL, 0);
+	while (u.gone) {
+		struct tracer *t = u.gone;
+		u.gone = t->next;
+		tracer_stop(t, NULL, 0);
+	}
 	if (saved_cmd[0])
 		fprintf(stderr, "plive: probe set: %s\n", saved_cmd);
 	free(u.pts);

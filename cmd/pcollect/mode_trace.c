@@ -125,9 +125,13 @@ int pcollect_trace_setup(struct coll *c, const char *cmd)
 			return -1;
 		}
 	}
-	/* What one hit costs here, for the overhead warning. */
-	if (sp_uprobe_cost(&c->hit_ns, &err) < 0)
+	/* What one hit costs here, for the overhead warning.  Its probe is
+	 * closed with the others (by the keeper, as root: no wait). */
+	int cfd;
+	char ctp[64];
+	if (sp_uprobe_cost(&c->hit_ns, &cfd, ctp, sizeof ctp, &err) < 0)
 		c->hit_ns = 0;
+	sp_perfev_adopt_probe(c->s->ev, cfd, ctp);
 	return 0;
 }
 

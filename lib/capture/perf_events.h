@@ -64,6 +64,8 @@ struct sp_perfev_stats {
 	int probe_bpf;         /* hits recorded by a BPF program (bpfhit.h) */
 	unsigned probe_procs;  /* with probe_bpf: processes traced */
 	unsigned probe_outputs; /* with probe_bpf: output events (one per CPU) */
+	unsigned probe_kept;    /* with probe_bpf: events on the keeper process
+				 * that carry the programs (one per probe) */
 	unsigned probe_reanchored; /* with probe_bpf: anchors whose thread exited, replaced */
 	uint64_t probe_lost; /* uprobe hits dropped: a probe ring was full, or
 			      * the records waiting to be read passed 1 GiB */
@@ -148,6 +150,10 @@ int sp_perfev_add_task_probes(struct sp_perfev *ev, int tid, struct sp_err *err)
  * (a full ring, or the 1 GiB queue limit), whether or not the kernel got
  * to write a LOST record for it.  Returns -1 for an unknown cookie. */
 /* Why the probes are per thread (not bpfhit.h), or NULL. */
+/* An event of a probe of the caller's (fd, -1 none; tp its tracefs name
+ * or ""), closed and deleted with the probes (by the keeper when there is
+ * one). */
+void sp_perfev_adopt_probe(struct sp_perfev *ev, int fd, const char *tp);
 const char *sp_perfev_probe_why(const struct sp_perfev *ev);
 int sp_perfev_probe_counts(struct sp_perfev *ev, uint32_t cookie, uint64_t *fired, uint64_t *delivered);
 /* Close every event of the probe added with cookie, on every thread, and

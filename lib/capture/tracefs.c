@@ -135,3 +135,17 @@ void sp_tracefs_uprobe_del(const char *name)
 	}
 	pthread_mutex_unlock(&lock);
 }
+
+int sp_tracefs_uprobe_handoff(const char *name, char *file, size_t nfile, char *line, size_t nline)
+{
+	pthread_mutex_lock(&lock);
+	int rc = -1;
+	if (dir && !mounted) {
+		snprintf(file, nfile, "%s/uprobe_events", dir);
+		snprintf(line, nline, "-:%s\n", name);
+		live--;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&lock);
+	return rc;
+}

@@ -31,4 +31,11 @@ int sp_tracefs_uprobe_new(const char *path, uint64_t offset, int ret, char *name
 /* Delete an event sp_tracefs_uprobe_new made, once no perf event uses it. */
 void sp_tracefs_uprobe_del(const char *name);
 
+/* Hand the deletion of name to another process (one that outlives this
+ * one's last use of it): the file to append to and the line to append, in
+ * file[nfile] and line[nline]; this process forgets the event.  Returns
+ * -1 when the tracefs was mounted by this process (it unmounts it at its
+ * last deletion, so it deletes its events itself). */
+int sp_tracefs_uprobe_handoff(const char *name, char *file, size_t nfile, char *line, size_t nline);
+
 #endif

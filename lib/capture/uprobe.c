@@ -1539,8 +1539,10 @@ static double time_calls(int n)
 	return (double)(sp_mono_ns() - a);
 }
 
-int sp_uprobe_cost(double *ns, struct sp_err *err)
+int sp_uprobe_cost(double *ns, int *fdp, char *tpp, size_t ntp, struct sp_err *err)
 {
+	*fdp = -1;
+	tpp[0] = 0;
 	struct sp_uprobe_set s;
 	sp_uprobe_set_init(&s);
 	char self[PATH_MAX];
@@ -1604,9 +1606,9 @@ int sp_uprobe_cost(double *ns, struct sp_err *err)
 	uint64_t hits = 0;
 	if (read((int)fd, &hits, sizeof hits) != (ssize_t)sizeof hits)
 		hits = 0;
-	close((int)fd);
+	*fdp = (int)fd;
 	if (tp_id >= 0)
-		sp_tracefs_uprobe_del(tp);
+		snprintf(tpp, ntp, "%s", tp);
 	if (!hits)
 		return sp_err_set(err, "the calibration probe was never hit");
 	/* per hit: hits per call from the kernel's count */

@@ -127,7 +127,12 @@ int sp_uprobe_insn(const uint8_t *code, size_t n, int *bad_prefix);
  * function of the running program itself, called with and without it.
  * A probed instruction the kernel cannot emulate costs more (a single
  * step: ~13 us instead of ~2 us on a VM), so this is a lower bound.
- * Returns 0, or -1 with err set (no uprobe PMU, no symbol table). */
-int sp_uprobe_cost(double *ns, struct sp_err *err);
+ * Returns 0, or -1 with err set (no uprobe PMU, no symbol table).
+ * The probe's event stays open, disabled (its function is not called
+ * again), in *fd, its tracefs name in tp[ntp] ("" for an event of the
+ * uprobe PMU): closing it waits the kernel's grace periods (~0.1 s, and
+ * the next probe's open waited behind it), so the caller closes it with
+ * its other probes (sp_perfev_adopt_probe). */
+int sp_uprobe_cost(double *ns, int *fd, char *tp, size_t ntp, struct sp_err *err);
 
 #endif

@@ -191,6 +191,14 @@ void sp_livetrace_stop(struct sp_livetrace *lt)
 	pthread_mutex_unlock(&lt->mu);
 }
 
+uint64_t sp_livetrace_total(struct sp_livetrace *lt)
+{
+	pthread_mutex_lock(&lt->mu);
+	uint64_t n = lt->total;
+	pthread_mutex_unlock(&lt->mu);
+	return n;
+}
+
 int sp_livetrace_ended(struct sp_livetrace *lt)
 {
 	pthread_mutex_lock(&lt->mu);

@@ -31,6 +31,8 @@ int sp_livetrace_read(struct sp_livetrace *lt, const char *path, struct sp_err *
 void sp_livetrace_stop(struct sp_livetrace *lt);
 /* 0 while reading, 1 ended, 2 read error */
 int sp_livetrace_ended(struct sp_livetrace *lt);
+/* Calls (or a line probe's hits) read so far, all time. */
+uint64_t sp_livetrace_total(struct sp_livetrace *lt);
 
 /* A sample of the view: its stream time and OS thread id. */
 struct sp_live_point {

@@ -206,7 +206,12 @@ fi
 [ "$ONLY" = live ] && exit 0
 say "== start and stop against the thread count (pcollect -v -F 0 --trace tick -p PID -d 1)"
 gcc -O2 -pthread -o "$W/many" tests/progs/t62-many.c
-for mode in ${MODES:-bpf perthread pmu}; do
+# bpf: as root (a BPF program, its carriers on a keeper process that ends
+# the uprobes after pcollect exits); nokeeper: the same, the events closed
+# by pcollect (SP_UPROBE_NOKEEPER=1); perthread: events per thread and CPU;
+# pmu: the uprobe PMU (not root)
+: > "$W/plot"
+for mode in ${MODES:-bpf nokeeper perthread pmu}; do
 	for n in ${THREADS:-1 20 200 500}; do
 		[ $mode = pmu ] && [ "$n" -gt 20 ] && { say "  pmu, $n threads: skipped (one grace period per event: minutes)"; continue; }
 		"$W/many" many "$n" 50 60 > "$W/many.out" & mp=$!
@@ -215,12 +220,23 @@ for mode in ${MODES:-bpf perthread pmu}; do
 		case $mode in
 		pmu) SP_UPROBE_PMU=1 "$PC" -v -F 0 --trace tick -p $mp -d 1 -o "$W/m.sp" 2> "$W/m.err" || true ;;
 		perthread) SP_UPROBE_PERTHREAD=1 "$PC" -v -F 0 --trace tick -p $mp -d 1 -o "$W/m.sp" 2> "$W/m.err" || true ;;
+		nokeeper) SP_UPROBE_NOKEEPER=1 "$PC" -v -F 0 --trace tick -p $mp -d 1 -o "$W/m.sp" 2> "$W/m.err" || true ;;
 		*) "$PC" -v -F 0 --trace tick -p $mp -d 1 -o "$W/m.sp" 2> "$W/m.err" || true ;;
 		esac
 		kill $mp 2> /dev/null; wait $mp 2> /dev/null || true
 		a=$(sed -n 's/^pcollect: probes attached in \([0-9.]*\) s: \([0-9]*\) events in \([0-9]*\) threads.*/\1 s, \2 events in \3 threads/p' "$W/m.err")
-		d=$(sed -n 's/^pcollect: probes detached \([0-9.]*\) s after tracing ended/\1/p' "$W/m.err")
+		d=$(sed -n 's/^pcollect: probes detached \([0-9.]*\) s after tracing ended.*/\1/p' "$W/m.err")
 		m=$(sed -n 's/.* threads, \([0-9]*\) perf events at most.*/\1/p' "$W/m.err")
 		say "$(printf '  %-9s %4s threads: attached in %s (%s at most); detached %s s after -d' "$mode" "$n" "${a:-?}" "${m:-?}" "${d:-?}")"
+		at=${a%% s,*}
+		echo "$mode $n ${at:-?} ${d:-?}" >> "$W/plot"
 	done
+done
+# the same figures as bars against the thread count: flat is the goal
+# (attach <= 0.5 s, stop <= 0.3 s: the | marks)
+for k in 3 4; do
+	awk -v k=$k 'BEGIN { goal = k == 3 ? 0.5 : 0.3; print (k == 3 ? "== attach" : "== detach") " time against the thread count (# = " 0.02 " s, | = the goal, " goal " s)" }
+		$k != "?" && $k != "" { w = int($k / 0.02 + 0.5); g = int(goal / 0.02 + 0.5); bar = ""
+			for (i = 1; i <= (w > g ? w : g) && i <= 60; i++) bar = bar (i == g ? "|" : i <= w ? "#" : " ")
+			printf "  %-9s %4s %-61s %.3f s\n", $1, $2, bar (w > 60 ? ">" : ""), $k }' "$W/plot"
 done

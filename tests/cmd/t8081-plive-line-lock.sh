@@ -54,7 +54,7 @@ elif grep -qE "$stopped_re" "$T/cap"; then
 	skip "hits/s within 10 % of the program's own rate" "the probe was stopped over its --trace-budget: its count is a lower bound"
 else notok "the panel fills its 5 s window"; sed 's/^/  /' "$T/cap" | tail -6; fi
 $TM send-keys -t t8081 X
-if wait_for 15 'grep -qE "^X: probe on t808-lock.c:$LINE removed \([0-9]+ hits counted\)" "$T/cap"'; then ok "X: the probe removed"; else
+if wait_for 15 'grep -qE "^X: probe on t808-lock.c:$LINE removed in [0-9.]+ s \([0-9]+ hits counted\)" "$T/cap"'; then ok "X: the probe removed"; else
 	notok "X: the probe removed"; sed -n 3p "$T/cap" | sed 's/^/  /'; fi
 $TM send-keys -t t8081 q
 for _ in $(seq 300); do [ -s "$T/rc" ] && break; sleep 0.1; done

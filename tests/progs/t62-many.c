@@ -16,6 +16,10 @@
  *   hot SECONDS        one thread calls tick() in a loop for SECONDS and
  *                      prints "progress T K" every 0.5 s: the calls made
  *                      in the half second that ended at T seconds.
+ *   serve N MS US SECONDS  a server: N threads, each calls handle(), which
+ *                      runs US microseconds of CPU, then sleeps MS ms
+ *                      (sampled often enough to be in plive's table);
+ *                      prints "ready", and "calls K" at the end.
  */
 #include <pthread.h>
 #include <sys/resource.h>
@@ -56,6 +60,29 @@ static void *caller(void *arg)
 	(void)arg;
 	while (!stop) {
 		tick(1);
+		sleep_ms(period_ms);
+	}
+	__atomic_fetch_add(&calls, my_calls, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static long spin_us;
+
+/* serve: a request's work, spun on the CPU */
+__attribute__((noinline)) long handle(long x)
+{
+	uint64_t end = now_ns() + (uint64_t)spin_us * 1000u;
+	while (now_ns() < end)
+		__asm__ volatile("" : "+r"(x));
+	my_calls++;
+	return x + 1;
+}
+
+static void *server(void *arg)
+{
+	long x = (long)(intptr_t)arg;
+	while (!stop) {
+		x = handle(x);
 		sleep_ms(period_ms);
 	}
 	__atomic_fetch_add(&calls, my_calls, __ATOMIC_RELAXED);
@@ -103,25 +130,28 @@ static void *lcaller(void *arg)
 
 int main(int argc, char **argv)
 {
-	if (argc == 5 && !strcmp(argv[1], "many")) {
+	int serve = argc == 6 && !strcmp(argv[1], "serve");
+	if ((argc == 5 && !strcmp(argv[1], "many")) || serve) {
 		int n = atoi(argv[2]);
 		period_ms = atol(argv[3]);
-		double secs = atof(argv[4]);
+		spin_us = serve ? atol(argv[4]) : 0;
+		double secs = atof(argv[serve ? 5 : 4]);
 		pthread_t *t = calloc((size_t)n + 1, sizeof *t);
 		pthread_attr_t a;
 		pthread_attr_init(&a);
 		pthread_attr_setstacksize(&a, 64 << 10);
 		for (int i = 0; i < n; i++)
-			if (pthread_create(&t[i], &a, caller, NULL)) {
+			if (pthread_create(&t[i], &a, serve ? server : caller, NULL)) {
 				fprintf(stderr, "pthread_create failed at %d\n", i);
 				return 1;
 			}
-		pthread_create(&t[n], &a, churn, NULL);
+		if (!serve) /* serve: no short-lived threads */
+			pthread_create(&t[n], &a, churn, NULL);
 		printf("ready\n");
 		fflush(stdout);
 		sleep_ms((long)(secs * 1000));
 		stop = 1;
-		for (int i = 0; i <= n; i++)
+		for (int i = 0; i < n + !serve; i++)
 			pthread_join(t[i], NULL);
 		printf("calls %lu\n", __atomic_load_n(&calls, __ATOMIC_RELAXED));
 		return 0;
@@ -176,6 +206,6 @@ int main(int argc, char **argv)
 		       n, (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
 		return 0;
 	}
-	fprintf(stderr, "usage: t62-many many N MS SECONDS | leader N CALLS | work ITERS CALLS | hot SECONDS\n");
+	fprintf(stderr, "usage: t62-many many N MS SECONDS | serve N MS US SECONDS | leader N CALLS | work ITERS CALLS | hot SECONDS\n");
 	return 2;
 }
