@@ -570,7 +570,7 @@ void pcollect_trace_finish(struct coll *c)
 				 100 * c->cost_sum / c->cost_dt, c->cost_hit / 1e3, c->cost_dt);
 		sp_error("probes open in %u threads, %u perf events at most (%s); %lu new threads and processes held "
 			 "until their probes were open%s", ps->probe_tasks, ps->probe_events_max,
-			 ps->probe_bpf ? "per probe on two threads of each process, and per CPU for the output: a BPF "
+			 ps->probe_bpf ? "per probe on three threads of each process, and per CPU for the output: a BPF "
 					 "program records the hits" : "per thread, CPU and probe", sp_hold_count(c->hold), c->hold ? "" : " (none held: "
 			 "--python-sampling=exact or -p TID; new threads get their probes when pcollect sees them)");
 		if (ps->probe_reanchored)

@@ -1087,10 +1087,15 @@ static void bpf_carry(struct sp_perfev *ev, size_t d)
 		}
 }
 
-/* BPF: the anchors of tid's process, one per probe on each of two of its
- * threads (the kernel traps the process of an event's thread while that
- * thread lives: when one exits, the other keeps the breakpoints in, and
- * another thread is anchored, bpf_check).  count: a thread followed. */
+/* BPF: the anchors of tid's process, one per probe on each of ANCHORS of
+ * its threads (the kernel traps the process of an event's thread while that
+ * thread lives: when one exits, the others keep the breakpoints in, and
+ * another thread is anchored, bpf_check).  Two were not enough: threads
+ * that end together (t62-many leader: three threads of 100 calls) took
+ * both anchors within one 10 ms check, and the next hit, finding no
+ * living anchor, took the breakpoint out (1 call of 300 lost in 1 run of
+ * 8).  count: a thread followed. */
+#define ANCHORS 3
 static int bpf_task_probes(struct sp_perfev *ev, int tid, int count, struct sp_err *err)
 {
 	int pid = tgid_of(tid);
@@ -1101,7 +1106,7 @@ static int bpf_task_probes(struct sp_perfev *ev, int tid, int count, struct sp_e
 	int on = 0;
 	for (size_t i = 0; i < ev->npfds && !on; i++)
 		on = ev->pfd_tid[i] == tid;
-	if (n >= 2 || on) {
+	if (n >= ANCHORS || on) {
 		ev->st.probe_tasks += count; /* a thread of a process traced already */
 		return 0;
 	}
@@ -1156,7 +1161,7 @@ static int task_running(int pid, int tid)
 
 /* BPF: an anchor whose thread exited (its event hangs up) no longer keeps
  * the breakpoints in its process: the process's other threads are
- * anchored until it has two again.  The dead anchor stays open until the
+ * anchored until it has ANCHORS again.  The dead anchor stays open until the
  * end: closed, it took the breakpoints out of its process here although
  * another anchor lived (t62-lead: 174 of 900 calls traced; open: 900).
  * Under openlock. */
@@ -1177,7 +1182,7 @@ static void bpf_check(struct sp_perfev *ev)
 		if (found && *c)
 			(*c)--;
 		ev->st.probe_reanchored++;
-		/* anchor live threads of the process, up to two */
+		/* anchor live threads of the process, up to ANCHORS */
 		char path[64];
 		snprintf(path, sizeof path, "/proc/%d/task", pid);
 		DIR *d = opendir(path);
@@ -1190,7 +1195,7 @@ static void bpf_check(struct sp_perfev *ev)
 			struct sp_err err;
 			memset(&err, 0, sizeof err);
 			bpf_task_probes(ev, t, 0, &err);
-			if (sp_u64map_get(&ev->probe_tids, (uint64_t)pid, &found) >= 2)
+			if (sp_u64map_get(&ev->probe_tids, (uint64_t)pid, &found) >= ANCHORS)
 				break;
 		}
 		if (d)

@@ -123,7 +123,7 @@ uint64_t sp_perfev_counted_ns(struct sp_perfev *ev);
  * the same time order as the samples, to h->uprobe with `cookie`.
  *
  * As root with tracefs (bpfhit.h), per process: one anchor event per probe
- * on two of its threads, a BPF program writing every thread's hits into
+ * on three of its threads, a BPF program writing every thread's hits into
  * output events per CPU (sp_perfev_probe_why says why not).  Otherwise the
  * probe is opened per followed thread and CPU (pid = TID, cpu = N, as
  * perf record opens events), by sp_perfev_add_task for the threads added
