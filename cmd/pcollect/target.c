@@ -151,9 +151,13 @@ void pcollect_cpu_account(struct coll *c, const char *who)
 	sp_meta_add(c->s->p, "cpu-counted-ns", buf);
 	double share = (double)sampled / (double)counted, period = 1e9 / c->o.freq;
 	if (c->o.verbose)
-		sp_error("CPU time: %.3f s sampled of %.3f s the kernel counted for %s (%.1f %%), sampled per %s",
+		sp_error("CPU time: %.3f s sampled of %.3f s the kernel counted for %s (%.1f %%), sampled per %s%s",
 			 (double)sampled / 1e9, (double)counted / 1e9, who, 100 * share,
-			 st->per_cpu ? "CPU" : "thread");
+			 st->per_cpu ? "CPU" : "thread", st->draws ? ", at random intervals" : "");
+	if (c->o.verbose && st->draws)
+		sp_error("per CPU: %llu sample intervals drawn at random (exponential, mean 1/%u s); %llu samples "
+			 "dropped, the timer's second after one draw", (unsigned long long)st->draws, c->o.freq,
+			 (unsigned long long)st->refired);
 	/* Samples stand for whole periods: a few periods either way are
 	 * chance, not a loss.  The count of samples in n periods of CPU time
 	 * varies by about sqrt(n) (0.09 s of CPU at -F 99 gave 3 samples of

@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <sched.h>
@@ -34,6 +35,9 @@ struct ring {
 	size_t size;     /* data area, a power of two */
 	int hup;         /* its event's thread exited: poll says so forever */
 	int probe;       /* a ring of uprobe events (rings[ncpu..2*ncpu-1]) */
+	uint64_t drawn_at; /* follow: when its CPU's next sample was drawn (redraw_period), 0: not this pass */
+	uint64_t draw_t[2]; /* ... the times of its last two draws, newest first */
+	int taken[2];       /* ... whether a sample after each was kept */
 	/* The ring's records, copied out by the drainer thread; consumed by
 	 * sp_perfev_read.  Chunks are never moved: the consumer reads them
 	 * without the lock up to a length it took under the lock. */
@@ -115,6 +119,9 @@ struct sp_perfev {
 	struct sp_u64map fpids; /* follow: the processes followed (pid -> index in fsince + 1) */
 	uint64_t *fsince;       /* ... each one's records from this time on (ns) */
 	int follow_exec;        /* follow, launch mode: the first process is followed from its exec */
+	uint64_t dither;        /* follow: the state of the sampling periods' random draws (xorshift) */
+	double late_ns;         /* ... the mean delay from a sample to the next draw (ns) */
+	int no_draw;            /* ... the kernel refused a drawn period: fixed periods */
 	size_t nfsince, capfsince;
 	int *cfds;              /* the task-clock counters of the followed threads */
 	size_t ncfds, capcfds;
@@ -757,8 +764,13 @@ int sp_perfev_follow_cpus(struct sp_perfev *ev, struct sp_err *err)
 	if (ev->o.offcpu || ev->nudefs || !ev->o.freq || ev->nfds)
 		return sp_err_set(err, "per-CPU sampling takes CPU samples only, before any thread is added");
 	struct perf_event_attr keep = ev->attr;
-	/* The idle task is not a target: no sample, no wake-up for it. */
-	ev->attr.exclude_idle = 1;
+	/* The idle task is not a target: no sample, no wake-up for it; but
+	 * where each sample draws the time of the next (redraw_period), an
+	 * idle CPU's samples are drawn too: left at one draw, an idle CPU's
+	 * timer would tick at that period, and a thread woken there would
+	 * wait half of it for its first sample, not a whole mean period
+	 * (short wakeups on idle CPUs oversampled). */
+	ev->attr.exclude_idle = !ev->o.wakeup_each;
 	if (sp_perfev_add_cpus(ev, err) < 0) {
 		for (size_t i = 0; i < ev->nfds; i++)
 			close(ev->fds[i]);
@@ -1405,11 +1417,83 @@ void sp_perfev_set_early(struct sp_perfev *ev, void (*early)(void *ctx, const st
 /* Copy every complete record of ring r into its queue and free the ring's
  * space.  Runs in the drainer thread, or in the caller once the drainer
  * stopped.  Returns the number of bytes queued. */
+/* follow (per CPU), with a wakeup at every sample (wakeup_each): each CPU's
+ * next sample comes at a random time, memoryless (an exponential draw,
+ * shifted by 1/32 of the period), drawn when the drainer wakes for the
+ * last one.  At a fixed period, the drainer woken by each sample runs, and
+ * preempts, at the same phase of the period every time, and its own CPU
+ * time is never sampled: it went to the tasks around it (t35-pool at
+ * -F 499: its processes 86-117 % of their time on the CPU by the
+ * scheduler's switches; the totals 78-103 % of the kernel's count).  Drawn
+ * from the drainer's wakeup on, what it and its reactions do is sampled
+ * like anything else.  The draw's mean is the period less the mean delay
+ * from a sample to the draw, so that a busy CPU is still sampled once a
+ * period on average. */
+static void redraw_period(struct sp_perfev *ev, struct ring *r, uint64_t now)
+{
+	double p = 1e9 / ev->o.freq;
+	uint64_t x = ev->dither ? ev->dither : now | 1;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	ev->dither = x;
+	double u = ((double)(x >> 11) + 0.5) / 9007199254740992.0; /* (0, 1) */
+	double shift = p / 32, mean = p - ev->late_ns - shift;
+	if (mean < p / 4)
+		mean = p / 4;
+	uint64_t np = (uint64_t)(shift - mean * log(u));
+	if (ioctl(r->fd, PERF_EVENT_IOC_PERIOD, &np) < 0) {
+		/* The kernel took no draw: the period stays as it was, every
+		 * sample kept, no more draws. */
+		ev->no_draw = 1;
+		for (int i = 0; i < ev->ncpu; i++)
+			ev->rings[i].draw_t[0] = ev->rings[i].draw_t[1] = 0;
+		return;
+	}
+	ev->st.draws++;
+	r->drawn_at = now;
+	r->draw_t[1] = r->draw_t[0];
+	r->taken[1] = r->taken[0];
+	r->draw_t[0] = now;
+	r->taken[0] = 0;
+}
+
+/* follow, drawn: whether the sample at time t is a second one after the
+ * same draw.  The kernel's timer goes on at the drawn period until the
+ * next draw; a short draw fired again before the drainer drew the next
+ * (a burst at that period, 5-10 % more samples at -F 499): only the
+ * first sample after each draw is kept. */
+static int refired(struct sp_perfev *ev, struct ring *r, uint64_t t)
+{
+	int k = t >= r->draw_t[0] ? 0 : t >= r->draw_t[1] ? 1 : -1;
+	if (k < 0 || !r->draw_t[k])
+		return 0;
+	if (!r->taken[k]) {
+		r->taken[k] = 1;
+		return 0;
+	}
+	ev->st.refired++;
+	return 1;
+}
+
+/* follow: the delay from the ring's newest sample, at time last, to the
+ * draw that followed it, into the running mean. */
+static void draw_delay(struct sp_perfev *ev, struct ring *r, uint64_t last)
+{
+	double p = 1e9 / ev->o.freq;
+	if (r->drawn_at >= last && r->drawn_at - last < (uint64_t)p) {
+		double late = (double)(r->drawn_at - last);
+		ev->late_ns = ev->late_ns > 0 ? ev->late_ns + (late - ev->late_ns) / 64 : late;
+	}
+	r->drawn_at = 0;
+}
+
 static size_t drain_ring(struct sp_perfev *ev, struct ring *r)
 {
 	uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = r->meta->data_tail;
 	size_t queued = 0, dropped = 0;
+	uint64_t last = 0; /* follow: the time of the ring's newest sample */
 	pthread_mutex_lock(&ev->lock);
 	size_t before = ev->queued;
 	pthread_mutex_unlock(&ev->lock);
@@ -1454,14 +1538,24 @@ static size_t drain_ring(struct sp_perfev *ev, struct ring *r)
 			first = hdr.size;
 		memcpy(c->data + len, r->data + off, first);
 		memcpy(c->data + len + first, r->data, hdr.size - first);
+		if (r->draw_t[0] && hdr.type == PERF_RECORD_SAMPLE && hdr.size >= sizeof hdr + 24) {
+			uint64_t t;
+			memcpy(&t, c->data + len + sizeof hdr + 16, 8); /* IP, pid/tid, time */
+			if (refired(ev, r, t))
+				continue; /* not kept: the next record overwrites it */
+		}
 		/* Not handed to the reader yet (c->len is not updated): the
 		 * record stays put while the early callback reads it. */
 		if (ev->early.early && hdr.type == PERF_RECORD_SAMPLE && !r->probe && hdr.size >= sizeof hdr + 32)
 			parse_sample(ev, (const struct perf_event_header *)(c->data + len), &ev->early, 1);
+		if (ev->follow && hdr.type == PERF_RECORD_SAMPLE && !r->probe && hdr.size >= sizeof hdr + 24)
+			memcpy(&last, c->data + len + sizeof hdr + 16, 8); /* IP, pid/tid, time */
 		len += hdr.size;
 		queued += hdr.size;
 	}
 	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+	if (last && r->drawn_at)
+		draw_delay(ev, r, last);
 	pthread_mutex_lock(&ev->lock);
 	if (c)
 		c->len = len;
@@ -1477,6 +1571,12 @@ static void drain_all(struct sp_perfev *ev)
 {
 	uint64_t t = sp_mono_ns();
 	size_t q = 0;
+	if (ev->follow && ev->o.wakeup_each && !ev->no_draw)
+		for (int i = 0; i < ev->ncpu; i++) {
+			struct ring *r = &ev->rings[i];
+			if (r->fd >= 0 && __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE) != r->meta->data_tail)
+				redraw_period(ev, r, t);
+		}
 	for (int i = 0; i < ev->nrings; i++)
 		if (ev->rings[i].fd >= 0)
 			q += drain_ring(ev, &ev->rings[i]);

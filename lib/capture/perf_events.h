@@ -71,6 +71,10 @@ struct sp_perfev_stats {
 			      * the records waiting to be read passed 1 GiB */
 	uint64_t sampled_ns; /* the periods of the CPU samples delivered */
 	int per_cpu;         /* sp_perfev_follow_cpus took */
+	uint64_t draws;      /* per CPU with a wakeup at every sample: periods
+			      * drawn at random (redraw_period) */
+	uint64_t refired;    /* ... samples dropped, a second one after the same
+			      * draw (every process's) */
 };
 
 struct sp_perfev;

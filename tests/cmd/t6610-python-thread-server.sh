@@ -5,7 +5,9 @@
 # time.thread_time) under a client's load of 300 requests, two at a time,
 # launched under pcollect at the default rate.  Checked: the samples account
 # for the server's CPU time (getrusage), within the floor (2/sqrt(samples))
-# + 3 points, when sampled per CPU; its request threads
+# + 3 points, when sampled per CPU (in both passes: under ASan it ran 119 %
+# before the per-CPU intervals were drawn at random, see perf_events.c's
+# redraw_period); its request threads
 # ("Thread-575 (process_request_thread)") are one root, "Thread-N
 # (process_request_thread)", and --threads keeps them apart.  Printed, not
 # checked (issue 35 item 2 is open; checked: that pcollect counts them and
@@ -41,11 +43,6 @@ else
 	verdict=$(awk -v cpu="$cpu" -v n="$n" '{ s += $NF } END { d = 100 * s / 1e9 / cpu; f = 200 / sqrt(n > 0 ? n : 1)
 		printf "%s sampled %.3f s of %.3f s: %.1f %% (floor %.1f)", ((d - 100 < f + 3 && 100 - d < f + 3) ? "ok" : "bad"), s / 1e9, cpu, d, f }' "$T/s.folded")
 	if [ "${verdict%% *}" = ok ]; then ok "ThreadingHTTPServer, default rate, per CPU: ${verdict#* }"
-	elif [[ $SP_BIN == *asan* ]]; then
-		# per-CPU sampling over-counts under load, unexplained (issue 35's
-		# note: 108-119 %); the ASan pcollect adds the most load: said here,
-		# asserted in the plain pass
-		echo "#   gap: under ASan, ThreadingHTTPServer, default rate, per CPU: ${verdict#* }, beyond the floor + 3 points (asserted in the plain pass)"
 	else notok "ThreadingHTTPServer, default rate, per CPU: ${verdict#* }, beyond the floor + 3 points"; fi
 fi
 roots=$(cut -d';' -f1 "$T/s.folded" | sort -u)
@@ -54,6 +51,17 @@ each=$(pfold --threads "$T/s.sp" 2> /dev/null | cut -d';' -f1 | sort -u | grep -
 if echo "$roots" | grep -qx 'Thread-N_(process_request_thread)' && [ "$nroots" -le 6 ] && [ "$each" -gt "$nroots" ]; then
 	ok "300 requests: $nroots roots ($(echo $roots)); --threads: $each"
 else notok "300 requests: $nroots roots ($(echo $roots)), --threads: $each"; fi
+# The main thread is one root: MainThread from its first sample, not the
+# process name (python3.13) before threading was imported (a request
+# thread's samples before it is registered still go under the process name,
+# and so do samples taken in the exec or the dynamic loader, before
+# libpython is mapped: left out here).
+main=$(sp-dump "$T/s.sp" | grep -Ev 'bprm_execve|;_dl_start' | sed -n 's/^sample .*thread=\([0-9]*\)\/\([0-9]*\) "\([^"]*\)".*/\1 \2 \3/p' |
+	awk '$1 == $2 { n[$3]++ } END { for (k in n) printf "%s%s: %d", (c++ ? ", " : ""), k, n[k] }')
+if [ -n "$main" ] && [ "${main%%:*}" = MainThread ] && [ "${main#*, }" = "$main" ]; then
+	ok "the main thread's samples are all under one root ($main)"
+else notok "the main thread's samples under several names or none: '$main'"
+	sp-dump "$T/s.sp" | grep -Ev 'bprm_execve|;_dl_start' | grep '^sample .*thread=\([0-9]*\)/\1 "' | grep -v '"MainThread"' | head -3 | cut -c1-400 | sed 's/^/  /'; fi
 awk -v cpu="$cpu" '{ w = $NF; t += w; if (/_PyEval_EvalFrameDefault/) raw += w
 	if (/handle_json/) j += w; else if (/handle_hash/) hh += w; else if (/handle_calc/) c += w }
 	END { printf "# measured: %.1f %% of the samples without their Python frames; sampled shares json %.1f %%, hash %.1f %%, calc %.1f %%\n",

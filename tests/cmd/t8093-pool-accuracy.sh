@@ -5,12 +5,14 @@
 # of the CPU time's split over the processes (sampled against getrusage)
 # with its noise floor (two draws of our sample count from getrusage's
 # split), and the total sampled against the total counted, with its floor
-# 2/sqrt(samples).  Fails beyond the floor + 0.05 (TVD) or + 8 points
-# (total: on this loaded 2-CPU VM per-CPU sampling ran 100-111 % of
-# getrusage, where the kernel's own count agreed with getrusage and
-# --per-thread ran 100.4 %: not explained yet, a '# gap' line says it
-# beyond the floor + 3).  Quick: 100 tasks (~1.3 s of CPU);
-# SP_ACCURACY=long: 600.
+# 2/sqrt(samples).  Fails beyond the floor + 0.05 (TVD) or + 3 points
+# (total).  Per CPU at fixed periods, the drainer woken at each sample
+# (Python merging) ran at one phase of the period: processes 86-117 % of
+# their time on the CPU, totals 78-104 % of the kernel's count; the
+# intervals are drawn at random now (perf_events.c, redraw_period).
+# getrusage is each process's at its
+# last task: the pool's shutdown after it (1-2 % of the total) is sampled
+# but not in it.  Quick: 100 tasks (~1.3 s of CPU); SP_ACCURACY=long: 600.
 . "$(dirname "$0")/../lib.sh"
 . "$SP_TOP/tests/cmd/t6-lib.sh"
 . "$SP_TOP/tests/cmd/acc-lib.sh"
@@ -50,9 +52,7 @@ END {
 		tvd <= fl + 0.05 ? "ok" : "bad", length(C), tvd, fl, N, fl + 0.05
 	tot = 100 * TS / TC; f = 200 / sqrt(N)
 	printf "%s total: sampled %.3f s of %.3f s by getrusage: %.1f %%, floor %.1f points, limit %.1f\n",
-		(tot - 100 <= f + 8 && 100 - tot <= f + 8) ? "ok" : "bad", TS, TC, tot, f, f + 8
-	if (tot - 100 > f + 3 || 100 - tot > f + 3)
-		printf "  gap: the total is %.1f points off, beyond the floor + 3 (issue 35: per-CPU sampling ran 108-110 %% of getrusage under load 11-13 where --per-thread ran 100.4 %%)\n", tot - 100
+		(tot - 100 <= f + 3 && 100 - tot <= f + 3) ? "ok" : "bad", TS, TC, tot, f, f + 3
 	for (k in C) printf "  process %s: getrusage %.3f s, sampled %.3f s\n", k, C[k], S[k]
 	for (k in S) if (!(k in C)) printf "  process %s: not in the program'"'"'s list, sampled %.3f s\n", k, S[k]
 }' "$T/pool.out" "$T/period" "$T/count" > "$T/cmp"
