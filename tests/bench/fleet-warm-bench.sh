@@ -57,7 +57,7 @@ PY
 python3 "$W/load.py" & pids+=($!)
 sh -c 'while :; do xz -6 -T1 -c "$1" > /dev/null; done' sh "$W/data" & pids+=($!)
 python3 -m http.server --bind 127.0.0.1 0 > /dev/null 2>&1 & pids+=($!)
-for i in 1 2 3 4 5; do sleep 3600 & pids+=($!); done
+for _ in 1 2 3 4 5; do sleep 3600 & pids+=($!); done
 sleep 1
 running=$(ps -e --no-headers | wc -l)
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -74,7 +74,7 @@ one() {
 		p=$(pgrep -P "$tp" | head -1) && [ -n "$p" ] && break
 		sleep 0.02
 	done
-	local t0 t1 w0 w1 e0 e1
+	local t0 w0 w1 e0 e1
 	t0=$(date +%s.%N)
 	sleep "$START"
 	w0=$(ticks "$p") e0=$(date +%s.%N)
