@@ -15,7 +15,10 @@
 #   warm   CPU time from START to SECS - 0.5 s, as a % of one CPU,
 #   whole  CPU time of the whole run, as a % of one CPU over its wall time.
 #
-#   SECS=20 RUNS=5 HZ=49 START=2 PCOLLECT=bin/pcollect   (environment)
+# With PCOLLECT_REF=another/pcollect (an older build), that one too in each
+# run: a change side by side with the build before it.
+#
+#   SECS=20 RUNS=5 HZ=49 START=2 PCOLLECT=bin/pcollect PCOLLECT_REF=   (environment)
 # Exits non-zero only when a command fails.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -88,7 +91,8 @@ one() {
 for r in $(seq "$RUNS"); do
 	pc() { one pc "$PC" -a -v -F "$HZ" -d "$SECS" -o "$W/x.sp"; }
 	pf() { [ $have_perf = 0 ] || one perf perf record -q -a -g -F "$HZ" -o "$W/p.data" -- sleep "$SECS"; }
-	if [ $((r % 2)) = 1 ]; then pc; pf; else pf; pc; fi
+	ref() { [ -z "${PCOLLECT_REF:-}" ] || one ref "$PCOLLECT_REF" -a -v -F "$HZ" -d "$SECS" -o "$W/x.sp"; }
+	if [ $((r % 2)) = 1 ]; then pc; pf; ref; else ref; pf; pc; fi
 done
 
 median() { sort -n | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
@@ -101,9 +105,11 @@ printf '| %-30s | %14s | %16s | %16s |\n' "collector" "start: CPU s" "warm: % of
 printf '|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' $(seq 32))" "$(printf -- '-%.0s' $(seq 16))" "$(printf -- '-%.0s' $(seq 18))" "$(printf -- '-%.0s' $(seq 18))"
 row() { [ -s "$W/$2" ] && printf '| %-30s | %14.2f | %16.2f | %16.2f |\n' "$1" "$(col "$2" 1)" "$(col "$2" 2)" "$(col "$2" 3)" || :; }
 row "pcollect -a (dwarf)" pc
+row "pcollect -a, PCOLLECT_REF" ref
 row "perf record -a -g" perf
 [ $have_perf = 1 ] || say "(perf is not installed or not permitted: no perf row)"
 say "(start: the first $START s; warm: from $START s to $SECS - 0.5 s, /proc/PID/stat; whole: /usr/bin/time)"
 say "each run, pcollect (start s, warm %, whole %): $(tr '\n' ';' < "$W/pc")"
+[ -z "${PCOLLECT_REF:-}" ] || say "each run, PCOLLECT_REF: $(tr '\n' ';' < "$W/ref")"
 [ $have_perf = 0 ] || say "each run, perf: $(tr '\n' ';' < "$W/perf")"
 grep -h 'samples of' "$W/errs" | head -3 | sed 's/^/  /'
