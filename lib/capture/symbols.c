@@ -1014,6 +1014,52 @@ static int resolve_go(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *m
 	return 1;
 }
 
+/* sp_dwarf_function's answer from the scopes concrete_scopes gave for pc
+ * (no second walk of the unit): the function holding the innermost
+ * inlined call, or when there is none the smallest of the unit's
+ * functions holding pc (the last of equal ones), NULL when none. */
+static const char *function_of(struct sp_symbols *s, Dwarf_Die *cu, Dwarf_Die *scopes, int ns, Dwarf_Addr pc)
+{
+	int i = 0;
+	while (i < ns && dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine && dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
+		i++;
+	if (i == ns)
+		return NULL;
+	if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
+		for (int j = i + 1; j < ns; j++)
+			if (dwarf_tag(&scopes[j]) == DW_TAG_subprogram)
+				return die_name(&scopes[j]);
+		return NULL;
+	}
+	Dwarf_Die *fn = &scopes[i];
+	const struct cu_index *x = cu_index(s, cu);
+	size_t lo = 0, hi = x->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (x->v[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	Dwarf_Addr best = 0;
+	uint32_t best_order = 0;
+	int have = 0;
+	for (size_t k = lo; k-- > 0 && x->v[k].maxhi > pc;) {
+		Dwarf_Die *d = &x->v[k].die;
+		Dwarf_Addr flo, fhi;
+		if (pc >= x->v[k].hi || dwarf_tag(d) != DW_TAG_subprogram || dwarf_lowpc(d, &flo) != 0 ||
+		    dwarf_highpc(d, &fhi) != 0)
+			continue;
+		if (!have || fhi - flo < best || (fhi - flo == best && x->v[k].order > best_order)) {
+			have = 1;
+			best = fhi - flo;
+			best_order = x->v[k].order;
+			fn = d;
+		}
+	}
+	return die_name(fn);
+}
+
 static void resolve(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf, uint64_t pc)
 {
 	s->go_kind = SP_GO_NONE;
@@ -1021,13 +1067,18 @@ static void resolve(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf,
 		return;
 	int aliased;
 	uint32_t symid = symbol_at(s, m, mf, pc, &aliased);
+	Dwarf_Addr cbias = 0;
+	Dwarf_Die *cu = NULL, *scopes = NULL;
+	int ns = 0;
+	if (!s->o.no_inline && (cu = dwfl_module_addrdie(m, pc, &cbias)))
+		ns = concrete_scopes(s, cu, pc - cbias, &scopes);
 	if (aliased && !s->o.no_inline) {
 		/* Several names at one address: perf's choice among them
 		 * (psym_better) is what it prints without inlined frames; with
 		 * them (DWARF-unwound stacks) it prints DWARF's, as addr2line
 		 * does: __libc_start_main_impl, not __libc_start_main;
 		 * __memcpy_avx_unaligned_erms, not __memmove_... */
-		const char *dn = sp_dwarf_function(m, pc);
+		const char *dn = cu ? function_of(s, cu, scopes, ns, pc - cbias) : NULL;
 		if (dn && *dn) {
 			Dwarf_Addr bias = 0;
 			const struct sp_psym *ps = dwfl_module_getelf(m, &bias) ? sp_psyms_find(&fsyms(s, mf)->psyms, pc - bias) : NULL;
@@ -1045,10 +1096,6 @@ static void resolve(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf,
 	}
 	size_t before = s->npool;
 	if (!s->o.no_inline) {
-		Dwarf_Addr bias = 0;
-		Dwarf_Die *cu = dwfl_module_addrdie(m, pc, &bias);
-		Dwarf_Die *scopes = NULL;
-		int ns = cu ? concrete_scopes(s, cu, pc - bias, &scopes) : 0;
 		int i = 0;
 		while (i < ns && dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine &&
 		       dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
