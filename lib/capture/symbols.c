@@ -812,6 +812,20 @@ static void chain_push(struct chain *c, const Dwarf_Die *d)
 static const struct cu_index *cu_index(struct sp_symbols *s, Dwarf_Die *cu);
 static int cu_first_holding(const struct cu_index *x, Dwarf_Addr pc, Dwarf_Die *out);
 
+/* The number of x's ranges starting at or before pc: they are [0, that). */
+static size_t cu_upto(const struct cu_index *x, Dwarf_Addr pc)
+{
+	size_t lo = 0, hi = x->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (x->v[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Push, outermost first, the code scopes under parent that hold pc (one
  * path down), searching through namespaces and classes (and the partial
  * units a dwz'd file imports).  Returns 1 when a scope holding pc was
@@ -950,14 +964,7 @@ static const struct cu_index *cu_index(struct sp_symbols *s, Dwarf_Die *cu)
  * comes before (the walk searches through those: the caller walks). */
 static int cu_first_holding(const struct cu_index *x, Dwarf_Addr pc, Dwarf_Die *out)
 {
-	size_t lo = 0, hi = x->n;
-	while (lo < hi) { /* the ranges starting at or before pc: [0, lo) */
-		size_t mid = (lo + hi) / 2;
-		if (x->v[mid].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = cu_upto(x, pc);
 	const struct cu_range *best = NULL;
 	for (size_t k = lo; k-- > 0 && x->v[k].maxhi > pc;)
 		if (pc < x->v[k].hi && (!best || x->v[k].order < best->order))
@@ -1033,14 +1040,7 @@ static const char *function_of(struct sp_symbols *s, Dwarf_Die *cu, Dwarf_Die *s
 	}
 	Dwarf_Die *fn = &scopes[i];
 	const struct cu_index *x = cu_index(s, cu);
-	size_t lo = 0, hi = x->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (x->v[mid].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = cu_upto(x, pc);
 	Dwarf_Addr best = 0;
 	uint32_t best_order = 0;
 	int have = 0;
