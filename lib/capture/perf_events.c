@@ -47,6 +47,7 @@ struct ring {
 
 /* Records are copied whole into chunks; one never spans two. */
 #define CHUNK_BYTES (4u << 20)
+#define MAX_SPARE 1
 struct chunk {
 	struct chunk *next;
 	size_t len; /* committed bytes (under the lock for the tail chunk) */
@@ -134,6 +135,11 @@ struct sp_perfev {
 	uint64_t appended;      /* bumped by each drain pass that queued data */
 	uint64_t seen;          /* appended, as of the last sp_perfev_wait */
 	size_t queued;          /* bytes in the queues */
+	/* A consumed chunk kept for the drainer's next one (MAX_SPARE): a new
+	 * 4 MiB chunk is a fresh mapping, each of its pages faulted in as
+	 * records fill it (2-4 faults per DWARF sample's stack copy). */
+	struct chunk *spare;
+	int nspare;
 	size_t max_queued;
 	uint64_t dropped;       /* samples the drainer dropped: queues full */
 	uint64_t probe_dropped; /* uprobe hits the drainer dropped */
@@ -384,6 +390,10 @@ void sp_perfev_free(struct sp_perfev *ev)
 			nx = c->next;
 			free(c);
 		}
+	}
+	for (struct chunk *c = ev->spare, *nx; c; c = nx) {
+		nx = c->next;
+		free(c);
 	}
 	adopted_close(ev);
 	/* After the munmaps: a ring's mapping holds its event open. */
@@ -1519,7 +1529,15 @@ static size_t drain_ring(struct sp_perfev *ev, struct ring *r)
 			continue;
 		}
 		if (!c || len + hdr.size > CHUNK_BYTES) {
-			struct chunk *n = sp_xmalloc(sizeof *n + CHUNK_BYTES);
+			pthread_mutex_lock(&ev->lock);
+			struct chunk *n = ev->spare;
+			if (n) {
+				ev->spare = n->next;
+				ev->nspare--;
+			}
+			pthread_mutex_unlock(&ev->lock);
+			if (!n)
+				n = sp_xmalloc(sizeof *n + CHUNK_BYTES);
 			n->next = NULL;
 			n->len = 0;
 			pthread_mutex_lock(&ev->lock);
@@ -2099,7 +2117,13 @@ uint64_t sp_perfev_read(struct sp_perfev *ev, const struct sp_perf_handler *hd, 
 		while (r->qhead != v[i].c) {
 			struct chunk *c = r->qhead;
 			r->qhead = c->next;
-			free(c);
+			if (ev->nspare < MAX_SPARE) {
+				c->next = ev->spare;
+				ev->spare = c;
+				ev->nspare++;
+			} else {
+				free(c);
+			}
 		}
 		r->qpos = v[i].pos;
 	}

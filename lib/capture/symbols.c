@@ -70,11 +70,12 @@ struct jitmap {
 	uint64_t checked_ns;
 };
 
-/* One address range of a code scope that is a direct child of a unit. */
+/* One address range of a code scope that is a direct child of a unit (or
+ * of a function, an inlined call, a block: any scope looked into). */
 struct cu_range {
 	Dwarf_Addr lo, hi; /* [lo, hi) */
 	Dwarf_Addr maxhi;  /* the largest hi of this and every earlier range */
-	uint32_t order;    /* the child's position among the unit's children */
+	uint32_t order;    /* the child's position among its parent's children */
 	Dwarf_Die die;
 };
 struct cu_index {
@@ -128,10 +129,11 @@ struct sp_symbols {
 	struct sp_u64map startidx; /* key -> index + 1 into starts */
 	uint64_t *starts;
 	size_t nstarts, capstarts;
-	/* The code scopes directly under each compilation unit looked into,
-	 * by address (cu_index): a unit of thousands of functions is searched
-	 * once, not at every new address. */
-	struct sp_u64map cuidx; /* the unit DIE's address -> index + 1 into cus */
+	/* The code scopes directly under each compilation unit, function,
+	 * inlined call or block looked into, by address (cu_index): a unit of
+	 * thousands of functions, a function of hundreds of inlined calls, is
+	 * searched once, not at every new address in it. */
+	struct sp_u64map cuidx; /* the scope DIE's address -> index + 1 into cus */
 	struct cu_index *cus;
 	size_t ncus, capcus;
 	int go_kind; /* resolve's last address: SP_GO_* */
@@ -810,31 +812,60 @@ static void chain_push(struct chain *c, const Dwarf_Die *d)
 	c->v[c->n++] = *d;
 }
 
+static const struct cu_index *cu_index(struct sp_symbols *s, Dwarf_Die *cu);
+static int cu_first_holding(const struct cu_index *x, Dwarf_Addr pc, Dwarf_Die *out);
+
+/* The number of x's ranges starting at or before pc: they are [0, that). */
+static size_t cu_upto(const struct cu_index *x, Dwarf_Addr pc)
+{
+	size_t lo = 0, hi = x->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (x->v[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Push, outermost first, the code scopes under parent that hold pc (one
  * path down), searching through namespaces and classes (and the partial
  * units a dwz'd file imports).  Returns 1 when a scope holding pc was
- * found. */
-static int chain_find(struct chain *c, Dwarf_Die *parent, Dwarf_Addr pc, int depth)
+ * found.  The code scopes directly under parent come from its index
+ * (cu_index): only a parent holding a namespace, class or imported unit
+ * before them is walked child by child. */
+static int chain_find(struct sp_symbols *s, struct chain *c, Dwarf_Die *parent, Dwarf_Addr pc, int depth)
 {
 	Dwarf_Die child;
-	if (depth > 64 || dwarf_child(parent, &child) != 0)
+	if (depth > 64)
+		return 0;
+	int r = cu_first_holding(cu_index(s, parent), pc, &child);
+	if (r >= 0) {
+		if (!r)
+			return 0;
+		chain_push(c, &child);
+		chain_find(s, c, &child, pc, depth + 1);
+		return 1;
+	}
+	if (dwarf_child(parent, &child) != 0)
 		return 0;
 	do {
 		int tag = dwarf_tag(&child);
 		if (code_tag(tag)) {
 			if (dwarf_haspc(&child, pc) > 0) {
 				chain_push(c, &child);
-				chain_find(c, &child, pc, depth + 1);
+				chain_find(s, c, &child, pc, depth + 1);
 				return 1;
 			}
 		} else if (container_tag(tag)) {
-			if (chain_find(c, &child, pc, depth + 1))
+			if (chain_find(s, c, &child, pc, depth + 1))
 				return 1;
 		} else if (tag == DW_TAG_imported_unit) {
 			Dwarf_Attribute a;
 			Dwarf_Die unit;
 			if (dwarf_formref_die(dwarf_attr(&child, DW_AT_import, &a), &unit) &&
-			    chain_find(c, &unit, pc, depth + 1))
+			    chain_find(s, c, &unit, pc, depth + 1))
 				return 1;
 		}
 	} while (dwarf_siblingof(&child, &child) == 0);
@@ -848,8 +879,35 @@ static int chain_find(struct chain *c, Dwarf_Die *parent, Dwarf_Addr pc, int dep
 #define CU_RANGE_LESS(a, b) ((a)->lo < (b)->lo || ((a)->lo == (b)->lo && (a)->order < (b)->order))
 SP_RUNSORT(cu_range_runsort, struct cu_range, CU_RANGE_LESS)
 
+/* Whether chain_find could find a code scope in the namespace, class,
+ * struct or union d: a code scope with addresses in it, or an imported
+ * unit (say yes to that), through the namespaces and classes it holds.  A
+ * C struct of a header holds none: chain_find's walk finds nothing there. */
+static int may_hold_code(Dwarf_Die *d, int depth)
+{
+	Dwarf_Die child;
+	if (depth > 64 || dwarf_child(d, &child) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&child);
+		if (tag == DW_TAG_imported_unit)
+			return 1;
+		if (code_tag(tag)) {
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t off = 0;
+			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0)
+				if (lo < hi)
+					return 1;
+		} else if (container_tag(tag) && may_hold_code(&child, depth + 1)) {
+			return 1;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
 /* The index of cu's direct children: each code scope's address ranges (as
- * dwarf_haspc reads them), built by one walk of the unit's top level. */
+ * dwarf_haspc reads them), built by one walk of the unit's top level.  cu
+ * is any scope: a unit, a function, an inlined call, a block. */
 static const struct cu_index *cu_index(struct sp_symbols *s, Dwarf_Die *cu)
 {
 	uint64_t key = (uint64_t)(uintptr_t)cu->addr;
@@ -876,7 +934,8 @@ static const struct cu_index *cu_index(struct sp_symbols *s, Dwarf_Die *cu)
 					}
 					x.v[x.n++] = (struct cu_range){ lo, hi, 0, order, child };
 				}
-			} else if ((container_tag(tag) || tag == DW_TAG_imported_unit) && x.first_other == UINT32_MAX) {
+			} else if ((tag == DW_TAG_imported_unit || (container_tag(tag) && may_hold_code(&child, 0))) &&
+				   x.first_other == UINT32_MAX) {
 				x.first_other = order;
 			}
 			order++;
@@ -908,14 +967,7 @@ static const struct cu_index *cu_index(struct sp_symbols *s, Dwarf_Die *cu)
  * comes before (the walk searches through those: the caller walks). */
 static int cu_first_holding(const struct cu_index *x, Dwarf_Addr pc, Dwarf_Die *out)
 {
-	size_t lo = 0, hi = x->n;
-	while (lo < hi) { /* the ranges starting at or before pc: [0, lo) */
-		size_t mid = (lo + hi) / 2;
-		if (x->v[mid].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = cu_upto(x, pc);
 	const struct cu_range *best = NULL;
 	for (size_t k = lo; k-- > 0 && x->v[k].maxhi > pc;)
 		if (pc < x->v[k].hi && (!best || x->v[k].order < best->order))
@@ -932,14 +984,7 @@ static int concrete_scopes(struct sp_symbols *s, Dwarf_Die *cu, Dwarf_Addr pc, D
 {
 	struct chain c = { NULL, 0, 0 };
 	chain_push(&c, cu);
-	Dwarf_Die top;
-	int r = cu_first_holding(cu_index(s, cu), pc, &top);
-	if (r > 0) {
-		chain_push(&c, &top);
-		chain_find(&c, &top, pc, 1);
-	} else if (r < 0) {
-		chain_find(&c, cu, pc, 0);
-	}
+	chain_find(s, &c, cu, pc, 0);
 	for (int i = 0, j = c.n - 1; i < j; i++, j--) {
 		Dwarf_Die t = c.v[i];
 		c.v[i] = c.v[j];
@@ -979,6 +1024,45 @@ static int resolve_go(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *m
 	return 1;
 }
 
+/* sp_dwarf_function's answer from the scopes concrete_scopes gave for pc
+ * (no second walk of the unit): the function holding the innermost
+ * inlined call, or when there is none the smallest of the unit's
+ * functions holding pc (the last of equal ones), NULL when none. */
+static const char *function_of(struct sp_symbols *s, Dwarf_Die *cu, Dwarf_Die *scopes, int ns, Dwarf_Addr pc)
+{
+	int i = 0;
+	while (i < ns && dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine && dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
+		i++;
+	if (i == ns)
+		return NULL;
+	if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
+		for (int j = i + 1; j < ns; j++)
+			if (dwarf_tag(&scopes[j]) == DW_TAG_subprogram)
+				return die_name(&scopes[j]);
+		return NULL;
+	}
+	Dwarf_Die *fn = &scopes[i];
+	const struct cu_index *x = cu_index(s, cu);
+	size_t lo = cu_upto(x, pc);
+	Dwarf_Addr best = 0;
+	uint32_t best_order = 0;
+	int have = 0;
+	for (size_t k = lo; k-- > 0 && x->v[k].maxhi > pc;) {
+		Dwarf_Die *d = &x->v[k].die;
+		Dwarf_Addr flo, fhi;
+		if (pc >= x->v[k].hi || dwarf_tag(d) != DW_TAG_subprogram || dwarf_lowpc(d, &flo) != 0 ||
+		    dwarf_highpc(d, &fhi) != 0)
+			continue;
+		if (!have || fhi - flo < best || (fhi - flo == best && x->v[k].order > best_order)) {
+			have = 1;
+			best = fhi - flo;
+			best_order = x->v[k].order;
+			fn = d;
+		}
+	}
+	return die_name(fn);
+}
+
 static void resolve(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf, uint64_t pc)
 {
 	s->go_kind = SP_GO_NONE;
@@ -986,13 +1070,18 @@ static void resolve(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf,
 		return;
 	int aliased;
 	uint32_t symid = symbol_at(s, m, mf, pc, &aliased);
+	Dwarf_Addr cbias = 0;
+	Dwarf_Die *cu = NULL, *scopes = NULL;
+	int ns = 0;
+	if (!s->o.no_inline && (cu = dwfl_module_addrdie(m, pc, &cbias)))
+		ns = concrete_scopes(s, cu, pc - cbias, &scopes);
 	if (aliased && !s->o.no_inline) {
 		/* Several names at one address: perf's choice among them
 		 * (psym_better) is what it prints without inlined frames; with
 		 * them (DWARF-unwound stacks) it prints DWARF's, as addr2line
 		 * does: __libc_start_main_impl, not __libc_start_main;
 		 * __memcpy_avx_unaligned_erms, not __memmove_... */
-		const char *dn = sp_dwarf_function(m, pc);
+		const char *dn = cu ? function_of(s, cu, scopes, ns, pc - cbias) : NULL;
 		if (dn && *dn) {
 			Dwarf_Addr bias = 0;
 			const struct sp_psym *ps = dwfl_module_getelf(m, &bias) ? sp_psyms_find(&fsyms(s, mf)->psyms, pc - bias) : NULL;
@@ -1010,10 +1099,6 @@ static void resolve(struct sp_symbols *s, Dwfl_Module *m, struct sp_modfile *mf,
 	}
 	size_t before = s->npool;
 	if (!s->o.no_inline) {
-		Dwarf_Addr bias = 0;
-		Dwarf_Die *cu = dwfl_module_addrdie(m, pc, &bias);
-		Dwarf_Die *scopes = NULL;
-		int ns = cu ? concrete_scopes(s, cu, pc - bias, &scopes) : 0;
 		int i = 0;
 		while (i < ns && dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine &&
 		       dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
