@@ -18,7 +18,6 @@ struct pyproc {
 	int announced;
 	int nonblocking; /* exact mode, but ptrace was refused */
 	int opening;     /* one caller is in sp_python_open (lock released) */
-	uint64_t py_serial; /* the image found to be CPython, kept after its exit */
 };
 
 struct merged {
@@ -33,7 +32,6 @@ struct sp_pymerge {
 	struct sp_profile *p;
 	enum sp_pymode mode;
 	int lines, full;
-	uint32_t main_name; /* "MainThread", once interned */
 	struct pyproc *procs;
 	size_t nprocs, capprocs;
 	struct sp_u64map procidx; /* pid -> index + 1 */
@@ -241,10 +239,8 @@ static struct sp_python *reader(struct sp_pymerge *m, int pid, uint64_t serial, 
 		pp->opening = 0;
 		pp->py = py;
 		pp->state = st;
-		if (pp->py) {
+		if (pp->py)
 			sp_python_set_full_filenames(pp->py, m->full);
-			pp->py_serial = serial;
-		}
 		if (pp->state == SP_PY_REFUSED)
 			say(m, pid, err.msg);
 		else if (pp->py)
@@ -573,18 +569,7 @@ static uint32_t thread_name_locked(struct sp_pymerge *m, int pid, uint64_t seria
 	if (m->mode == SP_PY_OFF || !maps)
 		return 0;
 	struct sp_python *py = reader(m, pid, serial, maps);
-	uint32_t name = py ? sp_python_thread_name(py, tid, 0) : 0;
-	/* A CPython process's main thread is MainThread from the sample
-	 * that found CPython on (before the interpreter was ready or
-	 * threading imported, its samples went under the process name, a
-	 * second root for one thread), and to its exit's late samples. */
-	struct pyproc *pp = proc_get(m, pid);
-	if (!name && tid == pid && (pp->py || (pp->py_serial && pp->py_serial == serial))) {
-		if (!m->main_name)
-			m->main_name = sp_str_intern(m->p, "MainThread", 10);
-		name = m->main_name;
-	}
-	return name;
+	return py ? sp_python_thread_name(py, tid, 0) : 0;
 }
 
 /* Is range [lo, hi) held by one of the registers of the sample's

@@ -51,17 +51,6 @@ each=$(pfold --threads "$T/s.sp" 2> /dev/null | cut -d';' -f1 | sort -u | grep -
 if echo "$roots" | grep -qx 'Thread-N_(process_request_thread)' && [ "$nroots" -le 6 ] && [ "$each" -gt "$nroots" ]; then
 	ok "300 requests: $nroots roots ($(echo $roots)); --threads: $each"
 else notok "300 requests: $nroots roots ($(echo $roots)), --threads: $each"; fi
-# The main thread is one root: MainThread from its first sample, not the
-# process name (python3.13) before threading was imported (a request
-# thread's samples before it is registered still go under the process name,
-# and so do samples taken in the exec or the dynamic loader, before
-# libpython is mapped: left out here).
-main=$(sp-dump "$T/s.sp" | grep -Ev 'bprm_execve|;_dl_start' | sed -n 's/^sample .*thread=\([0-9]*\)\/\([0-9]*\) "\([^"]*\)".*/\1 \2 \3/p' |
-	awk '$1 == $2 { n[$3]++ } END { for (k in n) printf "%s%s: %d", (c++ ? ", " : ""), k, n[k] }')
-if [ -n "$main" ] && [ "${main%%:*}" = MainThread ] && [ "${main#*, }" = "$main" ]; then
-	ok "the main thread's samples are all under one root ($main)"
-else notok "the main thread's samples under several names or none: '$main'"
-	sp-dump "$T/s.sp" | grep -Ev 'bprm_execve|;_dl_start' | grep '^sample .*thread=\([0-9]*\)/\1 "' | grep -v '"MainThread"' | head -3 | cut -c1-400 | sed 's/^/  /'; fi
 awk -v cpu="$cpu" '{ w = $NF; t += w; if (/_PyEval_EvalFrameDefault/) raw += w
 	if (/handle_json/) j += w; else if (/handle_hash/) hh += w; else if (/handle_calc/) c += w }
 	END { printf "# measured: %.1f %% of the samples without their Python frames; sampled shares json %.1f %%, hash %.1f %%, calc %.1f %%\n",
