@@ -196,11 +196,21 @@ last=$(tail -n 1 "$T/calls" | cut -d' ' -f1)
 own_p50() { tail -n 40000 "$T/calls" | awk -v k="$1" -v t="$last" 'NF == 4 && $3 == k && $1 > t - 5e9 { print $4 }' | sort -n |
 	awk '{ v[NR] = $1 } END { if (NR) printf "%.1f\n", v[int((NR + 1) / 2)] / 1e3; else print "none" }'; }
 o1=$(own_p50 1); o2=$(own_p50 2); o3=$(own_p50 3)
-if awk -v a="$p1" -v b="$p2" -v c="$p3" -v x="$o1" -v y="$o2" -v z="$o3" 'BEGIN {
+# The tracing budget may stop the probe on a loaded machine (its cost
+# measured from the target's system time): the program's last 5 s are then
+# untraced calls (13.9/27.8/41.6 us twice in rehearsals while the panel
+# kept its window's 47/66/90 us), not the panel's; said, not compared.
+budget=$(grep -o 'probe scaled stopped at [0-9.]* s: tracing took [0-9]*%[^(]*' "$T/cap" | head -1)
+if [ -n "$budget" ]; then
+	skip "A: p50 grows with arg1 as in the program's own timing" "the budget stopped the probe on this loaded machine ($budget); the panel: $p1, $p2, $p3 us"
+elif awk -v a="$p1" -v b="$p2" -v c="$p3" -v x="$o1" -v y="$o2" -v z="$o3" 'BEGIN {
 	if (!(a > 0 && a < b && b < c) || x == "none" || z <= x) exit 1
 	d = (c - a) / (z - x); exit !(d > 0.75 && d < 1.25) }'; then
 	ok "A: p50 grows with arg1 as in the program's own timing ($p1, $p2, $p3 us; the program's $o1, $o2, $o3 us)"; else
-	notok "A: p50 grows with arg1 as in the program's own timing ('$p1', '$p2', '$p3' us; the program's '$o1', '$o2', '$o3' us)"; fi
+	notok "A: p50 grows with arg1 as in the program's own timing ('$p1', '$p2', '$p3' us; the program's '$o1', '$o2', '$o3' us)"
+	grep -E '^(A:|Traced:|pcollect:|  arg1=)' "$T/cap" | head -8 | sed 's/^/  /'
+	awk -v t="$last" 'NF == 4 && $1 > t - 8e9 { s = int(($1 - t) / 1e9); if ($3 == 1) { n[s]++; v[s] += $4 } } END { for (k in n) printf "  own scaled(1) at %d s: %d calls, mean %.1f us\n", k, n[k], v[k] / n[k] / 1e3 }' "$T/calls" | sort -t' ' -k5n
+fi
 # S: the probe set as a command line, which runs
 $TM send-keys -t t8060 S
 if wait_for 10 'grep -q "^S: pcollect -p $TPID '"'"'--trace=scaled(arg1)'"'"' -d 10 -o trace.sp" "$T/cap"'; then ok "S: the probe as a pcollect command line"; else

@@ -53,11 +53,13 @@ $TM send-keys -t t8061 q
 for _ in $(seq 300); do [ -s "$T/rc" ] && break; sleep 0.1; done
 expect_rc "q: exit 0" 0 "$(cat "$T/rc" 2>/dev/null)"
 got=$(preport --latency "$T/sess.sp" 2> /dev/null | sed -n 's/^adler32[_z]*: \([0-9]*\) calls.*/\1/p')
-# a probe stopped by the budget (above) may leave the call it was in without
-# its return: X counted its entry, preport a call fewer
+# a probe removed in a hit storm (100k calls/s), by the budget (above) or by
+# X, may leave the call the thread was in without its return: X counted its
+# entry, preport a call fewer (the rehearsal: 314,388 and 314,387 with no
+# budget stop)
 if [ -n "$xcount" ] && [ "$got" = "$xcount" ]; then ok "preport --latency on the session: the calls X counted ($got)"
-elif [ -n "$xcount" ] && [ -n "$got" ] && [ $((xcount - got)) = 1 ] && grep -qE "$budget_re" "$T/cap"; then
-	ok "preport --latency on the session: the calls X counted but the one in flight when the budget stopped the probe ($got of $xcount)"; else
+elif [ -n "$xcount" ] && [ -n "$got" ] && [ $((xcount - got)) = 1 ]; then
+	ok "preport --latency on the session: the calls X counted but the one in flight when the probe was removed ($got of $xcount)"; else
 	notok "preport --latency on the session (X '$xcount', preport '$got')"; fi
 if pfold "$T/sess.sp" 2> /dev/null | grep -q '<module>'; then ok "the session holds the Python frames"; else notok "the session holds the Python frames"; fi
 if t6_alive "$TPID"; then ok "the target keeps running"; else notok "the target keeps running"; fi
