@@ -473,7 +473,7 @@ static void unwind_thread(struct sp_snapview *c, const struct sp_snap_thread *t,
 			ts->pcs[ts->n] = pcs[i];
 			ts->loc[ts->n] = 0;
 			ts->nloc[ts->n] = 0;
-			if (ps && j < ps->ngrp[i]) {
+			if (ps && ps->ngrp[i] != REPLACED && j < ps->ngrp[i]) {
 				ts->loc[ts->n] = ps->g[ps->gfirst[i] + j].loc;
 				ts->nloc[ts->n] = ps->g[ps->gfirst[i] + j].n;
 			} else if (sps && !(ps && ps->ngrp[i] == REPLACED)) {
