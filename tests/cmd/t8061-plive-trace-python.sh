@@ -56,10 +56,11 @@ got=$(preport --latency "$T/sess.sp" 2> /dev/null | sed -n 's/^adler32[_z]*: \([
 # a probe removed in a hit storm (100k calls/s), by the budget (above) or by
 # X, may leave the call the thread was in without its return: X counted its
 # entry, preport a call fewer (the rehearsal: 314,388 and 314,387 with no
-# budget stop)
+# budget stop; 299,946 and 299,944 under ASan: the budget's stop and X may
+# each leave one)
 if [ -n "$xcount" ] && [ "$got" = "$xcount" ]; then ok "preport --latency on the session: the calls X counted ($got)"
-elif [ -n "$xcount" ] && [ -n "$got" ] && [ $((xcount - got)) = 1 ]; then
-	ok "preport --latency on the session: the calls X counted but the one in flight when the probe was removed ($got of $xcount)"; else
+elif [ -n "$xcount" ] && [ -n "$got" ] && [ $((xcount - got)) -ge 1 ] && [ $((xcount - got)) -le 2 ]; then
+	ok "preport --latency on the session: the calls X counted but the $((xcount - got)) in flight when the probe was removed ($got of $xcount)"; else
 	notok "preport --latency on the session (X '$xcount', preport '$got')"; fi
 if pfold "$T/sess.sp" 2> /dev/null | grep -q '<module>'; then ok "the session holds the Python frames"; else notok "the session holds the Python frames"; fi
 if t6_alive "$TPID"; then ok "the target keeps running"; else notok "the target keeps running"; fi
