@@ -144,3 +144,27 @@ t6_shared_loss() {
 	[ "${foreign:-0}" -gt 0 ] || [ "${lost:-0}" -gt 0 ] || return 1
 	echo "${foreign:-0} hits of other processes, ${lost:-0} hits reported lost"
 }
+
+# t6_split LABEL OWNFILE MIN A B C: the samples A, B, C of t61-shares.py's
+# a60/b30/c10 against the split it measured itself (OWNFILE, "own A B C"
+# in seconds, written where T61_OWN names it).  Each share within 4
+# binomial deviations of the program's own, at least MIN points: samples
+# are drawn at random intervals (pcollect's per-CPU periods), so a share
+# of N samples varies as a binomial's, sqrt(p(1-p)/N); 4 deviations keep
+# a false failure below 1 in 10,000 checks.
+t6_split() {
+	local label=$1 own=$2 min=$3 a=$4 b=$5 c=$6 msg
+	if [ ! -s "$own" ]; then notok "$label: the program did not write its own split ($own)"; return; fi
+	msg=$(awk -v a="$a" -v b="$b" -v c="$c" -v m="$min" '{ oa = $2; ob = $3; oc = $4 } END {
+		n = a + b + c; o = oa + ob + oc; bad = (n < 150 || o <= 0)
+		split(a " " b " " c, s, " "); split(oa " " ob " " oc, w, " ")
+		for (i = 1; i <= 3; i++) {
+			p = (o > 0 ? w[i] / o : 0); q = (n > 0 ? s[i] / n : 0)
+			t = 400 * sqrt(p * (1 - p) / (n > 0 ? n : 1)); if (t < m) t = m
+			d = 100 * (q > p ? q - p : p - q); if (d > t) bad = 1
+			got = got sprintf("%s%.1f", i > 1 ? "/" : "", 100 * q); want = want sprintf("%s%.1f", i > 1 ? "/" : "", 100 * p)
+			tol = tol sprintf("%s%.1f", i > 1 ? "/" : "", t)
+		}
+		printf "%d a60/b30/c10 %s %% of %d samples, the program'\''s own %s (want within %s points: 4 binomial deviations, at least %s)", bad, got, n, want, tol, m }' "$own")
+	if [ "${msg%% *}" = 0 ]; then ok "$label: ${msg#* }"; else notok "$label: ${msg#* }"; fi
+}

@@ -52,14 +52,16 @@ start_py() { # start_py PY PROG ARGS...: in the background, own group, wait for 
 # 10; the plain build stayed within 2 points at load 3 and at load 10), so
 # there the bound is 6 points, and on a machine loaded beyond four times its
 # CPUs; the line says which.  4 s of CPU per thread: ~800 samples.
-# 5 points (was 3): since session 13's merges a60 comes out 56-57 % in some
-# quiet runs (3.9, 3.10 of one rehearsal; 58-60 % in others, per CPU and
-# --per-thread alike): a bias of up to ~4 points not yet explained (issue 35's
-# note); the wider bound keeps the check of gross errors meanwhile
-tol=5 why="5 points"
-if [[ $SP_BIN == *asan* ]]; then tol=6 why="6 points: an ASan build handles samples late"
+# The truth is the program's own split (T61_OWN): a b30 call ends after
+# its last zlib.compress, so b30 runs over 30 % (the "bias of up to ~4
+# points" of sessions 13-15, measured against a nominal 60/30/10).  Each
+# share within 4 binomial deviations (~6.8 points for a60 at 800 samples:
+# the per-CPU periods are drawn at random), at least 3 points, 6 under
+# ASan or on a machine loaded beyond four times its CPUs.
+tol=3
+if [[ $SP_BIN == *asan* ]]; then tol=6
 elif awk -v n="$(nproc)" '{ exit !($1 > 4 * n) }' /proc/loadavg; then
-	tol=6 why="6 points: load average $(cut -d' ' -f1 /proc/loadavg) > 4 x $(nproc) CPUs"
+	tol=6; echo "# launch shares within at least 6 points: load average $(cut -d' ' -f1 /proc/loadavg) > 4 x $(nproc) CPUs"
 fi
 
 # Under ASan the launch and attach below run for 3.8 and the newest pyenv
@@ -86,7 +88,8 @@ for entry in "${loop[@]}"; do
 	v=${entry%% *} py=${entry#* }
 	L="$v: "
 	# --- launch: shares, exact ---
-	pcollect -v -o "$T/s.sp" -- "$py" "$PROGS/t61-shares.py" 4 2> "$T/s.err"; rc=$?
+	rm -f "$T/own"
+	T61_OWN=$T/own pcollect -v -o "$T/s.sp" -- "$py" "$PROGS/t61-shares.py" 4 2> "$T/s.err"; rc=$?
 	expect_rc "${L}launch: exit status of the Python program" 0 $rc
 	expect_grep "${L}launch: says the Python frames are merged exactly" \
 		"^pcollect: process [0-9]+: Python 3\.[0-9]+(\.[0-9]+)?: Python frames merged, exact " "$T/s.err"
@@ -98,13 +101,8 @@ for entry in "${loop[@]}"; do
 	pfold --weight=count "$T/s.sp" > "$T/s.folded" 2> /dev/null
 	a=$(share a60 "$T/s.folded") b=$(share b30 "$T/s.folded") c=$(share c10 "$T/s.folded")
 	tot=$((a + b + c))
-	if [ $tot -ge 150 ] && awk -v a=$a -v b=$b -v c=$c -v t=$tot -v k=$tol 'BEGIN {
-		exit !(a*100/t >= 60-k && a*100/t <= 60+k && b*100/t >= 30-k && b*100/t <= 30+k && c*100/t >= 10-k && c*100/t <= 10+k) }'; then
-		ok "${L}launch: a60/b30/c10 = $(awk -v a=$a -v b=$b -v c=$c -v t=$tot 'BEGIN { printf "%.1f/%.1f/%.1f", a*100/t, b*100/t, c*100/t }') % of $tot samples (want 60/30/10 within $why)"
-	else
-		notok "${L}launch: a60/b30/c10 = $a/$b/$c samples (want 60/30/10 % within $why)"
-		sort -k2 -nr "$T/s.folded" | head -3 | cut -c1-400 | sed 's/^/  /'
-	fi
+	t6_split "${L}launch" "$T/own" $tol $a $b $c
+
 	z=$(awk '/;deflate/ {s+=$NF} END {print s+0}' "$T/s.folded")
 	zb=$(awk '/;b30 \([^)]*\);[^(]*deflate/ {s+=$NF} END {print s+0}' "$T/s.folded")
 	if [ "$z" -ge 20 ] && [ $((zb * 100)) -ge $((z * 95)) ]; then
