@@ -636,11 +636,15 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 	if (c->py && !c->o.system_wide) {
 		/* A Python thread is named by its threading name (a root frame
 		 * as the comm is), and the thread filter matches either.  Not
-		 * system-wide: there the root is the process, as perf names it. */
+		 * system-wide: there the root is the process, as perf names it.
+		 * The main thread keeps its comm as its root: its first samples
+		 * (before the interpreter is found) and its last (after the
+		 * threads are gone) cannot have its threading name, and a
+		 * thread is one root; -t MainThread still selects it. */
 		uint32_t pn = sp_pymerge_thread_name(c->py, pr->pid, pr->serial, pr->maps, (int)s->tid);
 		if (pn != t->pyname) {
 			t->pyname = pn;
-			t->pyid = pn ? sp_thread_intern(c->p, t->pid, t->tid, pn) : 0;
+			t->pyid = pn && t->tid != t->pid ? sp_thread_intern(c->p, t->pid, t->tid, pn) : 0;
 			t->pykeep = pn && (!c->have_re || regexec(&c->re, sp_str(c->p, pn), 0, NULL, 0) == 0);
 		}
 	}
@@ -730,7 +734,7 @@ static void h_sample(void *ctx, const struct sp_perf_sample *s)
 		smp.stack = sp_pymerge_sample(c->py, pr->pid, pr->serial, pr->maps, (int)s->tid, &cs, smp.stack,
 					      truncated);
 	}
-	smp.thread = t->pyname ? t->pyid : t->id;
+	smp.thread = t->pyid ? t->pyid : t->id;
 	smp.event = c->event;
 	smp.time = s->time;
 	smp.values[0] = 1;

@@ -1427,6 +1427,7 @@ static void names_read(struct sp_python *py)
 }
 
 #define NAMES_REREAD_NS 2000000000ull /* renames are seen within 2 s */
+#define NAMES_UNNAMED_NS 100000000ull /* an unnamed thread asks again after 100 ms */
 
 uint32_t sp_python_thread_name(struct sp_python *py, int tid, int fresh)
 {
@@ -1437,15 +1438,18 @@ uint32_t sp_python_thread_name(struct sp_python *py, int tid, int fresh)
 	if (fresh || !py->names_at || sp_mono_ns() - py->names_at > NAMES_REREAD_NS) {
 		names_read(py);
 	} else {
-		/* A thread not asked for since the last read: perhaps new. */
+		/* A thread not named at the last read: perhaps new.  Read again
+		 * at its first sample since that read, and then at most every
+		 * 100 ms: its first samples may come before threading lists it
+		 * (pthread's start), and it would stay unnamed for 2 s. */
 		uint32_t *seen = sp_u64map_slot(&py->seen, key, &found);
-		if (!found) {
-			*seen = 1;
-			uint32_t i = sp_u64map_get(&py->nameidx, key, &found);
-			if (!found || !i || i > py->nnames || py->names[i - 1].tid != tid) {
-				names_read(py);
-				*sp_u64map_slot(&py->seen, key, &found) = 1;
-			}
+		int first = !found;
+		*seen = 1;
+		uint32_t i = sp_u64map_get(&py->nameidx, key, &found);
+		if ((!found || !i || i > py->nnames || py->names[i - 1].tid != tid) &&
+		    (first || sp_mono_ns() - py->names_at > NAMES_UNNAMED_NS)) {
+			names_read(py);
+			*sp_u64map_slot(&py->seen, key, &found) = 1;
 		}
 	}
 	uint32_t i = sp_u64map_get(&py->nameidx, key, &found);

@@ -35,6 +35,24 @@ print("ready", flush=True)
 sys.stdin.read()
 ev.set()
 PY
+# the main thread spins before threading is imported, then beside a
+# worker: its samples before the interpreter is found, after it and at
+# the exit are one root (the comm, as perf names the thread); the worker
+# is named by its threading name (its first samples may come before
+# threading lists it: an unnamed thread has the names read again)
+cat > "$T/mt.py" <<'PY'
+import time
+def spin(t):
+    e = time.thread_time() + t
+    while time.thread_time() < e:
+        pass
+spin(0.2)
+import threading
+th = threading.Thread(target=spin, args=(0.2,), name="worker")
+th.start()
+spin(0.2)
+th.join()
+PY
 for entry in "${pys[@]}"; do
 	v=${entry%% *} py=${entry#* }
 	L="$v: "
@@ -69,4 +87,10 @@ for entry in "${pys[@]}"; do
 	kill "$slp" "$spid" 2> /dev/null; wait "$slp" "$spid" 2> /dev/null
 	expect_grep "${L}snapshot: threading.py relative to its sys.path entry" ' ([A-Za-z]+\.)?wait at threading\.py:[0-9]+' "$T/s.txt"
 	expect_grep "${L}snapshot --full-filenames: threading.py's full path" ' ([A-Za-z]+\.)?wait at /[^ ]*/threading\.py:[0-9]+' "$T/sf.txt"
+	pcollect -F 199 -o "$T/m.sp" -- "$py" "$T/mt.py" 2> /dev/null
+	pfold --tid "$T/m.sp" 2> /dev/null | sed 's/^\[python frame changed\];//' | cut -d';' -f1 | sort | uniq -c > "$T/m.roots"
+	main=$(awk '{ r = $2; sub(/.*-/, "", r); split(r, x, "/"); if (x[1] == x[2]) n++ } END { print n + 0 }' "$T/m.roots")
+	if [ "$main" = 1 ] && grep -q ' worker-[0-9]*/[0-9]*$' "$T/m.roots"; then
+		ok "${L}the main thread is one root before and after threading is imported, the worker named by its threading name"
+	else notok "${L}the main thread under $main roots (want 1), a worker root: $(grep -c ' worker-' "$T/m.roots")"; sed 's/^/  /' "$T/m.roots"; fi
 done
