@@ -18,6 +18,7 @@ struct pyproc {
 	int announced;
 	int nonblocking; /* exact mode, but ptrace was refused */
 	int opening;     /* one caller is in sp_python_open (lock released) */
+	uint64_t refused; /* hash of the refusal last said for this pid, 0 none */
 };
 
 struct merged {
@@ -143,6 +144,19 @@ static void say(struct sp_pymerge *m, int pid, const char *what)
 	sp_buf_addc(&m->msgs, 0);
 }
 
+/* A refusal is said once per pid and sentence: the process may be seen
+ * anew (its serial changes when the exec's record is handled after its
+ * first samples, or the exit's before its last ones) with the same
+ * interpreter, and the rehearsals saw the sentence twice. */
+static void say_refused(struct sp_pymerge *m, struct pyproc *pp, const char *what)
+{
+	uint64_t h = sp_hash_seed(what, strlen(what), 1) | 1;
+	if (pp->refused == h)
+		return;
+	pp->refused = h;
+	say(m, pp->pid, what);
+}
+
 static struct pyproc *proc_get(struct sp_pymerge *m, int pid)
 {
 	int found;
@@ -242,14 +256,14 @@ static struct sp_python *reader(struct sp_pymerge *m, int pid, uint64_t serial, 
 		if (pp->py)
 			sp_python_set_full_filenames(pp->py, m->full);
 		if (pp->state == SP_PY_REFUSED)
-			say(m, pid, err.msg);
+			say_refused(m, pp, err.msg);
 		else if (pp->py)
 			m->st.processes++;
 	}
 	if (pp->state == SP_PY_WAITING) {
 		pp->state = sp_python_check(pp->py, &err);
 		if (pp->state == SP_PY_REFUSED) {
-			say(m, pid, err.msg);
+			say_refused(m, pp, err.msg);
 			sp_python_free(pp->py);
 			pp->py = NULL;
 		}
