@@ -755,6 +755,9 @@ static int sample(struct run *r, int *finished)
 		c->s->sink->meta(c->s->sink, c->s->p, &c->s->werr);
 	}
 	*finished = sp_session_finish(c->s) == 0;
+	/* what the last samples handled may have queued after the stop's
+	 * drain (the final read and pending non-blocking samples) */
+	pcollect_python_messages(c);
 	if (!*finished) {
 		/* A reader that went away (| head, plive quit) is a normal end:
 		 * the target is detached by now, nothing more is said, and what
