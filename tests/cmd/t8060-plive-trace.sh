@@ -189,11 +189,14 @@ grep -q "^A: tracing scaled by arg1 (pcollect -p $TPID --trace=scaled(arg1))" "$
 p1=$(awk '/^  arg1=1  / { print ($6 == "ms" ? $5 * 1000 : $5) }' "$T/cap")
 p2=$(awk '/^  arg1=2  / { print ($6 == "ms" ? $5 * 1000 : $5) }' "$T/cap")
 p3=$(awk '/^  arg1=3  / { print ($6 == "ms" ? $5 * 1000 : $5) }' "$T/cap")
-# the program's p50 of scaled(n), n = 1..3, over its last 5 s of calls
-# (the panel's window, all of it traced by A's probe)
-sleep 1.5 # its log flushed
-last=$(tail -n 1 "$T/calls" | cut -d' ' -f1)
-own_p50() { tail -n 40000 "$T/calls" | awk -v k="$1" -v t="$last" 'NF == 4 && $3 == k && $1 > t - 5e9 { print $4 }' | sort -n |
+# the program's p50 of scaled(n), n = 1..3, over the panel's own window
+# (its "Traced: scaled ... in SPAN s of the window, to clock END s" line,
+# read from the same screen as the p50s; the program's last 5 s until
+# session 16: under load 15 the loop's per-second means went from 34 to
+# 86 us, and a 1.2 s window was compared with 5 other seconds)
+read -r _ aspan aend <<< "$(awk '/^Traced: scaled  calls / { print $4, $6, $13 }' "$T/cap")"
+sleep 2.5 # its log flushed past the window's end
+own_p50() { awk -v k="$1" -v a="${aend:-0}" -v s="${aspan:-5}" 'NF == 4 && $3 == k && $1 / 1e9 > a - s && $1 / 1e9 <= a { print $4 }' "$T/calls" | sort -n |
 	awk '{ v[NR] = $1 } END { if (NR) printf "%.1f\n", v[int((NR + 1) / 2)] / 1e3; else print "none" }'; }
 o1=$(own_p50 1); o2=$(own_p50 2); o3=$(own_p50 3)
 # The tracing budget may stop the probe on a loaded machine (its cost
@@ -205,9 +208,14 @@ budget=$(grep -o 'probe scaled stopped at [0-9.]* s: tracing took [0-9]*%[^(]*' 
 if [ -n "$budget" ]; then
 	skip "A: p50 grows with arg1 as in the program's own timing" "the budget stopped the probe on this loaded machine ($budget); the panel: $p1, $p2, $p3 us"
 elif awk -v a="$p1" -v b="$p2" -v c="$p3" -v x="$o1" -v y="$o2" -v z="$o3" 'BEGIN {
-	if (!(a > 0 && a < b && b < c) || x == "none" || z <= x) exit 1
-	d = (c - a) / (z - x); exit !(d > 0.75 && d < 1.25) }'; then
-	ok "A: p50 grows with arg1 as in the program's own timing ($p1, $p2, $p3 us; the program's $o1, $o2, $o3 us)"
+	if (!(a > 0 && a < b && b < c) || x == "none" || y == "none" || z == "none") exit 1
+	# each p50 as the program timed the same calls: its timing holds the
+	# probes traps (5-11 us), and a p50 of ~700 calls on a loaded machine
+	# moves by a few %: within 20 % + 8 us (arg1 mixed up: 40 % off)
+	split(a " " b " " c, p, " "); split(x " " y " " z, o, " ")
+	for (i = 1; i <= 3; i++) { d = p[i] - o[i]; if (d < 0) d = -d; if (d > 0.2 * o[i] + 8) exit 1 }
+	exit 0 }'; then
+	ok "A: p50 grows with arg1 as in the program's own timing of the panel's window ($p1, $p2, $p3 us; the program's $o1, $o2, $o3 us; each within 20 % + 8 us)"
 elif [[ $SP_BIN == *asan* ]] && awk -v a="$p1" -v b="$p2" -v c="$p3" 'BEGIN { exit !(a > 0 && a < b && b < c) }'; then
 	# the rehearsal's ASan pass: 27.3/41.2/54.9 us on the panel, the
 	# program's own 22.6/43.6/61.5 over its last 5 s, which end ~1.5 s after
@@ -217,7 +225,8 @@ elif [[ $SP_BIN == *asan* ]] && awk -v a="$p1" -v b="$p2" -v c="$p3" 'BEGIN { ex
 else
 	notok "A: p50 grows with arg1 as in the program's own timing ('$p1', '$p2', '$p3' us; the program's '$o1', '$o2', '$o3' us)"
 	grep -E '^(A:|Traced:|pcollect:|  arg1=)' "$T/cap" | head -8 | sed 's/^/  /'
-	awk -v t="$last" 'NF == 4 && $1 > t - 8e9 { s = int(($1 - t) / 1e9); if ($3 == 1) { n[s]++; v[s] += $4 } } END { for (k in n) printf "  own scaled(1) at %d s: %d calls, mean %.1f us\n", k, n[k], v[k] / n[k] / 1e3 }' "$T/calls" | sort -t' ' -k5n
+	echo "  the panel's window: $aspan s to clock $aend s"
+	awk -v t="$(awk -v a="${aend:-0}" 'BEGIN { printf "%.0f", a * 1e9 }')" 'NF == 4 && $1 > t - 8e9 && $1 <= t + 3e9 { s = int(($1 - t) / 1e9); if ($3 == 1) { n[s]++; v[s] += $4 } } END { for (k in n) printf "  own scaled(1) at %d s: %d calls, mean %.1f us\n", k, n[k], v[k] / n[k] / 1e3 }' "$T/calls" | sort -t' ' -k5n
 fi
 # S: the probe set as a command line, which runs
 $TM send-keys -t t8060 S
