@@ -108,6 +108,10 @@ struct sp_symbols {
 	uint64_t kref_addr; /* is at kref_addr */
 	uint32_t kmodule;
 	struct sp_u64map kmemo;
+	/* code the kernel made after boot (BPF programs, trampolines), named
+	 * by a recording's KSYMBOL records: [addr, end) -> name id */
+	struct kextra { uint64_t addr, end; uint32_t name; } *kx;
+	size_t nkx, capkx;
 	/* JIT maps, one per process that has one */
 	struct jitmap *jits;
 	size_t njits, capjits;
@@ -180,6 +184,7 @@ void sp_symbols_free(struct sp_symbols *s)
 	free(s->fs);
 	sp_elfmods_free(s->mods);
 	sp_u64map_release(&s->kmemo);
+	free(s->kx);
 	sp_u64map_release(&s->startidx);
 	free(s->starts);
 	for (size_t i = 0; i < s->ncus; i++)
@@ -1718,7 +1723,12 @@ size_t sp_symbols_kernel(struct sp_symbols *s, uint64_t pc, const uint32_t **fra
 		}
 		/* no symbol: "[kernel.kallsyms]", as the perl names perf's */
 		struct sp_frame fr = { s->kmodule, s->kmodule, 0, 0, 0, SP_KIND_KERNEL };
-		if (lo) {
+		size_t x = s->nkx;
+		while (x > 0 && !(pc >= s->kx[x - 1].addr && pc < s->kx[x - 1].end))
+			x--; /* the latest registered first: addresses are reused */
+		if (x)
+			fr.name = s->kx[x - 1].name;
+		else if (lo) {
 			size_t len;
 			const char *nm = ksym_name(s, &s->ksyms[lo - 1], &len);
 			fr.name = sp_str_intern(s->p, nm, len);
@@ -1730,6 +1740,23 @@ size_t sp_symbols_kernel(struct sp_symbols *s, uint64_t pc, const uint32_t **fra
 	s->one = *slot;
 	*frames = &s->one;
 	return 1;
+}
+
+void sp_symbols_kernel_add(struct sp_symbols *s, uint64_t addr, uint64_t len, const char *name)
+{
+	if (!len || addr + len < addr)
+		return;
+	if (s->nkx == s->capkx) {
+		s->capkx = s->capkx ? 2 * s->capkx : 16;
+		s->kx = sp_xrealloc(s->kx, s->capkx * sizeof *s->kx);
+	}
+	s->kx[s->nkx++] = (struct kextra){ addr, addr + len, sp_str_intern(s->p, name, strlen(name)) };
+	/* addresses named before (by kallsyms, or an earlier program there)
+	 * are named again: such records are few, mostly before the samples */
+	if (s->kmemo.used) {
+		sp_u64map_release(&s->kmemo);
+		sp_u64map_init(&s->kmemo);
+	}
 }
 
 void sp_symbols_load_kernel(struct sp_symbols *s)

@@ -91,6 +91,10 @@ int sp_symbols_symbol_start(const struct sp_symbols *s, uint32_t module, uint32_
 /* The frame of kernel address pc (from /proc/kallsyms, loaded on first
  * use).  Returns 1. */
 size_t sp_symbols_kernel(struct sp_symbols *s, uint64_t pc, const uint32_t **frames);
+/* Name kernel code [addr, addr + len) (a BPF program or trampoline that a
+ * recording's KSYMBOL record announced, as perf names it); the latest
+ * added wins where they overlap. */
+void sp_symbols_kernel_add(struct sp_symbols *s, uint64_t addr, uint64_t len, const char *name);
 /* Read /proc/kallsyms now (it takes the kernel ~0.1 s to print), rather
  * than at the first kernel frame. */
 void sp_symbols_load_kernel(struct sp_symbols *s);

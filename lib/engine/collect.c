@@ -165,6 +165,12 @@ void sp_collect_kernel_file(struct sp_collect *c, const char *path, const char *
 		sp_symbols_kernel_file(c->syms, path, ref, ref_addr);
 }
 
+void sp_collect_kernel_symbol(struct sp_collect *c, uint64_t addr, uint64_t len, const char *name)
+{
+	if (!c->o.no_kallsyms)
+		sp_symbols_kernel_add(c->syms, addr, len, name);
+}
+
 int sp_collect_kernel_hidden(const struct sp_collect *c)
 {
 	return !c->o.no_kallsyms && sp_symbols_kernel_hidden(c->syms);

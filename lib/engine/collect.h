@@ -146,6 +146,8 @@ int sp_collect_load_all(struct sp_collect *c);
 void sp_collect_load_kernel(struct sp_collect *c);
 /* Kernel symbols from a copy of /proc/kallsyms: sp_symbols_kernel_file. */
 void sp_collect_kernel_file(struct sp_collect *c, const char *path, const char *ref, uint64_t ref_addr);
+/* Kernel code named by a KSYMBOL record: sp_symbols_kernel_add. */
+void sp_collect_kernel_symbol(struct sp_collect *c, uint64_t addr, uint64_t len, const char *name);
 /* Non-zero when kernel addresses were hidden (kernel.kptr_restrict). */
 int sp_collect_kernel_hidden(const struct sp_collect *c);
 

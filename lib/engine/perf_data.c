@@ -1179,8 +1179,20 @@ static int deliver(struct pd *d, const uint8_t *r, uint32_t size, uint64_t off)
 		if (size >= 16)
 			d->lost_samples += rd64(r + 8);
 		break;
+	case PERF_RECORD_KSYMBOL: {
+		/* a BPF program or trampoline: kallsyms read later does not
+		 * have it (perf names it from this record) */
+		size_t tr = trailer(d, r, size);
+		if (size < 8 + 16 + tr) {
+			rc = fail_off(d, off, "KSYMBOL record of %u bytes is too short", size);
+			break;
+		}
+		if (!(rd16(r + 22) & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER))
+			sp_collect_kernel_symbol(d->eng, rd64(r + 8), rd32(r + 16), rec_str(&tmp, r + 24, r + size - tr));
+		break;
+	}
 	default:
-		break; /* THROTTLE, SWITCH, KSYMBOL, ...: nothing a profile needs */
+		break; /* THROTTLE, SWITCH, ...: nothing a profile needs */
 	}
 	sp_buf_release(&tmp);
 	return rc;

@@ -282,3 +282,22 @@ if perf record -z -e cpu-clock -F 999 -g -o "$T/z.data" "$T/pdt" 50 > /dev/null 
 else
 	skip "perf record -z" "this perf cannot compress (built without zstd)"
 fi
+# A BPF program running while perf records (bpftrace here; any server's
+# tracing): perf names its code from the recording's KSYMBOL records
+# (bpf_prog_TAG_NAME), kallsyms read afterwards does not have it (the
+# program is gone; it was named after the symbol before it, _einittext).
+if ! command -v bpftrace > /dev/null; then skip "BPF programs named as perf names them" "bpftrace is not installed (make deps installs it)"
+elif [ "$(id -u)" != 0 ]; then skip "BPF programs named as perf names them" "needs root (bpftrace)"
+else
+	bpftrace -e 'tracepoint:raw_syscalls:sys_enter /comm == "dd"/ { @n = count(); }' > "$T/bt.out" 2>&1 &
+	bt=$!
+	for _ in $(seq 100); do grep -q Attaching "$T/bt.out" && break; sleep 0.1; done
+	perf record -q -a -g -e cpu-clock -F 999 -o "$T/bpf.data" -- dd if=/dev/zero of=/dev/null bs=1 count=200000 > /dev/null 2>&1
+	kill -INT $bt 2> /dev/null; wait $bt 2> /dev/null
+	want=$(perf script -i "$T/bpf.data" 2> /dev/null | pfold --weight=count 2> /dev/null | awk '/;bpf_prog_[0-9a-f]+_sys_enter(;| )/ { s += $NF } END { print s + 0 }')
+	got=$(pfold --weight=count "$T/bpf.data" 2> /dev/null | awk '/;bpf_prog_[0-9a-f]+_sys_enter(;| )/ { s += $NF } END { print s + 0 }')
+	if [ "$want" -gt 0 ] && [ "$got" = "$want" ]; then ok "BPF programs named as perf names them (KSYMBOL records): $got samples in bpftrace's program"
+	elif [ "$want" = 0 ]; then skip "BPF programs named as perf names them" "no sample landed in bpftrace's program ($(grep -c . "$T/bt.out") lines from bpftrace)"
+	else notok "BPF programs named as perf names them: $got samples in bpf_prog_..._sys_enter, perf script | pfold $want"
+		pfold "$T/bpf.data" 2> /dev/null | grep ';dd;\|^dd;' | grep -o ';[^;]*;bpf_perf\|;_einittext;[^;]*' | sort | uniq -c | head -3 | sed 's/^/  /'; fi
+fi
