@@ -1335,6 +1335,10 @@ static void add_stack_row(struct putter *u, uint32_t node, uint32_t lf, uint64_t
 	u->nstacks++;
 }
 
+/* Stacks pending before put asks the server about them and sends the
+ * new ones' dictionary rows, while the input is read on. */
+enum { STACK_CHUNK = 8192 };
+
 /* Queues the dictionary rows of the pending stacks the server does not
  * have: each put of a host's profile would otherwise send the frames of
  * every stack again (most of a fleet's stacks are stored after the first
@@ -1393,6 +1397,7 @@ static void resolve_stacks(struct putter *u)
 }
 
 static int flush_rows(struct putter *u);
+static int send_stacks(struct putter *u);
 
 /* Whether path starts as a binary stream (uncompressed). */
 static int is_stream(const char *path)
@@ -1480,6 +1485,8 @@ static int put_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_s
 		id = node_id(u, node);
 	}
 	queue_stack(u, node, lf, id);
+	if (u->npend >= STACK_CHUNK && send_stacks(u) < 0)
+		return sp_err_set(err, "%s", u->err->msg), -1;
 	int found;
 	uint64_t key = sp_hash_seed(&sec, sizeof sec, id);
 	if (key == UINT64_MAX)
@@ -1721,6 +1728,11 @@ static int submit(struct putter *u, const struct batch *bt, const struct batch *
 	swap_buf(&j->stacks, &u->stacks);
 	swap_buf(&j->rows, &u->rows);
 	swap_buf(&j->hrows, &u->hrows);
+	/* the job before's rows, sent: a third job's dictionary rows were
+	 * the first's again and its own */
+	sp_buf_reset(&u->stacks);
+	sp_buf_reset(&u->rows);
+	sp_buf_reset(&u->hrows);
 	j->nstacks = u->nstacks;
 	u->nstacks = 0;
 	j->bt = *bt;
@@ -1739,6 +1751,21 @@ static int submit(struct putter *u, const struct batch *bt, const struct batch *
 	pthread_cond_broadcast(&sd->cv);
 	pthread_mutex_unlock(&sd->mu);
 	return 0;
+}
+
+/* The dictionary rows of the stacks queued so far that the server lacks,
+ * sent while the input is still read (they are inserted as the reading
+ * goes on: a new stack's frames are most of a first put's bytes).  A
+ * stack stored without rows is harmless (a failing input stores none of
+ * its sample rows, not none of its stacks); the retry finds it known. */
+static int send_stacks(struct putter *u)
+{
+	resolve_stacks(u);
+	if (!u->nstacks)
+		return 0;
+	struct batch none = { T_SAMPLES, 0, 0, UINT32_MAX, 0, NULL, 0, NULL, NULL };
+	struct batch hb = { T_HOURLY, 0, 0, UINT32_MAX, 0, NULL, 0, NULL, NULL };
+	return submit(u, &none, &hb);
 }
 
 static void sender_start(struct sender *sd, const struct sp_fleet *f, int down)
