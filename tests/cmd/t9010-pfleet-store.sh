@@ -123,3 +123,13 @@ pfleet get $D --service dict --host b $R $U | pfold > "$T/g.folded"; pfold "$T/m
 if [ $rc = 0 ] && [ "$ins" = "[2,2,2,1808,8192]" ] && cmp -s "$T/m.folded" "$T/g.folded"; then
 	ok "dictionary rows: each new stack sent once in 3 batches (2, 2, 2); 10,000 in chunks of 8,192 and 1,808 (sent as read) and read back whole"
 else notok "dictionary inserts' rows: $ins (exit $rc)"; cat "$T/e"; fi
+# a batch of over 1,024 rows is sorted by the ids' top 16 bits, then each
+# group by the whole key: the same input twice in one put (every bucket,
+# stack and column twice) is one row each, twice the value
+pfleet put $D --service dict --host c --start $S $U "$T/many.folded" "$T/many.folded" 2> "$T/e"; rc=$?
+pfleet get $D --service dict --host c $R $U | pfold > "$T/g.folded"
+awk '{$NF = 2 * $NF; print}' "$T/m.folded" > "$T/m2.folded"
+n=$(ch_query "$CH_HTTP" "SELECT count() FROM dict.samples WHERE host = 'c'")
+if [ $rc = 0 ] && [ "$n" = 10000 ] && cmp -s "$T/m2.folded" "$T/g.folded"; then
+	ok "the same 10,000 stacks from two inputs of one put: 10,000 rows, each value twice"
+else notok "two inputs' same rows: $n rows (exit $rc)"; cat "$T/e"; diff "$T/m2.folded" "$T/g.folded" | head -5; fi
