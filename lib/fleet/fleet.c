@@ -1484,13 +1484,22 @@ static int set_columns(struct putter *u, const struct sp_sample *smp)
 	return 0;
 }
 
+/* put's error (in u->err) as the reader's (err: usually the same, which
+ * sp_err_set would copy onto itself). */
+static int put_failed(struct putter *u, struct sp_err *err)
+{
+	if (err && err != u->err)
+		*err = *u->err;
+	return -1;
+}
+
 static int put_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err)
 {
 	struct putter *u = (struct putter *)s;
 	(void)p;
 	u->st->samples++;
 	if ((!u->nvalues || sp_profile_nvalues(p) != u->nvalues) && set_columns(u, smp) < 0)
-		return sp_err_set(err, "%s", u->err->msg), -1;
+		return put_failed(u, err);
 	int64_t sec = 0;
 	if (smp->time != SP_NO_TIME) {
 		if (!u->have_t) {
@@ -1523,7 +1532,7 @@ static int put_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_s
 	}
 	queue_stack(u, node, lf, id);
 	if (u->npend >= STACK_CHUNK && send_stacks(u) < 0)
-		return sp_err_set(err, "%s", u->err->msg), -1;
+		return put_failed(u, err);
 	int found;
 	uint64_t key = sp_hash_seed(&sec, sizeof sec, id);
 	if (key == UINT64_MAX)
