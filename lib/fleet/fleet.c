@@ -1059,6 +1059,28 @@ struct srow {
 	uint32_t major, minor;
 };
 
+static int cmp_row_major_stack(const void *a, const void *b)
+{
+	const struct srow *x = a, *y = b;
+	if (x->major != y->major)
+		return x->major < y->major ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* (rows of the same key are summed into one: their order does not matter) */
+static int cmp_row(const void *a, const void *b)
+{
+	int c = cmp_row_major_stack(a, b);
+	const struct srow *x = a, *y = b;
+	return c ? c : x->minor < y->minor ? -1 : x->minor > y->minor;
+}
+
+/* Byte d of a row's sort key: minor's 2 low bytes, stack's 8, major's 4. */
+static inline unsigned row_digit(const struct srow *x, int d)
+{
+	return d < 2 ? x->minor >> (8 * d) & 255 : d < 10 ? x->stack >> (8 * (d - 2)) & 255 : x->major >> (8 * (d - 10)) & 255;
+}
+
 /* Sorts n rows by (major, stack, minor) (with_minor 0: by (major, stack)):
  * a least-significant-digit radix sort, bytes that are the same in every
  * row skipped (a batch is mostly of one hour). */
@@ -1083,40 +1105,53 @@ static void sort_rows(struct srow *r, struct srow *tmp, size_t n, int with_minor
 	for (int d = 0; d < ND; d++)
 		need[d] = d < 2 ? with_minor && !in_order && ((no ^ na) >> (8 * d) & 255)
 			: d < 10 ? ((so ^ sa) >> (8 * (d - 2)) & 255) != 0 : ((mo ^ ma) >> (8 * (d - 10)) & 255) != 0;
-	uint32_t cnt[ND][256];
-	memset(cnt, 0, sizeof cnt);
-	for (size_t i = 0; i < n; i++) {
-		const struct srow *x = &r[i];
-		cnt[0][x->minor & 255]++;
-		cnt[1][x->minor >> 8 & 255]++;
-		for (int b = 0; b < 8; b++)
-			cnt[2 + b][x->stack >> (8 * b) & 255]++;
-		for (int b = 0; b < 4; b++)
-			cnt[10 + b][x->major >> (8 * b) & 255]++;
-	}
+	/* ids are hashes: their top 16 bits split the rows into groups of a
+	 * few, sorted by the whole key after the passes (the 6 low bytes'
+	 * passes were half of put's sorting) */
+	int groups = n >= 1024 && need[8] && need[9];
+	if (groups)
+		for (int d = 2; d < 8; d++)
+			need[d] = 0;
 	struct srow *src = r, *dst = tmp;
 	for (int d = 0; d < ND; d++) {
-		uint32_t *h = cnt[d];
 		if (!need[d])
 			continue; /* every row has the same byte here, or minor is in order */
+		uint32_t h[256];
+		memset(h, 0, sizeof h);
+		for (size_t i = 0; i < n; i++)
+			h[row_digit(&src[i], d)]++;
 		size_t at = 0;
 		for (int k = 0; k < 256; k++) {
 			size_t c = h[k];
 			h[k] = (uint32_t)at;
 			at += c;
 		}
-		for (size_t i = 0; i < n; i++) {
-			const struct srow *x = &src[i];
-			unsigned k = d < 2 ? x->minor >> (8 * d) & 255 : d < 10 ? x->stack >> (8 * (d - 2)) & 255
-									: x->major >> (8 * (d - 10)) & 255;
-			dst[h[k]++] = *x;
-		}
+		for (size_t i = 0; i < n; i++)
+			dst[h[row_digit(&src[i], d)]++] = src[i];
 		struct srow *t = src;
 		src = dst;
 		dst = t;
 	}
 	if (src != r)
 		memcpy(r, src, n * sizeof *r);
+	for (size_t i = 0; groups && i < n;) {
+		size_t j = i + 1;
+		while (j < n && r[j].major == r[i].major && r[j].stack >> 48 == r[i].stack >> 48)
+			j++;
+		int (*cmp)(const void *, const void *) = with_minor ? cmp_row : cmp_row_major_stack;
+		if (j - i > 16) {
+			qsort(r + i, j - i, sizeof *r, cmp);
+		} else { /* a few: insertion */
+			for (size_t k = i + 1; k < j; k++) {
+				struct srow x = r[k];
+				size_t m = k;
+				for (; m > i && cmp(&r[m - 1], &x) > 0; m--)
+					r[m] = r[m - 1];
+				r[m] = x;
+			}
+		}
+		i = j;
+	}
 }
 
 struct ent {
@@ -1335,6 +1370,10 @@ static void add_stack_row(struct putter *u, uint32_t node, uint32_t lf, uint64_t
 	u->nstacks++;
 }
 
+/* Stacks pending before put asks the server about them and sends the
+ * new ones' dictionary rows, while the input is read on. */
+enum { STACK_CHUNK = 8192 };
+
 /* Queues the dictionary rows of the pending stacks the server does not
  * have: each put of a host's profile would otherwise send the frames of
  * every stack again (most of a fleet's stacks are stored after the first
@@ -1361,8 +1400,10 @@ static void resolve_stacks(struct putter *u)
 		sp_buf_reset(&body);
 		sp_buf_addf(&body, "--%s\r\nContent-Disposition: form-data; name=\"ids\"; filename=\"ids\"\r\n"
 			    "Content-Type: text/tab-separated-values\r\n\r\n", boundary);
-		for (size_t i = 0; i < n; i++)
-			sp_buf_addf(&body, "%llu\n", (unsigned long long)u->pend[at + i]);
+		for (size_t i = 0; i < n; i++) { /* not sp_buf_addf: vsnprintf was a tenth of put's instructions */
+			sp_buf_addu64(&body, u->pend[at + i]);
+			sp_buf_addc(&body, '\n');
+		}
 		sp_buf_addf(&body, "\r\n--%s--\r\n", boundary);
 		struct sp_err e;
 		if (request_type(u->f, sp_buf_cstr(&q), body.p, body.len, "&ids_structure=id%20UInt64",
@@ -1393,6 +1434,7 @@ static void resolve_stacks(struct putter *u)
 }
 
 static int flush_rows(struct putter *u);
+static int send_stacks(struct putter *u);
 
 /* Whether path starts as a binary stream (uncompressed). */
 static int is_stream(const char *path)
@@ -1442,13 +1484,22 @@ static int set_columns(struct putter *u, const struct sp_sample *smp)
 	return 0;
 }
 
+/* put's error (in u->err) as the reader's (err: usually the same, which
+ * sp_err_set would copy onto itself). */
+static int put_failed(struct putter *u, struct sp_err *err)
+{
+	if (err && err != u->err)
+		*err = *u->err;
+	return -1;
+}
+
 static int put_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_sample *smp, struct sp_err *err)
 {
 	struct putter *u = (struct putter *)s;
 	(void)p;
 	u->st->samples++;
 	if ((!u->nvalues || sp_profile_nvalues(p) != u->nvalues) && set_columns(u, smp) < 0)
-		return sp_err_set(err, "%s", u->err->msg), -1;
+		return put_failed(u, err);
 	int64_t sec = 0;
 	if (smp->time != SP_NO_TIME) {
 		if (!u->have_t) {
@@ -1480,6 +1531,8 @@ static int put_sample(struct sp_sink *s, struct sp_profile *p, const struct sp_s
 		id = node_id(u, node);
 	}
 	queue_stack(u, node, lf, id);
+	if (u->npend >= STACK_CHUNK && send_stacks(u) < 0)
+		return put_failed(u, err);
 	int found;
 	uint64_t key = sp_hash_seed(&sec, sizeof sec, id);
 	if (key == UINT64_MAX)
@@ -1721,6 +1774,11 @@ static int submit(struct putter *u, const struct batch *bt, const struct batch *
 	swap_buf(&j->stacks, &u->stacks);
 	swap_buf(&j->rows, &u->rows);
 	swap_buf(&j->hrows, &u->hrows);
+	/* the job before's rows, sent: a third job's dictionary rows were
+	 * the first's again and its own */
+	sp_buf_reset(&u->stacks);
+	sp_buf_reset(&u->rows);
+	sp_buf_reset(&u->hrows);
 	j->nstacks = u->nstacks;
 	u->nstacks = 0;
 	j->bt = *bt;
@@ -1739,6 +1797,21 @@ static int submit(struct putter *u, const struct batch *bt, const struct batch *
 	pthread_cond_broadcast(&sd->cv);
 	pthread_mutex_unlock(&sd->mu);
 	return 0;
+}
+
+/* The dictionary rows of the stacks queued so far that the server lacks,
+ * sent while the input is still read (they are inserted as the reading
+ * goes on: a new stack's frames are most of a first put's bytes).  A
+ * stack stored without rows is harmless (a failing input stores none of
+ * its sample rows, not none of its stacks); the retry finds it known. */
+static int send_stacks(struct putter *u)
+{
+	resolve_stacks(u);
+	if (!u->nstacks)
+		return 0;
+	struct batch none = { T_SAMPLES, 0, 0, UINT32_MAX, 0, NULL, 0, NULL, NULL };
+	struct batch hb = { T_HOURLY, 0, 0, UINT32_MAX, 0, NULL, 0, NULL, NULL };
+	return submit(u, &none, &hb);
 }
 
 static void sender_start(struct sender *sd, const struct sp_fleet *f, int down)

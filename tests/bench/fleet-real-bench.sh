@@ -81,6 +81,39 @@ bpr=$(q "SELECT round(sum(bytes_on_disk) / sum(rows), 2) FROM system.parts WHERE
 cbpr=$(q "SELECT round(sum(data_compressed_bytes) / (SELECT count() FROM stackpipe.samples), 2) FROM system.columns WHERE database = 'stackpipe' AND table = 'samples'")
 percol=$(q "SELECT name, round(data_compressed_bytes / (SELECT count() FROM stackpipe.samples), 3) FROM system.columns WHERE database = 'stackpipe' AND table = 'samples' AND default_kind != 'ALIAS' ORDER BY data_compressed_bytes DESC" | awk '{printf "%s %s, ", $1, $2}')
 samples=$(pfold "$IN" | awk '{s += $NF} END {print s}')
+# What would cut the bytes: host a's rows copied into tables of other
+# layouts (same key, the server's lz4, OPTIMIZE FINAL), in bytes per
+# sample row of schema 3 (a (bucket, stack, value column)).  "32-bit" is
+# the id's low half; "dense" numbers the host's stacks 0, 1 ... in the
+# order first seen (by bucket, then id), as a per-(service, host) map put
+# would keep (its own table's bytes said beside); "pairs" is a row per
+# (bucket, stack) holding two value columns.
+q "DROP DATABASE IF EXISTS whatif" > /dev/null; q "CREATE DATABASE whatif" > /dev/null
+q "CREATE TABLE whatif.map ENGINE = Memory AS SELECT stack, toUInt32(rowNumberInAllBlocks()) AS sid FROM (SELECT stack FROM stackpipe.samples WHERE host = 'a' GROUP BY stack ORDER BY min(hour + minute * 60 + second), stack)" > /dev/null
+VC="value_name String, unit String, value0 UInt8, value1 UInt8, value2 UInt8, value3 UInt8, value_hi Int32"
+layout() { # NAME STACK-TYPE STACK-EXPR PAIRS: bytes per schema-3 row
+	local cols="hour DateTime, minute UInt8, second UInt8, service String, host String, labels Array(String), stack $2, $VC" sel
+	local from="(SELECT *, $3 AS S FROM stackpipe.samples ANY INNER JOIN whatif.map USING stack WHERE host = 'a')"
+	[ "$4" = 1 ] && cols="$cols, name2 String, unit2 String, v20 UInt8, v21 UInt8, v22 UInt8, v23 UInt8, v2hi Int32"
+	q "CREATE TABLE whatif.$1 ($cols, batch UInt32) ENGINE = MergeTree() PARTITION BY toDate(hour) ORDER BY ($KEY)" > /dev/null
+	sel="hour, minute, second, service, host, labels, S, value_name, unit, value0, value1, value2, value3, value_hi"
+	if [ "$4" = 1 ]; then
+		q "INSERT INTO whatif.$1 SELECT hour, minute, second, service, host, labels, S, N[1], U[1], a0[1], a1[1], a2[1], a3[1], ah[1], N[2], U[2], a0[2], a1[2], a2[2], a3[2], ah[2], batch FROM (SELECT hour, minute, second, service, host, labels, S, batch, groupArray(value_name) AS N, groupArray(unit) AS U, groupArray(value0) AS a0, groupArray(value1) AS a1, groupArray(value2) AS a2, groupArray(value3) AS a3, groupArray(value_hi) AS ah FROM (SELECT * FROM $from ORDER BY value_name) GROUP BY hour, minute, second, service, host, labels, S, batch)" > /dev/null
+	else
+		q "INSERT INTO whatif.$1 SELECT $sel, batch FROM $from" > /dev/null
+	fi
+	q "OPTIMIZE TABLE whatif.$1 FINAL" > /dev/null
+	q "SELECT round(sum(data_compressed_bytes) / $rows, 2), round(sumIf(data_compressed_bytes, name = 'stack') / $rows, 2) FROM system.columns WHERE database = 'whatif' AND table = '$1'" | awk '{printf "%s (stack %s)", $1, $2}'
+}
+wi64=$(layout id64 UInt64 stack 0) wi32=$(layout id32 UInt32 "toUInt32(stack % 4294967296)" 0)
+wid=$(layout dense UInt32 sid 0) wid24=$(layout dense24 UInt32 "toUInt32(sid * intDiv(16777215, (SELECT count() FROM whatif.map)))" 0)
+wp64=$(layout p64 UInt64 stack 1) wp32=$(layout p32 UInt32 "toUInt32(stack % 4294967296)" 1) wpd=$(layout pd UInt32 sid 1)
+q "CREATE TABLE whatif.hostmap (service String, host String, sid UInt32, stack UInt64) ENGINE = ReplacingMergeTree() ORDER BY (service, host, sid)" > /dev/null
+q "INSERT INTO whatif.hostmap SELECT 'real', 'a', sid, stack FROM whatif.map" > /dev/null; q "OPTIMIZE TABLE whatif.hostmap FINAL" > /dev/null
+nst=$(q "SELECT count() FROM whatif.map")
+wmap=$(q "SELECT round(sum(data_compressed_bytes) / $nst, 2) FROM system.columns WHERE database = 'whatif' AND table = 'hostmap'")
+others=$(q "SELECT table, round(sum(data_compressed_bytes) / (SELECT count() FROM stackpipe.samples), 2) FROM system.columns WHERE database = 'stackpipe' AND table != 'samples' GROUP BY table ORDER BY table" | awk '{printf "%s %s, ", $1, $2}')
+q "DROP DATABASE whatif" > /dev/null
 cat <<TXT
 fleet-real-bench: $(basename "$IN") ($(( $(stat -c %s "$IN") / 1024 )) KB, $rows sample rows a put); medians of $RUNS runs; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)
   put, stacks new:     $(med "$put_runs") rows/s   (runs:$put_runs)
@@ -91,6 +124,8 @@ fleet-real-bench: $(basename "$IN") ($(( $(stat -c %s "$IN") / 1024 )) KB, $rows
   CPU per 1000 sample rows: put, stacks new $(per_k "$(med "$cpu1")") ms; put, stacks known $(per_k "$(med "$cpu2")") ms; the server, inserting curl's rows $(per_k "$rcpu") ms; reading the stream alone (pfold -b) $(per_k "$(med "$rd")") ms
   disk (lz4, after OPTIMIZE FINAL): $bpr bytes per sample row (columns' data: $cbpr)
   per column: ${percol%, }
+  the other tables, bytes per sample row: ${others%, }
+  other layouts of host a's rows, bytes per sample row (stack id's share): this one $wi64; 32-bit id $wi32; dense per-host id $wid, spread over 24 bits $wid24 (the map: $wmap bytes per (host, stack), $nst stacks); pairs of value columns: 64-bit id $wp64, 32-bit $wp32, dense $wpd
 TXT
 # One more put of the stream (host c, its stacks known), sampled by
 # pcollect: put's own flame graph beside these figures.

@@ -108,3 +108,28 @@ pfleet put --service same --host a --start $S $U "$T/early.folded" 2> /dev/null;
 ch_query "$CH_HTTP" "OPTIMIZE TABLE stackpipe.stacks FINAL" > /dev/null
 n=$(ch_query "$CH_HTTP" "SELECT count() FROM stackpipe.stacks WHERE has(frames, 'work') AND length(frames) = 3")
 [ "$n" = 3 ] && ok "a stack sent by several hosts is one dictionary row (content id)" || notok "dictionary rows: $n, want 3 (a, b, c)"
+# the dictionary rows a put sends: each new stack once, however many
+# batches (three inputs in three batches of 2 rows: the third batch's
+# insert held the first's stacks again), and an input of 10,000 new
+# stacks sent in chunks of 8,192 while it is read on
+for i in 1 2 3; do printf 'main;f%s;g 5\nmain;h%s 3\n' $i $i > "$T/d$i.folded"; done
+awk 'BEGIN {for (i = 0; i < 10000; i++) printf "main;s%d;t%d 1\n", i % 97, i}' > "$T/many.folded"
+D="--database dict"
+pfleet init $D $U 2> /dev/null; pfleet put $D --batch-rows 2 --service dict --host a --start $S $U "$T/d1.folded" "$T/d2.folded" "$T/d3.folded" 2> "$T/e" &&
+pfleet put $D --service dict --host b --start $S $U "$T/many.folded" 2>> "$T/e"; rc=$?
+ch_query "$CH_HTTP" "SYSTEM FLUSH LOGS" > /dev/null
+ins=$(ch_query "$CH_HTTP" "SELECT arraySort(groupArray(written_rows)) FROM system.query_log WHERE type = 2 AND query LIKE 'INSERT INTO dict.stacks %'")
+pfleet get $D --service dict --host b $R $U | pfold > "$T/g.folded"; pfold "$T/many.folded" > "$T/m.folded"
+if [ $rc = 0 ] && [ "$ins" = "[2,2,2,1808,8192]" ] && cmp -s "$T/m.folded" "$T/g.folded"; then
+	ok "dictionary rows: each new stack sent once in 3 batches (2, 2, 2); 10,000 in chunks of 8,192 and 1,808 (sent as read) and read back whole"
+else notok "dictionary inserts' rows: $ins (exit $rc)"; cat "$T/e"; fi
+# a batch of over 1,024 rows is sorted by the ids' top 16 bits, then each
+# group by the whole key: the same input twice in one put (every bucket,
+# stack and column twice) is one row each, twice the value
+pfleet put $D --service dict --host c --start $S $U "$T/many.folded" "$T/many.folded" 2> "$T/e"; rc=$?
+pfleet get $D --service dict --host c $R $U | pfold > "$T/g.folded"
+awk '{$NF = 2 * $NF; print}' "$T/m.folded" > "$T/m2.folded"
+n=$(ch_query "$CH_HTTP" "SELECT count() FROM dict.samples WHERE host = 'c'")
+if [ $rc = 0 ] && [ "$n" = 10000 ] && cmp -s "$T/m2.folded" "$T/g.folded"; then
+	ok "the same 10,000 stacks from two inputs of one put: 10,000 rows, each value twice"
+else notok "two inputs' same rows: $n rows (exit $rc)"; cat "$T/e"; diff "$T/m2.folded" "$T/g.folded" | head -5; fi
