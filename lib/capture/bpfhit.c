@@ -1,5 +1,5 @@
-/* bpfhit.c — the hit recorder of bpfhit.h: two maps and a program of 20
- * instructions per probe, built here (no compiler, no library). */
+/* bpfhit.c — the hit recorder of bpfhit.h: two maps and a program of 20 to
+ * 60 instructions per probe, built here (no compiler, no library). */
 #include "bpfhit.h"
 
 #include <errno.h>
@@ -84,16 +84,55 @@ int sp_bpfhit_set_out(int outmap, int cpu, int fd)
 
 #define INSN(c, d, s, o, i) ((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
 
-int sp_bpfhit_prog(int outmap, int cntmap, uint32_t idx, char *log, size_t nlog)
+/* struct pt_regs (x86-64): the offset of each DWARF register */
+static const int16_t ptregs_off[17] = { 80, 96, 88, 40, 104, 112, 32, 152, 72, 64, 56, 48, 24, 16, 8, 0, 128 };
+
+int sp_bpfhit_prog(int outmap, int cntmap, uint32_t idx, uint32_t regs, char *log, size_t nlog)
 {
-	const struct bpf_insn prog[] = {
-		INSN(BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, (int32_t)idx),      /* data and key: idx */
-		INSN(BPF_LD | BPF_DW | BPF_IMM, 2, BPF_PSEUDO_MAP_FD, 0, outmap), /* r1: ctx, the user registers */
-		INSN(0, 0, 0, 0, 0),
-		INSN(BPF_ALU | BPF_MOV | BPF_K, 3, 0, 0, -1),                 /* BPF_F_CURRENT_CPU (32 bits) */
+	/* the classic record: idx as raw data, the output event adds the rest */
+	static const struct bpf_insn head[] = {
+		INSN(BPF_ALU64 | BPF_MOV | BPF_K, 5, 0, 0, 4),                /* r5: 4 bytes at r4 */
 		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 4, 10, 0, 0),
 		INSN(BPF_ALU64 | BPF_ADD | BPF_K, 4, 0, 0, -4),
-		INSN(BPF_ALU64 | BPF_MOV | BPF_K, 5, 0, 0, 4),
+	};
+	struct bpf_insn prog[64];
+	int n = 0;
+	prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, 6, 1, 0, 0);       /* r6: ctx, the user registers */
+	prog[n++] = INSN(BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, (int32_t)idx); /* the counter's key: idx */
+	if (!regs) {
+		memcpy(prog + n, head, sizeof head);
+		n += (int)(sizeof head / sizeof *head);
+	} else {
+		/* compact: at r10 - 16 - 8k the k registers, [SP], then idx */
+		int k = 0;
+		for (int r = 0; r < 17; r++)
+			k += (regs >> r) & 1;
+		k += !!(regs & SP_BPFHIT_TOP);
+		int base = -16 - 8 * k, j = 0;
+		for (int r = 0; r < 17; r++)
+			if ((regs >> r) & 1) {
+				prog[n++] = INSN(BPF_LDX | BPF_MEM | BPF_DW, 0, 6, ptregs_off[r], 0);
+				prog[n++] = INSN(BPF_STX | BPF_MEM | BPF_DW, 10, 0, (int16_t)(base + 8 * j++), 0);
+			}
+		if (regs & SP_BPFHIT_TOP) {
+			/* the return address at an entry: probe_read_user zeroes
+			 * its copy when the address is unreadable */
+			prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, 1, 10, 0, 0);
+			prog[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, base + 8 * j++);
+			prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, 8);
+			prog[n++] = INSN(BPF_LDX | BPF_MEM | BPF_DW, 3, 6, ptregs_off[7], 0);
+			prog[n++] = INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_probe_read_user);
+		}
+		prog[n++] = INSN(BPF_ST | BPF_MEM | BPF_W, 10, 0, (int16_t)(base + 8 * j), (int32_t)idx);
+		prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, 4, 10, 0, 0);
+		prog[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, 4, 0, 0, base);
+		prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, 5, 0, 0, 8 * j + 4);
+	}
+	const struct bpf_insn tail[] = {
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 1, 6, 0, 0),
+		INSN(BPF_LD | BPF_DW | BPF_IMM, 2, BPF_PSEUDO_MAP_FD, 0, outmap),
+		INSN(0, 0, 0, 0, 0),
+		INSN(BPF_ALU | BPF_MOV | BPF_K, 3, 0, 0, -1),                 /* BPF_F_CURRENT_CPU (32 bits) */
 		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_perf_event_output),
 		/* not counted: the output event is off (the trace is ending) */
 		INSN(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 9, -EOPNOTSUPP),
@@ -109,11 +148,13 @@ int sp_bpfhit_prog(int outmap, int cntmap, uint32_t idx, char *log, size_t nlog)
 		INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0),                /* the anchor records nothing */
 		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
 	};
+	memcpy(prog + n, tail, sizeof tail);
+	n += (int)(sizeof tail / sizeof *tail);
 	union bpf_attr a;
 	memset(&a, 0, sizeof a);
 	a.prog_type = BPF_PROG_TYPE_KPROBE;
 	a.insns = (uint64_t)(uintptr_t)prog;
-	a.insn_cnt = sizeof prog / sizeof *prog;
+	a.insn_cnt = (uint32_t)n;
 	/* bpf_perf_event_output is for GPL-compatible programs; this one is
 	 * offered under either licence. */
 	a.license = (uint64_t)(uintptr_t)"Dual MIT/GPL";

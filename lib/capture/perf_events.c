@@ -61,6 +61,7 @@ struct uprobe_def {
 	int ret;
 	uint32_t cookie;
 	unsigned stack_bytes;
+	uint32_t regs;      /* the registers its hits need (bpfhit.h's SP_BPFHIT_REG, TOP) */
 	uint64_t delivered; /* its records read */
 	int tp_id;          /* its tracefs event (tracefs.h), or -1: the uprobe PMU */
 	char tp_name[64];
@@ -859,7 +860,7 @@ static int uprobe_pmu(int *type, int *retbit)
 }
 
 int sp_perfev_add_uprobe(struct sp_perfev *ev, const char *path, uint64_t offset, int ret, uint32_t cookie,
-			 unsigned stack_bytes, struct sp_err *err)
+			 unsigned stack_bytes, uint32_t regs, struct sp_err *err)
 {
 	if (!ev->nudefs && uprobe_pmu(&ev->uprobe_type, &ev->uprobe_retbit) < 0)
 		return sp_err_set(err, "this kernel has no uprobe PMU (/sys/bus/event_source/devices/uprobe: "
@@ -867,7 +868,7 @@ int sp_perfev_add_uprobe(struct sp_perfev *ev, const char *path, uint64_t offset
 	raise_nofile();
 	ev->udefs = sp_xrealloc(ev->udefs, (ev->nudefs + 1) * sizeof *ev->udefs);
 	struct uprobe_def *d = &ev->udefs[ev->nudefs++];
-	*d = (struct uprobe_def){ sp_xstrndup(path, strlen(path)), offset, ret, cookie, stack_bytes, 0, -1, "", 0, 0 };
+	*d = (struct uprobe_def){ sp_xstrndup(path, strlen(path)), offset, ret, cookie, stack_bytes, regs, 0, -1, "", 0, 0 };
 	/* One tracefs uprobe shared by the events of every thread and CPU:
 	 * closing them then waits for one grace period, not one each. */
 	if (!getenv("SP_UPROBE_PMU"))
@@ -973,22 +974,29 @@ static int bpf_setup(struct sp_perfev *ev)
 		snprintf(ev->bpf_why, sizeof ev->bpf_why, "SP_UPROBE_PERTHREAD is set");
 		return -1;
 	}
-	/* Two sets of output events when the probes copy different stacks
-	 * (a return probe 8 bytes, an entry with --stacks 4 KiB): an output
-	 * event copies one size for every hit. */
-	unsigned stack[2] = { 0, 8 };
+	/* Two sets of output events when some probes need a stack copy
+	 * (an entry with --stacks: 4 KiB, a variable in memory) and others
+	 * do not: an output event's samples are all of one kind.  A probe
+	 * that needs no copy writes a compact record (bpfhit.h: the
+	 * registers it needs, 48-64 bytes for an entry or a return, against
+	 * ~210 with all of them and 8 bytes of stack); the others get every
+	 * register and the largest copy.  SP_BPFHIT_FULL=1: no compact
+	 * records (to compare). */
+	int full = getenv("SP_BPFHIT_FULL") != NULL, ncompact = 0;
+	unsigned stack = 8;
 	for (size_t i = 0; i < ev->nudefs; i++) {
 		if (ev->udefs[i].tp_id < 0) {
 			snprintf(ev->bpf_why, sizeof ev->bpf_why, "a probe is not a tracefs uprobe");
 			return -1;
 		}
-		if (ev->udefs[i].stack_bytes > stack[1])
-			stack[1] = ev->udefs[i].stack_bytes;
+		if (!full && ev->udefs[i].regs && ev->udefs[i].stack_bytes <= 8)
+			ncompact++;
+		else if (ev->udefs[i].stack_bytes > stack)
+			stack = ev->udefs[i].stack_bytes;
 	}
-	for (size_t i = 0; i < ev->nudefs; i++)
-		if (ev->udefs[i].stack_bytes < stack[1] && ev->udefs[i].stack_bytes > stack[0])
-			stack[0] = ev->udefs[i].stack_bytes < 8 ? 8 : ev->udefs[i].stack_bytes;
-	int nsets = stack[0] ? 2 : 1;
+	/* set 1, and set 0 when there are two (the compact one) */
+	int nsets = ncompact && (size_t)ncompact < ev->nudefs ? 2 : 1;
+	int compact[2] = { 1, (size_t)ncompact == ev->nudefs };
 	ev->bpf_ncpu = sp_bpfhit_ncpu();
 	if (ev->bpf_ncpu < ev->ncpu)
 		ev->bpf_ncpu = ev->ncpu;
@@ -1010,10 +1018,12 @@ static int bpf_setup(struct sp_perfev *ev)
 	char log[512];
 	int fail = 0;
 	for (; made < ev->nudefs; made++) {
-		/* set 0: the smaller stacks (when two), set 1: the largest */
-		int set = nsets == 1 || ev->udefs[made].stack_bytes >= stack[1];
+		const struct uprobe_def *d = &ev->udefs[made];
+		int small = !full && d->regs && d->stack_bytes <= 8;
+		int set = nsets == 1 || !small;
 		ev->bpf_carrier[made] = -1;
-		ev->bpf_progs[made] = sp_bpfhit_prog(ev->bpf_outmap[set], ev->bpf_cntmap, (uint32_t)made, log, sizeof log);
+		ev->bpf_progs[made] = sp_bpfhit_prog(ev->bpf_outmap[set], ev->bpf_cntmap, (uint32_t)made,
+						     small ? d->regs | SP_BPFHIT_REG(SP_REG_SP) : 0, log, sizeof log);
 		if (ev->bpf_progs[made] < 0) {
 			char *nl = strchr(log, '\n');
 			if (nl)
@@ -1024,24 +1034,25 @@ static int bpf_setup(struct sp_perfev *ev)
 		}
 	}
 	/* The output events, one per CPU (and set), own the probe rings:
-	 * their samples carry the registers and stack of the hit (the
-	 * program's context). */
+	 * a classic set's samples carry the registers and stack of the hit
+	 * (the program's context); a compact set's, what the program wrote. */
 	struct perf_event_attr a;
 	memset(&a, 0, sizeof a);
 	a.size = sizeof a;
 	a.type = PERF_TYPE_SOFTWARE;
 	a.config = PERF_COUNT_SW_BPF_OUTPUT;
 	a.sample_period = 1;
-	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER |
-			PERF_SAMPLE_STACK_USER;
-	a.sample_regs_user = REGS_MASK;
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
 	a.watermark = 1;
 	a.wakeup_watermark = 256u << 10;
 	int outs = 0;
 	for (int set = 2 - nsets; set < 2 && made == ev->nudefs && !fail; set++) {
-		a.sample_stack_user = (stack[set] + 7) & ~7u;
+		a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
+		if (!compact[set])
+			a.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a.sample_regs_user = compact[set] ? 0 : REGS_MASK;
+		a.sample_stack_user = compact[set] ? 0 : (stack + 7) & ~7u;
 		for (int cpu = 0; cpu < ev->ncpu && !fail; cpu++) {
 			long fd = perf_event_open(&a, -1, cpu);
 			if (fd < 0 && errno == ENODEV)
@@ -1864,14 +1875,49 @@ static void parse_sample(struct sp_perfev *ev, const struct perf_event_header *h
 		hd->sample(hd->ctx, &s);
 }
 
+/* A compact hit (bpfhit.h) of raw bytes at p + 28: the registers of its
+ * probe's mask, the word at SP when asked, the probe's index. */
+static void parse_compact(struct sp_perfev *ev, const struct perf_event_header *h, const uint8_t *p, uint32_t raw,
+			  struct sp_perf_uprobe *u, const struct sp_perf_handler *hd)
+{
+	const uint8_t *end = (const uint8_t *)h + h->size, *q = p + 28;
+	if (raw % 8 != 4 || (size_t)(end - q) < raw)
+		return;
+	uint32_t idx = rd32(q + raw - 4);
+	if (idx >= ev->nudefs)
+		return;
+	const struct uprobe_def *d = &ev->udefs[idx];
+	uint32_t regs = d->regs | SP_BPFHIT_REG(SP_REG_SP);
+	int n = __builtin_popcount(regs & (SP_BPFHIT_TOP - 1)), top = !!(regs & SP_BPFHIT_TOP);
+	if (raw != 8u * (uint32_t)(n + top) + 4)
+		return;
+	ev->udefs[idx].delivered++;
+	u->cookie = d->cookie;
+	for (int r = 0; r < SP_NREGS && r < 17; r++)
+		if ((regs >> r) & 1) {
+			u->regs[r] = rd64(q);
+			q += 8;
+		}
+	u->has_regs = 1;
+	if (top) {
+		u->top = rd64(q);
+		u->has_top = 1;
+		u->stack = q;
+		u->stack_len = 8;
+	}
+	ev->st.probe_hits++;
+	if (hd->uprobe)
+		hd->uprobe(hd->uprobe_ctx, u);
+}
+
 /* A uprobe hit: IP, TID, TIME, ID, REGS_USER (sp_perfev_add_uprobe). */
 static void parse_uprobe(struct sp_perfev *ev, const struct perf_event_header *h, const struct sp_perf_handler *hd)
 {
 	const uint8_t *p = (const uint8_t *)(h + 1), *end = (const uint8_t *)h + h->size;
 	struct sp_perf_uprobe u;
 	memset(&u, 0, sizeof u);
-	if (end - p < 48)
-		return;
+	if (end - p < 32 || (end - p < 48 && (ev->bpf <= 0 || rd32(p + 24) <= 4)))
+		return; /* a compact record of SP alone is 40 bytes */
 	u.ip = rd64(p);
 	u.pid = rd32(p + 8);
 	u.tid = rd32(p + 12);
@@ -1879,8 +1925,14 @@ static void parse_uprobe(struct sp_perfev *ev, const struct perf_event_header *h
 	int found = 0;
 	uint32_t c = 0;
 	if (ev->bpf > 0) {
-		/* bpfhit.h: RAW (4 bytes: the probe) where ID would be */
-		found = rd32(p + 24) == 4;
+		/* bpfhit.h: RAW (4 bytes: the probe) where ID would be, or a
+		 * compact record (the registers, then the probe) */
+		uint32_t raw = rd32(p + 24);
+		if (raw > 4) {
+			parse_compact(ev, h, p, raw, &u, hd);
+			return;
+		}
+		found = raw == 4;
 		c = rd32(p + 28) + 1;
 	} else {
 		pthread_mutex_lock(&ev->idlock);

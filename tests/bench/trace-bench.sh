@@ -75,6 +75,7 @@ run() { # run NAME MODE ARGS... -> median of the program's numbers
 		case $name in
 		alone) "$W/tb" "$@" ;;
 		entry) "$PC" -q -F 0 --trace tick:entry -o "$W/x.sp" -- "$W/tb" "$@" ;;
+		full) SP_BPFHIT_FULL=1 "$PC" -q -F 0 --trace tick:entry -o "$W/x.sp" -- "$W/tb" "$@" ;;
 		call) "$PC" -q -F 0 --trace tick -o "$W/x.sp" -- "$W/tb" "$@" ;;
 		values) "$PC" -q -F 0 --trace 'tick(arg1,arg2,ret)' -o "$W/x.sp" -- "$W/tb" "$@" ;;
 		point) "$PC" -q -F 0 --trace "$point" -o "$W/x.sp" -- "$W/tb" "$@" ;;
@@ -93,15 +94,20 @@ if [ -z "$ONLY" ] || [ "$ONLY" = hits ]; then
 	say "$(printf '  %-34s %9.1f ns per call' 'no probe' "$base")"
 	names="entry call values point stacks"
 	[ $have_perf = 1 ] && names="$names perf"
+	# the record of every register and 8 bytes of stack that each hit
+	# wrote before the compact records (bpfhit.h), to compare
+	pc_bpf=0
+	"$PC" -v -F 0 --trace tick:entry -o "$W/x.sp" -- "$W/tb" cost 10 2>&1 | grep -q 'a BPF program records the hits' && pc_bpf=1
 	# Debian's bpftrace (tests/deps.sh, optional): its probes counted in
 	# the kernel (no record per hit: a floor), and one line per hit
 	bt=""
 	command -v bpftrace > /dev/null && bpftrace -q -e "uprobe:$W/tb:tick { @n = count(); }" -c "$W/tb cost 10" \
 		> /dev/null 2> "$W/bt.err" && bt="bt_entry bt_call bt_out"
-	for n in $names $bt; do
+	for n in $names $([ $pc_bpf = 1 ] && echo full) $bt; do
 		c=$(run $n cost "$CALLS" | sed -n 's/^cost \([0-9.]*\).*/\1/p' | median)
 		case $n in
 		entry) label="tick:entry (1 hit per call)"; hits=1 ;;
+		full) label="tick:entry, every register (1)"; hits=1 ;;
 		call) label="tick (entry + return: 2 hits)"; hits=2 ;;
 		values) label="tick(arg1,arg2,ret) (2 hits)"; hits=2 ;;
 		point) label="$point (point, 1 hit)"; hits=1 ;;
@@ -115,6 +121,47 @@ if [ -z "$ONLY" ] || [ "$ONLY" = hits ]; then
 	done
 	[ $have_perf = 1 ] || say "  perf probe: not measured here (${why:-perf probe failed}); it needs tracefs"
 	[ -n "$bt" ] || say "  bpftrace: not measured here ($(command -v bpftrace > /dev/null && head -1 "$W/bt.err" || echo "not installed: tests/deps.sh installs Debian's bpftrace"))"
+
+	# The part of a hit that differs between the tools, without the
+	# traps' noise: the BPF program's own run time (kernel.bpf_stats_enabled,
+	# read from the tracer's fdinfo while it runs; the setting is restored).
+	stats=/proc/sys/kernel/bpf_stats_enabled
+	if [ $pc_bpf = 1 ] && [ -w $stats ]; then
+		was=$(cat $stats)
+		say "== the BPF program per hit (its run time / runs from fdinfo, kernel.bpf_stats_enabled, median of $RUNS)"
+		echo 1 > $stats
+		prog_ns() { # prog_ns CMD...: ns per run of the busiest BPF program of CMD (and its children)
+			"$@" > /dev/null 2>&1 &
+			local tp=$! p f
+			sleep 1.5
+			for p in $tp $(pgrep -P $tp); do
+				for f in /proc/$p/fdinfo/*; do
+					awk '/^run_time_ns/ { t = $2 } /^run_cnt/ { c = $2 } END { if (c > 1000) print c, t / c }' "$f" 2> /dev/null
+				done
+			done | sort -n | tail -1 | awk '{ print $2 }'
+			wait $tp || true
+		}
+		long=$((CALLS * 10))
+		for n in entry full bt_entry bt_out; do
+			[ -n "$bt" ] || case $n in bt_*) continue ;; esac
+			for i in $(seq "$RUNS"); do
+				case $n in
+				entry) prog_ns "$PC" -q -F 0 --trace tick:entry -o "$W/x.sp" -- "$W/tb" cost $long ;;
+				full) prog_ns env SP_BPFHIT_FULL=1 "$PC" -q -F 0 --trace tick:entry -o "$W/x.sp" -- "$W/tb" cost $long ;;
+				bt_entry) prog_ns bpftrace -q -e "uprobe:$W/tb:tick { @n = count(); }" -c "$W/tb cost $long" ;;
+				bt_out) prog_ns bpftrace -q -e "uprobe:$W/tb:tick { printf(\"%d %d\\n\", tid, nsecs); }" -c "$W/tb cost $long" ;;
+				esac
+			done | median > "$W/ns"
+			case $n in
+			entry) label="pcollect tick:entry (compact)" ;;
+			full) label="pcollect, every register" ;;
+			bt_entry) label="bpftrace uprobe, count" ;;
+			bt_out) label="bpftrace uprobe, printf per hit" ;;
+			esac
+			say "$(printf '  %-34s %9.0f ns per hit' "$label" "$(cat "$W/ns")")"
+		done
+		echo "$was" > $stats
+	fi
 
 	[ "$ONLY" = hits ] && exit 0
 	for hz in 1000 10000; do
