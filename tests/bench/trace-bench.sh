@@ -27,7 +27,8 @@
 #     second alone and while another process's libc:malloc is traced.
 #
 #   RUNS=5 CALLS=20000 SECONDS_OF_WORK=1 PCOLLECT=bin/pcollect (environment);
-#   ONLY=hits: section 1's cost per hit alone; ONLY=live: section 3 alone;
+#   ONLY=hits: section 1's cost per hit alone; ONLY=prog: its BPF
+#   programs' time per hit alone; ONLY=live: section 3 alone;
 #   ONLY=threads: section 5 alone
 # Exits non-zero only when a command fails.
 set -euo pipefail
@@ -88,7 +89,7 @@ run() { # run NAME MODE ARGS... -> median of the program's numbers
 	done
 }
 
-if [ -z "$ONLY" ] || [ "$ONLY" = hits ]; then
+if [ -z "$ONLY" ] || [ "$ONLY" = hits ] || [ "$ONLY" = prog ]; then
 	say "== pcollect --trace: cost per hit (CPU time of $CALLS back-to-back calls of tick(), median of $RUNS)"
 	base=$(run alone cost "$CALLS" | sed -n 's/^cost \([0-9.]*\).*/\1/p' | median)
 	say "$(printf '  %-34s %9.1f ns per call' 'no probe' "$base")"
@@ -103,7 +104,8 @@ if [ -z "$ONLY" ] || [ "$ONLY" = hits ]; then
 	bt=""
 	command -v bpftrace > /dev/null && bpftrace -q -e "uprobe:$W/tb:tick { @n = count(); }" -c "$W/tb cost 10" \
 		> /dev/null 2> "$W/bt.err" && bt="bt_entry bt_call bt_out"
-	for n in $names $([ $pc_bpf = 1 ] && echo full) $bt; do
+	[ "$ONLY" = prog ] && names="" pc_bpf_rows=0 || pc_bpf_rows=$pc_bpf
+	for n in $names $([ $pc_bpf_rows = 1 ] && echo full) $([ "$ONLY" = prog ] || echo $bt); do
 		c=$(run $n cost "$CALLS" | sed -n 's/^cost \([0-9.]*\).*/\1/p' | median)
 		case $n in
 		entry) label="tick:entry (1 hit per call)"; hits=1 ;;
@@ -119,8 +121,36 @@ if [ -z "$ONLY" ] || [ "$ONLY" = hits ]; then
 		esac
 		say "$(awk -v l="$label" -v c="$c" -v b="$base" -v h=$hits 'BEGIN { printf "  %-34s %9.1f ns per call, %.2f us per hit\n", l, c, (c - b) / h / 1000 }')"
 	done
-	[ $have_perf = 1 ] || say "  perf probe: not measured here (${why:-perf probe failed}); it needs tracefs"
+	[ $have_perf = 1 ] || [ "$ONLY" = prog ] || say "  perf probe: not measured here (${why:-perf probe failed}); it needs tracefs"
 	[ -n "$bt" ] || say "  bpftrace: not measured here ($(command -v bpftrace > /dev/null && head -1 "$W/bt.err" || echo "not installed: tests/deps.sh installs Debian's bpftrace"))"
+
+	# Paired against bpftrace: each round runs the program alone, under
+	# pcollect and under bpftrace one after the other, so that a load
+	# that comes and goes weighs on both alike; per round the cost per hit
+	# of each, then the medians and the median of pcollect's minus
+	# bpftrace's.
+	if [ -n "$bt" ] && [ "$ONLY" != prog ]; then
+		say "== per hit against bpftrace, paired ($RUNS rounds of: alone, pcollect, bpftrace; medians)"
+		cost() { sed -n 's/^cost \([0-9.]*\).*/\1/p'; }
+		for i in $(seq "$RUNS"); do
+			a=$(RUNS=1 run alone cost "$CALLS" | cost)
+			pe=$(RUNS=1 run entry cost "$CALLS" | cost)
+			be=$(RUNS=1 run bt_entry cost "$CALLS" | cost)
+			pc=$(RUNS=1 run call cost "$CALLS" | cost)
+			bc=$(RUNS=1 run bt_call cost "$CALLS" | cost)
+			awk -v a="$a" -v pe="$pe" -v be="$be" -v pc="$pc" -v bc="$bc" \
+				'BEGIN { printf "%.3f %.3f %.3f %.3f\n", (pe - a) / 1000, (be - a) / 1000, (pc - a) / 2000, (bc - a) / 2000 }'
+		done > "$W/pairs"
+		for k in 1 3; do
+			pm=$(awk -v k=$k '{ print $k }' "$W/pairs" | median)
+			bm=$(awk -v k=$k '{ print $(k + 1) }' "$W/pairs" | median)
+			dm=$(awk -v k=$k '{ print $k - $(k + 1) }' "$W/pairs" | median)
+			rounds=$(awk -v k=$k '{ printf "%s%.1f/%.1f", (NR > 1 ? " " : ""), $k, $(k + 1) }' "$W/pairs")
+			say "$(awk -v l="$([ $k = 1 ] && echo 'tick:entry (1 hit)' || echo 'tick, entry + return (2)')" -v p="$pm" -v b="$bm" -v d="$dm" \
+				'BEGIN { printf "  %-26s pcollect %.2f us per hit, bpftrace count %.2f us; pcollect - bpftrace %+.2f us (median of the rounds)\n", l, p, b, d }')"
+			say "    rounds (pcollect/bpftrace): $rounds"
+		done
+	fi
 
 	# The part of a hit that differs between the tools, without the
 	# traps' noise: the BPF program's own run time (kernel.bpf_stats_enabled,
@@ -128,6 +158,7 @@ if [ -z "$ONLY" ] || [ "$ONLY" = hits ]; then
 	stats=/proc/sys/kernel/bpf_stats_enabled
 	if [ $pc_bpf = 1 ] && [ -w $stats ]; then
 		was=$(cat $stats)
+		trap 'echo "$was" > $stats; cleanup_perf; rm -rf "$W"' EXIT
 		say "== the BPF program per hit (its run time / runs from fdinfo, kernel.bpf_stats_enabled, median of $RUNS)"
 		echo 1 > $stats
 		prog_ns() { # prog_ns CMD...: ns per run of the busiest BPF program of CMD (and its children)
@@ -136,9 +167,9 @@ if [ -z "$ONLY" ] || [ "$ONLY" = hits ]; then
 			sleep 1.5
 			for p in $tp $(pgrep -P $tp); do
 				for f in /proc/$p/fdinfo/*; do
-					awk '/^run_time_ns/ { t = $2 } /^run_cnt/ { c = $2 } END { if (c > 1000) print c, t / c }' "$f" 2> /dev/null
+					awk '/^run_time_ns/ { t = $2 } /^run_cnt/ { c = $2 } END { if (c > 1000) print c, t / c }' "$f" 2> /dev/null || true
 				done
-			done | sort -n | tail -1 | awk '{ print $2 }'
+			done | sort -n | tail -1 | awk '{ print $2 }' || true
 			wait $tp || true
 		}
 		long=$((CALLS * 10))
@@ -146,8 +177,8 @@ if [ -z "$ONLY" ] || [ "$ONLY" = hits ]; then
 			[ -n "$bt" ] || case $n in bt_*) continue ;; esac
 			for i in $(seq "$RUNS"); do
 				case $n in
-				entry) prog_ns "$PC" -q -F 0 --trace tick:entry -o "$W/x.sp" -- "$W/tb" cost $long ;;
-				full) prog_ns env SP_BPFHIT_FULL=1 "$PC" -q -F 0 --trace tick:entry -o "$W/x.sp" -- "$W/tb" cost $long ;;
+				entry) prog_ns "$PC" -q -F 0 --trace-budget=none --trace tick:entry -o "$W/x.sp" -- "$W/tb" cost $long ;;
+				full) prog_ns env SP_BPFHIT_FULL=1 "$PC" -q -F 0 --trace-budget=none --trace tick:entry -o "$W/x.sp" -- "$W/tb" cost $long ;;
 				bt_entry) prog_ns bpftrace -q -e "uprobe:$W/tb:tick { @n = count(); }" -c "$W/tb cost $long" ;;
 				bt_out) prog_ns bpftrace -q -e "uprobe:$W/tb:tick { printf(\"%d %d\\n\", tid, nsecs); }" -c "$W/tb cost $long" ;;
 				esac
@@ -163,7 +194,7 @@ if [ -z "$ONLY" ] || [ "$ONLY" = hits ]; then
 		echo "$was" > $stats
 	fi
 
-	[ "$ONLY" = hits ] && exit 0
+	[ "$ONLY" = hits ] || [ "$ONLY" = prog ] && exit 0
 	for hz in 1000 10000; do
 		say "== slowdown at $hz calls/s (fixed work, CPU time over the run alone, median of $RUNS)"
 		b=$(run alone rate $hz "$SW" | sed -n 's/.*cpu \([0-9.]*\).*/\1/p' | median)
