@@ -95,38 +95,47 @@ int sp_bpfhit_prog(int outmap, int cntmap, uint32_t idx, uint32_t regs, char *lo
 		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 4, 10, 0, 0),
 		INSN(BPF_ALU64 | BPF_ADD | BPF_K, 4, 0, 0, -4),
 	};
-	struct bpf_insn prog[64];
-	int n = 0;
+	struct bpf_insn prog[80];
+	int n = 0, key = -4;
 	prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, 6, 1, 0, 0);       /* r6: ctx, the user registers */
-	prog[n++] = INSN(BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, (int32_t)idx); /* the counter's key: idx */
 	if (!regs) {
+		prog[n++] = INSN(BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, (int32_t)idx); /* data and key: idx */
 		memcpy(prog + n, head, sizeof head);
 		n += (int)(sizeof head / sizeof *head);
 	} else {
-		/* compact: at r10 - 16 - 8k the k registers, [SP], then idx */
+		/* compact, at r10 + key (4 mod 8, so that the time and the
+		 * registers are aligned): idx, pid, tid, time, the registers,
+		 * [SP]; idx is the counter's key too */
 		int k = 0;
 		for (int r = 0; r < 17; r++)
 			k += (regs >> r) & 1;
 		k += !!(regs & SP_BPFHIT_TOP);
-		int base = -16 - 8 * k, j = 0;
+		key = -20 - 8 * k;
+		int j = 0;
+		prog[n++] = INSN(BPF_ST | BPF_MEM | BPF_W, 10, 0, (int16_t)key, (int32_t)idx);
+		prog[n++] = INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_get_current_pid_tgid);
+		prog[n++] = INSN(BPF_STX | BPF_MEM | BPF_W, 10, 0, (int16_t)(key + 8), 0); /* tid: the low half */
+		prog[n++] = INSN(BPF_ALU64 | BPF_RSH | BPF_K, 0, 0, 0, 32);
+		prog[n++] = INSN(BPF_STX | BPF_MEM | BPF_W, 10, 0, (int16_t)(key + 4), 0); /* pid */
+		prog[n++] = INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_ktime_get_ns); /* CLOCK_MONOTONIC */
+		prog[n++] = INSN(BPF_STX | BPF_MEM | BPF_DW, 10, 0, (int16_t)(key + 12), 0);
 		for (int r = 0; r < 17; r++)
 			if ((regs >> r) & 1) {
 				prog[n++] = INSN(BPF_LDX | BPF_MEM | BPF_DW, 0, 6, ptregs_off[r], 0);
-				prog[n++] = INSN(BPF_STX | BPF_MEM | BPF_DW, 10, 0, (int16_t)(base + 8 * j++), 0);
+				prog[n++] = INSN(BPF_STX | BPF_MEM | BPF_DW, 10, 0, (int16_t)(key + 20 + 8 * j++), 0);
 			}
 		if (regs & SP_BPFHIT_TOP) {
 			/* the return address at an entry: probe_read_user zeroes
 			 * its copy when the address is unreadable */
 			prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, 1, 10, 0, 0);
-			prog[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, base + 8 * j++);
+			prog[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, key + 20 + 8 * j++);
 			prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, 8);
 			prog[n++] = INSN(BPF_LDX | BPF_MEM | BPF_DW, 3, 6, ptregs_off[7], 0);
 			prog[n++] = INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_probe_read_user);
 		}
-		prog[n++] = INSN(BPF_ST | BPF_MEM | BPF_W, 10, 0, (int16_t)(base + 8 * j), (int32_t)idx);
 		prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, 4, 10, 0, 0);
-		prog[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, 4, 0, 0, base);
-		prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, 5, 0, 0, 8 * j + 4);
+		prog[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, 4, 0, 0, key);
+		prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, 5, 0, 0, 20 + 8 * j);
 	}
 	const struct bpf_insn tail[] = {
 		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 1, 6, 0, 0),
@@ -139,7 +148,7 @@ int sp_bpfhit_prog(int outmap, int cntmap, uint32_t idx, uint32_t regs, char *lo
 		INSN(BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, cntmap),
 		INSN(0, 0, 0, 0, 0),
 		INSN(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0),
-		INSN(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4),
+		INSN(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, key),
 		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem),  /* this CPU's counter */
 		INSN(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 3, 0),
 		INSN(BPF_LDX | BPF_MEM | BPF_DW, 1, 0, 0, 0),
