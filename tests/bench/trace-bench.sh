@@ -9,7 +9,10 @@
 #     one call.  Next to perf probe -x BIN tick + perf record -e
 #     probe_BIN:tick when perf probe works here (it needs tracefs), and
 #     Debian's bpftrace when installed: probes counted in the kernel (entry,
-#     entry + return) and a printf per hit.
+#     entry + return) and a printf per hit; paired rounds against
+#     bpftrace (alone, pcollect, bpftrace in turn); the BPF programs' own
+#     time per hit (kernel.bpf_stats_enabled), pcollect's compact record
+#     beside its every-register record (SP_BPFHIT_FULL=1) and bpftrace's.
 #     And --stacks --weight arg1 (an allocation profile's probe: a 4 KiB
 #     stack copy per hit, unwound by pcollect) on tick:entry.
 #  2. Slowdown at 1k and 10k hits/s: fixed CPU work calling tick() at that
