@@ -119,8 +119,12 @@ int pcollect_trace_setup(struct coll *c, const char *cmd)
 		unsigned want = c->o.stack_set || c->o.stack_bytes < SP_HIT_STACK ? c->o.stack_bytes : SP_HIT_STACK;
 		if (c->s->hs && u->stack_bytes < want && !(c->o.live && !u->ret))
 			u->stack_bytes = want;
-		if (sp_perfev_add_uprobe(c->s->ev, u->path, u->offset, 0, (uint32_t)(2 * i), u->stack_bytes, &err) < 0 ||
-		    (u->ret && sp_perfev_add_uprobe(c->s->ev, u->path, u->offset, 1, (uint32_t)(2 * i + 1), 8, &err) < 0)) {
+		/* the registers each hit carries: what its values and the
+		 * --stacks/--live reader use */
+		if (sp_perfev_add_uprobe(c->s->ev, u->path, u->offset, 0, (uint32_t)(2 * i), u->stack_bytes,
+					 sp_uprobe_regs(u, 0, c->s->hs != NULL), &err) < 0 ||
+		    (u->ret && sp_perfev_add_uprobe(c->s->ev, u->path, u->offset, 1, (uint32_t)(2 * i + 1), 8,
+						    sp_uprobe_regs(u, 1, 0), &err) < 0)) {
 			sp_error_e(&err);
 			return -1;
 		}

@@ -35,12 +35,22 @@ int sp_bpfhit_outmap(int ncpu);
 /* Output event fd (PERF_COUNT_SW_BPF_OUTPUT, pid -1) is CPU cpu's. */
 int sp_bpfhit_set_out(int outmap, int cpu, int fd);
 
-/* The program of probe idx: writes a sample whose raw data is idx (4
- * bytes) into this CPU's output event, counts the hit in cntmap[idx]
- * (written or lost to a full ring; not while the output event is
- * disabled), and returns 0 (the anchor event records nothing).  Returns its fd, or
- * -1 with errno set and the kernel's verifier log in log[nlog]. */
-int sp_bpfhit_prog(int outmap, int cntmap, uint32_t idx, char *log, size_t nlog);
+/* The program of probe idx: writes a sample into this CPU's output event,
+ * counts the hit in cntmap[idx] (written or lost to a full ring; not while
+ * the output event is disabled), and returns 0 (the anchor event records
+ * nothing).  regs 0: the sample's raw data is idx (4 bytes), the output
+ * event adds the registers and stack (PERF_SAMPLE_REGS_USER, STACK_USER).
+ * Else a compact record (an output event of RAW alone): the raw data is
+ * idx (4 bytes), the pid and tid (4 each), the time (8, CLOCK_MONOTONIC:
+ * bpf_ktime_get_ns), then the registers of regs (SP_BPFHIT_REG bits,
+ * DWARF numbers 0-16, 8 bytes each, lowest first) and the 8 bytes at SP
+ * when regs has SP_BPFHIT_TOP (0 when unreadable): 20 + 8 x n bytes, so
+ * that the pid, tid and time lie where a sample of IP, TID and TIME has
+ * them.  Returns its fd, or -1 with errno set and the kernel's verifier
+ * log in log[nlog]. */
+#define SP_BPFHIT_REG(dwarf) (1u << (dwarf))
+#define SP_BPFHIT_TOP (1u << 17)
+int sp_bpfhit_prog(int outmap, int cntmap, uint32_t idx, uint32_t regs, char *log, size_t nlog);
 
 /* Probe idx's hits, all CPUs. */
 uint64_t sp_bpfhit_count(int cntmap, int ncpu, uint32_t idx);

@@ -34,7 +34,7 @@ struct ring {
 	uint8_t *data;
 	size_t size;     /* data area, a power of two */
 	int hup;         /* its event's thread exited: poll says so forever */
-	int probe;       /* a ring of uprobe events (rings[ncpu..2*ncpu-1]) */
+	int probe;       /* a ring of uprobe events (rings[ncpu..3*ncpu-1]); 2: compact (bpfhit.h) */
 	uint64_t drawn_at; /* follow: when its CPU's next sample was drawn (redraw_period), 0: not this pass */
 	uint64_t draw_t[2]; /* ... the times of its last two draws, newest first */
 	int taken[2];       /* ... whether a sample after each was kept */
@@ -61,6 +61,7 @@ struct uprobe_def {
 	int ret;
 	uint32_t cookie;
 	unsigned stack_bytes;
+	uint32_t regs;      /* the registers its hits need (bpfhit.h's SP_BPFHIT_REG, TOP) */
 	uint64_t delivered; /* its records read */
 	int tp_id;          /* its tracefs event (tracefs.h), or -1: the uprobe PMU */
 	char tp_name[64];
@@ -859,7 +860,7 @@ static int uprobe_pmu(int *type, int *retbit)
 }
 
 int sp_perfev_add_uprobe(struct sp_perfev *ev, const char *path, uint64_t offset, int ret, uint32_t cookie,
-			 unsigned stack_bytes, struct sp_err *err)
+			 unsigned stack_bytes, uint32_t regs, struct sp_err *err)
 {
 	if (!ev->nudefs && uprobe_pmu(&ev->uprobe_type, &ev->uprobe_retbit) < 0)
 		return sp_err_set(err, "this kernel has no uprobe PMU (/sys/bus/event_source/devices/uprobe: "
@@ -867,7 +868,7 @@ int sp_perfev_add_uprobe(struct sp_perfev *ev, const char *path, uint64_t offset
 	raise_nofile();
 	ev->udefs = sp_xrealloc(ev->udefs, (ev->nudefs + 1) * sizeof *ev->udefs);
 	struct uprobe_def *d = &ev->udefs[ev->nudefs++];
-	*d = (struct uprobe_def){ sp_xstrndup(path, strlen(path)), offset, ret, cookie, stack_bytes, 0, -1, "", 0, 0 };
+	*d = (struct uprobe_def){ sp_xstrndup(path, strlen(path)), offset, ret, cookie, stack_bytes, regs, 0, -1, "", 0, 0 };
 	/* One tracefs uprobe shared by the events of every thread and CPU:
 	 * closing them then waits for one grace period, not one each. */
 	if (!getenv("SP_UPROBE_PMU"))
@@ -973,22 +974,29 @@ static int bpf_setup(struct sp_perfev *ev)
 		snprintf(ev->bpf_why, sizeof ev->bpf_why, "SP_UPROBE_PERTHREAD is set");
 		return -1;
 	}
-	/* Two sets of output events when the probes copy different stacks
-	 * (a return probe 8 bytes, an entry with --stacks 4 KiB): an output
-	 * event copies one size for every hit. */
-	unsigned stack[2] = { 0, 8 };
+	/* Two sets of output events when some probes need a stack copy
+	 * (an entry with --stacks: 4 KiB, a variable in memory) and others
+	 * do not: an output event's samples are all of one kind.  A probe
+	 * that needs no copy writes a compact record (bpfhit.h: the
+	 * registers it needs, 48-64 bytes for an entry or a return, against
+	 * ~210 with all of them and 8 bytes of stack); the others get every
+	 * register and the largest copy.  SP_BPFHIT_FULL=1: no compact
+	 * records (to compare). */
+	int full = getenv("SP_BPFHIT_FULL") != NULL, ncompact = 0;
+	unsigned stack = 8;
 	for (size_t i = 0; i < ev->nudefs; i++) {
 		if (ev->udefs[i].tp_id < 0) {
 			snprintf(ev->bpf_why, sizeof ev->bpf_why, "a probe is not a tracefs uprobe");
 			return -1;
 		}
-		if (ev->udefs[i].stack_bytes > stack[1])
-			stack[1] = ev->udefs[i].stack_bytes;
+		if (!full && ev->udefs[i].regs && ev->udefs[i].stack_bytes <= 8)
+			ncompact++;
+		else if (ev->udefs[i].stack_bytes > stack)
+			stack = ev->udefs[i].stack_bytes;
 	}
-	for (size_t i = 0; i < ev->nudefs; i++)
-		if (ev->udefs[i].stack_bytes < stack[1] && ev->udefs[i].stack_bytes > stack[0])
-			stack[0] = ev->udefs[i].stack_bytes < 8 ? 8 : ev->udefs[i].stack_bytes;
-	int nsets = stack[0] ? 2 : 1;
+	/* set 1, and set 0 when there are two (the compact one) */
+	int nsets = ncompact && (size_t)ncompact < ev->nudefs ? 2 : 1;
+	int compact[2] = { 1, (size_t)ncompact == ev->nudefs };
 	ev->bpf_ncpu = sp_bpfhit_ncpu();
 	if (ev->bpf_ncpu < ev->ncpu)
 		ev->bpf_ncpu = ev->ncpu;
@@ -1010,10 +1018,12 @@ static int bpf_setup(struct sp_perfev *ev)
 	char log[512];
 	int fail = 0;
 	for (; made < ev->nudefs; made++) {
-		/* set 0: the smaller stacks (when two), set 1: the largest */
-		int set = nsets == 1 || ev->udefs[made].stack_bytes >= stack[1];
+		const struct uprobe_def *d = &ev->udefs[made];
+		int small = !full && d->regs && d->stack_bytes <= 8;
+		int set = nsets == 1 || !small;
 		ev->bpf_carrier[made] = -1;
-		ev->bpf_progs[made] = sp_bpfhit_prog(ev->bpf_outmap[set], ev->bpf_cntmap, (uint32_t)made, log, sizeof log);
+		ev->bpf_progs[made] = sp_bpfhit_prog(ev->bpf_outmap[set], ev->bpf_cntmap, (uint32_t)made,
+						     small ? d->regs | SP_BPFHIT_REG(SP_REG_SP) : 0, log, sizeof log);
 		if (ev->bpf_progs[made] < 0) {
 			char *nl = strchr(log, '\n');
 			if (nl)
@@ -1024,24 +1034,28 @@ static int bpf_setup(struct sp_perfev *ev)
 		}
 	}
 	/* The output events, one per CPU (and set), own the probe rings:
-	 * their samples carry the registers and stack of the hit (the
-	 * program's context). */
+	 * a classic set's samples carry the registers and stack of the hit
+	 * (the program's context); a compact set's, what the program wrote. */
 	struct perf_event_attr a;
 	memset(&a, 0, sizeof a);
 	a.size = sizeof a;
 	a.type = PERF_TYPE_SOFTWARE;
 	a.config = PERF_COUNT_SW_BPF_OUTPUT;
 	a.sample_period = 1;
-	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER |
-			PERF_SAMPLE_STACK_USER;
-	a.sample_regs_user = REGS_MASK;
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
 	a.watermark = 1;
 	a.wakeup_watermark = 256u << 10;
 	int outs = 0;
 	for (int set = 2 - nsets; set < 2 && made == ev->nudefs && !fail; set++) {
-		a.sample_stack_user = (stack[set] + 7) & ~7u;
+		/* compact: the program writes the pid, tid and time itself
+		 * (perf's own cost 0.1-0.15 us each per hit here) */
+		a.sample_type = PERF_SAMPLE_RAW;
+		if (!compact[set])
+			a.sample_type |= PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |
+					 PERF_SAMPLE_STACK_USER;
+		a.sample_regs_user = compact[set] ? 0 : REGS_MASK;
+		a.sample_stack_user = compact[set] ? 0 : (stack + 7) & ~7u;
 		for (int cpu = 0; cpu < ev->ncpu && !fail; cpu++) {
 			long fd = perf_event_open(&a, -1, cpu);
 			if (fd < 0 && errno == ENODEV)
@@ -1064,6 +1078,9 @@ static int bpf_setup(struct sp_perfev *ev)
 	}
 	ev->bpf = 1;
 	ev->st.probe_bpf = 1;
+	for (int set = 0; set < 2; set++)
+		for (int cpu = 0; cpu < ev->ncpu && compact[set] && set >= 2 - nsets; cpu++)
+			ev->rings[(set ? 1 : 2) * ev->ncpu + cpu].probe = 2; /* parse_compact */
 	/* the programs' carriers on a keeper (keeper.h); without one, on
 	 * anchors (and the stop waits for the grace periods) */
 	if (!getenv("SP_UPROBE_NOKEEPER") && ev->nudefs <= SP_KEEPER_MAX)
@@ -1864,6 +1881,51 @@ static void parse_sample(struct sp_perfev *ev, const struct perf_event_header *h
 		hd->sample(hd->ctx, &s);
 }
 
+/* A compact hit (bpfhit.h): RAW alone, of idx, pid, tid, time, the
+ * registers of its probe's mask and the word at SP when asked. */
+static void parse_compact(struct sp_perfev *ev, const struct perf_event_header *h, const struct sp_perf_handler *hd)
+{
+	const uint8_t *p = (const uint8_t *)(h + 1), *end = (const uint8_t *)h + h->size;
+	if (end - p < 24)
+		return;
+	uint32_t raw = rd32(p);
+	const uint8_t *q = p + 4;
+	if (raw < 20 || (size_t)(end - q) < raw)
+		return;
+	uint32_t idx = rd32(q);
+	if (idx >= ev->nudefs)
+		return;
+	const struct uprobe_def *d = &ev->udefs[idx];
+	uint32_t regs = d->regs | SP_BPFHIT_REG(SP_REG_SP);
+	int n = __builtin_popcount(regs & (SP_BPFHIT_TOP - 1)), top = !!(regs & SP_BPFHIT_TOP);
+	if (raw != 8u * (uint32_t)(n + top) + 20)
+		return;
+	struct sp_perf_uprobe u;
+	memset(&u, 0, sizeof u);
+	ev->udefs[idx].delivered++;
+	u.cookie = d->cookie;
+	u.pid = rd32(q + 4);
+	u.tid = rd32(q + 8);
+	u.time = rd64(q + 12);
+	q += 20;
+	for (int r = 0; r < SP_NREGS && r < 17; r++)
+		if ((regs >> r) & 1) {
+			u.regs[r] = rd64(q);
+			q += 8;
+		}
+	u.has_regs = 1;
+	u.ip = u.regs[SP_REG_IP];
+	if (top) {
+		u.top = rd64(q);
+		u.has_top = 1;
+		u.stack = q;
+		u.stack_len = 8;
+	}
+	ev->st.probe_hits++;
+	if (hd->uprobe)
+		hd->uprobe(hd->uprobe_ctx, &u);
+}
+
 /* A uprobe hit: IP, TID, TIME, ID, REGS_USER (sp_perfev_add_uprobe). */
 static void parse_uprobe(struct sp_perfev *ev, const struct perf_event_header *h, const struct sp_perf_handler *hd)
 {
@@ -1994,7 +2056,9 @@ static void dispatch(struct sp_perfev *ev, const struct perf_event_header *h, co
 	size_t len = h->size - sizeof *h;
 	ev->st.records++;
 	if (probe) {
-		if (h->type == PERF_RECORD_SAMPLE)
+		if (h->type == PERF_RECORD_SAMPLE && probe == 2)
+			parse_compact(ev, h, hd);
+		else if (h->type == PERF_RECORD_SAMPLE)
 			parse_uprobe(ev, h, hd);
 		else if (h->type == PERF_RECORD_LOST && len >= 16)
 			ev->st.probe_lost += rd64(p + 8);

@@ -139,10 +139,13 @@ uint64_t sp_perfev_counted_ns(struct sp_perfev *ev);
  * then fails with EFAULT.  Threads created later need their own events,
  * opened before they run (lib/capture/hold.h holds them).  Add the probes before
  * the threads.  The probes are removed when the events are closed
- * (sp_perfev_free, or the kernel at our exit).  Returns 0, or -1 with err
- * set (no uprobe PMU). */
+ * (sp_perfev_free, or the kernel at our exit).  regs: the registers the
+ * hits need (bpfhit.h's SP_BPFHIT_REG bits and SP_BPFHIT_TOP; SP is
+ * always there): with BPF, a probe of stack_bytes <= 8 and a non-zero
+ * regs writes only those (the others read 0); 0: every register.
+ * Returns 0, or -1 with err set (no uprobe PMU). */
 int sp_perfev_add_uprobe(struct sp_perfev *ev, const char *path, uint64_t offset, int ret, uint32_t cookie,
-			 unsigned stack_bytes, struct sp_err *err);
+			 unsigned stack_bytes, uint32_t regs, struct sp_err *err);
 /* Open every probe on thread tid (which its sampling events reach by
  * inheritance already).  Safe to call from another thread than the
  * reader's.  Returns 0 (also when they are open already), 1 when the

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bpfhit.h"
 #include "elfmod.h"
 #include "tracefs.h"
 
@@ -1616,4 +1617,26 @@ int sp_uprobe_cost(double *ns, int *fdp, char *tpp, size_t ntp, struct sp_err *e
 	if (*ns < 0)
 		*ns = 0;
 	return 0;
+}
+
+uint32_t sp_uprobe_regs(const struct sp_uprobe *u, int at_exit, int args)
+{
+	/* SysV arguments 1-6: rdi rsi rdx rcx r8 r9 (DWARF numbers) */
+	static const int arg_dwarf[7] = { -1, 5, 4, 1, 2, 8, 9 };
+	uint32_t m = SP_BPFHIT_REG(7);
+	if (at_exit)
+		m |= SP_BPFHIT_REG(0);
+	else if (u->ret)
+		m |= SP_BPFHIT_TOP;
+	if (args && !at_exit)
+		for (int a = 1; a <= 6; a++)
+			m |= SP_BPFHIT_REG(arg_dwarf[a]);
+	for (int k = 0; k < u->nvalues; k++) {
+		/* a variable's register is read at either end */
+		if (!at_exit && u->vkind[k] == SP_UV_ARG && u->varg[k] >= 1 && u->varg[k] <= 6)
+			m |= SP_BPFHIT_REG(arg_dwarf[u->varg[k]]);
+		else if (u->vkind[k] >= SP_UV_REG)
+			m |= u->vreg[k] >= 0 && u->vreg[k] <= 16 ? SP_BPFHIT_REG(u->vreg[k]) : 0x1ffffu;
+	}
+	return m;
 }

@@ -117,6 +117,13 @@ int sp_uprobe_resolve(struct sp_uprobe_set *s, const char *spec, const char *exe
 int sp_uprobe_func_lines(const char *spec, const char *exe, int pid, char *file, size_t nfile, int *lines, int max,
 			 char **path_out, struct sp_err *err);
 
+/* The registers a hit of u needs (bpfhit.h's SP_BPFHIT_REG bits, with
+ * SP_BPFHIT_TOP: the return address at an entry with a return probe), for
+ * sp_perfev_add_uprobe: SP, the arguments and variables of its values;
+ * at_exit: SP, rax and its variables' registers.  args: every argument
+ * register too (a reader of arguments of its own: --stacks --weight,
+ * --live). */
+uint32_t sp_uprobe_regs(const struct sp_uprobe *u, int at_exit, int args);
 /* The x86-64 instruction at code (n bytes readable): its length, and in
  * *bad_prefix the prefix byte that keeps the kernel from probing it (lock
  * 0xf0; es, cs, ss, ds 0x26 0x2e 0x36 0x3e), 0 if none.  -1: not an

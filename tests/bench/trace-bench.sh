@@ -9,7 +9,10 @@
 #     one call.  Next to perf probe -x BIN tick + perf record -e
 #     probe_BIN:tick when perf probe works here (it needs tracefs), and
 #     Debian's bpftrace when installed: probes counted in the kernel (entry,
-#     entry + return) and a printf per hit.
+#     entry + return) and a printf per hit; paired rounds against
+#     bpftrace (alone, pcollect, bpftrace in turn); the BPF programs' own
+#     time per hit (kernel.bpf_stats_enabled), pcollect's compact record
+#     beside its every-register record (SP_BPFHIT_FULL=1) and bpftrace's.
 #     And --stacks --weight arg1 (an allocation profile's probe: a 4 KiB
 #     stack copy per hit, unwound by pcollect) on tick:entry.
 #  2. Slowdown at 1k and 10k hits/s: fixed CPU work calling tick() at that
@@ -27,7 +30,8 @@
 #     second alone and while another process's libc:malloc is traced.
 #
 #   RUNS=5 CALLS=20000 SECONDS_OF_WORK=1 PCOLLECT=bin/pcollect (environment);
-#   ONLY=hits: section 1's cost per hit alone; ONLY=live: section 3 alone;
+#   ONLY=hits: section 1's cost per hit alone; ONLY=prog: its BPF
+#   programs' time per hit alone; ONLY=live: section 3 alone;
 #   ONLY=threads: section 5 alone
 # Exits non-zero only when a command fails.
 set -euo pipefail
@@ -75,6 +79,7 @@ run() { # run NAME MODE ARGS... -> median of the program's numbers
 		case $name in
 		alone) "$W/tb" "$@" ;;
 		entry) "$PC" -q -F 0 --trace tick:entry -o "$W/x.sp" -- "$W/tb" "$@" ;;
+		full) SP_BPFHIT_FULL=1 "$PC" -q -F 0 --trace tick:entry -o "$W/x.sp" -- "$W/tb" "$@" ;;
 		call) "$PC" -q -F 0 --trace tick -o "$W/x.sp" -- "$W/tb" "$@" ;;
 		values) "$PC" -q -F 0 --trace 'tick(arg1,arg2,ret)' -o "$W/x.sp" -- "$W/tb" "$@" ;;
 		point) "$PC" -q -F 0 --trace "$point" -o "$W/x.sp" -- "$W/tb" "$@" ;;
@@ -87,21 +92,27 @@ run() { # run NAME MODE ARGS... -> median of the program's numbers
 	done
 }
 
-if [ -z "$ONLY" ] || [ "$ONLY" = hits ]; then
+if [ -z "$ONLY" ] || [ "$ONLY" = hits ] || [ "$ONLY" = prog ]; then
 	say "== pcollect --trace: cost per hit (CPU time of $CALLS back-to-back calls of tick(), median of $RUNS)"
 	base=$(run alone cost "$CALLS" | sed -n 's/^cost \([0-9.]*\).*/\1/p' | median)
 	say "$(printf '  %-34s %9.1f ns per call' 'no probe' "$base")"
 	names="entry call values point stacks"
 	[ $have_perf = 1 ] && names="$names perf"
+	# the record of every register and 8 bytes of stack that each hit
+	# wrote before the compact records (bpfhit.h), to compare
+	pc_bpf=0
+	"$PC" -v -F 0 --trace tick:entry -o "$W/x.sp" -- "$W/tb" cost 10 2>&1 | grep -q 'a BPF program records the hits' && pc_bpf=1
 	# Debian's bpftrace (tests/deps.sh, optional): its probes counted in
 	# the kernel (no record per hit: a floor), and one line per hit
 	bt=""
 	command -v bpftrace > /dev/null && bpftrace -q -e "uprobe:$W/tb:tick { @n = count(); }" -c "$W/tb cost 10" \
 		> /dev/null 2> "$W/bt.err" && bt="bt_entry bt_call bt_out"
-	for n in $names $bt; do
+	[ "$ONLY" = prog ] && names="" pc_bpf_rows=0 || pc_bpf_rows=$pc_bpf
+	for n in $names $([ $pc_bpf_rows = 1 ] && echo full) $([ "$ONLY" = prog ] || echo $bt); do
 		c=$(run $n cost "$CALLS" | sed -n 's/^cost \([0-9.]*\).*/\1/p' | median)
 		case $n in
 		entry) label="tick:entry (1 hit per call)"; hits=1 ;;
+		full) label="tick:entry, every register (1)"; hits=1 ;;
 		call) label="tick (entry + return: 2 hits)"; hits=2 ;;
 		values) label="tick(arg1,arg2,ret) (2 hits)"; hits=2 ;;
 		point) label="$point (point, 1 hit)"; hits=1 ;;
@@ -113,10 +124,80 @@ if [ -z "$ONLY" ] || [ "$ONLY" = hits ]; then
 		esac
 		say "$(awk -v l="$label" -v c="$c" -v b="$base" -v h=$hits 'BEGIN { printf "  %-34s %9.1f ns per call, %.2f us per hit\n", l, c, (c - b) / h / 1000 }')"
 	done
-	[ $have_perf = 1 ] || say "  perf probe: not measured here (${why:-perf probe failed}); it needs tracefs"
+	[ $have_perf = 1 ] || [ "$ONLY" = prog ] || say "  perf probe: not measured here (${why:-perf probe failed}); it needs tracefs"
 	[ -n "$bt" ] || say "  bpftrace: not measured here ($(command -v bpftrace > /dev/null && head -1 "$W/bt.err" || echo "not installed: tests/deps.sh installs Debian's bpftrace"))"
 
-	[ "$ONLY" = hits ] && exit 0
+	# Paired against bpftrace: each round runs the program alone, under
+	# pcollect and under bpftrace one after the other, so that a load
+	# that comes and goes weighs on both alike; per round the cost per hit
+	# of each, then the medians and the median of pcollect's minus
+	# bpftrace's.
+	if [ -n "$bt" ] && [ "$ONLY" != prog ]; then
+		say "== per hit against bpftrace, paired ($RUNS rounds of: alone, pcollect, bpftrace; medians)"
+		cost() { sed -n 's/^cost \([0-9.]*\).*/\1/p'; }
+		for i in $(seq "$RUNS"); do
+			a=$(RUNS=1 run alone cost "$CALLS" | cost)
+			pe=$(RUNS=1 run entry cost "$CALLS" | cost)
+			be=$(RUNS=1 run bt_entry cost "$CALLS" | cost)
+			pc=$(RUNS=1 run call cost "$CALLS" | cost)
+			bc=$(RUNS=1 run bt_call cost "$CALLS" | cost)
+			awk -v a="$a" -v pe="$pe" -v be="$be" -v pc="$pc" -v bc="$bc" \
+				'BEGIN { printf "%.3f %.3f %.3f %.3f\n", (pe - a) / 1000, (be - a) / 1000, (pc - a) / 2000, (bc - a) / 2000 }'
+		done > "$W/pairs"
+		for k in 1 3; do
+			pm=$(awk -v k=$k '{ print $k }' "$W/pairs" | median)
+			bm=$(awk -v k=$k '{ print $(k + 1) }' "$W/pairs" | median)
+			dm=$(awk -v k=$k '{ print $k - $(k + 1) }' "$W/pairs" | median)
+			rounds=$(awk -v k=$k '{ printf "%s%.1f/%.1f", (NR > 1 ? " " : ""), $k, $(k + 1) }' "$W/pairs")
+			say "$(awk -v l="$([ $k = 1 ] && echo 'tick:entry (1 hit)' || echo 'tick, entry + return (2)')" -v p="$pm" -v b="$bm" -v d="$dm" \
+				'BEGIN { printf "  %-26s pcollect %.2f us per hit, bpftrace count %.2f us; pcollect - bpftrace %+.2f us (median of the rounds)\n", l, p, b, d }')"
+			say "    rounds (pcollect/bpftrace): $rounds"
+		done
+	fi
+
+	# The part of a hit that differs between the tools, without the
+	# traps' noise: the BPF program's own run time (kernel.bpf_stats_enabled,
+	# read from the tracer's fdinfo while it runs; the setting is restored).
+	stats=/proc/sys/kernel/bpf_stats_enabled
+	if [ $pc_bpf = 1 ] && [ -w $stats ]; then
+		was=$(cat $stats)
+		trap 'echo "$was" > $stats; cleanup_perf; rm -rf "$W"' EXIT
+		say "== the BPF program per hit (its run time / runs from fdinfo, kernel.bpf_stats_enabled, median of $RUNS)"
+		echo 1 > $stats
+		prog_ns() { # prog_ns CMD...: ns per run of the busiest BPF program of CMD (and its children)
+			"$@" > /dev/null 2>&1 &
+			local tp=$! p f
+			sleep 1.5
+			for p in $tp $(pgrep -P $tp); do
+				for f in /proc/$p/fdinfo/*; do
+					awk '/^run_time_ns/ { t = $2 } /^run_cnt/ { c = $2 } END { if (c > 1000) print c, t / c }' "$f" 2> /dev/null || true
+				done
+			done | sort -n | tail -1 | awk '{ print $2 }' || true
+			wait $tp || true
+		}
+		long=$((CALLS * 10))
+		for n in entry full bt_entry bt_out; do
+			[ -n "$bt" ] || case $n in bt_*) continue ;; esac
+			for i in $(seq "$RUNS"); do
+				case $n in
+				entry) prog_ns "$PC" -q -F 0 --trace-budget=none --trace tick:entry -o "$W/x.sp" -- "$W/tb" cost $long ;;
+				full) prog_ns env SP_BPFHIT_FULL=1 "$PC" -q -F 0 --trace-budget=none --trace tick:entry -o "$W/x.sp" -- "$W/tb" cost $long ;;
+				bt_entry) prog_ns bpftrace -q -e "uprobe:$W/tb:tick { @n = count(); }" -c "$W/tb cost $long" ;;
+				bt_out) prog_ns bpftrace -q -e "uprobe:$W/tb:tick { printf(\"%d %d\\n\", tid, nsecs); }" -c "$W/tb cost $long" ;;
+				esac
+			done | median > "$W/ns"
+			case $n in
+			entry) label="pcollect tick:entry (compact)" ;;
+			full) label="pcollect, every register" ;;
+			bt_entry) label="bpftrace uprobe, count" ;;
+			bt_out) label="bpftrace uprobe, printf per hit" ;;
+			esac
+			say "$(printf '  %-34s %9.0f ns per hit' "$label" "$(cat "$W/ns")")"
+		done
+		echo "$was" > $stats
+	fi
+
+	[ "$ONLY" = hits ] || [ "$ONLY" = prog ] && exit 0
 	for hz in 1000 10000; do
 		say "== slowdown at $hz calls/s (fixed work, CPU time over the run alone, median of $RUNS)"
 		b=$(run alone rate $hz "$SW" | sed -n 's/.*cpu \([0-9.]*\).*/\1/p' | median)
