@@ -225,11 +225,12 @@ struct fwin {
 
 static const uint8_t *frame_at(struct sp_python *py, struct fwin *w, uint64_t addr)
 {
-	if (addr >= w->lo && addr + FRAME_BYTES <= w->hi)
+	/* (a torn chain's pointer may be anything: no sum may wrap) */
+	if (addr >= w->lo && addr < w->hi && w->hi - addr >= FRAME_BYTES)
 		return w->b + (addr - w->base);
 	py->st.reads++;
 	w->lo = w->hi = 0;
-	if (addr < WIN_BELOW + WIN_PAGE || !rd_allowed(py))
+	if (addr < WIN_BELOW + WIN_PAGE || addr > UINT64_MAX - WIN_PAGE || !rd_allowed(py))
 		return NULL;
 	/* The frame first (it must be read whole), then down to each page
 	 * boundary below: the read stops at the first that fails. */
