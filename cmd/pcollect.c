@@ -435,10 +435,8 @@ static int open_session(struct run *r)
 	po.offcpu = c->o.offcpu;
 	/* Python: frames read right after each sample (exact: the thread
 	 * stopped then; non-blocking: the sooner, the more of them are the
-	 * frames the sample saw).  --off-cpu, --wall: a sample at each switch
-	 * out wakes the reader, which a millisecond's polling did before (an
-	 * idle server cost 3.4 % of a CPU; issue 35). */
-	po.wakeup_each = c->o.python != SP_PY_OFF && !c->o.stacks;
+	 * frames the sample saw) */
+	po.wakeup_each = c->o.python != SP_PY_OFF && !c->o.offcpu && !c->o.stacks;
 	if (c->o.stacks) /* a hit with a stack copy is ~stack_bytes: room for bursts */
 		po.probe_ring_bytes = (c->o.buffer_mib ? c->o.buffer_mib : 32) << 20;
 	po.ring_bytes = (c->o.buffer_mib ? c->o.buffer_mib : c->o.cg == SP_CG_DWARF ? 8 : 1) << 20;
