@@ -161,7 +161,7 @@ struct sp_python {
 	struct { int tid; uint32_t name; } *names;
 	size_t nnames, capnames;
 	struct sp_u64map nameidx;
-	struct sp_u64map seen;  /* tids asked for since the last read */
+	struct sp_u64map seen;  /* tids asked for since the last periodic read */
 	uint64_t names_at;      /* CLOCK_MONOTONIC ns of the last read, 0 never */
 	uint64_t active;        /* threading._active, 0 not found yet */
 	uint32_t epoch;         /* CLOCK_MONOTONIC / 100 ms: cached code objects
@@ -187,20 +187,76 @@ struct sp_python {
 
 /* ---- target memory ---- */
 
+/* May the next read go ahead?  (sp_python_read_limit) */
+static int rd_allowed(struct sp_python *py)
+{
+	if (!py->limited)
+		return 1;
+	if (!py->lim_reads || sp_budget_spent(&py->lim_time)) {
+		py->refused++;
+		return 0;
+	}
+	py->lim_reads--;
+	return 1;
+}
+
 static int rd(struct sp_python *py, uint64_t addr, void *buf, size_t n)
 {
 	struct iovec l = { buf, n }, r = { (void *)(uintptr_t)addr, n };
 	py->st.reads++;
-	if (!addr)
+	if (!addr || !rd_allowed(py))
 		return -1;
-	if (py->limited) {
-		if (!py->lim_reads || sp_budget_spent(&py->lim_time)) {
-			py->refused++;
-			return -1;
-		}
-		py->lim_reads--;
-	}
 	return process_vm_readv(py->pid, &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+/* 3.11+ frames lie one after the other in the thread's data stack, the
+ * older ones below: the frame at addr and up to WIN_BELOW bytes below it
+ * (not past a page that cannot be read) are copied in one read, and the
+ * next frames are found in that copy.  A Python stack cost a read per
+ * frame (16 for a request handler under http.server): the most of
+ * pcollect --wall's CPU on a thread-per-request server (issue 35). */
+#define WIN_PAGE 4096u
+#define WIN_BELOW (2 * WIN_PAGE)
+struct fwin {
+	uint64_t lo, hi; /* the target's [lo, hi) is in b + (lo - base) */
+	uint64_t base;
+	uint8_t b[WIN_BELOW + WIN_PAGE + FRAME_BYTES];
+};
+
+static const uint8_t *frame_at(struct sp_python *py, struct fwin *w, uint64_t addr)
+{
+	/* (a torn chain's pointer may be anything: no sum may wrap) */
+	if (addr >= w->lo && addr < w->hi && w->hi - addr >= FRAME_BYTES)
+		return w->b + (addr - w->base);
+	py->st.reads++;
+	w->lo = w->hi = 0;
+	if (addr < WIN_BELOW + WIN_PAGE || addr > UINT64_MAX - WIN_PAGE || !rd_allowed(py))
+		return NULL;
+	/* The frame first (it must be read whole), then down to each page
+	 * boundary below: the read stops at the first that fails. */
+	uint64_t pf = addr & ~(uint64_t)(WIN_PAGE - 1);
+	w->base = pf - WIN_BELOW;
+	struct iovec l[4], r[4];
+	uint64_t at[4];
+	int n = 0;
+	l[n] = (struct iovec){ w->b + (addr - w->base), FRAME_BYTES };
+	r[n] = (struct iovec){ (void *)(uintptr_t)addr, FRAME_BYTES };
+	at[n++] = addr;
+	for (uint64_t top = addr, bot = pf < addr ? pf : pf - WIN_PAGE; bot >= w->base; top = bot, bot -= WIN_PAGE) {
+		l[n] = (struct iovec){ w->b + (bot - w->base), top - bot };
+		r[n] = (struct iovec){ (void *)(uintptr_t)bot, top - bot };
+		at[n++] = bot;
+	}
+	ssize_t got = process_vm_readv(py->pid, l, (unsigned long)n, r, (unsigned long)n, 0);
+	if (got < (ssize_t)FRAME_BYTES)
+		return NULL;
+	w->hi = addr + FRAME_BYTES;
+	w->lo = addr;
+	for (int i = 0; i < n && got >= (ssize_t)r[i].iov_len; i++) {
+		got -= (ssize_t)r[i].iov_len;
+		w->lo = at[i];
+	}
+	return w->b + (addr - w->base);
 }
 
 static int rd64(struct sp_python *py, uint64_t addr, uint64_t *v)
@@ -971,9 +1027,11 @@ int sp_python_grab(struct sp_python *py, int tid, const struct sp_py_cstack *cs,
 		goto fail;
 	}
 	int n = 0;
-	uint8_t b[FRAME_BYTES];
+	struct fwin w;
+	w.lo = w.hi = 0;
 	for (; cur && n < max; n++) {
-		if (rd(py, cur, b, sizeof b) < 0)
+		const uint8_t *b = frame_at(py, &w, cur);
+		if (!b)
 			goto fail;
 		raw[3 * n] = get64(b, py->o.fr_code);
 		raw[3 * n + 1] = get64(b, py->o.fr_instr);
@@ -1384,13 +1442,20 @@ static uint64_t threading_active(struct sp_python *py)
 	return py->active = dict_get(py, md, "_active");
 }
 
-/* Read every running Thread's name anew. */
-static void names_read(struct sp_python *py)
+/* Read every running Thread's name anew.  forget: the periodic read, after
+ * which every thread may ask for a read once more.  A read for a thread
+ * asked for the first time keeps the others' marks: a thread-per-request
+ * server's samples of two exited threads, handled in turn, made a read of
+ * every name at nearly each sample (two thirds of pcollect --wall's reads
+ * of the target, issue 35). */
+static void names_read(struct sp_python *py, int forget)
 {
 	py->names_at = sp_mono_ns();
 	py->nnames = 0;
-	sp_u64map_release(&py->seen);
-	sp_u64map_init(&py->seen);
+	if (forget) {
+		sp_u64map_release(&py->seen);
+		sp_u64map_init(&py->seen);
+	}
 	uint64_t active = threading_active(py);
 	uint8_t h[48];
 	struct dkeys k;
@@ -1436,7 +1501,7 @@ uint32_t sp_python_thread_name(struct sp_python *py, int tid, int fresh)
 	int found;
 	uint64_t key = (uint64_t)(uint32_t)tid;
 	if (fresh || !py->names_at || sp_mono_ns() - py->names_at > NAMES_REREAD_NS) {
-		names_read(py);
+		names_read(py, 1);
 	} else {
 		/* A thread not named at the last read: perhaps new.  Read again
 		 * at its first sample since that read, and then at most every
@@ -1448,8 +1513,7 @@ uint32_t sp_python_thread_name(struct sp_python *py, int tid, int fresh)
 		uint32_t i = sp_u64map_get(&py->nameidx, key, &found);
 		if ((!found || !i || i > py->nnames || py->names[i - 1].tid != tid) &&
 		    (first || sp_mono_ns() - py->names_at > NAMES_UNNAMED_NS)) {
-			names_read(py);
-			*sp_u64map_slot(&py->seen, key, &found) = 1;
+			names_read(py, 0); /* the other threads' marks kept */
 		}
 	}
 	uint32_t i = sp_u64map_get(&py->nameidx, key, &found);
