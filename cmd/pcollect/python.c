@@ -46,8 +46,6 @@ void pcollect_python_meta(struct coll *c)
 		sp_meta_add(c->s->p, "python-exact", buf);
 		snprintf(buf, sizeof buf, "%llu", (unsigned long long)st->exact_disagree);
 		sp_meta_add(c->s->p, "python-exact-disagree", buf);
-		snprintf(buf, sizeof buf, "%llu", (unsigned long long)st->moved_on);
-		sp_meta_add(c->s->p, "python-exact-late", buf);
 	}
 	c->s->sink->meta(c->s->sink, c->s->p, &c->s->werr);
 }
@@ -106,13 +104,11 @@ void pcollect_python_summary(struct coll *c)
 	const struct sp_pystop_stats *ss = sp_pystop_stats(ps);
 	sp_error("python: exact: %llu samples from stopped threads (%llu of them disagree; %llu threads seized), stopped %.0f us on "
 		 "average, %.0f us at most, %.2f ms after the kernel's sample on average; %llu merged non-blocking "
-		 "(%llu threads off the CPU by then, %llu gone, %llu slow to stop, %llu stopped too late: in other "
-		 "Python functions than the sample's); %llu signals passed on",
+		 "(%llu threads off the CPU by then, %llu gone, %llu slow to stop); %llu signals passed on",
 		 (unsigned long long)st->exact, (unsigned long long)st->exact_disagree, (unsigned long long)ss->seized,
 		 ss->stops ? (double)ss->stopped_ns / (double)ss->stops / 1e3 : 0, (double)ss->max_ns / 1e3,
-		 st->exact ? (double)st->delay_ns / (double)st->exact / 1e6 : 0,
-		 (unsigned long long)(st->moved + st->moved_on), (unsigned long long)ss->asleep,
-		 (unsigned long long)ss->gone, (unsigned long long)ss->late, (unsigned long long)st->moved_on,
+		 st->exact ? (double)st->delay_ns / (double)st->exact / 1e6 : 0, (unsigned long long)st->moved,
+		 (unsigned long long)ss->asleep, (unsigned long long)ss->gone, (unsigned long long)ss->late,
 		 (unsigned long long)ss->signals);
 }
 

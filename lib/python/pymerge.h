@@ -67,9 +67,6 @@ struct sp_pymerge_stats {
 	uint64_t exact_disagree; /* of which the counts differed (a truncated stack) */
 	uint64_t moved;     /* threads found off the CPU, or gone, at their stop:
 			     * merged non-blocking from the sample's own copy */
-	uint64_t moved_on;  /* stopped in other Python functions than the
-			     * sample's frames taken early (a late stop):
-			     * merged non-blocking from the sample's own copy */
 	uint64_t delay_ns;  /* total time from the kernel's samples to the stops */
 	/* early reads (sp_pymerge_early) */
 	uint64_t early;        /* samples whose frames were taken early */
