@@ -1659,8 +1659,9 @@ static void *drainer_main(void *arg)
 		 * 50 ms: a pass every 10 ms would copy for nothing, 100 times
 		 * a second on an idle machine. */
 		/* Early reads without a wakeup at each sample (--off-cpu, --wall:
-		 * a sample at every switch): a pass every millisecond. */
-		int ms = ev->early.early && ev->o.offcpu ? 1 : ev->cpu_wide ? 50 : 10;
+		 * a sample at every switch; pcollect asks for a wakeup each only
+		 * where the target is a Python): a pass every millisecond. */
+		int ms = ev->early.early && ev->o.offcpu && !ev->o.wakeup_each ? 1 : ev->cpu_wide ? 50 : 10;
 		if (poll(n ? pfd : NULL, (nfds_t)n, ms) > 0)
 			for (int i = 0; i < n; i++)
 				if (pfd[i].revents & (POLLHUP | POLLERR))

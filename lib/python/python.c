@@ -350,6 +350,19 @@ static const struct sp_map *find_interp(const struct sp_maps *maps, int *is_lib)
 	return exe;
 }
 
+int sp_python_in_maps(const struct sp_maps *maps)
+{
+	int is_lib;
+	return find_interp(maps, &is_lib) != NULL;
+}
+
+int sp_python_named(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	return !strncmp(b, "python", 6) || !strncmp(b, "libpython", 9);
+}
+
 /* "X.Y" from a name like libpython3.11.so.1.0 or python3.11. */
 static int version_from_name(const char *path, int *major, int *minor)
 {

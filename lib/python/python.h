@@ -51,6 +51,11 @@ void sp_python_free(struct sp_python *py); /* NULL ok */
 
 /* "3.12.1"; owned by py. */
 const char *sp_python_version(const struct sp_python *py);
+/* Whether the mappings hold an interpreter (a libpython, or an executable
+ * named python*), as sp_python_open looks for it; path: whether a file's
+ * name is one (python3, /usr/bin/python3.11).  Neither reads anything. */
+int sp_python_in_maps(const struct sp_maps *maps);
+int sp_python_named(const char *path);
 
 /* A WAITING reader checks again whether the interpreter is up and its
  * layout validates.  Returns the new state (REFUSED: err says why). */

@@ -87,6 +87,7 @@ static void one(const char *label, const char *py, const char *script)
 		r = sp_python_open(p, pid, m, 1, &st, &err);
 	CHECK(r && st == SP_PY_READY, "%s: CPython found and its layout validates (%s; state %d, %zu maps)", label,
 	      r ? sp_python_version(r) : err.msg, (int)st, sp_maps_count(m));
+	CHECK(sp_python_in_maps(m), "%s: sp_python_in_maps says Python (pcollect's wakeup each, issue 35)", label);
 	if (r) {
 		uint32_t fr[64];
 		uint8_t en[64];
@@ -181,6 +182,10 @@ int main(void)
 	if (sp_maps_load(m, pid, 1, &err) == 0)
 		r = sp_python_open(p, pid, m, 1, &st, &err);
 	CHECK(!r && st == SP_PY_NOT, "not Python (sleep): no reader, state NOT");
+	CHECK(!sp_python_in_maps(m), "not Python (sleep): sp_python_in_maps says no");
+	CHECK(sp_python_named("python3") && sp_python_named("/usr/bin/python3.11") &&
+	      !sp_python_named("/usr/bin/sleep") && !sp_python_named("/opt/python3/bin/node"),
+	      "sp_python_named: python3, /usr/bin/python3.11 yes; sleep, /opt/python3/bin/node no");
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	sp_maps_free(m);
