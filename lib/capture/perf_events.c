@@ -1618,8 +1618,12 @@ static void drain_all(struct sp_perfev *ev)
 	pthread_mutex_lock(&ev->lock);
 	ev->drained_until = t;
 	/* The reader waits for new records (or its own timeout): woken for
-	 * nothing, it would only wait again, two context switches each pass. */
-	if (q) {
+	 * nothing, it would only wait again, two context switches each pass.
+	 * System-wide (-a, not following processes) nothing reads as it
+	 * goes: the reader's own 50 ms rounds suffice, not a round at every
+	 * sample the drainer is woken for (Python's early reads happen here,
+	 * in the drainer, and stay as they are). */
+	if (q && !(ev->cpu_wide && !ev->follow)) {
 		ev->appended++;
 		pthread_cond_broadcast(&ev->cond);
 	}
