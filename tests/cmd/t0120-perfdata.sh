@@ -291,9 +291,14 @@ elif [ "$(id -u)" != 0 ]; then skip "BPF programs named as perf names them" "nee
 else
 	bpftrace -e 'tracepoint:raw_syscalls:sys_enter /comm == "dd"/ { @n = count(); }' > "$T/bt.out" 2>&1 &
 	bt=$!
-	for _ in $(seq 100); do grep -q Attaching "$T/bt.out" && break; sleep 0.1; done
+	for _ in $(seq 300); do grep -q Attaching "$T/bt.out" && break; sleep 0.1; done
+	sleep 0.5 # attached after it says so
 	perf record -q -a -g -e cpu-clock -F 999 -o "$T/bpf.data" -- dd if=/dev/zero of=/dev/null bs=1 count=200000 > /dev/null 2>&1
-	kill -INT $bt 2> /dev/null; wait $bt 2> /dev/null
+	# bpftrace ends on SIGINT, but once in a rehearsal it did not (8 min,
+	# asleep, SIGINT caught): killed after 5 s
+	kill -INT $bt 2> /dev/null
+	for _ in $(seq 50); do kill -0 $bt 2> /dev/null || break; sleep 0.1; done
+	kill -KILL $bt 2> /dev/null; wait $bt 2> /dev/null
 	want=$(perf script -i "$T/bpf.data" 2> /dev/null | pfold --weight=count 2> /dev/null | awk '/;bpf_prog_[0-9a-f]+_sys_enter(;| )/ { s += $NF } END { print s + 0 }')
 	got=$(pfold --weight=count "$T/bpf.data" 2> /dev/null | awk '/;bpf_prog_[0-9a-f]+_sys_enter(;| )/ { s += $NF } END { print s + 0 }')
 	if [ "$want" -gt 0 ] && [ "$got" = "$want" ]; then ok "BPF programs named as perf names them (KSYMBOL records): $got samples in bpftrace's program"
